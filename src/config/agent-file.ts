@@ -1,0 +1,81 @@
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+
+/** Tools an agent may list in `tools:`. */
+export const KNOWN_TOOLS = [
+  'bash',
+  'read_files',
+  'write_files',
+  'glob',
+  'send_channel_message',
+  'send_dm',
+  'chat_request',
+  'chat_response',
+  'chat',
+] as const;
+export type ToolName = (typeof KNOWN_TOOLS)[number];
+
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+
+/** Front matter of an agent file, exactly these keys. */
+export const frontMatterSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9_-]+$/, 'use letters, digits, "_" and "-" only'),
+    model: z.string().min(1),
+    endpoint: z.string().url().optional(),
+    api_key_env: envName.optional(),
+    activation: z.enum(['always', 'mention']).default('mention'),
+    tools: z.array(z.string()).default([]),
+    temperature: z.number().min(0).max(2).optional(),
+    control: z.boolean().optional(),
+    prompts: z
+      .object({
+        observe: z.string().optional(),
+        requested: z.string().optional(),
+        direct: z.string().optional(),
+      })
+      .strict()
+      .optional(),
+    discord: z.object({ token_env: envName, control: z.boolean().optional() }).strict().optional(),
+    slack: z
+      .object({
+        bot_token_env: envName,
+        app_token_env: envName.optional(),
+        signing_secret_env: envName.optional(),
+        control: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type FrontMatter = z.output<typeof frontMatterSchema>;
+
+/** Splits `---\nyaml\n---\nbody` and validates the YAML; errors name the file and field. */
+export function parseAgentFile(file: string, text: string): { front: FrontMatter; body: string } {
+  const match = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n([\s\S]*))?$/.exec(text);
+  if (!match) throw new ConfigError(file, undefined, 'must start with YAML front matter between "---" lines');
+  let raw: unknown;
+  try {
+    raw = parseYaml(match[1] ?? '');
+  } catch (error) {
+    throw new ConfigError(
+      file,
+      undefined,
+      `front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`,
+    );
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(file, undefined, 'front matter must be a YAML mapping');
+  }
+  const parsed = frontMatterSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const keys = issue?.code === 'unrecognized_keys' ? issue.keys : [];
+    const path = [...(issue?.path ?? []), ...keys.slice(0, 1)].join('.');
+    const problem = issue?.code === 'unrecognized_keys' ? 'unknown key' : (issue?.message ?? 'invalid');
+    throw new ConfigError(file, path || undefined, problem);
+  }
+  return { front: parsed.data, body: (match[2] ?? '').trim() };
+}

@@ -1,0 +1,130 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseEnv } from 'node:util';
+import { ConfigError } from '../errors.js';
+import { KNOWN_TOOLS, parseAgentFile, type ToolName } from './agent-file.js';
+import { type Env, readSettings, type Settings } from './settings.js';
+
+export interface AgentConfig {
+  /** The agent is `@name` in every room. */
+  readonly name: string;
+  /** The file it was read from (for error messages). */
+  readonly file: string;
+  readonly model: string;
+  readonly endpoint: string;
+  readonly apiKey: string | undefined;
+  readonly activation: 'always' | 'mention';
+  readonly tools: readonly ToolName[];
+  readonly temperature: number | undefined;
+  readonly systemPrompt: string;
+  readonly prompts: {
+    readonly observe?: string | undefined;
+    readonly requested?: string | undefined;
+    readonly direct?: string | undefined;
+  };
+  readonly discord?: { readonly token: string; readonly control: boolean };
+  readonly slack?: {
+    readonly botToken: string;
+    readonly appToken: string | undefined;
+    readonly signingSecret: string | undefined;
+    readonly control: boolean;
+  };
+}
+
+export interface Config {
+  readonly settings: Settings;
+  /** Agents in configured order: agent files sorted by file name. */
+  readonly agents: readonly AgentConfig[];
+  /** Every secret value read (API keys, tokens), so the log can redact them. */
+  readonly secrets: readonly string[];
+}
+
+/** Reads `.env` (if present) under the real environment, which wins. */
+export function environmentWithDotenv(cwd: string, env: Env = process.env): Env {
+  const file = path.join(cwd, '.env');
+  if (!existsSync(file)) return env;
+  let fromFile: Record<string, string>;
+  try {
+    fromFile = parseEnv(readFileSync(file, 'utf8')) as Record<string, string>;
+  } catch (error) {
+    throw new ConfigError(file, undefined, `cannot be read: ${(error as Error).message}`);
+  }
+  return { ...fromFile, ...env };
+}
+
+function secretFrom(env: Env, variable: string, file: string, field: string): string {
+  const value = env[variable]?.trim();
+  if (!value) throw new ConfigError(file, field, `names ${variable}, which is not set`);
+  return value;
+}
+
+/** Loads and validates everything; the first problem found throws a ConfigError naming file and field. */
+export function loadConfig(env: Env, cwd = process.cwd()): Config {
+  const settings = readSettings(env);
+  const agentsDir = path.resolve(cwd, settings.AGENTS_DIR);
+  if (!existsSync(agentsDir)) throw new ConfigError('environment', 'AGENTS_DIR', `folder ${agentsDir} does not exist`);
+  const files = readdirSync(agentsDir)
+    .filter((name) => name.endsWith('.md') && !name.startsWith('.') && name.toLowerCase() !== 'readme.md')
+    .sort();
+  if (files.length === 0) throw new ConfigError(agentsDir, undefined, 'no agent files (*.md) found');
+
+  const agents: AgentConfig[] = [];
+  const secrets: string[] = [];
+  const seen = new Map<string, string>();
+  for (const fileName of files) {
+    const file = path.join(settings.AGENTS_DIR, fileName);
+    const { front, body } = parseAgentFile(file, readFileSync(path.join(agentsDir, fileName), 'utf8'));
+    const key = front.name.toLowerCase();
+    const other = seen.get(key);
+    if (other) throw new ConfigError(file, 'name', `"${front.name}" is already used by ${other}`);
+    seen.set(key, file);
+    for (const [index, tool] of front.tools.entries()) {
+      if (!(KNOWN_TOOLS as readonly string[]).includes(tool)) {
+        throw new ConfigError(file, `tools.${index}`, `unknown tool "${tool}" (known: ${KNOWN_TOOLS.join(', ')})`);
+      }
+    }
+    if (!body) throw new ConfigError(file, 'body', 'the system prompt (text after the front matter) is empty');
+    const apiKey = front.api_key_env
+      ? secretFrom(env, front.api_key_env, file, 'api_key_env')
+      : settings.OPENAI_API_KEY;
+    if (apiKey) secrets.push(apiKey);
+
+    let discord: AgentConfig['discord'];
+    if (front.discord) {
+      const token = secretFrom(env, front.discord.token_env, file, 'discord.token_env');
+      secrets.push(token);
+      discord = { token, control: front.discord.control ?? front.control ?? false };
+    }
+    let slack: AgentConfig['slack'];
+    if (front.slack) {
+      const botToken = secretFrom(env, front.slack.bot_token_env, file, 'slack.bot_token_env');
+      const appToken = front.slack.app_token_env
+        ? secretFrom(env, front.slack.app_token_env, file, 'slack.app_token_env')
+        : undefined;
+      const signingSecret = front.slack.signing_secret_env
+        ? secretFrom(env, front.slack.signing_secret_env, file, 'slack.signing_secret_env')
+        : undefined;
+      if (!appToken && !signingSecret) {
+        throw new ConfigError(file, 'slack', 'needs app_token_env (Socket Mode) or signing_secret_env (HTTP mode)');
+      }
+      secrets.push(botToken, ...[appToken, signingSecret].filter((s): s is string => Boolean(s)));
+      slack = { botToken, appToken, signingSecret, control: front.slack.control ?? front.control ?? false };
+    }
+
+    agents.push({
+      name: front.name,
+      file,
+      model: front.model,
+      endpoint: front.endpoint ?? settings.OPENAI_BASE_URL,
+      apiKey,
+      activation: front.activation,
+      tools: front.tools as ToolName[],
+      temperature: front.temperature,
+      systemPrompt: body,
+      prompts: front.prompts ?? {},
+      ...(discord ? { discord } : {}),
+      ...(slack ? { slack } : {}),
+    });
+  }
+  return { settings, agents, secrets };
+}

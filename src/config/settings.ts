@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+
+/** The process environment, or a test's stand-in for it. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+const list = z
+  .string()
+  .optional()
+  .transform((value) =>
+    (value ?? '')
+      .split(/[\s,]+/)
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  );
+
+const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const bool = (fallback: boolean) =>
+  z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])
+    .default(fallback ? 'true' : 'false')
+    .transform((value) => ['1', 'true', 'yes', 'on'].includes(value));
+
+/**
+ * Every global setting the bridge reads from the environment (and `.env`).
+ * `.env.example` documents each one; keep the two in step.
+ */
+const settingsSchema = z.object({
+  AGENTS_DIR: z.string().default('./agents'),
+  DATA_DIR: z.string().default('./data'),
+  OPENAI_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  OPENAI_API_KEY: z.string().optional(),
+  TURN_LIMIT: int(20, 1),
+  OPERATORS: list,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FILE: z.string().optional(),
+  MAX_TOOL_ROUNDS: int(25, 1),
+  LLM_TIMEOUT_S: int(60, 1),
+  LLM_MAX_RETRIES: int(3, 0),
+  HISTORY_LIMIT: int(50, 1),
+  // Sandbox (one Docker container per channel)
+  SANDBOX_IMAGE: z.string().default('roundtable-sandbox:latest'),
+  SANDBOX_MEMORY: z.string().default('512m'),
+  SANDBOX_CPUS: z.coerce.number().positive().default(1),
+  SANDBOX_PIDS: int(256, 8),
+  SANDBOX_NETWORK: z.string().default('none'),
+  SANDBOX_TIMEOUT_S: int(30, 1),
+  SANDBOX_IDLE_MINUTES: int(30, 0),
+  SANDBOX_TEMPLATE_DIR: z.string().optional(),
+  SANDBOX_KEEP_ON_EXIT: bool(false),
+  // Discord
+  DISCORD_API_URL: z.string().url().optional(),
+  DISCORD_ALLOWED_BOTS: list,
+  DISCORD_GUILD_ID: z.string().optional(),
+  DISCORD_STREAM: z.enum(['off', 'edit']).default('off'),
+  // Slack
+  SLACK_API_URL: z.string().url().optional(),
+  SLACK_ALLOWED_BOTS: list,
+  SLACK_REPLY_IN_THREAD: bool(true),
+  SLACK_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  SLACK_STREAM: z.enum(['off', 'update']).default('off'),
+  // Collaboration
+  REPLY_TIMEOUT_S: int(600, 1),
+  PRIVACY: z.enum(['off', 'mentions']).default('off'),
+});
+
+export type Settings = z.output<typeof settingsSchema>;
+
+/** Reads the global settings; an invalid value names the variable. */
+export function readSettings(env: Env): Settings {
+  const present: Record<string, string> = {};
+  for (const key of Object.keys(settingsSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') present[key] = value.trim();
+  }
+  const parsed = settingsSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = String(issue?.path[0] ?? '?');
+    throw new ConfigError(
+      'environment',
+      field,
+      `${issue?.message ?? 'invalid'} (got ${JSON.stringify(present[field])})`,
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,53 @@
+/** Base error: a code for programs, a message for people, the cause for the log. */
+export class RoundtableError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** Bad configuration: names the file (or variable) and the field to fix. */
+export class ConfigError extends RoundtableError {
+  readonly file: string;
+  readonly field: string | undefined;
+  constructor(file: string, field: string | undefined, problem: string) {
+    super('config', `${file}${field ? `: ${field}` : ''}: ${problem}`);
+    this.file = file;
+    this.field = field;
+  }
+}
+
+/** The LLM endpoint failed after retries. */
+export class LlmError extends RoundtableError {
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, options: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+    super('llm', message, { cause: options.cause });
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** The sandbox could not run a command (Docker down, image missing, ...). */
+export class SandboxError extends RoundtableError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('sandbox', message, options);
+  }
+}
+
+/** A chat platform refused or failed a request. */
+export class AdapterError extends RoundtableError {
+  readonly platform: string;
+  constructor(platform: string, message: string, options?: { cause?: unknown }) {
+    super('adapter', `${platform}: ${message}`, options);
+    this.platform = platform;
+  }
+}
+
+/** A short, human-readable description of any thrown value (for chat and logs). */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

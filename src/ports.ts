@@ -1,0 +1,104 @@
+/**
+ * The interfaces the edges implement. Arrows point inward: adapters/ and sandbox/
+ * import these types; nothing in src/ imports a platform SDK or dockerode.
+ */
+
+/** Who wrote a message, as the router sees it. */
+export type AuthorKind = 'human' | 'agent' | 'system';
+
+/** A platform event, normalised by an adapter before the core sees it. */
+export interface Inbound {
+  /** Platform name: `console`, `discord`, `slack`. */
+  readonly platform: string;
+  /**
+   * The room inside the platform: a channel id, a DM channel id, or a Slack
+   * `channel/thread_ts`. Together with `platform` it names one conversation.
+   */
+  readonly channel: string;
+  /** The platform's id for this message; the store's unique key deduplicates on it. */
+  readonly messageId: string;
+  readonly author: {
+    /** Platform user id (a human's id, or the agent bot's user id). */
+    readonly id: string;
+    /** For humans: the display name shown as `@name`. For agents: the agent's configured name. */
+    readonly name: string;
+    readonly kind: AuthorKind;
+  };
+  /** Text with platform mentions already turned into `@name`. */
+  readonly text: string;
+  /** Set when the room is a private conversation with one agent (a DM to that agent's bot). */
+  readonly direct?: { readonly agent: string };
+  /** Milliseconds since the epoch; defaults to the bridge's clock. */
+  readonly at?: number;
+}
+
+export type CommandName = 'pass' | 'reset' | 'status';
+
+/** An operator command (`/pass`, `/reset`, `/status`) issued in a room. */
+export interface CommandEvent {
+  readonly platform: string;
+  readonly channel: string;
+  readonly name: CommandName;
+  /** Whatever followed the command name, trimmed (e.g. an agent name). */
+  readonly args: string;
+  readonly user: { readonly id: string; readonly name: string };
+  /** Adapters decide this from OPERATORS and platform permissions. */
+  readonly isOperator: boolean;
+  /** Set when the command is issued in an agent's DM room. */
+  readonly direct?: { readonly agent: string };
+}
+
+/** A message the bridge asks an adapter to post. */
+export interface Outbound {
+  readonly channel: string;
+  /** The agent whose identity posts it; `null` for the bridge's own (system) messages. */
+  readonly agent: string | null;
+  /** Text with `@name` mentions; the adapter turns them into platform mentions. */
+  readonly text: string;
+}
+
+export interface Posted {
+  /** Platform ids of every message the post produced (a long reply may be several chunks). */
+  readonly messageIds: readonly string[];
+}
+
+/** What the bridge offers an adapter. */
+export interface AdapterSink {
+  /** A platform message arrived. Resolves once it is stored (or found to be a duplicate). */
+  receive(event: Inbound): Promise<void>;
+  /** An operator command arrived; resolves with the text to answer (ephemeral where the platform can). */
+  command(event: CommandEvent): Promise<string>;
+  /** The newest platform message id stored for a room, so an adapter can fetch what it missed. */
+  lastMessageId(platform: string, channel: string): string | undefined;
+}
+
+/** One chat platform. Each agent identity on it is managed by the adapter. */
+export interface ChatAdapter {
+  readonly platform: string;
+  start(sink: AdapterSink): Promise<void>;
+  stop(): Promise<void>;
+  post(message: Outbound, options?: { signal?: AbortSignal }): Promise<Posted>;
+  /** Shows that an agent is working (typing indicator); best effort. */
+  typing?(channel: string, agent: string): Promise<void>;
+  /** Shows a tool run (the terminal room prints it); best effort. */
+  toolRun?(channel: string, agent: string, command: string, output: string): void;
+}
+
+export interface ExecResult {
+  /** stdout and stderr, interleaved, truncated by the sandbox's rule. */
+  readonly output: string;
+  readonly exitCode: number | null;
+  readonly timedOut: boolean;
+}
+
+/** Where the agents' shell commands run: one isolated environment per channel key. */
+export interface Sandbox {
+  exec(channelKey: string, command: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ExecResult>;
+  /** One line for `/status` about this channel's environment. */
+  describe?(channelKey: string): Promise<string>;
+  /** Removes the channel's environment; with `wipeWorkspace`, its files too. */
+  reset?(channelKey: string, options?: { wipeWorkspace?: boolean }): Promise<void>;
+  /** The host folder mounted as the channel's workspace (file tools use it). */
+  workspaceDir?(channelKey: string): string;
+  close(): Promise<void>;
+}
