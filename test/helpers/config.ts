@@ -1,0 +1,34 @@
+import type { AgentConfig, Config, ToolName } from '../../src/config/index.js';
+import { readSettings } from '../../src/config/index.js';
+
+export interface TestAgent {
+  name: string;
+  model?: string;
+  activation?: 'always' | 'mention';
+  tools?: ToolName[];
+  systemPrompt?: string;
+  endpoint?: string;
+  prompts?: AgentConfig['prompts'];
+  discord?: AgentConfig['discord'];
+  slack?: AgentConfig['slack'];
+}
+
+/** A validated Config without agent files: settings from `env`, agents in the given order. */
+export function testConfig(options: { agents: TestAgent[]; env?: Record<string, string> }): Config {
+  const settings = readSettings({ DATA_DIR: ':memory:', ...options.env });
+  const agents: AgentConfig[] = options.agents.map((agent) => ({
+    name: agent.name,
+    file: `agents/${agent.name}.md`,
+    model: agent.model ?? agent.name,
+    endpoint: agent.endpoint ?? settings.OPENAI_BASE_URL,
+    apiKey: 'test-key',
+    activation: agent.activation ?? 'mention',
+    tools: agent.tools ?? [],
+    temperature: undefined,
+    systemPrompt: agent.systemPrompt ?? `You are ${agent.name}.`,
+    prompts: agent.prompts ?? {},
+    ...(agent.discord ? { discord: agent.discord } : {}),
+    ...(agent.slack ? { slack: agent.slack } : {}),
+  }));
+  return { settings, agents, secrets: [] };
+}
