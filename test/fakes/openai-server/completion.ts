@@ -1,0 +1,88 @@
+import type { FakeReply, RecordedRequest } from './types.js';
+
+/** A reply turned into wire values: ids fixed, arguments serialised, usage estimated. */
+export interface Answer {
+  id: string;
+  created: number;
+  model: string;
+  content: string | null;
+  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+  finishReason: 'stop' | 'tool_calls';
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
+
+// Rough "4 characters a token" estimate: enough for clients that sum usage, never meant to be exact.
+function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+export function resolveAnswer(reply: FakeReply, request: RecordedRequest, index: number): Answer {
+  const toolCalls = (reply.toolCalls ?? []).map((call, position) => ({
+    // Deterministic ids so tests can match tool results to calls; an explicit id wins.
+    id: call.id ?? `call_${index}_${position}`,
+    name: call.name,
+    arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+  }));
+  // Real OpenAI sends `content: null` on a pure tool-call turn, and a string otherwise.
+  const content = toolCalls.length > 0 && !reply.content ? null : (reply.content ?? '');
+  const completionText = (content ?? '') + toolCalls.map((call) => call.name + call.arguments).join('');
+  const prompt_tokens = estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? []));
+  const completion_tokens = estimateTokens(completionText);
+  return {
+    id: `chatcmpl-fake-${index}`,
+    created: Math.floor(Date.now() / 1000),
+    model: request.model,
+    content,
+    toolCalls,
+    finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+    usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens },
+  };
+}
+
+/** The non-streamed `chat.completion` object. */
+export function completionBody(answer: Answer): Record<string, unknown> {
+  const message: Record<string, unknown> = { role: 'assistant', content: answer.content, refusal: null };
+  if (answer.toolCalls.length > 0) {
+    message.tool_calls = answer.toolCalls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    }));
+  }
+  return {
+    id: answer.id,
+    object: 'chat.completion',
+    created: answer.created,
+    model: answer.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: answer.finishReason }],
+    usage: answer.usage,
+    system_fingerprint: null,
+  };
+}
+
+const errorDefaults: Record<number, { type: string; code: string | null; message: string }> = {
+  400: { type: 'invalid_request_error', code: null, message: 'Invalid request.' },
+  401: { type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided.' },
+  403: { type: 'permission_error', code: null, message: 'You are not allowed to sample from this model.' },
+  404: { type: 'invalid_request_error', code: 'model_not_found', message: 'The model does not exist.' },
+  429: { type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached for requests.' },
+  500: { type: 'server_error', code: null, message: 'The server had an error while processing your request.' },
+  503: { type: 'server_error', code: null, message: 'The engine is currently overloaded, please try again later.' },
+};
+
+/** OpenAI-style error body, `{ error: { message, type, param, code } }`. */
+export function errorBody(status: number, message?: string, code?: string | null): Record<string, unknown> {
+  const defaults = errorDefaults[status] ?? {
+    type: status >= 500 ? 'server_error' : 'invalid_request_error',
+    code: null,
+    message: `Fake error with status ${status}.`,
+  };
+  return {
+    error: {
+      message: message ?? defaults.message,
+      type: defaults.type,
+      param: null,
+      code: code === undefined ? defaults.code : code,
+    },
+  };
+}

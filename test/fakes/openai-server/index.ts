@@ -1,0 +1,2 @@
+export { startFakeOpenAI } from './server.js';
+export type { FakeOpenAI, FakeOpenAIOptions, FakeReply, FakeToolCall, RecordedRequest, Responder } from './types.js';

@@ -1,0 +1,200 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { completionBody, errorBody, resolveAnswer } from './completion.js';
+import { completionChunks, writeEventStream } from './sse.js';
+import type { FakeOpenAI, FakeOpenAIOptions, FakeReply, RecordedRequest, Responder } from './types.js';
+
+const passResponder: Responder = () => ({ content: '[pass]' });
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function flattenHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/**
+ * Resolves true after `ms` if the client is still there, false as soon as it disconnects.
+ * `ms = Infinity` waits for the disconnect only (a hung request).
+ */
+function waitUnlessDisconnected(res: ServerResponse, ms: number): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onClose = (): void => {
+      if (timer) clearTimeout(timer);
+      resolve(false);
+    };
+    res.once('close', onClose);
+    if (Number.isFinite(ms)) {
+      timer = setTimeout(() => {
+        res.off('close', onClose);
+        resolve(!res.destroyed);
+      }, ms);
+    }
+  });
+}
+
+/** Wire-level fake of the OpenAI Chat Completions API on 127.0.0.1, for the real `openai` SDK. */
+class FakeOpenAIServer implements FakeOpenAI {
+  readonly requests: RecordedRequest[] = [];
+  private responder: Responder;
+  private readonly queues = new Map<string, FakeReply[]>();
+  private readonly models = new Set<string>();
+  private readonly sockets = new Set<Socket>();
+  private readonly server: Server;
+  private closing: Promise<void> | undefined;
+  private port = 0;
+  private responses = 0;
+
+  constructor(options: FakeOpenAIOptions) {
+    this.responder = options.responder ?? passResponder;
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => this.fail(res, error));
+    });
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  get baseURL(): string {
+    return `http://127.0.0.1:${this.port}/v1`;
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  respond(responder: Responder): void {
+    this.responder = responder;
+  }
+
+  script(model: string, ...replies: FakeReply[]): void {
+    this.models.add(model);
+    const queue = this.queues.get(model) ?? [];
+    queue.push(...replies);
+    this.queues.set(model, queue);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      // Keep-alive and hung connections would hold close() open forever; their pending waits end on 'close'.
+      for (const socket of this.sockets) socket.destroy();
+    });
+    return this.closing;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
+    const method = req.method ?? 'GET';
+    if (method === 'POST' && path === '/v1/chat/completions') return this.chatCompletion(req, res);
+    if (method === 'GET' && path === '/v1/models') {
+      return this.json(res, 200, { object: 'list', data: [...this.models].map((id) => this.modelObject(id)) });
+    }
+    // Any model id "exists": the fake answers for every model, so a start-up check must not fail.
+    const modelMatch = method === 'GET' ? /^\/v1\/models\/(.+)$/.exec(path) : null;
+    if (modelMatch?.[1]) return this.json(res, 200, this.modelObject(decodeURIComponent(modelMatch[1])));
+    await readBody(req);
+    return this.json(res, 404, errorBody(404, `Unknown request URL: ${method} ${path}.`, 'unknown_url'));
+  }
+
+  private async chatCompletion(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      return this.json(res, 400, errorBody(400, 'We could not parse the JSON body of your request.'));
+    }
+    if (!isObject(body)) return this.json(res, 400, errorBody(400, 'The request body must be a JSON object.'));
+    if (typeof body.model !== 'string') return this.json(res, 400, errorBody(400, 'You must provide a model.'));
+    if (!Array.isArray(body.messages)) {
+      return this.json(res, 400, errorBody(400, "Missing required parameter: 'messages'."));
+    }
+
+    const request: RecordedRequest = {
+      model: body.model,
+      messages: body.messages as RecordedRequest['messages'],
+      tools: Array.isArray(body.tools) ? body.tools : undefined,
+      stream: body.stream === true,
+      headers: flattenHeaders(req),
+      body,
+    };
+    const index = this.requests.push(request) - 1;
+    this.models.add(request.model);
+
+    let reply: FakeReply;
+    try {
+      reply = this.queues.get(request.model)?.shift() ?? (await this.responder(request, index));
+    } catch (error) {
+      return this.json(res, 500, errorBody(500, error instanceof Error ? error.message : String(error)));
+    }
+
+    if (reply.hang) {
+      await waitUnlessDisconnected(res, Number.POSITIVE_INFINITY);
+      return;
+    }
+    if (reply.delayMs !== undefined && reply.delayMs > 0) {
+      if (!(await waitUnlessDisconnected(res, reply.delayMs))) return;
+    }
+    if (reply.status !== undefined && reply.status >= 400) {
+      const headers = reply.retryAfter === undefined ? {} : { 'retry-after': String(reply.retryAfter) };
+      return this.json(res, reply.status, errorBody(reply.status, reply.errorMessage), headers);
+    }
+
+    const answer = resolveAnswer(reply, request, index);
+    if (!request.stream) return this.json(res, 200, completionBody(answer));
+    const streamOptions = body.stream_options;
+    const includeUsage = isObject(streamOptions) && streamOptions.include_usage === true;
+    await writeEventStream(res, completionChunks(answer, includeUsage), this.idHeader());
+  }
+
+  private modelObject(id: string): Record<string, unknown> {
+    return { id, object: 'model', created: 0, owned_by: 'roundtable-fake' };
+  }
+
+  private idHeader(): Record<string, string> {
+    this.responses += 1;
+    return { 'x-request-id': `req_fake_${this.responses}` };
+  }
+
+  private json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    if (res.destroyed) return;
+    res.writeHead(status, { ...this.idHeader(), ...headers, 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  }
+
+  // Last resort for a bug in the fake itself: answer 500 if nothing was sent yet, never crash the test process.
+  private fail(res: ServerResponse, error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    if (!res.headersSent) this.json(res, 500, errorBody(500, `Fake OpenAI server failed: ${message}`));
+    else res.destroy();
+  }
+}
+
+/** Starts the fake on an ephemeral 127.0.0.1 port; answers `[pass]` unless scripted or given a responder. */
+export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
+  const fake = new FakeOpenAIServer(options);
+  await fake.listen();
+  return fake;
+}

@@ -1,0 +1,54 @@
+/** One tool call the fake model makes; `arguments` given as a string is sent verbatim (e.g. to test malformed JSON). */
+export interface FakeToolCall {
+  name: string;
+  arguments: Record<string, unknown> | string;
+  id?: string;
+}
+
+/** What the fake model answers to one chat completion request. */
+export interface FakeReply {
+  /** Assistant text; may be empty when `toolCalls` are given. */
+  content?: string;
+  toolCalls?: FakeToolCall[];
+  /** Answer with this HTTP error status instead, and an OpenAI-style error body. */
+  status?: number;
+  /** Message of the error body sent with `status`; a default per status otherwise. */
+  errorMessage?: string;
+  /** Seconds (fractions allowed); sets the Retry-After header of an error answer. */
+  retryAfter?: number;
+  /** Wait this long before answering; if the client disconnects meanwhile, stop quietly. */
+  delayMs?: number;
+  /** Never answer until the client disconnects (for timeout and abort tests). */
+  hang?: boolean;
+}
+
+/** A chat completion request as the fake received it. */
+export interface RecordedRequest {
+  model: string;
+  messages: Array<{ role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string; name?: string }>;
+  tools: unknown[] | undefined;
+  stream: boolean;
+  /** Lower-cased header names; repeated headers joined with ', '. */
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+/** Decides the reply to a request; `index` is the request's position in `FakeOpenAI.requests`. */
+export type Responder = (request: RecordedRequest, index: number) => FakeReply | Promise<FakeReply>;
+
+export interface FakeOpenAI {
+  /** 'http://127.0.0.1:PORT/v1', ready for `new OpenAI({ baseURL })`. */
+  readonly baseURL: string;
+  /** Every chat completion request, in arrival order (index = position). */
+  readonly requests: RecordedRequest[];
+  /** Replace the fallback responder, used when the model's script queue is empty. */
+  respond(responder: Responder): void;
+  /** Append replies to a per-model FIFO queue, consumed before the responder. */
+  script(model: string, ...replies: FakeReply[]): void;
+  /** Close the server and every open socket; pending hung or delayed requests end. */
+  close(): Promise<void>;
+}
+
+export interface FakeOpenAIOptions {
+  responder?: Responder;
+}
