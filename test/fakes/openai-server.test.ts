@@ -145,6 +145,18 @@ describe('fake OpenAI server, driven by the real openai SDK', () => {
     expect(JSON.parse(argumentDeltas.join(''))).toEqual({ command: 'echo a long enough command' });
   });
 
+  it('sends string arguments verbatim, so clients can be tested against malformed JSON', async () => {
+    fake.respond(() => ({ content: 'trying', toolCalls: [{ name: 'bash', arguments: '{"command": "ls' }] }));
+    const completion = await client.chat.completions.create({
+      model: 'malformed',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    const call = completion.choices[0]?.message.tool_calls?.[0];
+    if (call?.type !== 'function') throw new Error('expected a function tool call');
+    expect(call.function.arguments).toBe('{"command": "ls');
+    expect(completion.choices[0]?.message.content).toBe('trying');
+  });
+
   it('reports usage in a final chunk when stream_options.include_usage is set', async () => {
     const stream = await client.chat.completions.create({
       model: 'usage',
