@@ -32,7 +32,8 @@ export interface Inbound {
   readonly at?: number;
 }
 
-export type CommandName = 'pass' | 'reset' | 'status';
+/** Operator commands; `clear` is the terminal room's own (forget this room's history). */
+export type CommandName = 'pass' | 'reset' | 'status' | 'clear';
 
 /** An operator command (`/pass`, `/reset`, `/status`) issued in a room. */
 export interface CommandEvent {

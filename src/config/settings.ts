@@ -37,6 +37,7 @@ const settingsSchema = z.object({
   MAX_TOOL_ROUNDS: int(25, 1),
   LLM_TIMEOUT_S: int(60, 1),
   LLM_MAX_RETRIES: int(3, 0),
+  LLM_STREAM: bool(false),
   HISTORY_LIMIT: int(50, 1),
   // Sandbox (one Docker container per channel)
   SANDBOX_IMAGE: z.string().default('roundtable-sandbox:latest'),

@@ -1,0 +1,83 @@
+import type { AgentConfig, Config } from '../config/index.js';
+import { runAgentTurn, type TurnOutput } from '../llm/agent-turn.js';
+import { createOpenAiClient, type LlmClient } from '../llm/client.js';
+import { buildContext, stripSpeakerPrefix } from '../llm/context.js';
+import type { ChatAdapter, Sandbox } from '../ports.js';
+import type { RoomMessage } from '../room/types.js';
+import { toolsFor } from '../tools/registry.js';
+
+/** Builds an agent's LLM client; tests inject their own. */
+export type LlmFactory = (agent: AgentConfig) => LlmClient;
+
+export function defaultLlmFactory(config: Config): LlmFactory {
+  const cache = new Map<string, LlmClient>();
+  return (agent) => {
+    let client = cache.get(agent.name);
+    if (!client) {
+      client = createOpenAiClient({
+        baseURL: agent.endpoint,
+        apiKey: agent.apiKey,
+        timeoutMs: config.settings.LLM_TIMEOUT_S * 1000,
+        maxRetries: config.settings.LLM_MAX_RETRIES,
+        stream: config.settings.LLM_STREAM,
+      });
+      cache.set(agent.name, client);
+    }
+    return client;
+  };
+}
+
+export interface AgentRunRequest {
+  readonly agent: AgentConfig;
+  readonly channel: string;
+  readonly channelKey: string;
+  readonly history: readonly RoomMessage[];
+  readonly situation?: string | undefined;
+  readonly signal: AbortSignal;
+}
+
+const TYPING_EVERY_MS = 8000;
+
+/** Runs one agent's turn: context, tool loop, typing indicator, tool-run display. */
+export class AgentRunner {
+  constructor(
+    private readonly config: Config,
+    private readonly llm: LlmFactory,
+    private readonly sandbox: Sandbox,
+  ) {}
+
+  async run(adapter: ChatAdapter, request: AgentRunRequest): Promise<TurnOutput> {
+    const { agent, channel, signal } = request;
+    const showTyping = () => void adapter.typing?.(channel, agent.name)?.catch(() => {});
+    showTyping();
+    const typing = setInterval(showTyping, TYPING_EVERY_MS);
+    typing.unref();
+    try {
+      const output = await runAgentTurn({
+        client: this.llm(agent),
+        model: agent.model,
+        temperature: agent.temperature,
+        messages: buildContext({
+          agent,
+          agentNames: this.config.agents.map((a) => a.name),
+          history: request.history,
+          historyLimit: this.config.settings.HISTORY_LIMIT,
+          situation: request.situation,
+        }),
+        tools: toolsFor(agent.tools),
+        toolContext: {
+          agent: agent.name,
+          channelKey: request.channelKey,
+          sandbox: this.sandbox,
+          commandTimeoutMs: this.config.settings.SANDBOX_TIMEOUT_S * 1000,
+          signal,
+        },
+        maxRounds: this.config.settings.MAX_TOOL_ROUNDS,
+        onToolRun: (run) => adapter.toolRun?.(channel, agent.name, run.input, run.output),
+      });
+      return { ...output, text: stripSpeakerPrefix(agent.name, output.text) };
+    } finally {
+      clearInterval(typing);
+    }
+  }
+}

@@ -1,0 +1,309 @@
+import type { AgentConfig, Config } from '../config/index.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Sandbox } from '../ports.js';
+import {
+  classifyReply,
+  countMessage,
+  extractMentions,
+  handBack,
+  handBackText,
+  limitReached,
+  nextCandidates,
+} from '../room/index.js';
+import type { RoomMessage, ToolRun } from '../room/types.js';
+import type { ChannelRow, Store } from '../store/index.js';
+import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
+import { ChannelActor } from './channel-actor.js';
+import { handleCommand } from './commands.js';
+
+export interface BridgeOptions {
+  readonly config: Config;
+  readonly store: Store;
+  readonly sandbox: Sandbox;
+  readonly adapters: readonly ChatAdapter[];
+  readonly logger: Logger;
+  /** Builds each agent's LLM client (default: the OpenAI SDK against the agent's endpoint). */
+  readonly llm?: LlmFactory;
+  readonly clock?: () => number;
+}
+
+/** A room as the bridge tracks it: its stored row, its actor, its adapter. */
+export interface Room {
+  readonly row: ChannelRow;
+  readonly key: string;
+  readonly actor: ChannelActor;
+  readonly adapter: ChatAdapter;
+}
+
+/**
+ * The imperative shell around room/: dedupe and persistence, one serial actor per room,
+ * agent turns, hand-backs and operator commands.
+ */
+export class Bridge {
+  readonly sink: AdapterSink;
+  readonly rooms = new Map<string, Room>();
+  private readonly adapters = new Map<string, ChatAdapter>();
+  private readonly runner: AgentRunner;
+  private readonly clock: () => number;
+  private stopped = false;
+
+  constructor(readonly options: BridgeOptions) {
+    for (const adapter of options.adapters) this.adapters.set(adapter.platform, adapter);
+    this.runner = new AgentRunner(options.config, options.llm ?? defaultLlmFactory(options.config), options.sandbox);
+    this.clock = options.clock ?? Date.now;
+    this.sink = {
+      receive: (event) => this.receive(event),
+      command: (event) => this.command(event),
+      lastMessageId: (platform, channel) => options.store.lastPlatformMessageId(platform, channel),
+    };
+  }
+
+  get config(): Config {
+    return this.options.config;
+  }
+
+  private get log(): Logger {
+    return this.options.logger;
+  }
+
+  async start(): Promise<void> {
+    for (const adapter of this.adapters.values()) await adapter.start(this.sink);
+  }
+
+  /** Stops every turn, then the adapters and the sandbox. The store stays open (its owner closes it). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const room of this.rooms.values()) room.actor.stop();
+    await Promise.allSettled([...this.rooms.values()].map((room) => room.actor.idle()));
+    for (const adapter of this.adapters.values()) {
+      await adapter.stop().catch((error: unknown) => this.log.warn({ err: error }, 'adapter stop failed'));
+    }
+    await this.options.sandbox.close().catch((error: unknown) => this.log.warn({ err: error }, 'sandbox close failed'));
+  }
+
+  /** Resolves when every room has nothing queued or running. */
+  async idle(): Promise<void> {
+    for (;;) {
+      const busy = [...this.rooms.values()].filter((room) => room.actor.busy);
+      if (busy.length === 0) return;
+      await Promise.all(busy.map((room) => room.actor.idle()));
+    }
+  }
+
+  agent(name: string): AgentConfig | undefined {
+    return this.config.agents.find((a) => a.name.toLowerCase() === name.toLowerCase());
+  }
+
+  room(platform: string, channel: string, directAgent?: string): Room {
+    const key = `${platform}:${channel}`;
+    let room = this.rooms.get(key);
+    if (!room) {
+      const adapter = this.adapters.get(platform);
+      if (!adapter) throw new Error(`no adapter for platform "${platform}"`);
+      const row = this.options.store.channel(platform, channel, directAgent);
+      const actor = new ChannelActor((error) => this.log.error({ err: error, room: key }, 'room task failed'));
+      room = { row, key, actor, adapter };
+      this.rooms.set(key, room);
+    }
+    return room;
+  }
+
+  /** A platform message: stored once, then routed in its room's order. */
+  async receive(event: Inbound): Promise<void> {
+    if (this.stopped) return;
+    const room = this.room(event.platform, event.channel, event.direct?.agent);
+    if (event.author.kind === 'agent') {
+      // Our own agents' messages are usually echoes of posts still being recorded by this room's
+      // actor: check them in order, after the post that produced them.
+      void room.actor.enqueue(async () => {
+        const stored = this.store(room, event);
+        if (stored) await this.route(room, stored);
+      });
+      return;
+    }
+    const stored = this.store(room, event);
+    if (!stored) return;
+    if (stored.kind === 'human') room.actor.newEpoch(); // queued agent turns give way to the human
+    void room.actor.enqueue(() => this.route(room, stored));
+  }
+
+  private store(room: Room, event: Inbound): RoomMessage | null {
+    const kind = event.author.kind;
+    const stored = this.options.store.insertMessage({
+      channelId: room.row.id,
+      author: event.author.name,
+      authorId: event.author.id,
+      kind,
+      content: event.text,
+      mentions: this.mentionsIn(event.text, kind === 'agent' ? event.author.name : undefined),
+      at: event.at ?? this.clock(),
+      platformIds: [event.messageId],
+    });
+    if (stored) this.count(room, stored.kind);
+    else this.log.debug({ room: room.key, id: event.messageId }, 'duplicate message ignored');
+    return stored;
+  }
+
+  private mentionsIn(text: string, self?: string): string[] {
+    return extractMentions(
+      text,
+      this.config.agents.map((a) => a.name),
+      self,
+    );
+  }
+
+  private count(room: Room, kind: RoomMessage['kind']): void {
+    const store = this.options.store;
+    store.setTurnState(room.row.id, countMessage(store.turnState(room.row.id), kind));
+  }
+
+  /** Decides who answers `message` and runs their turn (inside the room's actor). */
+  private async route(room: Room, message: RoomMessage): Promise<void> {
+    if (this.stopped || message.kind === 'system') return;
+    const store = this.options.store;
+    const state = store.turnState(room.row.id);
+    if (message.kind === 'agent') {
+      if (state.control === 'humans') return;
+      const limit = this.config.settings.TURN_LIMIT;
+      if (limitReached(state, limit)) {
+        await this.postSystem(room, handBackText(limit));
+        store.setTurnState(room.row.id, handBack('turn limit'));
+        return;
+      }
+    }
+    const history = store.history(room.row.id, this.config.settings.HISTORY_LIMIT + 1);
+    const before = history.filter((m) => m.id < message.id);
+    const candidates = nextCandidates(this.config.agents, message, before, { directAgent: room.row.directAgent });
+    const epoch = room.actor.epoch;
+    for (const profile of candidates) {
+      if (this.stopped || room.actor.epoch !== epoch) return;
+      const agent = this.agent(profile.name);
+      if (!agent) continue;
+      const done = await this.takeTurn(room, agent, history);
+      if (done) return;
+    }
+  }
+
+  /** One agent's turn. Returns true when the room's loop for this message is over (posted or handed back). */
+  private async takeTurn(room: Room, agent: AgentConfig, history: readonly RoomMessage[]): Promise<boolean> {
+    const controller = new AbortController();
+    room.actor.inFlight.set(agent.name, controller);
+    let text: string;
+    let toolRuns: readonly ToolRun[];
+    try {
+      const output = await this.runner.run(room.adapter, {
+        agent,
+        channel: room.row.channel,
+        channelKey: room.key,
+        history,
+        situation: room.row.directAgent ? 'This is a private conversation between you and one human.' : undefined,
+        signal: controller.signal,
+      });
+      if (output.roundLimitHit) {
+        await this.postReply(room, agent, output.text, output.toolRuns);
+        await this.postSystem(
+          room,
+          `@${agent.name} stopped after ${this.config.settings.MAX_TOOL_ROUNDS} tool rounds; control is back with the humans.`,
+        );
+        this.options.store.setTurnState(room.row.id, handBack('tool round limit'));
+        return true;
+      }
+      text = output.text;
+      toolRuns = output.toolRuns;
+    } catch (error) {
+      if (controller.signal.aborted) {
+        this.log.info({ room: room.key, agent: agent.name }, 'turn stopped by an operator');
+        // `/pass <agent>` skips only this agent; `/pass` also started a new epoch, which ends the loop.
+        return false;
+      }
+      this.log.error({ err: error, room: room.key, agent: agent.name }, 'agent turn failed');
+      await this.postSystem(room, `@${agent.name} could not answer: ${describeError(error)}`);
+      this.options.store.setTurnState(room.row.id, handBack('agent error'));
+      return true;
+    } finally {
+      room.actor.inFlight.delete(agent.name);
+    }
+
+    const outcome = classifyReply(agent.name, text);
+    if (outcome.kind === 'pass') {
+      this.log.debug({ room: room.key, agent: agent.name }, 'agent passed');
+      return false;
+    }
+    const posted = await this.postReply(room, agent, outcome.text, toolRuns);
+    if (outcome.kind === 'world-pass') {
+      this.options.store.setTurnState(room.row.id, handBack('world pass'));
+      return true;
+    }
+    if (posted) void room.actor.enqueueTurn(() => this.route(room, posted));
+    return true;
+  }
+
+  /** Posts an agent's reply through its own identity and stores it with its platform ids. */
+  private async postReply(
+    room: Room,
+    agent: AgentConfig,
+    text: string,
+    toolRuns: readonly ToolRun[],
+  ): Promise<RoomMessage | null> {
+    if (!text.trim()) return null;
+    let ids: readonly string[];
+    try {
+      ids = (await room.adapter.post({ channel: room.row.channel, agent: agent.name, text })).messageIds;
+    } catch (error) {
+      this.log.error({ err: error, room: room.key, agent: agent.name }, 'posting a reply failed');
+      this.options.store.setTurnState(room.row.id, handBack('post failed'));
+      await this.postSystem(room, `@${agent.name}'s reply could not be posted: ${describeError(error)}`);
+      return null;
+    }
+    const stored = this.options.store.insertMessage({
+      channelId: room.row.id,
+      author: agent.name,
+      authorId: agent.name,
+      kind: 'agent',
+      content: text,
+      mentions: this.mentionsIn(text, agent.name),
+      toolRuns,
+      at: this.clock(),
+      platformIds: ids,
+    });
+    if (stored) this.count(room, 'agent');
+    return stored;
+  }
+
+  /** Posts one of the bridge's own messages (hand-backs, errors). They wake no one and reset the counter. */
+  async postSystem(room: Room, text: string): Promise<void> {
+    let ids: readonly string[] = [];
+    try {
+      ids = (await room.adapter.post({ channel: room.row.channel, agent: null, text })).messageIds;
+    } catch (error) {
+      this.log.error({ err: error, room: room.key }, 'posting a system message failed');
+    }
+    this.options.store.insertMessage({
+      channelId: room.row.id,
+      author: 'system',
+      authorId: 'system',
+      kind: 'system',
+      content: text,
+      mentions: [],
+      at: this.clock(),
+      platformIds: ids,
+    });
+    this.count(room, 'system');
+  }
+
+  /** An operator command, acting on the room it was issued in. */
+  async command(event: CommandEvent): Promise<string> {
+    try {
+      return await handleCommand(this, event);
+    } catch (error) {
+      this.log.error({ err: error, command: event.name }, 'command failed');
+      return `/${event.name} failed: ${describeError(error)}`;
+    }
+  }
+}
+
+export function createBridge(options: BridgeOptions): Bridge {
+  return new Bridge(options);
+}

@@ -1,0 +1,69 @@
+import type { CommandEvent } from '../ports.js';
+import { handBack } from '../room/index.js';
+import type { Bridge } from './bridge.js';
+
+/**
+ * `/pass [agent]`, `/reset [agent|workspace]`, `/status` (and the terminal room's `/clear`).
+ * Limited to operators; each acts on the room it is issued in.
+ */
+export async function handleCommand(bridge: Bridge, event: CommandEvent): Promise<string> {
+  if (!event.isOperator) return `Only operators can use /${event.name}.`;
+  const room = bridge.room(event.platform, event.channel, event.direct?.agent);
+  const store = bridge.options.store;
+  const arg = event.args.trim().replace(/^@/, '');
+  const named = arg ? bridge.agent(arg) : undefined;
+  if (arg && !named && !(event.name === 'reset' && arg === 'workspace')) {
+    return `There is no agent named @${arg}. Agents: ${bridge.config.agents.map((a) => `@${a.name}`).join(', ')}.`;
+  }
+
+  switch (event.name) {
+    case 'pass': {
+      if (named) {
+        const stopped = room.actor.stop(named.name);
+        return stopped > 0
+          ? `@${named.name} was stopped; the next agent may answer.`
+          : `@${named.name} is not working.`;
+      }
+      const stopped = room.actor.stop();
+      store.setTurnState(room.row.id, handBack('/pass'));
+      return `Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`;
+    }
+    case 'reset': {
+      if (named) {
+        room.actor.stop(named.name);
+        return `@${named.name}'s turn in this room was stopped.`;
+      }
+      room.actor.stop();
+      store.setTurnState(room.row.id, { consecutive: 0, control: 'humans' });
+      const wipe = arg === 'workspace';
+      await bridge.options.sandbox.reset?.(room.key, { wipeWorkspace: wipe });
+      return wipe
+        ? 'Room reset: turns stopped, counter cleared, sandbox and workspace removed.'
+        : 'Room reset: turns stopped, counter cleared, sandbox removed (workspace kept).';
+    }
+    case 'clear': {
+      room.actor.stop();
+      store.clearHistory(room.row.id);
+      store.setTurnState(room.row.id, { consecutive: 0, control: 'humans' });
+      return 'History of this room cleared.';
+    }
+    case 'status':
+      return statusText(bridge, room.key, room.row.id);
+  }
+}
+
+async function statusText(bridge: Bridge, key: string, channelId: number): Promise<string> {
+  const room = bridge.rooms.get(key);
+  const state = bridge.options.store.turnState(channelId);
+  const working = room ? [...room.actor.inFlight.keys()].map((n) => `@${n}`) : [];
+  const lines = [
+    `Room ${key}`,
+    `Working: ${working.length > 0 ? working.join(', ') : 'nobody'}`,
+    `Agent messages in a row: ${state.consecutive} of ${bridge.config.settings.TURN_LIMIT}`,
+    `Control: ${state.control}${state.control === 'humans' && state.reason ? ` (${state.reason})` : ''}`,
+    `Agents: ${bridge.config.agents.map((a) => `@${a.name} (${a.activation})`).join(', ')}`,
+  ];
+  const sandbox = await bridge.options.sandbox.describe?.(key).catch((error: unknown) => `unknown (${String(error)})`);
+  if (sandbox) lines.push(`Sandbox: ${sandbox}`);
+  return lines.join('\n');
+}

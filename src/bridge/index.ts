@@ -1,0 +1,5 @@
+export type { AgentRunRequest, LlmFactory } from './agent-runner.js';
+export { defaultLlmFactory } from './agent-runner.js';
+export type { BridgeOptions, Room } from './bridge.js';
+export { Bridge, createBridge } from './bridge.js';
+export { ChannelActor } from './channel-actor.js';

@@ -1,0 +1,115 @@
+import OpenAI from 'openai';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { LlmError } from '../errors.js';
+
+export type { ChatCompletionMessageParam, ChatCompletionTool };
+
+export interface LlmToolCall {
+  readonly id: string;
+  readonly name: string;
+  /** Raw JSON text as the model produced it. */
+  readonly arguments: string;
+}
+
+export interface LlmRequest {
+  readonly model: string;
+  readonly messages: ChatCompletionMessageParam[];
+  readonly tools?: ChatCompletionTool[] | undefined;
+  readonly temperature?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface LlmResponse {
+  readonly content: string;
+  readonly toolCalls: readonly LlmToolCall[];
+}
+
+/** The seam the tool loop talks to; tests may pass their own. */
+export interface LlmClient {
+  complete(request: LlmRequest): Promise<LlmResponse>;
+}
+
+export interface OpenAiClientOptions {
+  readonly baseURL: string;
+  readonly apiKey: string | undefined;
+  /** Per attempt, in milliseconds. */
+  readonly timeoutMs: number;
+  /** 429 and 5xx are retried with backoff (Retry-After honoured) this many times. */
+  readonly maxRetries: number;
+  /** Use SSE streaming. */
+  readonly stream: boolean;
+}
+
+/** An OpenAI-compatible endpoint through the official SDK. */
+export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
+  const client = new OpenAI({
+    baseURL: options.baseURL,
+    // Local endpoints (Ollama, llama.cpp) need no key, but the SDK insists on one.
+    apiKey: options.apiKey ?? 'no-key',
+    timeout: options.timeoutMs,
+    maxRetries: options.maxRetries,
+  });
+  return {
+    async complete(request) {
+      const body = {
+        model: request.model,
+        messages: request.messages,
+        ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      };
+      const requestOptions = request.signal ? { signal: request.signal } : {};
+      try {
+        if (!options.stream) {
+          const completion = await client.chat.completions.create(body, requestOptions);
+          const message = completion.choices[0]?.message;
+          return {
+            content: message?.content ?? '',
+            toolCalls: (message?.tool_calls ?? [])
+              .filter((call) => call.type === 'function')
+              .map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })),
+          };
+        }
+        const stream = await client.chat.completions.create({ ...body, stream: true }, requestOptions);
+        let content = '';
+        const calls: Array<{ id: string; name: string; arguments: string }> = [];
+        for await (const chunk of stream) {
+          const delta = chunk.choices[0]?.delta;
+          if (!delta) continue;
+          if (delta.content) content += delta.content;
+          for (const part of delta.tool_calls ?? []) {
+            const call = (calls[part.index] ??= { id: '', name: '', arguments: '' });
+            if (part.id) call.id = part.id;
+            if (part.function?.name) call.name += part.function.name;
+            if (part.function?.arguments) call.arguments += part.function.arguments;
+          }
+        }
+        return { content, toolCalls: calls.filter(Boolean) };
+      } catch (error) {
+        throw toLlmError(error, options);
+      }
+    },
+  };
+}
+
+function toLlmError(error: unknown, options: OpenAiClientOptions): LlmError {
+  if (error instanceof OpenAI.APIConnectionTimeoutError) {
+    return new LlmError(`the model did not answer within ${Math.round(options.timeoutMs / 1000)} s`, { cause: error });
+  }
+  if (error instanceof OpenAI.APIUserAbortError) return new LlmError('stopped', { cause: error });
+  if (error instanceof OpenAI.APIConnectionError) {
+    return new LlmError(`cannot reach the model endpoint ${options.baseURL}`, { cause: error });
+  }
+  if (error instanceof OpenAI.APIError) {
+    const retryAfter = Number(error.headers?.get?.('retry-after'));
+    return new LlmError(`the model endpoint answered ${error.status ?? 'an error'}: ${firstLine(error.message)}`, {
+      ...(error.status !== undefined ? { status: error.status } : {}),
+      ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1000 } : {}),
+      cause: error,
+    });
+  }
+  return new LlmError(firstLine(error instanceof Error ? error.message : String(error)), { cause: error });
+}
+
+function firstLine(text: string): string {
+  return (text.split('\n')[0] ?? '').slice(0, 200);
+}

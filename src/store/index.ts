@@ -1,0 +1,3 @@
+export { MIGRATIONS_DIR, migrate, readMigrations } from './migrate.js';
+export type { ChannelRow, NewMessage } from './store.js';
+export { openStore, Store } from './store.js';

@@ -1,0 +1,201 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { AuthorKind } from '../ports.js';
+import type { RoomMessage, ToolRun, TurnState } from '../room/types.js';
+import { migrate } from './migrate.js';
+
+export interface ChannelRow {
+  readonly id: number;
+  readonly platform: string;
+  readonly channel: string;
+  /** The agent whose private room this is, for DMs. */
+  readonly directAgent: string | null;
+}
+
+export interface NewMessage {
+  readonly channelId: number;
+  readonly author: string;
+  readonly authorId: string;
+  readonly kind: AuthorKind;
+  readonly content: string;
+  readonly mentions: readonly string[];
+  readonly toolRuns?: readonly ToolRun[];
+  readonly at: number;
+  /** Platform ids of the message (several for a reply posted in chunks); none for a message not yet posted. */
+  readonly platformIds?: readonly string[];
+}
+
+interface MessageRow {
+  id: number;
+  author: string;
+  author_id: string;
+  kind: AuthorKind;
+  content: string;
+  mentions: string;
+  tool_runs: string | null;
+  created_at: number;
+}
+
+function toMessage(row: MessageRow): RoomMessage {
+  return {
+    id: row.id,
+    author: row.author,
+    authorId: row.author_id,
+    kind: row.kind,
+    content: row.content,
+    mentions: JSON.parse(row.mentions) as string[],
+    toolRuns: row.tool_runs ? (JSON.parse(row.tool_runs) as ToolRun[]) : [],
+    at: row.created_at,
+  };
+}
+
+/** Typed queries over the SQLite file. All methods are synchronous (better-sqlite3). */
+export class Store {
+  readonly db: Database.Database;
+  private readonly q;
+
+  constructor(file: string) {
+    if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('busy_timeout = 5000');
+    migrate(this.db);
+    const db = this.db;
+    this.q = {
+      channel: db.prepare<[string, string], { id: number; direct_agent: string | null }>(
+        'SELECT id, direct_agent FROM channels WHERE platform = ? AND channel = ?',
+      ),
+      insertChannel: db.prepare(
+        'INSERT INTO channels (platform, channel, direct_agent, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      ),
+      channels: db.prepare<[], { id: number; platform: string; channel: string; direct_agent: string | null }>(
+        'SELECT id, platform, channel, direct_agent FROM channels ORDER BY id',
+      ),
+      refExists: db.prepare<[number, string], { one: number }>(
+        'SELECT 1 AS one FROM message_refs WHERE channel_id = ? AND platform_message_id = ?',
+      ),
+      insertRef: db.prepare(
+        'INSERT INTO message_refs (channel_id, platform_message_id, message_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      ),
+      insertMessage: db.prepare(
+        `INSERT INTO messages (channel_id, author, author_id, kind, content, mentions, tool_runs, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      history: db.prepare<[number, number], MessageRow>(
+        `SELECT * FROM (SELECT id, author, author_id, kind, content, mentions, tool_runs, created_at
+           FROM messages WHERE channel_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`,
+      ),
+      lastRef: db.prepare<[string, string], { platform_message_id: string }>(
+        `SELECT r.platform_message_id FROM message_refs r JOIN channels c ON c.id = r.channel_id
+         WHERE c.platform = ? AND c.channel = ? ORDER BY r.rowid DESC LIMIT 1`,
+      ),
+      turn: db.prepare<[number], { consecutive: number; control: 'agents' | 'humans'; control_reason: string | null }>(
+        'SELECT consecutive, control, control_reason FROM channels WHERE id = ?',
+      ),
+      setTurn: db.prepare('UPDATE channels SET consecutive = ?, control = ?, control_reason = ? WHERE id = ?'),
+      clear: db.prepare('DELETE FROM messages WHERE channel_id = ?'),
+    };
+  }
+
+  /** The room's row, created on first sight. */
+  channel(platform: string, channel: string, directAgent?: string): ChannelRow {
+    let row = this.q.channel.get(platform, channel);
+    if (!row) {
+      this.q.insertChannel.run(platform, channel, directAgent ?? null, Date.now());
+      row = this.q.channel.get(platform, channel);
+    }
+    if (!row) throw new Error(`channel ${platform}:${channel} could not be stored`);
+    return { id: row.id, platform, channel, directAgent: row.direct_agent };
+  }
+
+  channels(): ChannelRow[] {
+    return this.q.channels
+      .all()
+      .map((r) => ({ id: r.id, platform: r.platform, channel: r.channel, directAgent: r.direct_agent }));
+  }
+
+  /** True when this platform message id was already stored in the room. */
+  seen(channelId: number, platformId: string): boolean {
+    return this.q.refExists.get(channelId, platformId) !== undefined;
+  }
+
+  /**
+   * Stores a message once. Returns null when one of its platform ids is already stored
+   * (the same platform message delivered again, or to another bot).
+   */
+  insertMessage(message: NewMessage): RoomMessage | null {
+    const ids = message.platformIds ?? [];
+    return this.insertTx(message, ids);
+  }
+
+  private readonly insertTx = (message: NewMessage, ids: readonly string[]): RoomMessage | null =>
+    this.db.transaction(() => {
+      for (const id of ids) if (this.q.refExists.get(message.channelId, id)) return null;
+      const toolRuns = message.toolRuns && message.toolRuns.length > 0 ? JSON.stringify(message.toolRuns) : null;
+      const info = this.q.insertMessage.run(
+        message.channelId,
+        message.author,
+        message.authorId,
+        message.kind,
+        message.content,
+        JSON.stringify(message.mentions),
+        toolRuns,
+        message.at,
+      );
+      const id = Number(info.lastInsertRowid);
+      for (const platformId of ids) this.q.insertRef.run(message.channelId, platformId, id);
+      return {
+        id,
+        author: message.author,
+        authorId: message.authorId,
+        kind: message.kind,
+        content: message.content,
+        mentions: [...message.mentions],
+        toolRuns: message.toolRuns ? [...message.toolRuns] : [],
+        at: message.at,
+      };
+    })();
+
+  /** Records the platform ids a stored message got when it was posted (so its echo is recognised). */
+  addPlatformIds(channelId: number, messageId: number, ids: readonly string[]): void {
+    this.db.transaction(() => {
+      for (const id of ids) this.q.insertRef.run(channelId, id, messageId);
+    })();
+  }
+
+  /** The last `limit` messages of a room, oldest first. */
+  history(channelId: number, limit: number): RoomMessage[] {
+    return this.q.history.all(channelId, limit).map(toMessage);
+  }
+
+  /** The newest platform message id stored for a room (for catching up after a reconnect). */
+  lastPlatformMessageId(platform: string, channel: string): string | undefined {
+    return this.q.lastRef.get(platform, channel)?.platform_message_id;
+  }
+
+  turnState(channelId: number): TurnState {
+    const row = this.q.turn.get(channelId);
+    if (!row) return { consecutive: 0, control: 'humans' };
+    return { consecutive: row.consecutive, control: row.control, reason: row.control_reason ?? undefined };
+  }
+
+  setTurnState(channelId: number, state: TurnState): void {
+    this.q.setTurn.run(state.consecutive, state.control, state.reason ?? null, channelId);
+  }
+
+  /** Forgets a room's messages (the dedupe keys stay, so nothing is answered twice). */
+  clearHistory(channelId: number): void {
+    this.q.clear.run(channelId);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+export function openStore(file: string): Store {
+  return new Store(file);
+}

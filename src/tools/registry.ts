@@ -1,0 +1,15 @@
+import type { ToolName } from '../config/index.js';
+import { bashTool } from './bash.js';
+import type { Tool } from './tool.js';
+
+/** Every tool the bridge implements, by name. Agents pick theirs with `tools:` in their file. */
+const TOOLS = new Map<string, Tool>([[bashTool.name, bashTool]]);
+
+export function registerTool(tool: Tool): void {
+  TOOLS.set(tool.name, tool);
+}
+
+/** The tools an agent has; names listed in config but not implemented yet are left out. */
+export function toolsFor(names: readonly ToolName[]): Tool[] {
+  return names.map((name) => TOOLS.get(name)).filter((tool): tool is Tool => tool !== undefined);
+}
