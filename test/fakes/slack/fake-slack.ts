@@ -1,0 +1,469 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
+import { postSigned, type SignedPostOptions } from './signing.js';
+import type {
+  Ack,
+  ApiCall,
+  ChannelType,
+  Delivery,
+  FakeApp,
+  FakeChannel,
+  FakeHuman,
+  FakeMessage,
+  Fault,
+  SlashResponse,
+} from './types.js';
+import { callWebApi, type WebApiHost } from './web-api.js';
+import { Workspace } from './workspace.js';
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseArgs(raw: string, contentType: string): Record<string, unknown> {
+  if (!raw) return {};
+  if (contentType.includes('application/json')) return JSON.parse(raw) as Record<string, unknown>;
+  return Object.fromEntries(new URLSearchParams(raw));
+}
+
+/**
+ * A Slack workspace on 127.0.0.1 that the real Bolt talks to: the Web API under
+ * `/api/`, Socket Mode WebSockets under `/socket/`, `response_url`s under `/response/`.
+ * Several apps share the workspace; every message fans out to each app in its
+ * conversation as Slack does (message events, app_mention to mentioned apps, DMs to
+ * the one app). HTTP-mode apps (with `requestUrl`) get signed POSTs instead.
+ */
+export class FakeSlack implements WebApiHost {
+  readonly workspace: Workspace;
+  readonly deliveries: Delivery[] = [];
+  readonly acks: Ack[] = [];
+  readonly apiCalls: ApiCall[] = [];
+  readonly slashResponses: SlashResponse[] = [];
+  /** Status codes HTTP-mode apps answered to signed event POSTs. */
+  readonly httpResults: Array<{ app: string; envelopeId: string; status: number }> = [];
+  private readonly server: Server;
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly sockets = new Map<string, WebSocket[]>();
+  private readonly pending = new Map<string, string[]>();
+  private readonly faults = new Map<string, Fault[]>();
+  private readonly waiters = new Set<() => void>();
+  private readonly responseUrls = new Map<string, string>();
+  private pinger: NodeJS.Timeout | undefined;
+  private port = 0;
+
+  constructor(teamId?: string) {
+    this.workspace = new Workspace(teamId);
+    this.server = createServer((req, res) => {
+      this.route(req, res).catch((error: unknown) => {
+        if (!res.headersSent) res.writeHead(500).end(String(error));
+      });
+    });
+    this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+    // Bolt drops a connection that hears no ping from the server for 30 s.
+    this.pinger = setInterval(() => {
+      for (const list of this.sockets.values()) for (const ws of list) ws.ping();
+    }, 10_000);
+    this.pinger.unref();
+  }
+
+  /** The Web API base, trailing slash included (Bolt's `slackApiUrl`). */
+  get apiUrl(): string {
+    return `http://127.0.0.1:${this.port}/api/`;
+  }
+
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  // ---- workspace setup ----
+
+  addApp(name: string, options: { requestUrl?: string } = {}): FakeApp {
+    const app = this.workspace.addApp(name);
+    app.requestUrl = options.requestUrl;
+    return app;
+  }
+
+  addHuman(name: string, displayName?: string): FakeHuman {
+    return this.workspace.addHuman(name, displayName);
+  }
+
+  addChannel(name: string, members: ReadonlyArray<string | FakeApp | FakeHuman>, type?: ChannelType): FakeChannel {
+    const ids = members.map((m) => (typeof m === 'string' ? m : 'botUserId' in m ? m.botUserId : m.id));
+    return this.workspace.addChannel(name, ids, type);
+  }
+
+  dm(app: FakeApp, human: FakeHuman): FakeChannel {
+    return this.workspace.dm(app, human.id);
+  }
+
+  app(name: string): FakeApp {
+    const app = this.workspace.apps.get(name);
+    if (!app) throw new Error(`fake slack: no app ${name}`);
+    return app;
+  }
+
+  /** Makes the next call(s) of a Web API method fail in the given way, in order. */
+  fail(method: string, ...faults: Fault[]): void {
+    this.faults.set(method, [...(this.faults.get(method) ?? []), ...faults]);
+  }
+
+  // ---- things people do ----
+
+  /** A human writes in a conversation (optionally in a thread); the message fans out. */
+  say(human: FakeHuman, channel: FakeChannel, text: string, options: { threadTs?: string } = {}): FakeMessage {
+    const message = this.workspace.addMessage({
+      channel: channel.id,
+      text,
+      user: human.id,
+      threadTs: options.threadTs,
+      botId: undefined,
+      appId: undefined,
+      via: 'human',
+    });
+    this.publish(message);
+    return message;
+  }
+
+  /** A human edits an earlier message: apps get `message_changed`. */
+  edit(message: FakeMessage, text: string): void {
+    const previous = message.text;
+    message.text = text;
+    message.edited = true;
+    this.publishChanged(message, previous);
+  }
+
+  /** Someone joins a channel: apps get a `channel_join` message. */
+  join(channel: FakeChannel, who: FakeHuman | FakeApp): void {
+    const id = 'botUserId' in who ? who.botUserId : who.id;
+    channel.members.add(id);
+    this.fanOut(channel.id, () => this.workspace.joinEvent(channel.id, id));
+  }
+
+  /** A slash command typed in a conversation, sent to one app; resolves with the envelope id. */
+  slashCommand(
+    app: FakeApp,
+    options: { command: string; text?: string; user: FakeHuman; channel: FakeChannel },
+  ): string {
+    const envelopeId = randomUUID();
+    const responseId = randomUUID();
+    this.responseUrls.set(responseId, app.name);
+    const payload = {
+      token: 'verification-token',
+      team_id: this.workspace.teamId,
+      team_domain: 'fake',
+      channel_id: options.channel.id,
+      channel_name: options.channel.name,
+      user_id: options.user.id,
+      user_name: options.user.name,
+      command: options.command,
+      text: options.text ?? '',
+      api_app_id: app.appId,
+      is_enterprise_install: 'false',
+      response_url: `${this.baseUrl}/response/${responseId}`,
+      trigger_id: randomUUID(),
+    };
+    const envelope = { envelope_id: envelopeId, type: 'slash_commands', accepts_response_payload: true, payload };
+    this.deliver(app, envelopeId, 'slash_commands', envelope);
+    return envelopeId;
+  }
+
+  /** Sends an envelope again, as Slack does when an ack came late (Socket Mode or HTTP). */
+  redeliver(envelopeId: string, options: { attempt?: number; reason?: string } = {}): void {
+    const original = this.deliveries.find((d) => d.envelopeId === envelopeId);
+    if (!original) throw new Error(`fake slack: no envelope ${envelopeId}`);
+    const envelope = {
+      ...original.envelope,
+      envelope_id: randomUUID(),
+      retry_attempt: options.attempt ?? 1,
+      retry_reason: options.reason ?? 'timeout',
+    };
+    this.deliver(this.app(original.app), envelope.envelope_id, original.type, envelope);
+  }
+
+  /** POSTs an events_api body to an HTTP-mode app, signed (or forged), and resolves with the status. */
+  async postEvent(
+    app: FakeApp,
+    event: Record<string, unknown>,
+    options: SignedPostOptions = {},
+  ): Promise<{ status: number; body: string }> {
+    if (!app.requestUrl) throw new Error(`fake slack: app ${app.name} has no requestUrl`);
+    const body = JSON.stringify(this.callbackBody(app, event));
+    return postSigned(app.requestUrl, app.signingSecret, body, 'application/json', options);
+  }
+
+  // ---- observing ----
+
+  /** Messages the apps posted (newest last), optionally in one conversation. */
+  posts(channel?: FakeChannel | string): FakeMessage[] {
+    const id = typeof channel === 'string' ? channel : channel?.id;
+    return this.workspace.messages.filter((m) => m.via !== 'human' && (id === undefined || m.channel === id));
+  }
+
+  /** Resolves with the first truthy value of `probe`, re-checked after every change; rejects after `timeoutMs`. */
+  waitFor<T>(probe: () => T | undefined | false | null, timeoutMs = 5000, what = 'condition'): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const value = probe();
+        if (value) {
+          cleanup();
+          resolve(value);
+        }
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`fake slack: timed out waiting for ${what}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+      };
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  /** Resolves once every app in `names` has an open Socket Mode connection. */
+  connected(...names: string[]): Promise<true> {
+    return this.waitFor(() => names.every((n) => (this.sockets.get(n) ?? []).length > 0), 5000, 'connections');
+  }
+
+  async close(): Promise<void> {
+    if (this.pinger) clearInterval(this.pinger);
+    for (const list of this.sockets.values()) for (const ws of list) ws.terminate();
+    this.wss.close();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  // ---- WebApiHost ----
+
+  socketUrl(app: FakeApp): string {
+    return `ws://127.0.0.1:${this.port}/socket/${app.appId}?ticket=${randomUUID()}`;
+  }
+
+  publish(message: FakeMessage): void {
+    const mentioned = new Set([...message.text.matchAll(/<@([UW][A-Z0-9]+)(?:\|[^>]*)?>/g)].map((m) => m[1]));
+    const channel = this.workspace.channels.get(message.channel);
+    for (const app of this.workspace.memberApps(message.channel)) {
+      this.sendEvent(app, this.workspace.messageEvent(message));
+      // Slack sends no app_mention in a DM; in channels a mentioned member app gets both.
+      if (channel?.type !== 'im' && mentioned.has(app.botUserId)) {
+        this.sendEvent(app, this.workspace.appMentionEvent(message));
+      }
+    }
+    this.notify();
+  }
+
+  publishChanged(message: FakeMessage, previousText: string): void {
+    this.fanOut(message.channel, () => this.workspace.changedEvent(message, previousText));
+  }
+
+  // ---- internals ----
+
+  private fanOut(channelId: string, build: () => Record<string, unknown>): void {
+    for (const app of this.workspace.memberApps(channelId)) this.sendEvent(app, build());
+    this.notify();
+  }
+
+  private callbackBody(app: FakeApp, event: Record<string, unknown>): Record<string, unknown> {
+    return {
+      token: 'verification-token',
+      team_id: this.workspace.teamId,
+      api_app_id: app.appId,
+      event,
+      type: 'event_callback',
+      event_id: `Ev${randomUUID().replaceAll('-', '').slice(0, 10).toUpperCase()}`,
+      event_time: Math.floor(Date.now() / 1000),
+      authorizations: [
+        {
+          enterprise_id: null,
+          team_id: this.workspace.teamId,
+          user_id: app.botUserId,
+          is_bot: true,
+          is_enterprise_install: false,
+        },
+      ],
+      is_ext_shared_channel: false,
+      event_context: randomUUID(),
+    };
+  }
+
+  private sendEvent(app: FakeApp, event: Record<string, unknown>): void {
+    const envelopeId = randomUUID();
+    const envelope = {
+      envelope_id: envelopeId,
+      type: 'events_api',
+      accepts_response_payload: false,
+      retry_attempt: 0,
+      retry_reason: '',
+      payload: this.callbackBody(app, event),
+    };
+    this.deliver(app, envelopeId, 'events_api', envelope);
+  }
+
+  private deliver(app: FakeApp, envelopeId: string, type: Delivery['type'], envelope: Record<string, unknown>): void {
+    this.deliveries.push({ app: app.name, envelopeId, type, envelope, sentAt: performance.now() });
+    if (app.requestUrl) {
+      void this.deliverHttp(app, envelopeId, type, envelope);
+    } else {
+      const raw = JSON.stringify(envelope);
+      const ws = this.openSocket(app.name);
+      if (ws) ws.send(raw);
+      else this.pending.set(app.name, [...(this.pending.get(app.name) ?? []), raw]);
+    }
+    this.notify();
+  }
+
+  private async deliverHttp(
+    app: FakeApp,
+    envelopeId: string,
+    type: Delivery['type'],
+    envelope: Record<string, unknown>,
+  ): Promise<void> {
+    const url = app.requestUrl ?? '';
+    const payload = envelope.payload as Record<string, unknown>;
+    const retry = Number(envelope.retry_attempt ?? 0);
+    const options: SignedPostOptions =
+      retry > 0 ? { retryNum: retry, retryReason: String(envelope.retry_reason ?? 'timeout') } : {};
+    const [body, contentType] =
+      type === 'slash_commands'
+        ? [new URLSearchParams(payload as Record<string, string>).toString(), 'application/x-www-form-urlencoded']
+        : [JSON.stringify(payload), 'application/json'];
+    try {
+      const result = await postSigned(url, app.signingSecret, body, contentType, options);
+      this.httpResults.push({ app: app.name, envelopeId, status: result.status });
+      let ackPayload: Record<string, unknown> | undefined;
+      if (result.body) {
+        try {
+          ackPayload = JSON.parse(result.body) as Record<string, unknown>;
+        } catch {
+          ackPayload = { text: result.body };
+        }
+      }
+      if (result.status === 200)
+        this.acks.push({ app: app.name, envelopeId, payload: ackPayload, at: performance.now() });
+    } catch {
+      this.httpResults.push({ app: app.name, envelopeId, status: 0 });
+    }
+    this.notify();
+  }
+
+  private openSocket(name: string): WebSocket | undefined {
+    const list = (this.sockets.get(name) ?? []).filter((ws) => ws.readyState === WebSocket.OPEN);
+    return list[list.length - 1];
+  }
+
+  private notify(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+
+  private upgrade(req: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', this.baseUrl);
+    const appId = /^\/socket\/([A-Z0-9]+)$/.exec(url.pathname)?.[1];
+    const app = [...this.workspace.apps.values()].find((a) => a.appId === appId);
+    if (!app) {
+      socket.destroy();
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const list = this.sockets.get(app.name) ?? [];
+      list.push(ws);
+      this.sockets.set(app.name, list);
+      ws.on('message', (data) => {
+        const message = JSON.parse(String(data)) as { envelope_id?: string; payload?: Record<string, unknown> };
+        if (message.envelope_id) {
+          this.acks.push({
+            app: app.name,
+            envelopeId: message.envelope_id,
+            payload: message.payload,
+            at: performance.now(),
+          });
+          this.notify();
+        }
+      });
+      ws.on('close', () => {
+        this.sockets.set(
+          app.name,
+          (this.sockets.get(app.name) ?? []).filter((s) => s !== ws),
+        );
+        this.notify();
+      });
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          num_connections: list.length,
+          debug_info: { host: 'fake-slack', approximate_connection_time: 18060 },
+          connection_info: { app_id: app.appId },
+        }),
+      );
+      for (const raw of this.pending.get(app.name) ?? []) ws.send(raw);
+      this.pending.delete(app.name);
+      this.notify();
+    });
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.baseUrl);
+    const raw = await readBody(req);
+    const contentType = String(req.headers['content-type'] ?? '');
+    const response = /^\/response\/([0-9a-f-]+)$/.exec(url.pathname);
+    if (response) {
+      const app = this.responseUrls.get(response[1] ?? '');
+      if (!app) return void res.writeHead(404).end();
+      this.slashResponses.push({ app, body: parseArgs(raw, contentType) });
+      this.notify();
+      return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    }
+    const api = /^\/api\/([A-Za-z.]+)$/.exec(url.pathname);
+    if (!api || req.method !== 'POST') return void res.writeHead(404).end();
+    const method = api[1] ?? '';
+    const args = parseArgs(raw, contentType);
+    const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+    const token = bearer ?? (typeof args.token === 'string' ? args.token : undefined);
+    const caller = this.workspace.appByToken(token);
+    const { token: _omitted, ...recorded } = args;
+    const fault = this.faults.get(method)?.shift();
+    const record = (status: number) =>
+      this.apiCalls.push({ method, app: caller?.name, args: recorded, contentType, status });
+
+    if (fault?.kind === 'rate-limit') {
+      record(429);
+      this.notify();
+      return void res
+        .writeHead(429, { 'content-type': 'application/json', 'retry-after': String(fault.retryAfterS) })
+        .end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+    }
+    if (fault?.kind === 'error') {
+      record(200);
+      this.notify();
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ok: false, error: fault.error }));
+    }
+    const result = callWebApi(this, method, args, caller, token);
+    record(result.status);
+    this.notify();
+    if (fault?.kind === 'drop-after') {
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(result.status, { 'content-type': 'application/json', ...result.headers });
+    res.end(JSON.stringify(result.body));
+  }
+}
+
+/** Starts a fake Slack workspace on 127.0.0.1. */
+export async function startFakeSlack(options: { teamId?: string } = {}): Promise<FakeSlack> {
+  const fake = new FakeSlack(options.teamId);
+  await fake.listen();
+  return fake;
+}

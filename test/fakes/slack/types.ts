@@ -1,0 +1,85 @@
+/** The public shapes of the fake Slack workspace. */
+
+export interface FakeApp {
+  /** The agent-facing name (also the bot user's name). */
+  readonly name: string;
+  readonly appId: string;
+  /** The bot user (`<@U…>` mentions it). */
+  readonly botUserId: string;
+  /** The bot id (`B…`) stamped on messages the app posts. */
+  readonly botId: string;
+  readonly botToken: string;
+  readonly appToken: string;
+  readonly signingSecret: string;
+  /** Set for HTTP-mode apps: events are signed and POSTed here instead of sent over Socket Mode. */
+  requestUrl: string | undefined;
+}
+
+export interface FakeHuman {
+  readonly id: string;
+  readonly name: string;
+  readonly displayName: string;
+}
+
+export type ChannelType = 'channel' | 'group' | 'im' | 'mpim';
+
+export interface FakeChannel {
+  readonly id: string;
+  readonly name: string;
+  readonly type: ChannelType;
+  /** User ids (humans and bot users). */
+  readonly members: Set<string>;
+}
+
+/** A message as the workspace stores it. */
+export interface FakeMessage {
+  channel: string;
+  ts: string;
+  text: string;
+  user: string;
+  threadTs: string | undefined;
+  /** Set when an app posted it. */
+  botId: string | undefined;
+  appId: string | undefined;
+  /** How it entered: a human typing, or a Web API method called by an app. */
+  via: 'human' | 'chat.postMessage' | 'chat.update';
+  edited: boolean;
+}
+
+/** One envelope the fake sent to an app (over Socket Mode or HTTP). */
+export interface Delivery {
+  readonly app: string;
+  readonly envelopeId: string;
+  readonly type: 'events_api' | 'slash_commands';
+  readonly envelope: Record<string, unknown>;
+  readonly sentAt: number;
+}
+
+export interface Ack {
+  readonly app: string;
+  readonly envelopeId: string;
+  readonly payload: Record<string, unknown> | undefined;
+  readonly at: number;
+}
+
+/** One Web API call the fake served (successful or not). */
+export interface ApiCall {
+  readonly method: string;
+  /** The app whose token made the call, when known. */
+  readonly app: string | undefined;
+  readonly args: Record<string, unknown>;
+  readonly contentType: string;
+  readonly status: number;
+}
+
+/** A planned failure for the next call of a method. */
+export type Fault =
+  | { readonly kind: 'rate-limit'; readonly retryAfterS: number }
+  | { readonly kind: 'error'; readonly error: string }
+  /** Perform the call, then drop the connection before answering (the caller cannot know it succeeded). */
+  | { readonly kind: 'drop-after' };
+
+export interface SlashResponse {
+  readonly app: string;
+  readonly body: Record<string, unknown>;
+}

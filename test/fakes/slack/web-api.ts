@@ -1,0 +1,122 @@
+import type { FakeApp, FakeMessage } from './types.js';
+import type { Workspace } from './workspace.js';
+
+/** What the Web API methods need from the running fake. */
+export interface WebApiHost {
+  readonly workspace: Workspace;
+  /** Fans a new message out to the apps in its conversation. */
+  publish(message: FakeMessage): void;
+  /** Tells the apps in the conversation that a message was edited. */
+  publishChanged(message: FakeMessage, previousText: string): void;
+  /** The Socket Mode URL for one new connection of an app. */
+  socketUrl(app: FakeApp): string;
+}
+
+export interface ApiResult {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+}
+
+const ok = (body: Record<string, unknown> = {}): ApiResult => ({ status: 200, body: { ok: true, ...body } });
+const fail = (error: string): ApiResult => ({ status: 200, body: { ok: false, error } });
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/**
+ * The Web API methods Bolt and the adapter call. `caller` is the app whose token
+ * came with the request (bot token, or app token for `apps.connections.open`).
+ */
+export function callWebApi(
+  host: WebApiHost,
+  method: string,
+  args: Record<string, unknown>,
+  caller: FakeApp | undefined,
+  token: string | undefined,
+): ApiResult {
+  const ws = host.workspace;
+  if (!caller) return fail(token ? 'invalid_auth' : 'not_authed');
+  const usedAppToken = token === caller.appToken;
+  if (method === 'apps.connections.open') {
+    return usedAppToken ? ok({ url: host.socketUrl(caller) }) : fail('not_allowed_token_type');
+  }
+  if (usedAppToken) return fail('not_allowed_token_type');
+
+  switch (method) {
+    case 'auth.test':
+      return ok({
+        url: 'https://fake.slack.test/',
+        team: 'Fake Workspace',
+        user: caller.name,
+        team_id: ws.teamId,
+        user_id: caller.botUserId,
+        bot_id: caller.botId,
+        is_enterprise_install: false,
+      });
+    case 'chat.postMessage': {
+      const channel = ws.channels.get(str(args.channel) ?? '');
+      if (!channel) return fail('channel_not_found');
+      if (!channel.members.has(caller.botUserId)) return fail('not_in_channel');
+      const text = str(args.text);
+      if (!text) return fail('no_text');
+      const threadTs = str(args.thread_ts);
+      if (threadTs && !ws.findMessage(channel.id, threadTs)) return fail('thread_not_found');
+      const message = ws.addMessage({
+        channel: channel.id,
+        text,
+        user: caller.botUserId,
+        threadTs,
+        botId: caller.botId,
+        appId: caller.appId,
+        via: 'chat.postMessage',
+      });
+      host.publish(message);
+      return ok({ channel: channel.id, ts: message.ts, message: ws.historyItem(message) });
+    }
+    case 'chat.update': {
+      const message = ws.findMessage(str(args.channel) ?? '', str(args.ts) ?? '');
+      if (!message) return fail('message_not_found');
+      if (message.botId !== caller.botId) return fail('cant_update_message');
+      const previous = message.text;
+      message.text = str(args.text) ?? message.text;
+      message.edited = true;
+      host.publishChanged(message, previous);
+      return ok({ channel: message.channel, ts: message.ts, text: message.text });
+    }
+    case 'users.info': {
+      const user = ws.userObject(str(args.user) ?? '');
+      return user ? ok({ user }) : fail('user_not_found');
+    }
+    case 'conversations.info': {
+      const channel = ws.channels.get(str(args.channel) ?? '');
+      return channel ? ok({ channel: ws.channelObject(channel) }) : fail('channel_not_found');
+    }
+    case 'conversations.history': {
+      const channel = ws.channels.get(str(args.channel) ?? '');
+      if (!channel) return fail('channel_not_found');
+      const oldest = Number(str(args.oldest) ?? '0');
+      const limit = Number(str(args.limit) ?? '100');
+      // Newest first, top-level messages and thread parents only, like Slack.
+      const items = ws.messages
+        .filter((m) => m.channel === channel.id && (!m.threadTs || m.threadTs === m.ts) && Number(m.ts) > oldest)
+        .reverse();
+      return ok({ messages: items.slice(0, limit).map((m) => ws.historyItem(m)), has_more: items.length > limit });
+    }
+    case 'conversations.replies': {
+      const channel = ws.channels.get(str(args.channel) ?? '');
+      if (!channel) return fail('channel_not_found');
+      const ts = str(args.ts) ?? '';
+      const oldest = Number(str(args.oldest) ?? '0');
+      // Oldest first, the parent included, like Slack.
+      const items = ws.messages.filter(
+        (m) => m.channel === channel.id && (m.ts === ts || m.threadTs === ts) && Number(m.ts) >= oldest,
+      );
+      if (items.length === 0) return fail('thread_not_found');
+      return ok({ messages: items.map((m) => ws.historyItem(m)), has_more: false });
+    }
+    default:
+      return fail('unknown_method');
+  }
+}
