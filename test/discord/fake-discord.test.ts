@@ -1,0 +1,151 @@
+import { Client, Events, GatewayIntentBits, type Message, MessageFlags, Partials } from 'discord.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+
+function client(fake: FakeDiscord): Client {
+  return new Client({
+    intents: [
+      GatewayIntentBits.Guilds,
+      GatewayIntentBits.GuildMessages,
+      GatewayIntentBits.MessageContent,
+      GatewayIntentBits.DirectMessages,
+    ],
+    partials: [Partials.Channel],
+    rest: { api: fake.apiURL, globalRequestsPerSecond: 10_000 },
+  });
+}
+
+async function login(fake: FakeDiscord, token: string): Promise<Client> {
+  const bot = client(fake);
+  const ready = new Promise<void>((resolve) => bot.once(Events.ClientReady, () => resolve()));
+  await bot.login(token);
+  await ready;
+  return bot;
+}
+
+describe('fake Discord with the real discord.js', () => {
+  let fake: FakeDiscord;
+  let one: Client;
+  let two: Client;
+  const seen: { bot: string; message: Message }[] = [];
+
+  beforeAll(async () => {
+    fake = await startFakeDiscord({
+      bots: [
+        { token: 'tok-one', name: 'one' },
+        { token: 'tok-two', name: 'two' },
+      ],
+      humans: [{ name: 'alice', nick: 'Alice B' }, { name: 'bob' }],
+    });
+    one = await login(fake, 'tok-one');
+    two = await login(fake, 'tok-two');
+    for (const [name, bot] of [
+      ['one', one],
+      ['two', two],
+    ] as const) {
+      bot.on(Events.MessageCreate, (message) => seen.push({ bot: name, message }));
+    }
+  });
+
+  afterAll(async () => {
+    await one?.destroy();
+    await two?.destroy();
+    await fake?.close();
+  });
+
+  it('logs bots in with their own identities and the guild with its channels', () => {
+    expect(one.user?.username).toBe('one');
+    expect(two.user?.id).toBe(fake.bot('two').id);
+    expect(one.guilds.cache.get(fake.world.guildId)?.channels.cache.has(fake.channel('general').id)).toBe(true);
+  });
+
+  it('fans a channel message out to every bot, with mentions and the member', async () => {
+    const start = seen.length;
+    const sent = fake.humanSays('general', 'alice', `hi <@${fake.bot('two').id}>`);
+    await waitFor(() => seen.length >= start + 2);
+    const copies = seen.slice(start).filter((entry) => entry.message.id === sent.id);
+    expect(copies.map((entry) => entry.bot).sort()).toEqual(['one', 'two']);
+    const message = copies[0]?.message;
+    expect(message?.content).toBe(`hi <@${fake.bot('two').id}>`);
+    expect(message?.mentions.users.map((user) => user.id)).toEqual([fake.bot('two').id]);
+    expect(message?.member?.displayName).toBe('Alice B');
+    expect(message?.guildId).toBe(fake.world.guildId);
+  });
+
+  it('delivers a DM only to its bot', async () => {
+    const start = seen.length;
+    const sent = fake.dm('bob', 'one', 'psst');
+    await waitFor(() => seen.some((entry) => entry.message.id === sent.id));
+    const copies = seen.slice(start).filter((entry) => entry.message.id === sent.id);
+    expect(copies.map((entry) => entry.bot)).toEqual(['one']);
+    expect(copies[0]?.message.channel.isDMBased()).toBe(true);
+  });
+
+  it('returns the same message for a repeated nonce with enforce_nonce', async () => {
+    const channel = fake.channel('general').id;
+    const body = { content: 'once', nonce: 'n-123', enforce_nonce: true };
+    const first = (await one.rest.post(`/channels/${channel}/messages`, { body })) as { id: string };
+    const second = (await one.rest.post(`/channels/${channel}/messages`, { body })) as { id: string };
+    expect(second.id).toBe(first.id);
+    expect(fake.messages('general').filter((message) => message.content === 'once')).toHaveLength(1);
+  });
+
+  it('answers GET messages?after= with what came later', async () => {
+    const channel = fake.channel('general');
+    const marker = fake.humanSays(channel, 'bob', 'marker');
+    fake.humanSays(channel, 'bob', 'later 1');
+    fake.humanSays(channel, 'bob', 'later 2');
+    const later = (await one.rest.get(`/channels/${channel.id}/messages`, {
+      query: new URLSearchParams({ after: marker.id, limit: '100' }),
+    })) as { content: string }[];
+    expect(later.map((message) => message.content).sort()).toEqual(['later 1', 'later 2']);
+  });
+
+  it('makes discord.js wait out an injected 429 and then succeed', async () => {
+    fake.rateLimit({ method: 'POST', path: '/messages', count: 1, retryAfterMs: 30 });
+    const before = fake.requests.length;
+    const channel = fake.channel('general').id;
+    await one.rest.post(`/channels/${channel}/messages`, { body: { content: 'after the limit' } });
+    const posts = fake.requests.slice(before).filter((request) => request.method === 'POST');
+    expect(posts).toHaveLength(2);
+    expect(fake.messages('general').filter((message) => message.content === 'after the limit')).toHaveLength(1);
+  });
+
+  it('carries a slash command to the bot and its ephemeral reply back', async () => {
+    one.once(Events.InteractionCreate, (interaction) => {
+      if (interaction.isChatInputCommand()) {
+        void interaction.reply({
+          content: `got ${interaction.commandName} ${interaction.options.getString('agent') ?? ''}`,
+          flags: MessageFlags.Ephemeral,
+        });
+      }
+    });
+    const reply = await fake.slash('one', 'alice', 'general', 'pass', { agent: 'two' });
+    expect(reply).toEqual({ content: 'got pass two', ephemeral: true, deferred: false });
+  });
+
+  it('resumes a dropped gateway and replays what was sent meanwhile', async () => {
+    const resumed = new Promise<void>((resolve) => one.once(Events.ShardResume, () => resolve()));
+    fake.dropGateway('one');
+    const sent = fake.humanSays('general', 'alice', 'while one was away');
+    await resumed;
+    await waitFor(() => seen.some((entry) => entry.bot === 'one' && entry.message.id === sent.id));
+    expect(
+      fake.identifies.filter((entry) => entry.op === 'identify' && entry.botId === fake.bot('one').id),
+    ).toHaveLength(1);
+  });
+
+  it('makes the client identify afresh when a resume is refused', async () => {
+    const ready = new Promise<void>((resolve) => two.once(Events.ShardReady, () => resolve()));
+    fake.dropGateway('two', { resumable: false });
+    await ready;
+    expect(
+      fake.identifies.filter((entry) => entry.op === 'identify' && entry.botId === fake.bot('two').id),
+    ).toHaveLength(2);
+  });
+});
+
+/** Waits for a condition driven by gateway events (bounded by the test timeout). */
+async function waitFor(predicate: () => boolean): Promise<void> {
+  while (!predicate()) await new Promise((resolve) => setTimeout(resolve, 5));
+}

@@ -1,0 +1,259 @@
+/**
+ * A local Discord for tests: REST (`/api/v10`) and gateway on one 127.0.0.1 port, speaking the protocol the real
+ * discord.js talks. One guild, several bot identities (one per token), humans, DMs; every message created is
+ * fanned out to each connected bot like Discord does. Test controls say what humans do.
+ */
+import { EventEmitter } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FakeGateway } from './gateway.js';
+import { channelJson, memberJson, messageJson, permissionsOf, userJson } from './payloads.js';
+import {
+  handleRest,
+  type InteractionReply,
+  type PendingInteraction,
+  type RateLimitRule,
+  type RecordedRequest,
+  type RestContext,
+  visibleBots,
+} from './rest.js';
+import { ChannelType, type FakeBot, type FakeChannel, type FakeHuman, type FakeMessage, World } from './world.js';
+
+export type { FakeBot, FakeChannel, FakeHuman, FakeMessage, InteractionReply, RecordedRequest };
+
+export interface FakeDiscordOptions {
+  /** Bot identities: `name` becomes the bot's username. */
+  readonly bots: readonly { readonly token: string; readonly name: string }[];
+  readonly humans?: readonly { readonly name: string; readonly nick?: string; readonly manageChannels?: boolean }[];
+  /** Guild text channel names; default `general`. */
+  readonly channels?: readonly string[];
+}
+
+export interface FakeDiscord {
+  /** The REST base to give discord.js (`rest.api`): it appends `/v10`. */
+  readonly apiURL: string;
+  readonly gatewayURL: string;
+  readonly world: World;
+  readonly requests: readonly RecordedRequest[];
+  bot(name: string): FakeBot;
+  human(name: string): FakeHuman;
+  channel(name: string): FakeChannel;
+  /** A human posts in a channel; `replyTo` makes it a Discord reply (pinging the replied author by default). */
+  humanSays(
+    channel: FakeChannel | string,
+    human: FakeHuman | string,
+    text: string,
+    options?: { replyTo?: string; pingReplied?: boolean },
+  ): FakeMessage;
+  /** Another (foreign) bot posts, e.g. to test DISCORD_ALLOWED_BOTS. */
+  botSays(channel: FakeChannel | string, bot: FakeBot | string, text: string): FakeMessage;
+  /** A human sends a DM to a bot; only that bot receives it. */
+  dm(human: FakeHuman | string, bot: FakeBot | string, text: string): FakeMessage;
+  /**
+   * A human runs a slash command in a channel (or their DM with `bot`); resolves with the reply the bot gives.
+   */
+  slash(
+    bot: FakeBot | string,
+    human: FakeHuman | string,
+    channel: FakeChannel | string,
+    command: string,
+    options?: Record<string, string>,
+  ): Promise<InteractionReply>;
+  /** Messages in a channel, oldest first. */
+  messages(channel: FakeChannel | string): FakeMessage[];
+  /** Messages posted by bots (optionally one bot) in a channel, oldest first. */
+  botMessages(channel: FakeChannel | string, bot?: FakeBot | string): FakeMessage[];
+  /** Resolves once `predicate` holds; checked after every message created or edited. */
+  until(predicate: () => boolean): Promise<void>;
+  /** Closes a bot's gateway connection with a code after which clients reconnect (see FakeGateway.drop). */
+  dropGateway(bot: FakeBot | string, options?: { resumable?: boolean }): void;
+  /** Resolves when the bot has a live gateway session. */
+  connected(bot: FakeBot | string): Promise<void>;
+  /** The next `count` matching requests answer 429 with Retry-After. */
+  rateLimit(rule: { method?: string; path?: string; count?: number; retryAfterMs?: number; global?: boolean }): void;
+  /** Registered application commands: `${applicationId}:${guildId | 'global'}` → commands. */
+  readonly commands: ReadonlyMap<string, unknown[]>;
+  readonly identifies: FakeGateway['log'];
+  close(): Promise<void>;
+}
+
+export async function startFakeDiscord(options: FakeDiscordOptions): Promise<FakeDiscord> {
+  const world = new World();
+  for (const bot of options.bots) world.addBot(bot.token, bot.name);
+  for (const human of options.humans ?? [{ name: 'alice' }]) {
+    world.addHuman(human.name, {
+      ...(human.nick ? { nick: human.nick } : {}),
+      manageChannels: human.manageChannels ?? false,
+    });
+  }
+  for (const name of options.channels ?? ['general']) world.addChannel(name);
+
+  const events = new EventEmitter();
+  events.setMaxListeners(0);
+  let port = 0;
+  const gatewayUrl = () => `ws://127.0.0.1:${port}/gateway`;
+  const gateway = new FakeGateway(world, gatewayUrl);
+  const context: RestContext = {
+    world,
+    gateway,
+    requests: [],
+    rateLimits: [] as RateLimitRule[],
+    interactions: new Map<string, PendingInteraction>(),
+    commands: new Map(),
+    gatewayUrl,
+    publish(message) {
+      const data = messageJson(world, message, { gateway: true });
+      gateway.dispatch('MESSAGE_CREATE', data, visibleBots(context, message));
+      events.emit('change');
+    },
+  };
+
+  const server: Server = createServer((request, response) => {
+    void handleRest(context, request, response).finally(() => events.emit('change'));
+  });
+  server.on('upgrade', (request, socket, head) => {
+    if (request.url?.startsWith('/gateway')) gateway.handleUpgrade(request, socket, head);
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+
+  const bot = (ref: FakeBot | string): FakeBot => {
+    if (typeof ref !== 'string') return ref;
+    const found = world.bots.find((candidate) => candidate.username === ref || candidate.id === ref);
+    if (!found) throw new Error(`fake discord: no bot ${ref}`);
+    return found;
+  };
+  const human = (ref: FakeHuman | string): FakeHuman => {
+    if (typeof ref !== 'string') return ref;
+    const found = world.humans.find((candidate) => candidate.username === ref || candidate.id === ref);
+    if (!found) throw new Error(`fake discord: no human ${ref}`);
+    return found;
+  };
+  const channel = (ref: FakeChannel | string): FakeChannel => {
+    if (typeof ref !== 'string') return ref;
+    const found =
+      world.channels.get(ref) ??
+      [...world.channels.values()].find(
+        (candidate) => candidate.type === ChannelType.GuildText && candidate.name === ref,
+      );
+    if (!found) throw new Error(`fake discord: no channel ${ref}`);
+    return found;
+  };
+  const messages = (ref: FakeChannel | string) => world.messages.filter((m) => m.channelId === channel(ref).id);
+
+  return {
+    apiURL: `http://127.0.0.1:${port}/api`,
+    gatewayURL: gatewayUrl(),
+    world,
+    requests: context.requests,
+    commands: context.commands,
+    identifies: gateway.log,
+    bot,
+    human,
+    channel,
+    humanSays(where, who, text, extra = {}) {
+      const message = world.createMessage({
+        channelId: channel(where).id,
+        authorId: human(who).id,
+        content: text,
+        replyTo: extra.replyTo ?? null,
+        pingReplied: extra.pingReplied ?? true,
+      });
+      context.publish(message);
+      return message;
+    },
+    botSays(where, who, text) {
+      const message = world.createMessage({ channelId: channel(where).id, authorId: bot(who).id, content: text });
+      context.publish(message);
+      return message;
+    },
+    dm(who, to, text) {
+      const room = world.dmChannel(human(who).id, bot(to).id);
+      const message = world.createMessage({ channelId: room.id, authorId: human(who).id, content: text });
+      context.publish(message);
+      return message;
+    },
+    slash(to, who, where, command, values = {}) {
+      const app = bot(to);
+      const user = human(who);
+      const room = typeof where === 'string' && where === 'dm' ? world.dmChannel(user.id, app.id) : channel(where);
+      const inGuild = room.type !== ChannelType.DM;
+      const token = `itoken-${world.ids.next()}`;
+      const reply = new Promise<InteractionReply>((resolve) => {
+        context.interactions.set(token, { applicationId: app.applicationId, deferredFlags: null, resolve });
+      });
+      gateway.dispatch(
+        'INTERACTION_CREATE',
+        {
+          id: world.ids.next(),
+          application_id: app.applicationId,
+          type: 2,
+          token,
+          version: 1,
+          data: {
+            id: world.ids.next(),
+            name: command,
+            type: 1,
+            options: Object.entries(values).map(([name, value]) => ({ name, type: 3, value })),
+            ...(inGuild ? { guild_id: world.guildId } : {}),
+          },
+          channel_id: room.id,
+          channel: channelJson(world, room),
+          ...(inGuild
+            ? {
+                guild_id: world.guildId,
+                guild_locale: 'en-US',
+                member: { ...memberJson(world, user, true), permissions: permissionsOf(user) },
+              }
+            : { user: userJson(user) }),
+          app_permissions: '0',
+          locale: 'en-US',
+          entitlements: [],
+          authorizing_integration_owners: {},
+          context: inGuild ? 0 : 1,
+        },
+        [app.id],
+      );
+      return reply;
+    },
+    messages,
+    botMessages(where, who) {
+      const only = who ? bot(who).id : undefined;
+      return messages(where).filter((message) =>
+        only ? message.authorId === only : world.bots.some((candidate) => candidate.id === message.authorId),
+      );
+    },
+    until(predicate) {
+      if (predicate()) return Promise.resolve();
+      return new Promise((resolve) => {
+        const check = () => {
+          if (!predicate()) return;
+          events.off('change', check);
+          resolve();
+        };
+        events.on('change', check);
+      });
+    },
+    dropGateway(who, extra = {}) {
+      gateway.drop(bot(who).id, { resumable: extra.resumable ?? true });
+    },
+    connected(who) {
+      return gateway.connected(bot(who).id);
+    },
+    rateLimit(rule) {
+      context.rateLimits.push({
+        ...(rule.method ? { method: rule.method } : {}),
+        ...(rule.path ? { path: rule.path } : {}),
+        remaining: rule.count ?? 1,
+        retryAfterMs: rule.retryAfterMs ?? 50,
+        global: rule.global ?? false,
+      });
+    },
+    async close() {
+      gateway.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

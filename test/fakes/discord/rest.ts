@@ -1,0 +1,310 @@
+/**
+ * The fake REST API (`/api/v10/...`): the routes discord.js and the adapter call, with Discord's status codes,
+ * `enforce_nonce` idempotency, and injectable 429s carrying the headers discord.js reads.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FakeGateway } from './gateway.js';
+import { channelJson, messageJson, userJson } from './payloads.js';
+import { ChannelType, type FakeBot, type FakeMessage, type World } from './world.js';
+
+/** How long Discord remembers a nonce for `enforce_nonce` (a few minutes). */
+const NONCE_TTL_MS = 5 * 60_000;
+
+export interface RecordedRequest {
+  readonly method: string;
+  /** Path below `/api/v10`, e.g. `/channels/123/messages`. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly botId: string | undefined;
+  readonly body: unknown;
+}
+
+export interface RateLimitRule {
+  readonly method?: string;
+  /** Matches paths containing this text (all paths when absent). */
+  readonly path?: string;
+  remaining: number;
+  readonly retryAfterMs: number;
+  readonly global: boolean;
+}
+
+export interface InteractionReply {
+  readonly content: string;
+  readonly ephemeral: boolean;
+  /** Whether the reply came after a deferral (DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE, then an edit). */
+  readonly deferred: boolean;
+}
+
+export interface PendingInteraction {
+  readonly applicationId: string;
+  deferredFlags: number | null;
+  readonly resolve: (reply: InteractionReply) => void;
+}
+
+export interface RestContext {
+  readonly world: World;
+  readonly gateway: FakeGateway;
+  readonly requests: RecordedRequest[];
+  readonly rateLimits: RateLimitRule[];
+  /** Interactions awaiting their reply, by token. */
+  readonly interactions: Map<string, PendingInteraction>;
+  readonly commands: Map<string, unknown[]>;
+  gatewayUrl(): string;
+  /** Fans a new message out to the bots that can see it. */
+  publish(message: FakeMessage): void;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function readBody(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  if (chunks.length === 0) return undefined;
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 50109, 'The request body contains invalid JSON.');
+  }
+}
+
+function send(response: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}): void {
+  if (body === undefined) {
+    response.writeHead(status, headers).end();
+    return;
+  }
+  response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+}
+
+export async function handleRest(context: RestContext, request: IncomingMessage, response: ServerResponse) {
+  const url = new URL(request.url ?? '/', 'http://fake');
+  const match = /^\/api\/v\d+(\/.*)$/.exec(url.pathname);
+  if (!match?.[1]) return send(response, 404, { code: 0, message: '404: Not Found' });
+  const path = match[1];
+  const method = request.method ?? 'GET';
+  try {
+    const body = await readBody(request);
+    const bot = context.world.botByToken(request.headers.authorization);
+    context.requests.push({ method, path, query: url.searchParams, botId: bot?.id, body });
+
+    const limit = context.rateLimits.find(
+      (rule) =>
+        rule.remaining > 0 && (!rule.method || rule.method === method) && (!rule.path || path.includes(rule.path)),
+    );
+    if (limit) {
+      limit.remaining -= 1;
+      const seconds = (limit.retryAfterMs / 1000).toFixed(3);
+      return send(
+        response,
+        429,
+        { message: 'You are being rate limited.', retry_after: limit.retryAfterMs / 1000, global: limit.global },
+        {
+          'retry-after': seconds,
+          'x-ratelimit-reset-after': seconds,
+          'x-ratelimit-scope': limit.global ? 'global' : 'user',
+          ...(limit.global ? { 'x-ratelimit-global': 'true' } : {}),
+        },
+      );
+    }
+
+    // Interaction callbacks and webhook edits authenticate by the interaction token, not the bot token.
+    const callback = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path);
+    if (callback && method === 'POST') return interactionCallback(context, callback[2] ?? '', body, response);
+    const original = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path);
+    if (original && method === 'PATCH') return editOriginal(context, original[2] ?? '', body, response);
+
+    if (!bot) throw new HttpError(401, 0, '401: Unauthorized');
+    return route(context, bot, method, path, url.searchParams, body, response);
+  } catch (error) {
+    if (error instanceof HttpError) return send(response, error.status, { code: error.code, message: error.message });
+    return send(response, 500, { code: 0, message: String(error) });
+  }
+}
+
+function route(
+  context: RestContext,
+  bot: FakeBot,
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  body: unknown,
+  response: ServerResponse,
+): void {
+  const { world } = context;
+  if (method === 'GET' && path === '/gateway/bot') {
+    return send(response, 200, {
+      url: context.gatewayUrl(),
+      shards: 1,
+      session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
+    });
+  }
+  if (method === 'GET' && path === '/users/@me') return send(response, 200, userJson(bot));
+  if (method === 'GET' && (path === '/applications/@me' || path === '/oauth2/applications/@me')) {
+    return send(response, 200, { id: bot.applicationId, name: bot.username, bot: userJson(bot), flags: 0 });
+  }
+  if (method === 'POST' && path === '/users/@me/channels') {
+    const recipient = String((body as { recipient_id?: unknown })?.recipient_id ?? '');
+    if (!world.user(recipient)) throw new HttpError(400, 50035, 'Invalid Form Body');
+    return send(response, 200, channelJson(world, world.dmChannel(recipient, bot.id)));
+  }
+  const commands = /^\/applications\/(\d+)(?:\/guilds\/(\d+))?\/commands$/.exec(path);
+  if (commands && method === 'PUT') {
+    if (commands[1] !== bot.applicationId) throw new HttpError(403, 50001, 'Missing Access');
+    const list = (Array.isArray(body) ? body : []).map((command: Record<string, unknown>) => ({
+      id: world.ids.next(),
+      application_id: bot.applicationId,
+      version: world.ids.next(),
+      type: 1,
+      ...command,
+      ...(commands[2] ? { guild_id: commands[2] } : {}),
+    }));
+    context.commands.set(`${bot.applicationId}:${commands[2] ?? 'global'}`, list);
+    return send(response, 200, list);
+  }
+
+  const channelPath = /^\/channels\/(\d+)(\/.*)?$/.exec(path);
+  const channel = channelPath?.[1] ? world.channels.get(channelPath[1]) : undefined;
+  if (!channelPath || !channel || !world.canSee(bot, channel)) throw new HttpError(404, 10003, 'Unknown Channel');
+  const rest = channelPath[2] ?? '';
+  if (method === 'GET' && rest === '') return send(response, 200, channelJson(world, channel));
+  if (method === 'POST' && rest === '/typing') return send(response, 204);
+  if (method === 'GET' && rest === '/messages') {
+    const after = query.get('after');
+    const limit = Math.min(Number(query.get('limit') ?? 50), 100);
+    let list = world.messages.filter((message) => message.channelId === channel.id);
+    if (after) {
+      // Discord returns the `limit` oldest messages after the id, newest first.
+      list = list.filter((message) => BigInt(message.id) > BigInt(after)).slice(0, limit);
+    } else {
+      list = list.slice(-limit);
+    }
+    return send(
+      response,
+      200,
+      list.reverse().map((message) => messageJson(world, message, { gateway: false })),
+    );
+  }
+  if (method === 'POST' && rest === '/messages') return postMessage(context, bot, channel.id, body, response);
+  const edit = /^\/messages\/(\d+)$/.exec(rest);
+  if (edit && method === 'PATCH') {
+    const message = world.message(edit[1] ?? '');
+    if (!message || message.channelId !== channel.id) throw new HttpError(404, 10008, 'Unknown Message');
+    if (message.authorId !== bot.id) throw new HttpError(403, 50005, 'Cannot edit a message authored by another user');
+    const content = (body as { content?: unknown })?.content;
+    if (typeof content === 'string') {
+      if (content.length > 2000) throw new HttpError(400, 50035, 'Invalid Form Body: content over 2000');
+      message.content = content;
+    }
+    message.editedAt = Date.now();
+    const json = messageJson(world, message, { gateway: false });
+    context.gateway.dispatch(
+      'MESSAGE_UPDATE',
+      { ...json, ...gatewayFields(context, message) },
+      visibleBots(context, message),
+    );
+    return send(response, 200, json);
+  }
+  throw new HttpError(404, 0, `404: no fake route for ${method} ${path}`);
+}
+
+function gatewayFields(context: RestContext, message: FakeMessage): Record<string, unknown> {
+  const json = messageJson(context.world, message, { gateway: true });
+  return { channel_type: json.channel_type, ...(json.guild_id ? { guild_id: json.guild_id } : {}) };
+}
+
+/** Bot ids that receive a message's events: every bot for a guild channel, the DM's bot for a DM. */
+export function visibleBots(context: RestContext, message: FakeMessage): string[] {
+  const channel = context.world.channels.get(message.channelId);
+  return context.world.bots.filter((bot) => channel && context.world.canSee(bot, channel)).map((bot) => bot.id);
+}
+
+function postMessage(
+  context: RestContext,
+  bot: FakeBot,
+  channelId: string,
+  body: unknown,
+  response: ServerResponse,
+): void {
+  const { world } = context;
+  const input = (body ?? {}) as {
+    content?: unknown;
+    nonce?: unknown;
+    enforce_nonce?: unknown;
+    message_reference?: { message_id?: string };
+  };
+  const content = typeof input.content === 'string' ? input.content : '';
+  if (content.trim() === '') throw new HttpError(400, 50006, 'Cannot send an empty message');
+  if (content.length > 2000) throw new HttpError(400, 50035, 'Invalid Form Body: content must be 2000 or fewer');
+  const nonce = typeof input.nonce === 'string' || typeof input.nonce === 'number' ? String(input.nonce) : null;
+  if (nonce && nonce.length > 25) throw new HttpError(400, 50035, 'Invalid Form Body: nonce over 25 characters');
+  if (nonce && input.enforce_nonce === true) {
+    const seen = world.nonces.get(`${bot.id}:${nonce}`);
+    const earlier = seen && Date.now() - seen.at < NONCE_TTL_MS ? world.message(seen.messageId) : undefined;
+    if (earlier) return send(response, 200, messageJson(world, earlier, { gateway: false }));
+  }
+  const message = world.createMessage({
+    channelId,
+    authorId: bot.id,
+    content,
+    nonce,
+    replyTo: input.message_reference?.message_id ?? null,
+  });
+  if (nonce) world.nonces.set(`${bot.id}:${nonce}`, { messageId: message.id, at: Date.now() });
+  context.publish(message);
+  send(response, 200, messageJson(world, message, { gateway: false }));
+}
+
+function interactionCallback(context: RestContext, token: string, body: unknown, response: ServerResponse): void {
+  const pending = context.interactions.get(token);
+  if (!pending) throw new HttpError(404, 10062, 'Unknown interaction');
+  const input = (body ?? {}) as { type?: number; data?: { content?: string; flags?: number } };
+  if (input.type === 5) {
+    pending.deferredFlags = input.data?.flags ?? 0;
+  } else if (input.type === 4) {
+    context.interactions.delete(token);
+    pending.resolve({
+      content: input.data?.content ?? '',
+      ephemeral: ((input.data?.flags ?? 0) & 64) === 64,
+      deferred: false,
+    });
+  } else {
+    throw new HttpError(400, 50035, `fake: unsupported interaction response type ${String(input.type)}`);
+  }
+  send(response, 204);
+}
+
+function editOriginal(context: RestContext, token: string, body: unknown, response: ServerResponse): void {
+  const pending = context.interactions.get(token);
+  if (!pending || pending.deferredFlags === null) throw new HttpError(404, 10008, 'Unknown Message');
+  context.interactions.delete(token);
+  const content = (body as { content?: string })?.content ?? '';
+  pending.resolve({ content, ephemeral: (pending.deferredFlags & 64) === 64, deferred: true });
+  send(response, 200, {
+    id: context.world.ids.next(),
+    type: 20,
+    channel_id: '0',
+    content,
+    author: { id: pending.applicationId, username: 'app', discriminator: '0', bot: true },
+    timestamp: new Date().toISOString(),
+    edited_timestamp: null,
+    tts: false,
+    mention_everyone: false,
+    mentions: [],
+    mention_roles: [],
+    attachments: [],
+    embeds: [],
+    pinned: false,
+    flags: pending.deferredFlags,
+    components: [],
+  });
+}
+
+export { ChannelType };

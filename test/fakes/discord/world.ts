@@ -1,0 +1,172 @@
+/**
+ * The fake Discord's state: one guild with text channels, bot identities (one per token), humans, DM channels
+ * and every message ever created. Pure bookkeeping; the REST and gateway halves read and change it.
+ */
+
+const DISCORD_EPOCH = 1_420_070_400_000n;
+
+export const ChannelType = { GuildText: 0, DM: 1 } as const;
+
+export interface FakeUser {
+  readonly id: string;
+  readonly username: string;
+  readonly globalName: string | null;
+  readonly bot: boolean;
+}
+
+export interface FakeBot extends FakeUser {
+  readonly token: string;
+  /** A bot's application id; Discord makes it equal to the bot user's id for new applications. */
+  readonly applicationId: string;
+}
+
+export interface FakeHuman extends FakeUser {
+  /** Server nickname (shown as member display name), if any. */
+  readonly nick: string | null;
+  /** Whether the human's roles grant Manage Channels. */
+  readonly manageChannels: boolean;
+}
+
+export interface FakeChannel {
+  readonly id: string;
+  readonly name: string;
+  readonly type: number;
+  /** For DM channels: the two participants (a human and a bot). */
+  readonly recipients: readonly string[];
+}
+
+export interface FakeMessage {
+  readonly id: string;
+  readonly channelId: string;
+  readonly authorId: string;
+  content: string;
+  readonly nonce: string | null;
+  readonly replyTo: string | null;
+  /** User ids pinged: `<@id>` in the text, plus the replied-to author when the reply pings. */
+  readonly mentionIds: readonly string[];
+  readonly createdAt: number;
+  editedAt: number | null;
+}
+
+/** Snowflakes that grow with time and never repeat, so `after=` paging works like Discord's. */
+export class SnowflakeClock {
+  private last = 0n;
+  next(): string {
+    let id = (BigInt(Date.now()) - DISCORD_EPOCH) << 22n;
+    if (id <= this.last) id = this.last + 1n;
+    this.last = id;
+    return id.toString();
+  }
+}
+
+export class World {
+  readonly ids = new SnowflakeClock();
+  readonly guildId: string;
+  readonly guildName = 'Roundtable test server';
+  readonly ownerId: string;
+  readonly bots: FakeBot[] = [];
+  readonly humans: FakeHuman[] = [];
+  readonly channels = new Map<string, FakeChannel>();
+  readonly messages: FakeMessage[] = [];
+  /** (authorId, nonce) → message id, for `enforce_nonce`. */
+  readonly nonces = new Map<string, { messageId: string; at: number }>();
+
+  constructor() {
+    this.guildId = this.ids.next();
+    this.ownerId = this.ids.next();
+  }
+
+  addBot(token: string, username: string): FakeBot {
+    const id = this.ids.next();
+    const bot: FakeBot = { id, username, globalName: null, bot: true, token, applicationId: id };
+    this.bots.push(bot);
+    return bot;
+  }
+
+  addHuman(
+    username: string,
+    options: { nick?: string; globalName?: string; manageChannels?: boolean } = {},
+  ): FakeHuman {
+    const human: FakeHuman = {
+      id: this.ids.next(),
+      username,
+      globalName: options.globalName ?? null,
+      bot: false,
+      nick: options.nick ?? null,
+      manageChannels: options.manageChannels ?? false,
+    };
+    this.humans.push(human);
+    return human;
+  }
+
+  addChannel(name: string): FakeChannel {
+    const channel: FakeChannel = { id: this.ids.next(), name, type: ChannelType.GuildText, recipients: [] };
+    this.channels.set(channel.id, channel);
+    return channel;
+  }
+
+  /** The DM channel between a human and a bot, created on first use like `POST /users/@me/channels`. */
+  dmChannel(humanId: string, botId: string): FakeChannel {
+    for (const channel of this.channels.values()) {
+      if (
+        channel.type === ChannelType.DM &&
+        channel.recipients.includes(humanId) &&
+        channel.recipients.includes(botId)
+      ) {
+        return channel;
+      }
+    }
+    const channel: FakeChannel = { id: this.ids.next(), name: '', type: ChannelType.DM, recipients: [humanId, botId] };
+    this.channels.set(channel.id, channel);
+    return channel;
+  }
+
+  user(id: string): FakeUser | undefined {
+    return this.bots.find((bot) => bot.id === id) ?? this.humans.find((human) => human.id === id);
+  }
+
+  botByToken(token: string | undefined): FakeBot | undefined {
+    if (!token) return undefined;
+    const bare = token.replace(/^Bot\s+/i, '');
+    return this.bots.find((bot) => bot.token === bare);
+  }
+
+  /** Whether a bot can see a channel: every guild channel, and its own DMs. */
+  canSee(bot: FakeBot, channel: FakeChannel): boolean {
+    return channel.type !== ChannelType.DM || channel.recipients.includes(bot.id);
+  }
+
+  message(id: string): FakeMessage | undefined {
+    return this.messages.find((message) => message.id === id);
+  }
+
+  /** Creates a message; the caller fans it out. User ids mentioned are those named by `<@id>` / `<@!id>`. */
+  createMessage(input: {
+    channelId: string;
+    authorId: string;
+    content: string;
+    nonce?: string | null;
+    replyTo?: string | null;
+    pingReplied?: boolean;
+  }): FakeMessage {
+    const mentionIds = new Set<string>();
+    for (const match of input.content.matchAll(/<@!?(\d+)>/g)) {
+      if (match[1] && this.user(match[1])) mentionIds.add(match[1]);
+    }
+    const replied = input.replyTo ? this.message(input.replyTo) : undefined;
+    if (replied && input.pingReplied !== false) mentionIds.add(replied.authorId);
+    const message: FakeMessage = {
+      id: this.ids.next(),
+      channelId: input.channelId,
+      authorId: input.authorId,
+      content: input.content,
+      nonce: input.nonce ?? null,
+      replyTo: input.replyTo ?? null,
+      mentionIds: [...mentionIds],
+      createdAt: Date.now(),
+      editedAt: null,
+    };
+    this.messages.push(message);
+    return message;
+  }
+}
