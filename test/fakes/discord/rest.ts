@@ -137,7 +137,7 @@ function route(
   query: URLSearchParams,
   body: unknown,
   response: ServerResponse,
-): void {
+) {
   const { world } = context;
   if (method === 'GET' && path === '/gateway/bot') {
     return send(response, 200, {
@@ -226,13 +226,7 @@ export function visibleBots(context: RestContext, message: FakeMessage): string[
   return context.world.bots.filter((bot) => channel && context.world.canSee(bot, channel)).map((bot) => bot.id);
 }
 
-function postMessage(
-  context: RestContext,
-  bot: FakeBot,
-  channelId: string,
-  body: unknown,
-  response: ServerResponse,
-): void {
+function postMessage(context: RestContext, bot: FakeBot, channelId: string, body: unknown, response: ServerResponse) {
   const { world } = context;
   const input = (body ?? {}) as {
     content?: unknown;
