@@ -71,6 +71,8 @@ export interface AdapterSink {
   command(event: CommandEvent): Promise<string>;
   /** The newest platform message id stored for a room, so an adapter can fetch what it missed. */
   lastMessageId(platform: string, channel: string): string | undefined;
+  /** Resolves when the room has nothing queued or running (the terminal room waits on it between piped lines). */
+  settled?(platform: string, channel: string): Promise<void>;
 }
 
 /** One chat platform. Each agent identity on it is managed by the adapter. */

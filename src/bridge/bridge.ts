@@ -56,6 +56,9 @@ export class Bridge {
       receive: (event) => this.receive(event),
       command: (event) => this.command(event),
       lastMessageId: (platform, channel) => options.store.lastPlatformMessageId(platform, channel),
+      settled: async (platform, channel) => {
+        await this.rooms.get(`${platform}:${channel}`)?.actor.idle();
+      },
     };
   }
 
