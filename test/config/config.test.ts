@@ -1,0 +1,124 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { environmentWithDotenv, loadConfig } from '../../src/config/index.js';
+import { ConfigError } from '../../src/errors.js';
+
+let dir: string;
+const write = (name: string, text: string) => writeFileSync(path.join(dir, 'agents', name), text);
+const agent = (front: string, body = 'You are helpful.') => `---\n${front}\n---\n${body}\n`;
+const load = (env: Record<string, string> = {}) => loadConfig(env, dir);
+const errorOf = (fn: () => unknown): ConfigError => {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'rt-config-'));
+  mkdirSync(path.join(dir, 'agents'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('agent files', () => {
+  it('reads front matter and body, sorted by file name, with defaults', () => {
+    write('b.md', agent('name: beta\nmodel: m2\nactivation: always\ntools: [bash]\ntemperature: 0.5'));
+    write('a.md', agent('name: alpha\nmodel: m1', 'Alpha prompt.'));
+    const config = load({ OPENAI_BASE_URL: 'http://127.0.0.1:1/v1', OPENAI_API_KEY: 'sk-test' });
+    expect(config.agents.map((a) => a.name)).toEqual(['alpha', 'beta']);
+    const [alpha, beta] = config.agents;
+    expect(alpha).toMatchObject({
+      model: 'm1',
+      activation: 'mention',
+      tools: [],
+      systemPrompt: 'Alpha prompt.',
+      endpoint: 'http://127.0.0.1:1/v1',
+      apiKey: 'sk-test',
+    });
+    expect(beta).toMatchObject({ activation: 'always', tools: ['bash'], temperature: 0.5 });
+    expect(config.settings.TURN_LIMIT).toBe(20);
+    expect(config.secrets).toContain('sk-test');
+  });
+
+  it('uses endpoint and api_key_env from the file', () => {
+    write('a.md', agent('name: alpha\nmodel: m\nendpoint: http://127.0.0.1:11434/v1\napi_key_env: ALPHA_KEY'));
+    const config = load({ ALPHA_KEY: 'k-alpha-123' });
+    expect(config.agents[0]).toMatchObject({ endpoint: 'http://127.0.0.1:11434/v1', apiKey: 'k-alpha-123' });
+  });
+
+  it('starts without any API key (local endpoints need none)', () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    expect(load().agents[0]?.apiKey).toBeUndefined();
+  });
+
+  it('names the file and field of an invalid value', () => {
+    write('a.md', agent('name: alpha\nmodel: m\nactivation: sometimes'));
+    const error = errorOf(load);
+    expect(error.message).toMatch(/agents\/a\.md: activation: /);
+    expect(error.file).toBe(path.join('./agents', 'a.md'));
+    expect(error.field).toBe('activation');
+  });
+
+  it('rejects a name with spaces', () => {
+    write('a.md', agent('name: my agent\nmodel: m'));
+    expect(errorOf(load).message).toMatch(/a\.md: name: use letters, digits/);
+  });
+
+  it('rejects unknown keys by name', () => {
+    write('a.md', agent('name: alpha\nmodel: m\nactivaton: always'));
+    expect(errorOf(load).message).toMatch(/a\.md: activaton: unknown key/);
+  });
+
+  it('rejects duplicate agent names, case-insensitively', () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    write('b.md', agent('name: Alpha\nmodel: m'));
+    expect(errorOf(load).message).toMatch(/b\.md: name: "Alpha" is already used by .*a\.md/);
+  });
+
+  it('rejects an unknown tool', () => {
+    write('a.md', agent('name: alpha\nmodel: m\ntools: [bash, teleport]'));
+    expect(errorOf(load).message).toMatch(/a\.md: tools\.1: unknown tool "teleport"/);
+  });
+
+  it('rejects an api_key_env naming an unset variable', () => {
+    write('a.md', agent('name: alpha\nmodel: m\napi_key_env: MISSING_KEY'));
+    expect(errorOf(load).message).toMatch(/a\.md: api_key_env: names MISSING_KEY, which is not set/);
+  });
+
+  it('rejects a file without front matter and one with an empty prompt', () => {
+    write('a.md', 'just text');
+    expect(errorOf(load).message).toMatch(/a\.md: must start with YAML front matter/);
+    write('a.md', agent('name: alpha\nmodel: m', ''));
+    expect(errorOf(load).message).toMatch(/a\.md: body: the system prompt/);
+  });
+
+  it('reads platform blocks and their tokens from the environment', () => {
+    write('a.md', agent('name: alpha\nmodel: m\ndiscord: { token_env: ALPHA_DISCORD }\ncontrol: true'));
+    const config = load({ ALPHA_DISCORD: 'discord-token-value' });
+    expect(config.agents[0]?.discord).toEqual({ token: 'discord-token-value', control: true });
+    expect(config.secrets).toContain('discord-token-value');
+  });
+
+  it('names the environment variable of a bad global setting', () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    expect(errorOf(() => load({ TURN_LIMIT: 'lots' })).message).toMatch(/^environment: TURN_LIMIT: /);
+  });
+
+  it('says when the agents folder has no agent files', () => {
+    expect(errorOf(load).message).toMatch(/no agent files/);
+  });
+});
+
+describe('.env', () => {
+  it('reads .env under the real environment, which wins', () => {
+    writeFileSync(path.join(dir, '.env'), 'TURN_LIMIT=7\nLOG_LEVEL=debug\n');
+    const env = environmentWithDotenv(dir, { LOG_LEVEL: 'warn' });
+    expect(env.TURN_LIMIT).toBe('7');
+    expect(env.LOG_LEVEL).toBe('warn');
+  });
+});
