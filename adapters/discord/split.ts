@@ -52,7 +52,8 @@ export function splitMessage(text: string, limit = DISCORD_MESSAGE_LIMIT): strin
   if (text.length <= limit) return text.trim() ? [text] : [];
   const chunks: string[] = [];
   let current = '';
-  let fence: Fence | null = null;
+  // Widened on purpose: the helpers below change it, which control-flow narrowing cannot see.
+  let fence: Fence | null = null as Fence | null;
 
   const closing = (open: Fence | null) => (open ? `\n${open.marker}` : '');
   const flush = () => {
