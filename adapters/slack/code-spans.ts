@@ -1,0 +1,62 @@
+/** A piece of text: prose, a fenced code block (fence lines included) or an inline code span. */
+export interface Segment {
+  readonly kind: 'text' | 'fence' | 'code';
+  readonly value: string;
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+
+/** Whether a line closes a fence opened with `marker` (same character, at least as long, nothing after). */
+function closes(line: string, marker: string): boolean {
+  const trimmed = line.trim();
+  return trimmed.length >= marker.length && /^(`+|~+)$/.test(trimmed) && trimmed[0] === marker[0];
+}
+
+/**
+ * Splits Markdown into prose and code, so that conversions (mentions, formatting) touch
+ * prose only. Joining the values gives the input back. An unclosed fence runs to the end,
+ * as Markdown renders it.
+ */
+export function segments(text: string): Segment[] {
+  const out: Segment[] = [];
+  let prose = '';
+  let fence: string | null = null;
+  let marker = '';
+  for (const line of text.split(/(?<=\n)/)) {
+    if (fence === null) {
+      const opening = FENCE.exec(line)?.[1];
+      if (opening) {
+        out.push(...inlineSegments(prose));
+        prose = '';
+        fence = line;
+        marker = opening;
+      } else {
+        prose += line;
+      }
+    } else {
+      fence += line;
+      if (closes(line, marker)) {
+        out.push({ kind: 'fence', value: fence });
+        fence = null;
+      }
+    }
+  }
+  if (fence !== null) out.push({ kind: 'fence', value: fence });
+  out.push(...inlineSegments(prose));
+  return out;
+}
+
+/** Inline code spans (`code`, ``co`de``) inside one prose run. */
+function inlineSegments(text: string): Segment[] {
+  const out: Segment[] = [];
+  const pattern = /(`+)(?!`)([^\n]*?[^`\n])\1(?!`)/g;
+  let at = 0;
+  for (const match of text.matchAll(pattern)) {
+    const start = match.index ?? 0;
+    if (start > at) out.push({ kind: 'text', value: text.slice(at, start) });
+    out.push({ kind: 'code', value: match[0] });
+    at = start + match[0].length;
+  }
+  if (at < text.length) out.push({ kind: 'text', value: text.slice(at) });
+  return out;
+}

@@ -1,0 +1,33 @@
+/**
+ * Room ids on Slack: a conversation id (`C…`, `G…`, `D…`), or `C…/thread_ts` for a
+ * thread, which is a room of its own (own history, own turn counter).
+ */
+export interface SlackRoom {
+  readonly channel: string;
+  readonly threadTs: string | undefined;
+}
+
+export function roomId(channel: string, threadTs?: string): string {
+  return threadTs ? `${channel}/${threadTs}` : channel;
+}
+
+export function parseRoom(id: string): SlackRoom {
+  const slash = id.indexOf('/');
+  if (slash < 0) return { channel: id, threadTs: undefined };
+  return { channel: id.slice(0, slash), threadTs: id.slice(slash + 1) || undefined };
+}
+
+/**
+ * The room a message belongs to. In a thread: the thread. A top-level message in a
+ * channel starts a thread of its own when replies go in threads, except our agents'
+ * own top-level posts, which were made to the channel room and belong to it. DMs are
+ * never threaded by us.
+ */
+export function roomOfMessage(
+  message: { channel: string; ts: string; threadTs: string | undefined; isDm: boolean; byOurAgent: boolean },
+  replyInThread: boolean,
+): string {
+  if (message.threadTs) return roomId(message.channel, message.threadTs);
+  if (message.isDm || message.byOurAgent || !replyInThread) return message.channel;
+  return roomId(message.channel, message.ts);
+}
