@@ -184,13 +184,18 @@ export class Bridge {
       if (this.stopped || room.actor.epoch !== epoch) return;
       const agent = this.agent(profile.name);
       if (!agent) continue;
-      const done = await this.takeTurn(room, agent, history);
+      const done = await this.takeTurn(room, agent, history, epoch);
       if (done) return;
     }
   }
 
   /** One agent's turn. Returns true when the room's loop for this message is over (posted or handed back). */
-  private async takeTurn(room: Room, agent: AgentConfig, history: readonly RoomMessage[]): Promise<boolean> {
+  private async takeTurn(
+    room: Room,
+    agent: AgentConfig,
+    history: readonly RoomMessage[],
+    epoch: number,
+  ): Promise<boolean> {
     const controller = new AbortController();
     room.actor.inFlight.set(agent.name, controller);
     let text: string;
@@ -239,7 +244,9 @@ export class Bridge {
       this.options.store.setTurnState(room.row.id, handBack('world pass'));
       return true;
     }
-    if (posted) void room.actor.enqueueTurn(() => this.route(room, posted));
+    // A human spoke (or an operator acted) while this turn ran: the reply stands, but the loop
+    // it would continue is dropped; the router decides afresh from the human's message.
+    if (posted && room.actor.epoch === epoch) void room.actor.enqueueTurn(() => this.route(room, posted));
     return true;
   }
 

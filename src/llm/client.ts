@@ -102,11 +102,14 @@ function toLlmError(error: unknown, options: OpenAiClientOptions): LlmError {
   }
   if (error instanceof OpenAI.APIError) {
     const retryAfter = Number(error.headers?.get?.('retry-after'));
-    return new LlmError(`the model endpoint answered ${error.status ?? 'an error'}: ${firstLine(error.message)}`, {
-      ...(error.status !== undefined ? { status: error.status } : {}),
-      ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1000 } : {}),
-      cause: error,
-    });
+    return new LlmError(
+      `the model endpoint answered ${error.status ?? 'an error'}: ${firstLine(error.message).replace(/^\d{3}\s+/, '')}`,
+      {
+        ...(error.status !== undefined ? { status: error.status } : {}),
+        ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1000 } : {}),
+        cause: error,
+      },
+    );
   }
   return new LlmError(firstLine(error instanceof Error ? error.message : String(error)), { cause: error });
 }

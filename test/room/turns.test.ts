@@ -30,7 +30,10 @@ describe('classifyReply', () => {
   });
 
   it('posts a reply that merely contains [pass]', () => {
-    expect(classifyReply('code', 'I would [pass] on that')).toEqual({ kind: 'message', text: 'I would [pass] on that' });
+    expect(classifyReply('code', 'I would [pass] on that')).toEqual({
+      kind: 'message',
+      text: 'I would [pass] on that',
+    });
   });
 
   it('replaces a reply containing <world>pass</world> with the hand-back line', () => {
@@ -61,7 +64,7 @@ describe('nextCandidates', () => {
     expect(nextCandidates(agents, msg('code'), history).map((a) => a.name)).toEqual(['reviewer', 'data']);
   });
 
-  it('returns nobody after a system message (the humans\' turn)', () => {
+  it("returns nobody after a system message (the humans' turn)", () => {
     expect(nextCandidates(agents, msg('system', [], 'system'), [])).toEqual([]);
   });
 });

@@ -37,21 +37,21 @@ describe('shouldWake', () => {
     expect(shouldWake(code, msg('data'), history)).toBe(false);
   });
 
-  it('looks only at the agent\'s own last message', () => {
+  it("looks only at the agent's own last message", () => {
     const history = [msg('code', ['data']), msg('code', [])];
     expect(shouldWake(code, msg('data'), history)).toBe(false);
   });
 
-  it('never wakes anyone on the bridge\'s own messages', () => {
+  it("never wakes anyone on the bridge's own messages", () => {
     expect(shouldWake(reviewer, msg('system', ['reviewer'], 'system'), [])).toBe(false);
   });
 
-  it('wakes only the DM\'s agent in a private room, always', () => {
+  it("wakes only the DM's agent in a private room, always", () => {
     expect(shouldWake(code, msg('user', [], 'human'), [], { directAgent: 'code' })).toBe(true);
     expect(shouldWake(reviewer, msg('user', [], 'human'), [], { directAgent: 'code' })).toBe(false);
   });
 
-  it('does not confuse a human who shares an agent\'s name with the agent', () => {
+  it("does not confuse a human who shares an agent's name with the agent", () => {
     expect(shouldWake(code, msg('code', ['code'], 'human'), [])).toBe(true);
   });
 });

@@ -90,7 +90,7 @@ describe('store', () => {
     expect(store.insertMessage(message(again.id, 'hello', ['a']))).toBeNull();
   });
 
-  it('clears a room\'s history but still recognises its old messages', () => {
+  it("clears a room's history but still recognises its old messages", () => {
     const room = store.channel('console', 'main');
     store.insertMessage(message(room.id, 'old', ['x']));
     store.clearHistory(room.id);

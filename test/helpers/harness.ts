@@ -1,0 +1,69 @@
+import { type Bridge, createBridge } from '../../src/bridge/index.js';
+import type { Config } from '../../src/config/index.js';
+import { silentLogger } from '../../src/log.js';
+import type { ChatAdapter, Sandbox } from '../../src/ports.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { FakeSandbox } from '../fakes/fake-sandbox.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
+import { type TestAgent, testConfig } from './config.js';
+import { MemoryAdapter } from './memory-adapter.js';
+
+export interface Harness {
+  readonly llm: FakeOpenAI;
+  readonly config: Config;
+  readonly store: Store;
+  readonly sandbox: Sandbox;
+  readonly adapter: MemoryAdapter;
+  bridge: Bridge;
+  /** Stops the bridge and starts a new one on the same store, as a process restart would. */
+  restart(): Promise<Bridge>;
+  close(): Promise<void>;
+}
+
+/** A bridge wired to the fake OpenAI server, an in-memory platform and (by default) a fake sandbox. */
+export async function startHarness(options: {
+  agents: TestAgent[];
+  env?: Record<string, string>;
+  sandbox?: Sandbox;
+  storeFile?: string;
+  adapters?: ChatAdapter[];
+}): Promise<Harness> {
+  const llm = await startFakeOpenAI();
+  const config = testConfig({
+    agents: options.agents,
+    env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', LLM_TIMEOUT_S: '10', ...options.env },
+  });
+  const store = openStore(options.storeFile ?? ':memory:');
+  const sandbox = options.sandbox ?? new FakeSandbox();
+  const adapter = new MemoryAdapter();
+  const make = () =>
+    createBridge({ config, store, sandbox, adapters: [adapter, ...(options.adapters ?? [])], logger: silentLogger() });
+  const harness: Harness = {
+    llm,
+    config,
+    store,
+    sandbox,
+    adapter,
+    bridge: make(),
+    async restart() {
+      await harness.bridge.idle();
+      await harness.bridge.stop();
+      harness.bridge = make();
+      await harness.bridge.start();
+      return harness.bridge;
+    },
+    async close() {
+      await harness.bridge.stop();
+      store.close();
+      await llm.close();
+    },
+  };
+  await harness.bridge.start();
+  return harness;
+}
+
+/** The name of the agent a recorded request was made for (from the room note in its system prompt). */
+export function agentOf(request: { messages: Array<{ role: string; content?: unknown }> }): string {
+  const system = String(request.messages[0]?.content ?? '');
+  return /You are @([A-Za-z0-9_-]+) in a shared chat room/.exec(system)?.[1] ?? '?';
+}

@@ -1,0 +1,83 @@
+import type { AdapterSink, ChatAdapter, CommandEvent, Outbound, Posted } from '../../src/ports.js';
+
+/**
+ * An in-memory platform for bridge tests: humans "say" things, posts are recorded, and (like
+ * Discord and Slack) every post is echoed back as an incoming message from that agent's bot.
+ */
+export class MemoryAdapter implements ChatAdapter {
+  readonly platform: string;
+  readonly posts: Array<Outbound & { id: string }> = [];
+  sink: AdapterSink | undefined;
+  /** Echo each agent post back through `receive`, as platforms do. */
+  echo = true;
+  /** Make the next posts fail (platform down). */
+  failPosts = 0;
+  private next = 1;
+
+  constructor(platform = 'test') {
+    this.platform = platform;
+  }
+
+  async start(sink: AdapterSink): Promise<void> {
+    this.sink = sink;
+  }
+
+  async stop(): Promise<void> {}
+
+  async post(message: Outbound): Promise<Posted> {
+    if (this.failPosts > 0) {
+      this.failPosts--;
+      throw new Error('platform unavailable');
+    }
+    const id = `p${this.next++}`;
+    this.posts.push({ ...message, id });
+    if (this.echo && message.agent) {
+      const sink = this.sink;
+      const agent = message.agent;
+      // The echo arrives while the bridge may still be recording the post.
+      queueMicrotask(() => {
+        void sink?.receive({
+          platform: this.platform,
+          channel: message.channel,
+          messageId: id,
+          author: { id: `bot-${agent}`, name: agent, kind: 'agent' },
+          text: message.text,
+        });
+      });
+    }
+    return { messageIds: [id] };
+  }
+
+  /** A human writes in a room. */
+  async say(text: string, options: { channel?: string; user?: string; id?: string; direct?: string } = {}) {
+    const user = options.user ?? 'user';
+    await this.sink?.receive({
+      platform: this.platform,
+      channel: options.channel ?? 'room',
+      messageId: options.id ?? `h${this.next++}`,
+      author: { id: `u-${user}`, name: user, kind: 'human' },
+      text,
+      ...(options.direct ? { direct: { agent: options.direct } } : {}),
+    });
+  }
+
+  async command(name: CommandEvent['name'], args = '', options: { channel?: string; operator?: boolean } = {}) {
+    return (
+      (await this.sink?.command({
+        platform: this.platform,
+        channel: options.channel ?? 'room',
+        name,
+        args,
+        user: { id: 'op', name: 'op' },
+        isOperator: options.operator ?? true,
+      })) ?? ''
+    );
+  }
+
+  /** `[@name]: text` lines of what was posted in a room, system posts as `[system]: text`. */
+  transcript(channel = 'room'): string[] {
+    return this.posts
+      .filter((p) => p.channel === channel)
+      .map((p) => (p.agent ? `[@${p.agent}]: ${p.text}` : `[system]: ${p.text}`));
+  }
+}

@@ -1,0 +1,128 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { FakeSandbox } from '../fakes/fake-sandbox.js';
+import { agentOf, type Harness, startHarness } from '../helpers/harness.js';
+
+let h: Harness;
+afterEach(async () => h?.close());
+
+const code = [{ name: 'code', activation: 'mention' as const, tools: ['bash' as const] }];
+
+describe('LLM failures never take the bridge down', () => {
+  it('a final failure posts a short system message, hands control back, and the room keeps working', async () => {
+    h = await startHarness({ agents: code });
+    h.llm.script('code', { status: 500, errorMessage: 'model overloaded' }, { content: 'back again' });
+    await h.adapter.say('@code hello');
+    await h.bridge.idle();
+    expect(h.adapter.transcript()).toEqual([
+      '[system]: @code could not answer: the model endpoint answered 500: model overloaded',
+    ]);
+    const room = h.store.channel('test', 'room');
+    expect(h.store.turnState(room.id)).toMatchObject({ control: 'humans', reason: 'agent error' });
+    await h.adapter.say('@code again');
+    await h.bridge.idle();
+    expect(h.adapter.transcript()[1]).toBe('[@code]: back again');
+  });
+
+  it('retries 429 and 5xx with backoff, honouring Retry-After', async () => {
+    h = await startHarness({ agents: code, env: { LLM_MAX_RETRIES: '2' } });
+    h.llm.script('code', { status: 429, retryAfter: 0.01 }, { status: 503, retryAfter: 0.01 }, { content: 'made it' });
+    await h.adapter.say('@code hello');
+    await h.bridge.idle();
+    expect(h.adapter.transcript()).toEqual(['[@code]: made it']);
+    expect(h.llm.requests).toHaveLength(3);
+  });
+
+  it('gives up on a call that exceeds the time limit', async () => {
+    h = await startHarness({ agents: code, env: { LLM_TIMEOUT_S: '1' } });
+    h.llm.script('code', { hang: true });
+    await h.adapter.say('@code hello');
+    await h.bridge.idle();
+    expect(h.adapter.transcript()).toEqual(['[system]: @code could not answer: the model did not answer within 1 s']);
+  });
+
+  it('says so when the endpoint cannot be reached', async () => {
+    h = await startHarness({ agents: code });
+    await h.llm.close();
+    await h.adapter.say('@code hello');
+    await h.bridge.idle();
+    expect(h.adapter.transcript()[0]).toMatch(/^\[system\]: @code could not answer: cannot reach the model endpoint/);
+  });
+});
+
+describe('the tool loop', () => {
+  it('runs each tool call, feeds results back, and posts the final reply (streamed over SSE)', async () => {
+    const sandbox = new FakeSandbox((_key, command) =>
+      command === 'false' ? { output: '', exitCode: 1 } : { output: `ran ${command}`, exitCode: 0 },
+    );
+    h = await startHarness({ agents: code, sandbox, env: { LLM_STREAM: 'true' } });
+    h.llm.script(
+      'code',
+      {
+        content: 'Let me look.',
+        toolCalls: [
+          { name: 'bash', arguments: { command: 'ls' } },
+          { name: 'bash', arguments: { command: 'false' } },
+        ],
+      },
+      {
+        toolCalls: [
+          { name: 'teleport', arguments: {} },
+          { name: 'bash', arguments: '{not json' },
+        ],
+      },
+      { content: 'All done.' },
+    );
+    await h.adapter.say('@code check');
+    await h.bridge.idle();
+    expect(h.adapter.transcript()).toEqual(['[@code]: All done.']);
+    expect(h.llm.requests.every((r) => r.stream)).toBe(true);
+    const second = h.llm.requests[1]?.messages ?? [];
+    expect(second.slice(-3)).toMatchObject([
+      { role: 'assistant', tool_calls: [{ function: { name: 'bash' } }, { function: { name: 'bash' } }] },
+      { role: 'tool', content: 'ran ls' },
+      { role: 'tool', content: '[exit code: 1]' },
+    ]);
+    const third = h.llm.requests[2]?.messages ?? [];
+    expect(third.slice(-2)).toMatchObject([
+      { role: 'tool', content: '[ERROR: there is no tool named "teleport"]' },
+      { role: 'tool', content: '[ERROR: arguments are not valid JSON]' },
+    ]);
+    const stored = h.store.history(h.store.channel('test', 'room').id, 10).at(-1);
+    expect(stored?.toolRuns.map((r) => r.input)).toEqual(['ls', 'false', '{}', '{not json']);
+  });
+
+  it('stops after MAX_TOOL_ROUNDS and says so in the chat', async () => {
+    h = await startHarness({ agents: code, env: { MAX_TOOL_ROUNDS: '3' } });
+    h.llm.respond(() => ({ toolCalls: [{ name: 'bash', arguments: { command: 'echo again' } }] }));
+    await h.adapter.say('@code loop forever');
+    await h.bridge.idle();
+    expect(h.llm.requests).toHaveLength(4);
+    expect((h.sandbox as FakeSandbox).calls).toHaveLength(3);
+    expect(h.adapter.transcript()).toEqual([
+      '[system]: @code stopped after 3 tool rounds; control is back with the humans.',
+    ]);
+  });
+
+  it('reports timeouts and sandbox errors to the model as one line', async () => {
+    const sandbox = new FakeSandbox((_key, command) => {
+      if (command.startsWith('sleep')) return { output: 'partial', timedOut: true, exitCode: null };
+      throw new (class extends Error {})('boom');
+    });
+    h = await startHarness({ agents: code, sandbox, env: { SANDBOX_TIMEOUT_S: '2' } });
+    h.llm.script(
+      'code',
+      {
+        toolCalls: [
+          { name: 'bash', arguments: { command: 'sleep 1000' } },
+          { name: 'bash', arguments: { command: 'x' } },
+        ],
+      },
+      { content: 'ok' },
+    );
+    await h.adapter.say('@code sleep');
+    await h.bridge.idle();
+    const tools = h.llm.requests[1]?.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(tools).toEqual(['partial\n[ERROR: Command timed out after 2s]', '[ERROR: the sandbox failed: boom]']);
+    expect(agentOf(h.llm.requests[0] ?? { messages: [] })).toBe('code');
+  });
+});
