@@ -1,0 +1,141 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { run } from '../../src/main.js';
+import { FakeSandbox } from '../fakes/fake-sandbox.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
+import { agentOf } from '../helpers/harness.js';
+
+const exec = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+const MAIN = path.join(ROOT, 'src/main.ts');
+
+let llm: FakeOpenAI;
+let dir: string;
+beforeAll(async () => {
+  llm = await startFakeOpenAI();
+});
+afterAll(async () => llm.close());
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'rt-console-'));
+  mkdirSync(path.join(dir, 'agents'));
+  llm.requests.length = 0;
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function agentFile(name: string, front: string) {
+  writeFileSync(
+    path.join(dir, 'agents', `${name}.md`),
+    `---\nname: ${name}\nmodel: ${name}\n${front}\n---\nYou are ${name}.\n`,
+  );
+}
+
+/** Runs the terminal room in-process with piped input; returns what it printed. */
+async function room(lines: string[], env: Record<string, string> = {}) {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  let printed = '';
+  stdout.on('data', (chunk: Buffer) => {
+    printed += chunk.toString();
+  });
+  const sandbox = new FakeSandbox((_key, command) => ({ output: `output of ${command}`, exitCode: 0 }));
+  const running = await run({
+    argv: [],
+    cwd: dir,
+    env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', ...env },
+    stdin,
+    stdout,
+    sandbox: async () => sandbox,
+  });
+  stdin.end(`${lines.join('\n')}\n`);
+  await running.console?.finished;
+  await running.shutdown();
+  return { printed, sandbox };
+}
+
+describe('terminal room', () => {
+  it('prints every message as [@name]: text, tool runs, and system lines, then exits at end of input', async () => {
+    agentFile('code', 'activation: mention\ntools: [bash]');
+    agentFile('data', 'activation: always');
+    llm.respond((request) => {
+      const agent = agentOf(request);
+      const last = request.messages.at(-1);
+      if (agent === 'data' && String(last?.content).startsWith('[@user]')) return { content: '@code count the rows' };
+      if (agent === 'code' && last?.role === 'tool') return { content: '@data 42 rows' };
+      if (agent === 'code' && String(last?.content).includes('count the rows')) {
+        return { toolCalls: [{ name: 'bash', arguments: { command: 'wc -l sales.csv' } }] };
+      }
+      if (agent === 'data' && String(last?.content).includes('42 rows')) return { content: 'We have 42 rows.' };
+      return { content: '[pass]' };
+    });
+    const { printed } = await room(['how many rows?', '/status']);
+    const lines = printed.split('\n');
+    expect(lines[0]).toMatch(/^\[system\]: Roundtable terminal room\. Agents: @code, @data\./);
+    expect(lines.slice(1)).toEqual([
+      '[@user]: how many rows?',
+      '[@data]: @code count the rows',
+      '[@code] running: wc -l sales.csv',
+      '[result]: output of wc -l sales.csv',
+      '[@code]: @data 42 rows',
+      '[@data]: We have 42 rows.',
+      '[system]: Room console:main',
+      'Working: nobody',
+      'Agent messages in a row: 3 of 20',
+      'Control: agents',
+      'Agents: @code (mention), @data (always)',
+      'Sandbox: fake sandbox, last command: wc -l sales.csv',
+      '',
+    ]);
+    // The transcript stays clean: logs went to the data folder.
+    expect(readFileSync(path.join(dir, 'data', 'roundtable.log'), 'utf8')).toMatch(/"msg":"bridge started"/);
+  });
+
+  it("clears the room's history with /clear and refuses unknown commands", async () => {
+    agentFile('echo', 'activation: always');
+    llm.respond((request) => ({ content: `I see ${request.messages.length - 1} messages` }));
+    const { printed } = await room(['one', '/clear', 'two', '/nope']);
+    expect(printed).toContain('[@echo]: I see 1 messages\n');
+    expect(printed).toContain('[system]: History of this room cleared.\n');
+    expect(printed.match(/I see 1 messages/g)).toHaveLength(2);
+    expect(printed).toContain('[system]: Unknown command /nope.');
+  });
+
+  it('shows the first 500 characters of a tool result', async () => {
+    agentFile('code', 'activation: always\ntools: [bash]');
+    llm.script('code', { toolCalls: [{ name: 'bash', arguments: { command: 'x'.repeat(600) } }] }, { content: 'done' });
+    const { printed } = await room(['go']);
+    const result = printed.split('\n').find((l) => l.startsWith('[result]: ')) ?? '';
+    expect(result).toBe(`[result]: output of ${'x'.repeat(490)}...`);
+  });
+});
+
+describe('npm start', () => {
+  it('runs with piped stdin, prints no prompt, and exits 0 at end of input', async () => {
+    agentFile('echo', 'activation: always');
+    llm.respond(() => ({ content: 'pong' }));
+    const child = exec(TSX, [MAIN], {
+      cwd: dir,
+      env: { ...process.env, OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', SANDBOX_IMAGE: 'absent-image:none' },
+      timeout: 30_000,
+    });
+    child.child.stdin?.end('ping\n');
+    const { stdout } = await child;
+    expect(stdout.split('\n').slice(1)).toEqual(['[@user]: ping', '[@echo]: pong', '']);
+  });
+
+  it('stops with one line naming the file and field of a bad agent file', async () => {
+    agentFile('echo', 'activation: sometimes');
+    const error = await exec(TSX, [MAIN], { cwd: dir, timeout: 30_000 }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(error).toMatchObject({ code: 1 });
+    expect((error as { stderr: string }).stderr.trim()).toBe(
+      `Configuration error: ${path.join('agents', 'echo.md')}: activation: Invalid option: expected one of "always"|"mention"`,
+    );
+  });
+});

@@ -1,0 +1,29 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createLogger, redact } from '../src/log.js';
+
+describe('log redaction', () => {
+  it('removes configured secrets and token-shaped strings from every line', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'rt-log-'));
+    try {
+      const file = path.join(dir, 'rt.log');
+      const logger = createLogger({ level: 'info', file, secrets: ['my-local-secret-key'] });
+      logger.info({ apiKey: 'sk-abcdefghijklmnopqrstuvwx', detail: 'used my-local-secret-key' }, 'calling');
+      logger.info({ err: new Error('bad token xoxb-1234567890-abcdefghij') }, 'slack failed');
+      logger.info({ config: { token: 'plain' } }, 'nested');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const text = readFileSync(file, 'utf8');
+      expect(text).not.toMatch(/sk-abc|my-local-secret-key|xoxb-1234|"plain"/);
+      expect(text.match(/\[redacted\]/g)?.length).toBeGreaterThanOrEqual(4);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('redacts Discord-shaped bot tokens', () => {
+    const token = `MTA${'x'.repeat(21)}.Gabcde.${'y'.repeat(30)}`;
+    expect(redact(`login with ${token} failed`, [])).toBe('login with [redacted] failed');
+  });
+});
