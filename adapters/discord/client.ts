@@ -1,0 +1,54 @@
+/** One discord.js Client per agent identity, with the intents the bridge needs and deliberately small caches. */
+import { Client, GatewayIntentBits, Options, Partials, type RESTOptions } from 'discord.js';
+
+export interface ClientSettings {
+  /** REST base without the version (`https://discord.com/api` by default); DISCORD_API_URL overrides it. */
+  readonly api?: string | undefined;
+  /** Extra REST options (tests raise `globalRequestsPerSecond` against the local fake). */
+  readonly rest?: Partial<RESTOptions> | undefined;
+}
+
+/**
+ * Intents: guilds and their messages, message content (privileged: enable it for each bot in the developer
+ * portal), DMs; partial channels so a DM arrives before its channel is cached. Messages are never cached (the
+ * store is the history), members and users only a few, so each extra identity stays small.
+ */
+export function createClient(settings: ClientSettings): Client {
+  return new Client({
+    intents: [
+      GatewayIntentBits.Guilds,
+      GatewayIntentBits.GuildMessages,
+      GatewayIntentBits.MessageContent,
+      GatewayIntentBits.DirectMessages,
+    ],
+    partials: [Partials.Channel],
+    rest: { ...(settings.api ? { api: settings.api } : {}), ...settings.rest },
+    makeCache: Options.cacheWithLimits({
+      MessageManager: 0,
+      ReactionManager: 0,
+      ReactionUserManager: 0,
+      PresenceManager: 0,
+      VoiceStateManager: 0,
+      GuildEmojiManager: 0,
+      GuildStickerManager: 0,
+      GuildScheduledEventManager: 0,
+      GuildInviteManager: 0,
+      GuildBanManager: 0,
+      StageInstanceManager: 0,
+      ThreadMemberManager: 0,
+      AutoModerationRuleManager: 0,
+      ApplicationCommandManager: 0,
+      BaseGuildEmojiManager: 0,
+      GuildMessageManager: 0,
+      DMMessageManager: 0,
+      GuildMemberManager: { maxSize: 100, keepOverLimit: (member) => member.id === member.client.user.id },
+      UserManager: { maxSize: 100, keepOverLimit: (user) => user.id === user.client.user.id },
+    }),
+    sweepers: {
+      ...Options.DefaultSweeperSettings,
+      users: { interval: 3600, filter: () => (user) => user.id !== user.client.user.id },
+    },
+    // Replies never ping @everyone, roles or the replied-to author; user mentions written in the text do.
+    allowedMentions: { parse: ['users'], repliedUser: false },
+  });
+}

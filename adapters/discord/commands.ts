@@ -1,0 +1,94 @@
+/**
+ * Operator slash commands (`/pass [agent]`, `/reset [agent]`, `/status`): their definitions for registration,
+ * and the handling of an interaction on the control identity. Who may use them is decided here (OPERATORS or
+ * Manage Channels); what they do is the bridge's business.
+ */
+import {
+  type ChatInputCommandInteraction,
+  MessageFlags,
+  PermissionFlagsBits,
+  type RESTPutAPIApplicationCommandsJSONBody,
+} from 'discord.js';
+import type { AdapterSink, CommandEvent, CommandName } from '../../src/ports.js';
+import { PLATFORM } from './inbound.js';
+
+const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status'];
+
+/** Discord answers an interaction only within 3 s; a slower command is deferred first, then its reply edited in. */
+const DEFER_AFTER_MS = 2000;
+
+/** The command list `npm run discord:commands` registers (agent names offered as choices, at most 25). */
+export function commandDefinitions(agentNames: readonly string[]): RESTPutAPIApplicationCommandsJSONBody {
+  const choices = agentNames.slice(0, 24).map((name) => ({ name, value: name }));
+  return [
+    {
+      name: 'pass',
+      description: 'Stop the agents here (or one agent) and hand control back to the humans',
+      options: [{ type: 3, name: 'agent', description: 'Only stop this agent', required: false, choices }],
+    },
+    {
+      name: 'reset',
+      description: 'Reset this room: stop turns, clear the counter, remove the sandbox',
+      options: [
+        {
+          type: 3,
+          name: 'agent',
+          description: "Only stop this agent's turn, or 'workspace' to wipe the files too",
+          required: false,
+          choices: [...choices, { name: 'workspace', value: 'workspace' }],
+        },
+      ],
+    },
+    { name: 'status', description: 'Who is working, the turn counter, the sandbox' },
+  ];
+}
+
+export interface CommandContext {
+  readonly sink: AdapterSink;
+  readonly operators: ReadonlySet<string>;
+  /** The control identity's agent: a command in its DM acts on that private room. */
+  readonly controlAgent: string;
+}
+
+export function isCommandName(name: string): name is CommandName {
+  return (COMMANDS as readonly string[]).includes(name);
+}
+
+/** Runs one slash command and answers it ephemerally. */
+export async function answerCommand(interaction: ChatInputCommandInteraction, context: CommandContext): Promise<void> {
+  const name = interaction.commandName;
+  if (!isCommandName(name)) return;
+  const isOperator =
+    context.operators.has(interaction.user.id) ||
+    interaction.memberPermissions?.has(PermissionFlagsBits.ManageChannels) === true;
+  const event: CommandEvent = {
+    platform: PLATFORM,
+    channel: interaction.channelId,
+    name,
+    args: interaction.options.getString('agent')?.trim() ?? '',
+    user: {
+      id: interaction.user.id,
+      name: interaction.member ? interaction.user.displayName : interaction.user.username,
+    },
+    isOperator,
+    ...(interaction.guildId ? {} : { direct: { agent: context.controlAgent } }),
+  };
+  const answer = context.sink.command(event);
+  let timer: NodeJS.Timeout | undefined;
+  const slow = new Promise<'slow'>((resolve) => {
+    timer = setTimeout(() => resolve('slow'), DEFER_AFTER_MS);
+  });
+  const first = await Promise.race([answer, slow]);
+  clearTimeout(timer);
+  if (first !== 'slow') {
+    await interaction.reply({ content: clip(first), flags: MessageFlags.Ephemeral });
+    return;
+  }
+  await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+  await interaction.editReply({ content: clip(await answer) });
+}
+
+function clip(text: string): string {
+  const body = text.trim() || 'Done.';
+  return body.length > 2000 ? `${body.slice(0, 1999)}…` : body;
+}

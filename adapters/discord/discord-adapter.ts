@@ -1,0 +1,244 @@
+/**
+ * The Discord adapter: every agent with a Discord token is its own bot (one discord.js Client each). Messages
+ * arrive through whichever bots see them and are forwarded once; replies leave through the speaking agent's bot.
+ */
+import { randomBytes } from 'node:crypto';
+import { type APIMessage, ChannelType, type Client, Events, type Message, Routes } from 'discord.js';
+import type { AgentConfig, Config } from '../../src/config/index.js';
+import { AdapterError, describeError } from '../../src/errors.js';
+import type { Logger } from '../../src/log.js';
+import type { AdapterSink, ChatAdapter, Outbound, Posted } from '../../src/ports.js';
+import { compareIds, fetchMissed } from './catch-up.js';
+import { type ClientSettings, createClient } from './client.js';
+import { answerCommand } from './commands.js';
+import { factsFromApi, factsFromMessage, type MessageFacts, PLATFORM, toInbound } from './inbound.js';
+import { Directory, namesToMentions } from './mentions.js';
+import { RecentIds } from './recent-ids.js';
+import { splitMessage } from './split.js';
+
+export interface DiscordAdapterOptions {
+  readonly config: Config;
+  readonly logger: Logger;
+  /** Extra REST options for every client (tests: a high `globalRequestsPerSecond` against the fake). */
+  readonly rest?: ClientSettings['rest'];
+}
+
+interface Identity {
+  readonly agent: AgentConfig;
+  readonly token: string;
+  readonly client: Client;
+}
+
+/** Mentions only users named in the text: never @everyone, roles, or the author of a replied-to message. */
+const ALLOWED_MENTIONS = { parse: ['users'], replied_user: false };
+
+/** The control identity: `control: true` in an agent's file, else the first agent with a Discord token. */
+export function controlAgentOf(config: Config): AgentConfig | undefined {
+  const withDiscord = config.agents.filter((agent) => agent.discord);
+  return withDiscord.find((agent) => agent.discord?.control) ?? withDiscord[0];
+}
+
+export class DiscordAdapter implements ChatAdapter {
+  readonly platform = PLATFORM;
+  private readonly identities: Identity[] = [];
+  private readonly directory = new Directory();
+  private readonly seen = new RecentIds();
+  /** DM channel → the agent whose private room it is. */
+  private readonly dmOwner = new Map<string, string>();
+  /** Room → newest message id this adapter forwarded: where a catch-up starts after a drop. */
+  private readonly lastForwarded = new Map<string, string>();
+  private readonly catchingUp = new Set<string>();
+  private readonly allowedBots: ReadonlySet<string>;
+  private readonly operators: ReadonlySet<string>;
+  /** Messages that arrived before every identity was known (they could not be told apart yet). */
+  private pending: { facts: MessageFacts; receiver: string }[] | null = [];
+  private sink: AdapterSink | undefined;
+
+  constructor(private readonly options: DiscordAdapterOptions) {
+    const { settings } = options.config;
+    this.allowedBots = new Set(settings.DISCORD_ALLOWED_BOTS);
+    this.operators = new Set(settings.OPERATORS);
+  }
+
+  private get log(): Logger {
+    return this.options.logger;
+  }
+
+  async start(sink: AdapterSink): Promise<void> {
+    this.sink = sink;
+    this.pending = [];
+    const { settings } = this.options.config;
+    if (settings.DISCORD_STREAM === 'edit') {
+      this.log.warn('DISCORD_STREAM=edit is not available yet: replies are posted whole');
+    }
+    const control = controlAgentOf(this.options.config);
+    for (const agent of this.options.config.agents) {
+      if (!agent.discord) continue;
+      const client = createClient({ api: settings.DISCORD_API_URL, rest: this.options.rest });
+      const identity: Identity = { agent, token: agent.discord.token, client };
+      this.identities.push(identity);
+      this.wire(identity, identity.agent === control);
+    }
+    try {
+      await Promise.all(this.identities.map((identity) => this.login(identity)));
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+    const early = this.pending ?? [];
+    this.pending = null;
+    for (const item of early) await this.forward(item.facts, item.receiver);
+    // Whatever was said while the bridge was down: one pass over the rooms the store knows.
+    await Promise.all(this.identities.map((identity) => this.catchUp(identity)));
+  }
+
+  async stop(): Promise<void> {
+    const identities = this.identities.splice(0);
+    await Promise.allSettled(identities.map((identity) => identity.client.destroy()));
+    this.sink = undefined;
+  }
+
+  async post(message: Outbound, options: { signal?: AbortSignal } = {}): Promise<Posted> {
+    const { identity, prefix } = this.speaker(message);
+    const text = namesToMentions(prefix + message.text, this.directory);
+    const messageIds: string[] = [];
+    try {
+      for (const content of splitMessage(text)) {
+        // A fresh nonce per chunk: a request retried after a lost response returns the first message.
+        const body = {
+          content,
+          nonce: randomBytes(9).toString('hex'),
+          enforce_nonce: true,
+          allowed_mentions: ALLOWED_MENTIONS,
+        };
+        const posted = (await identity.client.rest.post(Routes.channelMessages(message.channel), {
+          body,
+          ...(options.signal ? { signal: options.signal } : {}),
+        })) as APIMessage;
+        messageIds.push(posted.id);
+      }
+    } catch (error) {
+      if (messageIds.length > 0) {
+        this.log.warn({ err: error, channel: message.channel, posted: messageIds.length }, 'reply cut short');
+        return { messageIds };
+      }
+      throw new AdapterError(PLATFORM, `${identity.agent.name} could not post: ${describeError(error)}`, {
+        cause: error,
+      });
+    }
+    return { messageIds };
+  }
+
+  async typing(channel: string, agent: string): Promise<void> {
+    const identity = this.identityOf(agent) ?? this.speaker({ channel, agent: null, text: '' }).identity;
+    await identity.client.rest.post(Routes.channelTyping(channel));
+  }
+
+  /** Which bot posts: the agent's own; the bridge's messages go through the control bot (or the DM's bot). */
+  private speaker(message: Outbound): { identity: Identity; prefix: string } {
+    const own = message.agent ? this.identityOf(message.agent) : undefined;
+    if (own) return { identity: own, prefix: '' };
+    const dmAgent = this.dmOwner.get(message.channel);
+    const identity =
+      (dmAgent ? this.identityOf(dmAgent) : undefined) ??
+      this.identityOf(controlAgentOf(this.options.config)?.name ?? '') ??
+      this.identities[0];
+    if (!identity) throw new AdapterError(PLATFORM, 'no Discord identity is connected');
+    // An agent without its own bot still speaks, under its name, through the control bot.
+    return { identity, prefix: message.agent ? `**${message.agent}:** ` : '' };
+  }
+
+  private identityOf(agent: string): Identity | undefined {
+    const key = agent.toLowerCase();
+    return this.identities.find((identity) => identity.agent.name.toLowerCase() === key);
+  }
+
+  private wire(identity: Identity, isControl: boolean): void {
+    const { client, agent } = identity;
+    client.on(Events.MessageCreate, (message) => this.onMessage(identity, message));
+    client.on(Events.Error, (error) => this.log.error({ err: error, agent: agent.name }, 'discord client error'));
+    client.on(Events.ShardError, (error) => this.log.warn({ err: error, agent: agent.name }, 'discord gateway error'));
+    client.on(Events.ShardResume, () => void this.catchUp(identity));
+    client.on(Events.ShardReady, () => {
+      // The first READY is covered by start(); a later one follows a session Discord would not resume.
+      if (this.pending === null) void this.catchUp(identity);
+    });
+    if (isControl) {
+      client.on(Events.InteractionCreate, (interaction) => {
+        if (!interaction.isChatInputCommand() || !this.sink) return;
+        answerCommand(interaction, { sink: this.sink, operators: this.operators, controlAgent: agent.name }).catch(
+          (error: unknown) => this.log.warn({ err: error, command: interaction.commandName }, 'slash command failed'),
+        );
+      });
+    }
+  }
+
+  private async login(identity: Identity): Promise<void> {
+    const { client, agent } = identity;
+    const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
+    try {
+      await client.login(identity.token);
+    } catch (error) {
+      throw new AdapterError(PLATFORM, `${agent.file}: discord.token_env: login failed: ${describeError(error)}`, {
+        cause: error,
+      });
+    }
+    await ready;
+    if (client.user) this.directory.setAgent(agent.name, client.user.id);
+    this.log.info({ agent: agent.name, user: client.user?.tag }, 'discord identity ready');
+  }
+
+  private onMessage(identity: Identity, message: Message): void {
+    const facts = factsFromMessage(message);
+    if (this.pending) {
+      this.pending.push({ facts, receiver: identity.agent.name });
+      return;
+    }
+    void this.forward(facts, identity.agent.name);
+  }
+
+  /** Hands one message to the bridge, once, whichever bots received it. */
+  private async forward(facts: MessageFacts, receiver: string): Promise<void> {
+    const sink = this.sink;
+    if (!sink || !this.seen.add(facts.id)) return;
+    // Only the DM's own bot receives a DM, so the receiver is the agent whose private room it is.
+    if (facts.isDirect) this.dmOwner.set(facts.channelId, receiver);
+    const inbound = toInbound(facts, { directory: this.directory, allowedBots: this.allowedBots, receiver });
+    const last = this.lastForwarded.get(facts.channelId);
+    if (!last || compareIds(facts.id, last) > 0) this.lastForwarded.set(facts.channelId, facts.id);
+    if (!inbound) return;
+    try {
+      await sink.receive(inbound);
+    } catch (error) {
+      this.log.error({ err: error, channel: facts.channelId, id: facts.id }, 'bridge refused a discord message');
+    }
+  }
+
+  /** Fetches and forwards, oldest first, what each of this bot's known rooms received since the last message. */
+  private async catchUp(identity: Identity): Promise<void> {
+    const sink = this.sink;
+    if (!sink) return;
+    const rooms: { id: string; direct: boolean }[] = [];
+    for (const channel of identity.client.channels.cache.values()) {
+      if (channel.type === ChannelType.GuildText || channel.type === ChannelType.GuildAnnouncement) {
+        rooms.push({ id: channel.id, direct: false });
+      }
+    }
+    for (const [id, owner] of this.dmOwner) if (owner === identity.agent.name) rooms.push({ id, direct: true });
+    for (const room of rooms) {
+      const after = this.lastForwarded.get(room.id) ?? sink.lastMessageId(PLATFORM, room.id);
+      // A room the bridge never heard of has no history worth answering now.
+      if (!after || this.catchingUp.has(room.id)) continue;
+      this.catchingUp.add(room.id);
+      try {
+        const missed = await fetchMissed(identity.client, room.id, after);
+        if (missed.length > 0) this.log.info({ channel: room.id, count: missed.length }, 'catching up on discord');
+        for (const message of missed) await this.forward(factsFromApi(message, room.direct), identity.agent.name);
+      } catch (error) {
+        this.log.warn({ err: error, channel: room.id, agent: identity.agent.name }, 'discord catch-up failed');
+      } finally {
+        this.catchingUp.delete(room.id);
+      }
+    }
+  }
+}

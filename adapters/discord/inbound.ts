@@ -1,0 +1,116 @@
+/**
+ * Discord messages → the router's Inbound. Both a live discord.js Message and a raw message fetched from the
+ * channel history (catch-up) are reduced to the same plain facts first, so both paths classify alike.
+ */
+import type { APIMessage } from 'discord.js';
+import { ChannelType, type Message, MessageType } from 'discord.js';
+import type { Inbound } from '../../src/ports.js';
+import { type Directory, mentionsToNames } from './mentions.js';
+
+export const PLATFORM = 'discord';
+
+export interface MessageFacts {
+  readonly id: string;
+  readonly channelId: string;
+  readonly isDirect: boolean;
+  readonly type: number;
+  readonly authorId: string;
+  readonly authorIsBot: boolean;
+  /** Display name: server nickname, else global name, else username. */
+  readonly authorName: string;
+  readonly content: string;
+  readonly attachments: readonly { readonly name: string; readonly url: string }[];
+  /** Users mentioned in the message, id → display name (only those written in the text are converted). */
+  readonly mentioned: ReadonlyMap<string, string>;
+  readonly at: number;
+}
+
+export function factsFromMessage(message: Message): MessageFacts {
+  const mentioned = new Map<string, string>();
+  for (const user of message.mentions.users.values()) {
+    mentioned.set(user.id, message.mentions.members?.get(user.id)?.displayName ?? user.displayName);
+  }
+  return {
+    id: message.id,
+    channelId: message.channelId,
+    isDirect: message.channel.type === ChannelType.DM,
+    type: message.type,
+    authorId: message.author.id,
+    authorIsBot: message.author.bot || message.webhookId !== null,
+    authorName: message.member?.displayName ?? message.author.displayName,
+    content: message.content,
+    attachments: [...message.attachments.values()].map((file) => ({ name: file.name, url: file.url })),
+    mentioned,
+    at: message.createdTimestamp,
+  };
+}
+
+/** A raw API message (from `GET /channels/:id/messages`); `isDirect` comes from the channel it was read from. */
+export function factsFromApi(message: APIMessage, isDirect: boolean): MessageFacts {
+  const mentioned = new Map<string, string>();
+  for (const user of message.mentions) {
+    const member = (user as { member?: { nick?: string | null } }).member;
+    mentioned.set(user.id, member?.nick ?? user.global_name ?? user.username);
+  }
+  const member = (message as { member?: { nick?: string | null } }).member;
+  return {
+    id: message.id,
+    channelId: message.channel_id,
+    isDirect,
+    type: message.type,
+    authorId: message.author.id,
+    authorIsBot: message.author.bot === true || message.webhook_id !== undefined,
+    authorName: member?.nick ?? message.author.global_name ?? message.author.username,
+    content: message.content,
+    attachments: message.attachments.map((file) => ({ name: file.filename, url: file.url })),
+    mentioned,
+    at: Date.parse(message.timestamp),
+  };
+}
+
+export interface InboundContext {
+  readonly directory: Directory;
+  /** Ids of foreign bots allowed to talk to the agents (DISCORD_ALLOWED_BOTS). */
+  readonly allowedBots: ReadonlySet<string>;
+  /** The agent whose bot received the message (the DM's owner for a DM). */
+  readonly receiver: string;
+}
+
+/** Converts a message for the router, or returns null when the router must not see it. */
+export function toInbound(facts: MessageFacts, context: InboundContext): Inbound | null {
+  // Only people's messages: joins, pins, boosts and other system messages are not conversation.
+  if (facts.type !== MessageType.Default && facts.type !== MessageType.Reply) return null;
+  const agent = context.directory.agentOf(facts.authorId);
+  let author: Inbound['author'];
+  if (agent) {
+    author = { id: facts.authorId, name: agent, kind: 'agent' };
+  } else if (facts.authorIsBot && !context.allowedBots.has(facts.authorId)) {
+    return null; // foreign bots are ignored unless allowlisted: bot loops start there
+  } else {
+    // An allowlisted bot may talk to the agents but gets no agent rights: it counts as a human.
+    context.directory.rememberHuman(facts.authorId, facts.authorName);
+    author = {
+      id: facts.authorId,
+      name: context.directory.humanName(facts.authorId) ?? facts.authorName,
+      kind: 'human',
+    };
+  }
+  for (const [id, name] of facts.mentioned) {
+    if (!context.directory.agentOf(id)) context.directory.rememberHuman(id, name);
+  }
+  let text = mentionsToNames(facts.content, context.directory, facts.mentioned);
+  if (facts.attachments.length > 0) {
+    const files = facts.attachments.map((file) => `[attachment: ${file.name} ${file.url}]`).join('\n');
+    text = text ? `${text}\n${files}` : files;
+  }
+  if (!text.trim()) return null;
+  return {
+    platform: PLATFORM,
+    channel: facts.channelId,
+    messageId: facts.id,
+    author,
+    text,
+    ...(facts.isDirect ? { direct: { agent: context.receiver } } : {}),
+    at: facts.at,
+  };
+}

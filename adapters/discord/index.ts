@@ -1,0 +1,10 @@
+import type { ChatAdapter } from '../../src/ports.js';
+import { DiscordAdapter, type DiscordAdapterOptions } from './discord-adapter.js';
+
+export { controlAgentOf, DiscordAdapter, type DiscordAdapterOptions } from './discord-adapter.js';
+export { splitMessage } from './split.js';
+
+/** The Discord adapter for every agent that has a Discord token (main.ts calls this). */
+export function createDiscordAdapter(options: DiscordAdapterOptions): ChatAdapter {
+  return new DiscordAdapter(options);
+}

@@ -1,0 +1,90 @@
+/**
+ * Mentions both ways. Inbound, `<@id>` / `<@!id>` becomes `@agent` for one of our bots and `@Display_Name` for a
+ * human (whitespace turned into `_` so the router's `@name` rule can read it). Outbound, `@agent` and a known
+ * `@Human_Name` become real mentions; text in code is left alone. Only mentions written in the text count:
+ * a reply's ping is not in the text, so it is never a mention.
+ */
+
+/** A human's name as the router sees it: the display name with whitespace replaced by `_`. */
+export function mentionName(displayName: string): string {
+  return displayName.trim().replace(/\s+/g, '_');
+}
+
+/** Who is who: our agents' bot user ids, and humans met so far (id ↔ mention name). */
+export class Directory {
+  private readonly agentByUser = new Map<string, string>();
+  private readonly userByAgent = new Map<string, string>();
+  private readonly humanById = new Map<string, string>();
+  private readonly humanByName = new Map<string, string>();
+
+  setAgent(agent: string, userId: string): void {
+    this.agentByUser.set(userId, agent);
+    this.userByAgent.set(agent.toLowerCase(), userId);
+  }
+
+  agentOf(userId: string): string | undefined {
+    return this.agentByUser.get(userId);
+  }
+
+  userOfAgent(agent: string): string | undefined {
+    return this.userByAgent.get(agent.toLowerCase());
+  }
+
+  /** Remembers a human (bounded: the oldest entries go first). */
+  rememberHuman(userId: string, displayName: string): void {
+    const name = mentionName(displayName);
+    if (!name) return;
+    const previous = this.humanById.get(userId);
+    if (previous) this.humanByName.delete(previous.toLowerCase());
+    this.humanById.delete(userId);
+    this.humanById.set(userId, name);
+    this.humanByName.set(name.toLowerCase(), userId);
+    if (this.humanById.size > 5000) {
+      const [oldestId, oldestName] = this.humanById.entries().next().value as [string, string];
+      this.humanById.delete(oldestId);
+      this.humanByName.delete(oldestName.toLowerCase());
+    }
+  }
+
+  humanName(userId: string): string | undefined {
+    return this.humanById.get(userId);
+  }
+
+  humanId(name: string): string | undefined {
+    return this.humanByName.get(name.toLowerCase());
+  }
+}
+
+/** Platform mentions → `@name`. `extra` names users mentioned in this very message (from its `mentions`). */
+export function mentionsToNames(text: string, directory: Directory, extra?: ReadonlyMap<string, string>): string {
+  return text.replace(/<@!?(\d+)>/g, (raw, id: string) => {
+    const agent = directory.agentOf(id);
+    if (agent) return `@${agent}`;
+    const display = extra?.get(id);
+    if (display) return `@${mentionName(display)}`;
+    const human = directory.humanName(id);
+    return human ? `@${human}` : raw;
+  });
+}
+
+/** Fenced blocks (an unclosed fence runs to the end) and inline code spans: left untouched. */
+const CODE = /```[\s\S]*?(?:```|$)|~~~[\s\S]*?(?:~~~|$)|(`+)[^`][\s\S]*?\1/g;
+/** `@name` shaped like the router's mentions: not after a word character, `.`, `@`, `+` or `-`. */
+const MENTION = /(^|[^A-Za-z0-9_.@+-])@([A-Za-z0-9_-]+)/g;
+
+/** `@name` → `<@id>` for our agents and for humans the directory knows; everything else stays as written. */
+export function namesToMentions(text: string, directory: Directory): string {
+  const convert = (plain: string) =>
+    plain.replace(MENTION, (whole, before: string, name: string) => {
+      const bare = name.replace(/-+$/, '');
+      const id = directory.userOfAgent(bare) ?? directory.humanId(bare);
+      return id ? `${before}<@${id}>${name.slice(bare.length)}` : whole;
+    });
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(CODE)) {
+    out += convert(text.slice(last, match.index)) + match[0];
+    last = match.index + match[0].length;
+  }
+  return out + convert(text.slice(last));
+}

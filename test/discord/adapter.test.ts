@@ -1,0 +1,204 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDiscordAdapter } from '../../adapters/discord/index.js';
+import { silentLogger } from '../../src/log.js';
+import type { AdapterSink, ChatAdapter, CommandEvent, Inbound } from '../../src/ports.js';
+import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { testConfig } from '../helpers/config.js';
+
+/** A sink that records what the adapter hands over, like the bridge would receive it. */
+class RecordingSink implements AdapterSink {
+  readonly inbound: Inbound[] = [];
+  readonly commands: CommandEvent[] = [];
+  private readonly last = new Map<string, string>();
+  private readonly waiters: (() => void)[] = [];
+
+  async receive(event: Inbound): Promise<void> {
+    this.inbound.push(event);
+    this.last.set(event.channel, event.messageId);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  async command(event: CommandEvent): Promise<string> {
+    this.commands.push(event);
+    return `${event.name} ${event.args} operator=${event.isOperator}`;
+  }
+
+  lastMessageId(_platform: string, channel: string): string | undefined {
+    return this.last.get(channel);
+  }
+
+  async until(predicate: () => boolean): Promise<void> {
+    while (!predicate()) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+}
+
+describe('Discord adapter against the fake', () => {
+  let fake: FakeDiscord;
+  let adapter: ChatAdapter;
+  const sink = new RecordingSink();
+
+  beforeAll(async () => {
+    fake = await startFakeDiscord({
+      bots: [
+        { token: 'tok-data', name: 'data-bot' },
+        { token: 'tok-code', name: 'code-bot' },
+        { token: 'tok-reviewer', name: 'reviewer-bot' },
+        { token: 'tok-helper', name: 'helper' },
+        { token: 'tok-stranger', name: 'stranger' },
+      ],
+      humans: [{ name: 'alice', nick: 'Alice Smith' }, { name: 'bob', manageChannels: true }, { name: 'carol' }],
+      channels: ['general', 'dev'],
+    });
+    const config = testConfig({
+      agents: [
+        { name: 'data', discord: { token: 'tok-data', control: false } },
+        { name: 'code', discord: { token: 'tok-code', control: true } },
+        { name: 'reviewer', discord: { token: 'tok-reviewer', control: false } },
+        { name: 'plain' },
+      ],
+      env: {
+        DISCORD_API_URL: fake.apiURL,
+        OPERATORS: fake.human('alice').id,
+        DISCORD_ALLOWED_BOTS: fake.bot('helper').id,
+      },
+    });
+    adapter = createDiscordAdapter({ config, logger: silentLogger(), rest: { globalRequestsPerSecond: 10_000 } });
+    await adapter.start(sink);
+  });
+
+  afterAll(async () => {
+    await adapter?.stop();
+    await fake?.close();
+  });
+
+  beforeEach(() => {
+    sink.inbound.length = 0;
+    sink.commands.length = 0;
+  });
+
+  it('forwards a channel message once although every agent bot receives it', async () => {
+    const sent = fake.humanSays('general', 'alice', `<@${fake.bot('code-bot').id}> can you look?`);
+    fake.humanSays('general', 'carol', 'marker');
+    await sink.until(() => sink.inbound.some((event) => event.text === 'marker'));
+    const copies = sink.inbound.filter((event) => event.messageId === sent.id);
+    expect(copies).toHaveLength(1);
+    expect(copies[0]).toMatchObject({
+      platform: 'discord',
+      channel: fake.channel('general').id,
+      author: { id: fake.human('alice').id, name: 'Alice_Smith', kind: 'human' },
+      text: '@code can you look?',
+    });
+    expect(copies[0]?.direct).toBeUndefined();
+  });
+
+  it('marks messages from our agent bots as agent messages', async () => {
+    fake.botSays('general', 'reviewer-bot', `looks fine <@${fake.human('alice').id}>`);
+    await sink.until(() => sink.inbound.length > 0);
+    expect(sink.inbound[0]?.author).toMatchObject({ name: 'reviewer', kind: 'agent' });
+    expect(sink.inbound[0]?.text).toBe('looks fine @Alice_Smith');
+  });
+
+  it('ignores a foreign bot unless it is allowlisted, which then counts as a human', async () => {
+    fake.botSays('general', 'stranger', 'beep');
+    fake.botSays('general', 'helper', 'boop');
+    await sink.until(() => sink.inbound.some((event) => event.text === 'boop'));
+    expect(sink.inbound.map((event) => event.text)).toEqual(['boop']);
+    expect(sink.inbound[0]?.author).toMatchObject({ name: 'helper', kind: 'human' });
+  });
+
+  it('does not turn a reply ping into a mention', async () => {
+    const agentMessage = fake.botSays('general', 'data-bot', 'here is the plan');
+    await sink.until(() => sink.inbound.some((event) => event.messageId === agentMessage.id));
+    const reply = fake.humanSays('general', 'carol', 'thanks', { replyTo: agentMessage.id });
+    await sink.until(() => sink.inbound.some((event) => event.messageId === reply.id));
+    expect(reply.mentionIds).toContain(fake.bot('data-bot').id); // Discord did ping the bot
+    expect(sink.inbound.find((event) => event.messageId === reply.id)?.text).toBe('thanks');
+  });
+
+  it("makes a DM the agent's private room", async () => {
+    const sent = fake.dm('carol', 'code-bot', 'secret question');
+    await sink.until(() => sink.inbound.some((event) => event.messageId === sent.id));
+    const event = sink.inbound.find((candidate) => candidate.messageId === sent.id);
+    expect(event?.direct).toEqual({ agent: 'code' });
+    expect(event?.channel).toBe(sent.channelId);
+    const posted = await adapter.post({ channel: sent.channelId, agent: 'code', text: 'secret answer' });
+    expect(fake.world.message(posted.messageIds[0] ?? '')?.authorId).toBe(fake.bot('code-bot').id);
+    // The bridge's own note in a DM goes through the DM's bot, the only one that can post there.
+    const note = await adapter.post({ channel: sent.channelId, agent: null, text: 'system note' });
+    expect(fake.world.message(note.messageIds[0] ?? '')?.authorId).toBe(fake.bot('code-bot').id);
+  });
+
+  it("posts through the agent's own bot with real mentions and an enforced nonce", async () => {
+    fake.humanSays('general', 'alice', 'hello'); // the adapter learns Alice_Smith
+    await sink.until(() => sink.inbound.some((event) => event.text === 'hello'));
+    const before = fake.requests.length;
+    const posted = await adapter.post({
+      channel: fake.channel('general').id,
+      agent: 'data',
+      text: '@alice_smith done; @code please review `@code`',
+    });
+    const message = fake.world.message(posted.messageIds[0] ?? '');
+    expect(message?.authorId).toBe(fake.bot('data-bot').id);
+    expect(message?.content).toBe(
+      `<@${fake.human('alice').id}> done; <@${fake.bot('code-bot').id}> please review \`@code\``,
+    );
+    const request = fake.requests.slice(before).find((entry) => entry.method === 'POST');
+    expect(request?.body).toMatchObject({ enforce_nonce: true, allowed_mentions: { parse: ['users'] } });
+    expect(typeof (request?.body as { nonce?: unknown }).nonce).toBe('string');
+  });
+
+  it('posts system messages through the control bot and agents without a bot under their name', async () => {
+    const system = await adapter.post({ channel: fake.channel('general').id, agent: null, text: 'hand-back' });
+    expect(fake.world.message(system.messageIds[0] ?? '')?.authorId).toBe(fake.bot('code-bot').id);
+    const plain = await adapter.post({ channel: fake.channel('general').id, agent: 'plain', text: 'hi' });
+    expect(fake.world.message(plain.messageIds[0] ?? '')?.content).toBe('**plain:** hi');
+  });
+
+  it('splits a long reply into several messages and returns every id', async () => {
+    const text = Array.from({ length: 200 }, (_, i) => `line ${i} ${'-'.repeat(20)}`).join('\n');
+    const posted = await adapter.post({ channel: fake.channel('dev').id, agent: 'reviewer', text });
+    expect(posted.messageIds.length).toBeGreaterThan(1);
+    const contents = posted.messageIds.map((id) => fake.world.message(id)?.content ?? '');
+    expect(contents.every((content) => content.length <= 2000)).toBe(true);
+    expect(contents.join('\n')).toBe(text);
+  });
+
+  it('waits out a 429 and posts once', async () => {
+    fake.rateLimit({ method: 'POST', path: '/messages', count: 2, retryAfterMs: 20 });
+    const posted = await adapter.post({ channel: fake.channel('dev').id, agent: 'data', text: 'after 429' });
+    expect(posted.messageIds).toHaveLength(1);
+    expect(fake.messages('dev').filter((message) => message.content === 'after 429')).toHaveLength(1);
+  });
+
+  it("shows typing through the agent's bot", async () => {
+    const before = fake.requests.length;
+    await adapter.typing?.(fake.channel('dev').id, 'reviewer');
+    const typing = fake.requests.slice(before).find((entry) => entry.path.endsWith('/typing'));
+    expect(typing?.botId).toBe(fake.bot('reviewer-bot').id);
+  });
+
+  it('answers slash commands ephemerally and tells the bridge who is an operator', async () => {
+    const byOperator = await fake.slash('code-bot', 'alice', 'general', 'pass', { agent: 'data' });
+    expect(byOperator).toEqual({ content: 'pass data operator=true', ephemeral: true, deferred: false });
+    const byManager = await fake.slash('code-bot', 'bob', 'general', 'status');
+    expect(byManager.content).toBe('status  operator=true');
+    const byOther = await fake.slash('code-bot', 'carol', 'general', 'reset');
+    expect(byOther).toMatchObject({ content: 'reset  operator=false', ephemeral: true });
+    expect(sink.commands.map((event) => event.channel)).toEqual(Array(3).fill(fake.channel('general').id));
+  });
+
+  it('fetches what was posted while every bot was disconnected, once', async () => {
+    const last = fake.humanSays('dev', 'carol', 'before the drop');
+    await sink.until(() => sink.inbound.some((event) => event.messageId === last.id));
+    for (const bot of ['data-bot', 'code-bot', 'reviewer-bot']) fake.dropGateway(bot, { resumable: false });
+    const missed = [fake.humanSays('dev', 'carol', 'missed 1'), fake.humanSays('dev', 'alice', 'missed 2')];
+    await sink.until(() => missed.every((message) => sink.inbound.some((event) => event.messageId === message.id)));
+    await Promise.all(['data-bot', 'code-bot', 'reviewer-bot'].map((bot) => fake.connected(bot)));
+    const after = fake.humanSays('dev', 'carol', 'after');
+    await sink.until(() => sink.inbound.some((event) => event.messageId === after.id));
+    const ids = sink.inbound.map((event) => event.messageId);
+    expect(ids.filter((id) => id === missed[0]?.id)).toHaveLength(1);
+    expect(ids.filter((id) => id === missed[1]?.id)).toHaveLength(1);
+    expect(ids.indexOf(missed[0]?.id ?? '')).toBeLessThan(ids.indexOf(missed[1]?.id ?? ''));
+  });
+});
