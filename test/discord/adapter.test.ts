@@ -144,7 +144,7 @@ describe('Discord adapter against the fake', () => {
     );
     const request = fake.requests.slice(before).find((entry) => entry.method === 'POST');
     expect(request?.body).toMatchObject({ enforce_nonce: true, allowed_mentions: { parse: ['users'] } });
-    expect(typeof (request?.body as { nonce?: unknown }).nonce).toBe('string');
+    expect(typeof (request?.body as { nonce?: unknown } | undefined)?.nonce).toBe('string');
   });
 
   it('posts system messages through the control bot and agents without a bot under their name', async () => {
