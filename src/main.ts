@@ -40,7 +40,7 @@ export interface Running {
 }
 
 /** Builds the Docker sandbox; when that cannot be loaded, bash answers why. */
-async function dockerSandbox(config: Config, logger: Logger): Promise<Sandbox> {
+export async function dockerSandbox(config: Config, logger: Logger): Promise<Sandbox> {
   try {
     const module = (await import(SANDBOX_MODULE)) as {
       createDockerSandbox: (options: { settings: Config['settings']; logger: Logger }) => Sandbox;

@@ -73,7 +73,8 @@ export class ConsoleAdapter implements ChatAdapter {
   }
 
   toolRun(_channel: string, agent: string, command: string, output: string): void {
-    const shown = output.length > RESULT_SHOWN ? `${output.slice(0, RESULT_SHOWN)}...` : output;
+    const trimmed = output.replace(/\s+$/, '');
+    const shown = trimmed.length > RESULT_SHOWN ? `${trimmed.slice(0, RESULT_SHOWN)}...` : trimmed;
     this.print(`[@${agent}] running: ${command}\n[result]: ${shown}`);
   }
 

@@ -1,0 +1,71 @@
+/**
+ * `npm run demo`: the terminal room with the example agents against a bundled local
+ * OpenAI-compatible server that plays the example session. No API key, no platform tokens.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { startFakeOpenAI } from '../test/fakes/openai-server/index.js';
+import { DEMO_QUESTION, demoReply } from './demo/player.js';
+import { RecordedSandbox } from './demo/recorded-sandbox.js';
+import { describeError } from './errors.js';
+import { dockerSandbox, run } from './main.js';
+import type { Sandbox } from './ports.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export async function demo(output: NodeJS.WritableStream = process.stdout): Promise<void> {
+  const llm = await startFakeOpenAI({ responder: demoReply });
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'roundtable-demo-'));
+  const stdin = new PassThrough();
+  let sandboxNote = 'Docker sandbox';
+  try {
+    const running = await run({
+      argv: ['--console'],
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        AGENTS_DIR: path.join(ROOT, 'agents'),
+        DATA_DIR: dataDir,
+        OPENAI_BASE_URL: llm.baseURL,
+        OPENAI_API_KEY: 'demo',
+        SANDBOX_TEMPLATE_DIR: path.join(ROOT, 'sandbox', 'demo-workspace'),
+        LOG_FILE: path.join(dataDir, 'roundtable.log'),
+      },
+      stdin,
+      stdout: output,
+      sandbox: async (config, logger): Promise<Sandbox> => {
+        const docker = await dockerSandbox(config, logger);
+        try {
+          await docker.exec('console:main', 'true', { timeoutMs: 60_000 });
+          return docker;
+        } catch (error) {
+          await docker.close().catch(() => {});
+          sandboxNote = 'recorded command output, because Docker is not available';
+          return new RecordedSandbox(describeError(error));
+        }
+      },
+      banner: 'DEMO: a local scripted model plays the example session (no API key used).',
+    });
+    running.console?.print(`[system]: DEMO: @code's commands run in: ${sandboxNote}.`);
+    stdin.end(`${DEMO_QUESTION}\n`);
+    await running.console?.finished;
+    await running.shutdown();
+    running.console?.print('[system]: DEMO: end of the example session. Run `npm start` to talk to real models.');
+  } finally {
+    await llm.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  demo().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`${describeError(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
