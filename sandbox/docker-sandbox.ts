@@ -1,0 +1,378 @@
+import path from 'node:path';
+import Dockerode from 'dockerode';
+import type { Settings } from '../src/config/index.js';
+import { SandboxError } from '../src/errors.js';
+import type { Logger } from '../src/log.js';
+import type { ExecResult, Sandbox } from '../src/ports.js';
+import { channelSlug, containerName } from './channel-key.js';
+import { containerSpec, LABEL_CHANNEL, LABEL_PROJECT, LABEL_SCOPE, PROJECT, parseMemory } from './container-spec.js';
+import { engineMessage, hasStatus, imageMissing, toSandboxError } from './docker-errors.js';
+import { type ExecTarget, execSimple, type RunOptions, type RunOutcome, runExec } from './run-exec.js';
+import { describeState } from './status-line.js';
+import { prepareWorkspace, wipeWorkspace } from './workspace.js';
+
+export interface DockerSandboxOptions {
+  readonly settings: Settings;
+  readonly logger: Logger;
+  /** Injectable engine client; by default `new Dockerode()`, which honours DOCKER_HOST. */
+  readonly docker?: Dockerode;
+  readonly clock?: () => number;
+}
+
+/** A container this process uses, with what the probe learnt about it. */
+interface LiveContainer extends ExecTarget {
+  readonly id: string;
+  readonly startedAt: number;
+  /** The memory cgroup's OOM-kill count last seen, to tell an OOM kill from any other SIGKILL. */
+  oomKills: number;
+}
+
+interface ChannelState {
+  readonly key: string;
+  readonly name: string;
+  live: LiveContainer | undefined;
+  preparing: Promise<LiveContainer> | undefined;
+  lastCommand: { readonly text: string; readonly at: number } | undefined;
+  inFlight: number;
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
+const HELPER_TIMEOUT_MS = 10_000;
+const SIGKILL_EXIT = 137;
+/** What Docker answers when the runtime cannot start an exec's process at all. */
+const EXEC_FAILED_EXIT = 126;
+const EXEC_FAILED = /^OCI runtime exec failed/;
+
+/** One hardened Docker container per channel, created lazily, adopted after a restart (issue 3). */
+export function createDockerSandbox(options: DockerSandboxOptions): Sandbox {
+  return new DockerSandbox(options);
+}
+
+class DockerSandbox implements Sandbox {
+  private readonly docker: Dockerode;
+  private readonly settings: Settings;
+  private readonly log: Logger;
+  private readonly clock: () => number;
+  private readonly dataDir: string;
+  private readonly channels = new Map<string, ChannelState>();
+  private adoption: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(options: DockerSandboxOptions) {
+    this.settings = options.settings;
+    // Fail at start-up on a bad limit rather than at the first command.
+    parseMemory(this.settings.SANDBOX_MEMORY);
+    this.docker = options.docker ?? new Dockerode();
+    this.log = options.logger.child({ component: 'sandbox' });
+    this.clock = options.clock ?? Date.now;
+    this.dataDir = path.resolve(this.settings.DATA_DIR);
+  }
+
+  workspaceDir(channelKey: string): string {
+    return path.join(this.dataDir, 'workspaces', channelSlug(channelKey));
+  }
+
+  async exec(
+    channelKey: string,
+    command: string,
+    options: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<ExecResult> {
+    if (this.closed) throw new SandboxError('the sandbox is shut down');
+    const state = this.channel(channelKey);
+    state.inFlight += 1;
+    this.clearIdle(state);
+    state.lastCommand = { text: command, at: this.clock() };
+    try {
+      await this.adoptAll();
+      let { live, outcome } = await this.run(state, command, options);
+      if (outcome.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(outcome.output)) {
+        // The runtime could not even start the command: typically a fork bomb's leftovers still
+        // hold every pid. A fresh container (same workspace) is the way out.
+        this.log.warn({ channel: channelKey, output: outcome.output.trim() }, 'sandbox container wedged; recreating');
+        state.live = undefined;
+        await this.remove(state.name);
+        ({ live, outcome } = await this.run(state, command, options));
+      }
+      if (outcome.containerKilled) state.live = undefined;
+      let output = outcome.output;
+      if (outcome.aborted) output = appendNote(output, '[aborted]');
+      else if (!outcome.timedOut && live && (outcome.exitCode === SIGKILL_EXIT || outcome.exitCode === null)) {
+        output = appendNote(output, await this.explainKill(state, live));
+      }
+      return { output, exitCode: outcome.exitCode, timedOut: outcome.timedOut };
+    } catch (error) {
+      const failure = toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE });
+      this.log.warn({ channel: channelKey, err: failure.cause ?? failure }, failure.message);
+      throw failure;
+    } finally {
+      state.inFlight -= 1;
+      this.armIdle(state);
+    }
+  }
+
+  /** Runs the command in the channel's container, recreating it once if it vanished or stopped meanwhile. */
+  private async run(
+    state: ChannelState,
+    command: string,
+    options: RunOptions,
+  ): Promise<{ live: LiveContainer; outcome: RunOutcome }> {
+    const live = await this.ensure(state);
+    try {
+      return { live, outcome: await runExec(live, command, options) };
+    } catch (error) {
+      if (!hasStatus(error, 404, 409, 500)) throw error;
+      this.log.info({ channel: state.key, reason: engineMessage(error) }, 'sandbox container gone; recreating');
+      if (state.live === live) state.live = undefined;
+      const fresh = await this.ensure(state);
+      return { live: fresh, outcome: await runExec(fresh, command, options) };
+    }
+  }
+
+  async describe(channelKey: string): Promise<string> {
+    const state = this.channel(channelKey);
+    try {
+      const info = await this.inspect(state.name);
+      return describeState({
+        container: info ? (info.State.Running ? (state.inFlight > 0 ? 'running' : 'idle') : 'stopped') : 'absent',
+        startedAt: info?.State.Running ? Date.parse(info.State.StartedAt) : undefined,
+        lastCommand: state.lastCommand,
+        now: this.clock(),
+      });
+    } catch (error) {
+      return `sandbox unavailable: ${toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE }).message}`;
+    }
+  }
+
+  async reset(channelKey: string, options?: { wipeWorkspace?: boolean }): Promise<void> {
+    const state = this.channel(channelKey);
+    this.clearIdle(state);
+    state.live = undefined;
+    state.lastCommand = undefined;
+    let failure: SandboxError | undefined;
+    try {
+      await this.remove(state.name);
+    } catch (error) {
+      failure = toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE });
+    }
+    // The workspace is wiped even when Docker is down: it is only a host folder.
+    if (options?.wipeWorkspace) await wipeWorkspace(this.workspaceDir(channelKey));
+    this.log.info({ channel: channelKey, wipeWorkspace: options?.wipeWorkspace ?? false }, 'sandbox reset');
+    if (failure) throw failure;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const state of this.channels.values()) this.clearIdle(state);
+    if (this.settings.SANDBOX_KEEP_ON_EXIT) return;
+    const known = [...this.channels.values()].filter((state) => state.live || state.preparing);
+    await Promise.all(
+      known.map(async (state) => {
+        await state.preparing?.catch(() => undefined);
+        await this.remove(state.name).catch((error: unknown) => {
+          this.log.warn({ channel: state.key, reason: engineMessage(error) }, 'could not remove sandbox container');
+        });
+        state.live = undefined;
+      }),
+    );
+  }
+
+  private channel(key: string): ChannelState {
+    let state = this.channels.get(key);
+    if (!state) {
+      state = {
+        key,
+        name: containerName(this.dataDir, key),
+        live: undefined,
+        preparing: undefined,
+        lastCommand: undefined,
+        inFlight: 0,
+        idleTimer: undefined,
+      };
+      this.channels.set(key, state);
+    }
+    return state;
+  }
+
+  /** The channel's running container: the one we know, an existing one (adopted), or a new one. */
+  private async ensure(state: ChannelState): Promise<LiveContainer> {
+    if (state.live) return state.live;
+    state.preparing ??= this.prepare(state).finally(() => {
+      state.preparing = undefined;
+    });
+    return state.preparing;
+  }
+
+  private async prepare(state: ChannelState, retry = true): Promise<LiveContainer> {
+    let info = await this.inspect(state.name);
+    if (info && !info.State.Running) {
+      this.log.info({ channel: state.key, status: info.State.Status }, 'sandbox container stopped; recreating it');
+      await this.remove(state.name);
+      info = undefined;
+    }
+    if (info) {
+      this.log.info({ channel: state.key, container: state.name }, 'adopted existing sandbox container');
+    } else {
+      info = await this.create(state);
+    }
+    const container = this.docker.getContainer(info.Id);
+    const probe = await execSimple(container, ['sh', '-c', PROBE], HELPER_TIMEOUT_MS).catch((error: unknown) => {
+      // It died between inspect and probe (killed by hand, OOM): start over once with a fresh one.
+      if (hasStatus(error, 404, 409) && retry) return undefined;
+      throw error;
+    });
+    if (!probe || (retry && probe.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(probe.output))) {
+      await this.remove(state.name);
+      return this.prepare(state, false);
+    }
+    if (probe.exitCode !== 0) {
+      throw new SandboxError(
+        `sandbox image ${this.settings.SANDBOX_IMAGE} cannot run sh: rebuild it with npm run sandbox:build`,
+      );
+    }
+    const live: LiveContainer = {
+      id: info.Id,
+      container,
+      shell: /^bash=\S/m.test(probe.output) ? 'bash' : 'sh',
+      setsid: /^setsid=\S/m.test(probe.output),
+      startedAt: Date.parse(info.State.StartedAt),
+      oomKills: parseOomKills(probe.output),
+    };
+    if (this.closed) {
+      await this.remove(state.name).catch(() => undefined);
+      throw new SandboxError('the sandbox is shut down');
+    }
+    state.live = live;
+    return live;
+  }
+
+  private async create(state: ChannelState): Promise<Dockerode.ContainerInspectInfo> {
+    const workspaceDir = this.workspaceDir(state.key);
+    const seeded = await prepareWorkspace(workspaceDir, this.settings.SANDBOX_TEMPLATE_DIR);
+    const spec = containerSpec({
+      name: state.name,
+      channelKey: state.key,
+      scope: this.dataDir,
+      workspaceDir,
+      settings: this.settings,
+    });
+    let container: Dockerode.Container;
+    try {
+      container = await this.docker.createContainer(spec);
+    } catch (error) {
+      if (hasStatus(error, 404)) throw imageMissing(this.settings.SANDBOX_IMAGE, error);
+      throw error;
+    }
+    await container.start();
+    this.log.info({ channel: state.key, container: state.name, seeded }, 'created sandbox container');
+    return container.inspect();
+  }
+
+  /**
+   * Adopts, once, the containers a previous bridge process left running for this data folder,
+   * so idle reaping and shutdown cover them too; stopped leftovers are removed.
+   */
+  private adoptAll(): Promise<void> {
+    this.adoption ??= (async () => {
+      const found = await this.docker.listContainers({
+        all: true,
+        filters: { label: [`${LABEL_PROJECT}=${PROJECT}`, `${LABEL_SCOPE}=${this.dataDir}`] },
+      });
+      for (const summary of found) {
+        const key = summary.Labels[LABEL_CHANNEL];
+        if (key === undefined) continue;
+        if (summary.State !== 'running') {
+          await this.remove(summary.Id).catch(() => undefined);
+          continue;
+        }
+        this.armIdle(this.channel(key));
+      }
+    })().catch((error: unknown) => {
+      this.adoption = undefined;
+      throw error;
+    });
+    return this.adoption;
+  }
+
+  /** Why a command ended with SIGKILL (or without an exit code) when we did not stop it ourselves. */
+  private async explainKill(state: ChannelState, live: LiveContainer): Promise<string> {
+    const info = await this.inspect(state.name).catch(() => undefined);
+    const limit = this.settings.SANDBOX_MEMORY;
+    if (!info?.State.Running || info.Id !== live.id) {
+      if (state.live?.id === live.id) state.live = undefined;
+      const oom = info?.State.OOMKilled ? ' (out of memory)' : '';
+      return `[the sandbox container stopped${oom}; a fresh one is created for the next command, files in /workspace are kept]`;
+    }
+    const probe = await execSimple(live.container, ['sh', '-c', PROBE], HELPER_TIMEOUT_MS).catch(() => undefined);
+    const oomKills = probe ? parseOomKills(probe.output) : live.oomKills;
+    if (oomKills > live.oomKills) {
+      live.oomKills = oomKills;
+      return `[killed: out of memory (the sandbox's limit is ${limit})]`;
+    }
+    return '[killed by SIGKILL]';
+  }
+
+  private armIdle(state: ChannelState): void {
+    this.clearIdle(state);
+    const minutes = this.settings.SANDBOX_IDLE_MINUTES;
+    if (this.closed || minutes <= 0 || state.inFlight > 0) return;
+    state.idleTimer = setTimeout(() => void this.reap(state), minutes * 60_000);
+    // An idle timer must never keep the process alive.
+    state.idleTimer.unref();
+  }
+
+  private clearIdle(state: ChannelState): void {
+    if (state.idleTimer) clearTimeout(state.idleTimer);
+    state.idleTimer = undefined;
+  }
+
+  private async reap(state: ChannelState): Promise<void> {
+    state.idleTimer = undefined;
+    if (state.inFlight > 0 || state.preparing || this.closed) return;
+    state.live = undefined;
+    try {
+      await this.remove(state.name);
+      this.log.info(
+        { channel: state.key, minutes: this.settings.SANDBOX_IDLE_MINUTES },
+        'removed idle sandbox container',
+      );
+    } catch (error) {
+      this.log.warn({ channel: state.key, reason: engineMessage(error) }, 'could not remove idle sandbox container');
+    }
+  }
+
+  private async inspect(name: string): Promise<Dockerode.ContainerInspectInfo | undefined> {
+    try {
+      return await this.docker.getContainer(name).inspect();
+    } catch (error) {
+      if (hasStatus(error, 404)) return undefined;
+      throw error;
+    }
+  }
+
+  private async remove(nameOrId: string): Promise<void> {
+    try {
+      await this.docker.getContainer(nameOrId).remove({ force: true });
+    } catch (error) {
+      // 404: already gone; 409: removal already in progress.
+      if (!hasStatus(error, 404, 409)) throw error;
+    }
+  }
+}
+
+/**
+ * Learns what the image offers (bash? setsid?) and the memory cgroup's OOM-kill count
+ * (cgroup v2 memory.events or v1 memory.oom_control).
+ */
+const PROBE =
+  'printf "bash=%s\\nsetsid=%s\\n" "$(command -v bash)" "$(command -v setsid)"; ' +
+  'cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null; exit 0';
+
+function parseOomKills(probeOutput: string): number {
+  const match = /^oom_kill (\d+)$/m.exec(probeOutput);
+  return match ? Number(match[1]) : 0;
+}
+
+function appendNote(output: string, note: string): string {
+  return `${output}${output && !output.endsWith('\n') ? '\n' : ''}${note}`;
+}
