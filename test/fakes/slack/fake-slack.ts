@@ -208,7 +208,7 @@ export class FakeSlack implements WebApiHost {
     return this.workspace.messages.filter((m) => m.via !== 'human' && (id === undefined || m.channel === id));
   }
 
-  /** Resolves with the first truthy value of `probe`, re-checked after every change; rejects after `timeoutMs`. */
+  /** Resolves with the first truthy value of `probe`; rejects after `timeoutMs`. */
   waitFor<T>(probe: () => T | undefined | false | null, timeoutMs = 5000, what = 'condition'): Promise<T> {
     return new Promise((resolve, reject) => {
       const check = () => {
@@ -222,8 +222,11 @@ export class FakeSlack implements WebApiHost {
         cleanup();
         reject(new Error(`fake slack: timed out waiting for ${what}`));
       }, timeoutMs);
+      // Re-checked on every change here, and now and then for state outside the fake (a sink, a store).
+      const poll = setInterval(check, 5);
       const cleanup = () => {
         clearTimeout(timer);
+        clearInterval(poll);
         this.waiters.delete(check);
       };
       this.waiters.add(check);

@@ -1,0 +1,172 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { App, HTTPReceiver, type SlashCommand, SocketModeReceiver, webApi } from '@slack/bolt';
+import { AdapterError, describeError } from '../../src/errors.js';
+import type { Logger } from '../../src/log.js';
+import { boltLogger } from './bolt-logger.js';
+import { webClientOptions, withRateLimitRetry } from './web-call.js';
+
+/** The fields of a Slack `message` / `app_mention` event the adapter reads. */
+export interface SlackMessageEvent {
+  readonly type: string;
+  readonly subtype?: string;
+  readonly channel: string;
+  readonly channel_type?: string;
+  readonly user?: string;
+  readonly bot_id?: string;
+  readonly app_id?: string;
+  readonly username?: string;
+  readonly bot_profile?: { readonly name?: string };
+  readonly text?: string;
+  readonly ts: string;
+  readonly thread_ts?: string;
+  readonly team?: string;
+}
+
+export interface IdentityHandlers {
+  /** A message or app_mention reached this identity (already acked). */
+  message(identity: SlackIdentity, event: SlackMessageEvent, teamId: string | undefined): void;
+  /** A slash command reached this identity (the control app); answer through `respond`. */
+  command(identity: SlackIdentity, command: SlashCommand, respond: (text: string) => Promise<void>): Promise<void>;
+}
+
+export interface IdentityOptions {
+  readonly agent: string;
+  readonly botToken: string;
+  readonly appToken: string | undefined;
+  readonly signingSecret: string | undefined;
+  readonly control: boolean;
+  readonly apiUrl: string | undefined;
+  readonly logger: Logger;
+}
+
+/** Where an HTTP-mode app receives its events on the shared server. */
+export function eventsPath(agent: string): string {
+  return `/slack/events/${encodeURIComponent(agent)}`;
+}
+
+/**
+ * One agent's Slack app: its Web API client and its Bolt `App`, over Socket Mode
+ * (app token) or HTTP (signing secret, behind the adapter's shared server).
+ */
+export class SlackIdentity {
+  readonly agent: string;
+  readonly control: boolean;
+  readonly mode: 'socket' | 'http';
+  readonly client: webApi.WebClient;
+  botUserId = '';
+  botId = '';
+  teamId = '';
+  private readonly options: IdentityOptions;
+  private readonly log: Logger;
+  private socket: SocketModeReceiver | undefined;
+  private http: HTTPReceiver | undefined;
+
+  constructor(options: IdentityOptions) {
+    this.options = options;
+    this.agent = options.agent;
+    this.control = options.control;
+    this.mode = options.appToken ? 'socket' : 'http';
+    this.log = options.logger.child({ slackApp: options.agent });
+    this.client = new webApi.WebClient(options.botToken, {
+      ...webClientOptions(options.apiUrl),
+      logger: boltLogger(this.log),
+    });
+  }
+
+  /** Asks Slack who this bot is (its user id, bot id and team); a bad token fails here, naming the agent. */
+  async authenticate(): Promise<void> {
+    let result: Awaited<ReturnType<webApi.WebClient['auth']['test']>>;
+    try {
+      result = await withRateLimitRetry(() => this.client.auth.test());
+    } catch (error) {
+      throw new AdapterError('slack', `agent ${this.agent}: auth.test failed: ${describeError(error)}`, {
+        cause: error,
+      });
+    }
+    if (!result.user_id || !result.bot_id) {
+      throw new AdapterError('slack', `agent ${this.agent}: the token is not a bot token (auth.test gave no bot id)`);
+    }
+    this.botUserId = result.user_id;
+    this.botId = result.bot_id;
+    this.teamId = result.team_id ?? '';
+  }
+
+  /** Builds the Bolt app and its receiver and wires the listeners. Call after `authenticate`. */
+  build(handlers: IdentityHandlers): void {
+    const logger = boltLogger(this.log);
+    const clientOptions = { ...webClientOptions(this.options.apiUrl), logger };
+    let receiver: SocketModeReceiver | HTTPReceiver;
+    if (this.options.appToken) {
+      this.socket = new SocketModeReceiver({
+        appToken: this.options.appToken,
+        logger,
+        autoReconnectEnabled: true,
+        // apps.connections.open goes to the same Web API base; reconnects may retry it (it creates nothing).
+        installerOptions: {
+          clientOptions: { slackApiUrl: clientOptions.slackApiUrl, retryConfig: { retries: 10, factor: 1.6 } },
+        },
+      });
+      receiver = this.socket;
+    } else {
+      this.http = new HTTPReceiver({
+        signingSecret: this.options.signingSecret ?? '',
+        endpoints: [eventsPath(this.agent)],
+        logger,
+        processBeforeResponse: false,
+      });
+      receiver = this.http;
+    }
+    const app = new App({
+      token: this.options.botToken,
+      // Known from auth.test already: Bolt's self-filter and mention matching use them, no second call.
+      botId: this.botId,
+      botUserId: this.botUserId,
+      receiver,
+      logger,
+      clientOptions,
+    });
+    app.event('message', async ({ event, body }) => {
+      handlers.message(this, event as unknown as SlackMessageEvent, body.team_id);
+    });
+    app.event('app_mention', async ({ event, body }) => {
+      handlers.message(this, event as unknown as SlackMessageEvent, body.team_id);
+    });
+    if (this.control) {
+      app.command(/^\/(pass|reset|status)$/, async ({ command, ack, respond }) => {
+        // Ack first: Slack shows an error if the answer takes over 3 s; the real answer follows via response_url.
+        await ack();
+        await handlers.command(this, command, async (text) => {
+          await respond({ response_type: 'ephemeral', text });
+        });
+      });
+    }
+    app.error(async (error) => {
+      this.log.error({ err: error }, 'slack event handling failed');
+    });
+  }
+
+  /** Opens the Socket Mode connection (HTTP-mode apps are served by the adapter's server). */
+  async start(): Promise<void> {
+    if (!this.socket) return;
+    try {
+      await this.socket.client.start();
+    } catch (error) {
+      throw new AdapterError('slack', `agent ${this.agent}: Socket Mode connection failed: ${describeError(error)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.socket) await this.socket.client.disconnect();
+  }
+
+  /** Serves one HTTP request addressed to this app (signature checked by Bolt: 401 when bad or stale). */
+  handleHttp(req: IncomingMessage, res: ServerResponse): void {
+    if (!this.http) {
+      res.writeHead(404).end();
+      return;
+    }
+    this.http.requestListener(req, res);
+  }
+}

@@ -1,0 +1,72 @@
+/** What an agent's Slack app manifest depends on. */
+export interface ManifestAgent {
+  readonly name: string;
+  /** The control app carries the operator slash commands. */
+  readonly control: boolean;
+  /** Socket Mode (default) or HTTP events at `requestUrl`. */
+  readonly socketMode: boolean;
+  /** For HTTP mode: the public URL Slack calls (…/slack/events/<agent>). */
+  readonly requestUrl?: string | undefined;
+}
+
+/** Bot scopes: read and write in channels, private channels, DMs and group DMs; names of users. */
+const BOT_SCOPES = [
+  'app_mentions:read',
+  'channels:history',
+  'channels:read',
+  'chat:write',
+  'groups:history',
+  'groups:read',
+  'im:history',
+  'im:read',
+  'im:write',
+  'mpim:history',
+  'mpim:read',
+  'users:read',
+];
+
+const BOT_EVENTS = ['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim'];
+
+const COMMANDS = [
+  { command: '/pass', description: 'Stop the agents here and give control back to the humans', usage_hint: '[agent]' },
+  { command: '/reset', description: "Reset this room's turns and sandbox", usage_hint: '[agent|workspace]' },
+  { command: '/status', description: 'Show who holds control and what is running here', usage_hint: '' },
+];
+
+/**
+ * A Slack app manifest for one agent (paste it at api.slack.com/apps → Create New App →
+ * From a manifest). Every agent is its own app and bot user; the control app also
+ * gets /pass, /reset and /status.
+ */
+export function buildManifest(agent: ManifestAgent): Record<string, unknown> {
+  const url = agent.socketMode ? undefined : agent.requestUrl;
+  return {
+    display_information: {
+      name: agent.name,
+      description: `${agent.name}, an agent at the Roundtable`,
+    },
+    features: {
+      app_home: { home_tab_enabled: false, messages_tab_enabled: true, messages_tab_read_only_enabled: false },
+      bot_user: { display_name: agent.name, always_online: true },
+      ...(agent.control
+        ? {
+            slash_commands: COMMANDS.map((c) => ({
+              ...c,
+              ...(url ? { url } : {}),
+              should_escape: false,
+            })),
+          }
+        : {}),
+    },
+    oauth_config: {
+      scopes: { bot: agent.control ? [...BOT_SCOPES, 'commands'] : BOT_SCOPES },
+    },
+    settings: {
+      event_subscriptions: { ...(url ? { request_url: url } : {}), bot_events: BOT_EVENTS },
+      interactivity: { is_enabled: false },
+      org_deploy_enabled: false,
+      socket_mode_enabled: agent.socketMode,
+      token_rotation_enabled: false,
+    },
+  };
+}

@@ -1,0 +1,262 @@
+import type { SlashCommand } from '@slack/bolt';
+import type { Config } from '../../src/config/index.js';
+import { AdapterError, ConfigError, describeError } from '../../src/errors.js';
+import type { Logger } from '../../src/log.js';
+import type { AdapterSink, ChatAdapter, CommandName, Inbound, Outbound, Posted } from '../../src/ports.js';
+import { Directory } from './directory.js';
+import { SlackHttpServer } from './http-server.js';
+import { type SlackIdentity as Identity, SlackIdentity, type SlackMessageEvent } from './identity.js';
+import { mentionedUserIds, mentionName, slackToPlain } from './inbound-text.js';
+import { markdownToMrkdwn } from './mrkdwn.js';
+import { parseRoom, roomOfMessage } from './rooms.js';
+import { SeenSet } from './seen-set.js';
+import { splitMessage } from './split.js';
+import { withRateLimitRetry } from './web-call.js';
+
+export const SLACK = 'slack';
+
+/** Subtypes that are still someone writing a new message; edits, joins, deletions etc. are not. */
+const NEW_MESSAGE_SUBTYPES = new Set(['bot_message', 'file_share', 'thread_broadcast', 'me_message']);
+
+interface RoomRef {
+  readonly room: string;
+  readonly direct: string | undefined;
+}
+
+/**
+ * Slack: one Bolt app per agent (its own bot user), all feeding one sink. Each
+ * Slack message is forwarded once (by team, channel, ts) in arrival order per
+ * conversation; replies are posted through the replying agent's own app.
+ */
+export class SlackAdapter implements ChatAdapter {
+  readonly platform = SLACK;
+  readonly identities: readonly SlackIdentity[];
+  private readonly config: Config;
+  private readonly log: Logger;
+  private readonly directory = new Directory();
+  private readonly seen = new SeenSet();
+  private readonly operators: ReadonlySet<string>;
+  private readonly allowedBots: ReadonlySet<string>;
+  /** The DM conversation → the agent whose app it belongs to. */
+  private readonly dmOwner = new Map<string, string>();
+  /** The Slack conversation → its most recently active room (slash commands act on it). */
+  private readonly lastRoom = new Map<string, RoomRef>();
+  private readonly chains = new Map<string, Promise<void>>();
+  private httpServer: SlackHttpServer | undefined;
+  private sink: AdapterSink | undefined;
+  private boundPort: number | undefined;
+
+  constructor(options: { config: Config; logger: Logger }) {
+    this.config = options.config;
+    this.log = options.logger.child({ adapter: SLACK });
+    const settings = options.config.settings;
+    this.operators = new Set(settings.OPERATORS);
+    this.allowedBots = new Set(settings.SLACK_ALLOWED_BOTS.map((b) => b.toLowerCase()));
+    const agents = options.config.agents.filter((a) => a.slack);
+    const control = agents.find((a) => a.slack?.control) ?? agents[0];
+    this.identities = agents.map((agent) => {
+      const slack = agent.slack as NonNullable<typeof agent.slack>;
+      return new SlackIdentity({
+        agent: agent.name,
+        botToken: slack.botToken,
+        appToken: slack.appToken,
+        signingSecret: slack.signingSecret,
+        control: agent === control,
+        apiUrl: settings.SLACK_API_URL,
+        logger: this.log,
+      });
+    });
+    const http = this.identities.filter((i) => i.mode === 'http');
+    if (http.length > 0 && settings.SLACK_PORT === undefined) {
+      throw new ConfigError(
+        'environment',
+        'SLACK_PORT',
+        `must be set for Slack HTTP mode (${http.map((i) => i.agent).join(', ')} ha${http.length > 1 ? 've' : 's'} a signing secret and no app token)`,
+      );
+    }
+  }
+
+  /** The port the HTTP-mode server listens on (useful with SLACK_PORT=0). */
+  get httpPort(): number | undefined {
+    return this.boundPort;
+  }
+
+  async start(sink: AdapterSink): Promise<void> {
+    this.sink = sink;
+    await Promise.all(this.identities.map((identity) => identity.authenticate()));
+    for (const identity of this.identities) {
+      this.directory.addAgent(identity.botUserId, identity.agent);
+      identity.build({
+        message: (id, event, teamId) => this.onMessage(id, event, teamId),
+        command: (id, command, respond) => this.onCommand(id, command, respond),
+      });
+    }
+    const http = this.identities.filter((i) => i.mode === 'http');
+    if (http.length > 0) {
+      this.httpServer = new SlackHttpServer(http);
+      this.boundPort = await this.httpServer.listen(this.config.settings.SLACK_PORT ?? 0);
+      this.log.info({ port: this.boundPort }, 'slack HTTP events server listening');
+    }
+    await Promise.all(this.identities.map((identity) => identity.start()));
+    this.log.info({ agents: this.identities.map((i) => `${i.agent}(${i.mode})`) }, 'slack apps connected');
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.identities.map((identity) => identity.stop()));
+    await this.httpServer?.close();
+    await Promise.allSettled([...this.chains.values()]);
+    this.sink = undefined;
+  }
+
+  async post(message: Outbound, options: { signal?: AbortSignal } = {}): Promise<Posted> {
+    const { channel, threadTs } = parseRoom(message.channel);
+    const named = message.agent ? this.identities.find((i) => i.agent === message.agent) : undefined;
+    const identity = named ?? this.ownerOf(channel) ?? this.control();
+    if (!identity) throw new AdapterError(SLACK, 'no Slack app is configured');
+    let text = markdownToMrkdwn(message.text, (name) => this.directory.idFor(name));
+    // An agent without a Slack app of its own speaks through the control app, under its name.
+    if (message.agent && !named) text = `*${message.agent}:* ${text}`;
+    const ids: string[] = [];
+    for (const chunk of splitMessage(text)) {
+      options.signal?.throwIfAborted();
+      try {
+        const result = await withRateLimitRetry(
+          () =>
+            identity.client.chat.postMessage({
+              channel,
+              text: chunk,
+              ...(threadTs ? { thread_ts: threadTs } : {}),
+              unfurl_links: false,
+            }),
+          { signal: options.signal },
+        );
+        if (result.ts) ids.push(result.ts);
+      } catch (error) {
+        throw new AdapterError(SLACK, `@${identity.agent} could not post: ${describeError(error)}`, { cause: error });
+      }
+    }
+    this.lastRoom.set(channel, { room: message.channel, direct: this.dmOwner.get(channel) });
+    return { messageIds: ids };
+  }
+
+  // ---- inbound ----
+
+  private onMessage(identity: Identity, event: SlackMessageEvent, teamId: string | undefined): void {
+    if (!this.sink || !event.channel || !event.ts) return;
+    if (event.subtype && !NEW_MESSAGE_SUBTYPES.has(event.subtype)) return;
+    if (!this.seen.add(`${teamId ?? identity.teamId}:${event.channel}:${event.ts}`)) return;
+    this.inOrder(event.channel, () => this.forward(identity, event));
+  }
+
+  /** Runs tasks of one Slack conversation one after another, so name lookups cannot reorder messages. */
+  private inOrder(channel: string, task: () => Promise<void>): void {
+    const previous = this.chains.get(channel) ?? Promise.resolve();
+    const next = previous.then(task).catch((error: unknown) => {
+      this.log.error({ err: error, channel }, 'forwarding a slack message failed');
+    });
+    this.chains.set(channel, next);
+    void next.then(() => {
+      if (this.chains.get(channel) === next) this.chains.delete(channel);
+    });
+  }
+
+  private async forward(identity: Identity, event: SlackMessageEvent): Promise<void> {
+    const sink = this.sink;
+    if (!sink) return;
+    const text = event.text ?? '';
+    const ours = this.identities.find(
+      (i) => (event.bot_id !== undefined && i.botId === event.bot_id) || (event.user && i.botUserId === event.user),
+    );
+    const isBot = !ours && (event.bot_id !== undefined || event.subtype === 'bot_message');
+    if (isBot && !this.allowedBot(event)) return;
+    if (!ours && !isBot && !event.user) return;
+    await this.directory.learn(identity.client, [
+      ...(ours || !event.user ? [] : [event.user]),
+      ...mentionedUserIds(text),
+    ]);
+
+    let author: Inbound['author'];
+    if (ours) {
+      author = { id: ours.botUserId, name: ours.agent, kind: 'agent' };
+    } else if (isBot) {
+      const label = event.bot_profile?.name ?? event.username ?? (event.user && this.directory.nameOf(event.user));
+      author = { id: event.bot_id ?? event.user ?? 'bot', name: mentionName(label || 'bot'), kind: 'human' };
+    } else {
+      const id = event.user ?? '';
+      author = { id, name: this.directory.nameOf(id) ?? id, kind: 'human' };
+    }
+
+    const isDm = event.channel_type === 'im' || event.channel.startsWith('D');
+    if (isDm) this.dmOwner.set(event.channel, identity.agent);
+    const room = roomOfMessage(
+      { channel: event.channel, ts: event.ts, threadTs: event.thread_ts, isDm, byOurAgent: Boolean(ours) },
+      this.config.settings.SLACK_REPLY_IN_THREAD,
+    );
+    const direct = isDm ? identity.agent : undefined;
+    this.lastRoom.set(event.channel, { room, direct });
+    const plain = slackToPlain(text, (id) => this.directory.nameOf(id)).trim();
+    if (!plain) return;
+    await sink.receive({
+      platform: SLACK,
+      channel: room,
+      messageId: event.ts,
+      author,
+      text: plain,
+      ...(direct ? { direct: { agent: direct } } : {}),
+      at: Math.round(Number(event.ts) * 1000),
+    });
+  }
+
+  /** A foreign bot is heard only when SLACK_ALLOWED_BOTS names its bot id, user id, app id or name. */
+  private allowedBot(event: SlackMessageEvent): boolean {
+    const names = [event.bot_id, event.user, event.app_id, event.bot_profile?.name, event.username];
+    return names.some((name) => name !== undefined && this.allowedBots.has(name.toLowerCase()));
+  }
+
+  // ---- operator commands ----
+
+  private async onCommand(
+    _identity: Identity,
+    command: SlashCommand,
+    respond: (text: string) => Promise<void>,
+  ): Promise<void> {
+    const sink = this.sink;
+    if (!sink) return;
+    const name = command.command.replace(/^\//, '') as CommandName;
+    const known = this.lastRoom.get(command.channel_id);
+    const owner = this.dmOwner.get(command.channel_id);
+    if (!known && command.channel_id.startsWith('D') && !owner) {
+      await respond('Nothing to act on here yet: write to the agent in this conversation first.');
+      return;
+    }
+    const target: RoomRef = known ?? { room: command.channel_id, direct: owner };
+    let answer: string;
+    try {
+      answer = await sink.command({
+        platform: SLACK,
+        channel: target.room,
+        name,
+        args: (command.text ?? '').trim(),
+        user: { id: command.user_id, name: command.user_name },
+        isOperator: this.operators.has(command.user_id),
+        ...(target.direct ? { direct: { agent: target.direct } } : {}),
+      });
+    } catch (error) {
+      answer = `/${name} failed: ${describeError(error)}`;
+    }
+    const where = target.room !== command.channel_id ? 'In the latest thread here: ' : '';
+    await respond(where + answer);
+  }
+
+  // ---- identities ----
+
+  private control(): SlackIdentity | undefined {
+    return this.identities.find((i) => i.control);
+  }
+
+  /** A DM belongs to one app; only that app can post there. */
+  private ownerOf(channel: string): SlackIdentity | undefined {
+    const owner = this.dmOwner.get(channel);
+    return owner ? this.identities.find((i) => i.agent === owner) : undefined;
+  }
+}

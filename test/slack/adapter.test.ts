@@ -1,0 +1,233 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SlackAdapter } from '../../adapters/slack/index.js';
+import { silentLogger } from '../../src/log.js';
+import { type FakeApp, type FakeHuman, type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
+import { testConfig } from '../helpers/config.js';
+import { RecordingSink, slackKeys } from './recording-sink.js';
+
+describe('Slack adapter with a recording sink', () => {
+  let slack: FakeSlack;
+  let data: FakeApp;
+  let code: FakeApp;
+  let alice: FakeHuman;
+  let operator: FakeHuman;
+  const running: SlackAdapter[] = [];
+
+  beforeAll(async () => {
+    slack = await startFakeSlack();
+    data = slack.addApp('data');
+    code = slack.addApp('code');
+    alice = slack.addHuman('alice', 'Alice Smith');
+    operator = slack.addHuman('olga', 'Olga');
+  });
+  afterEach(async () => {
+    for (const adapter of running.splice(0)) await adapter.stop();
+  });
+  afterAll(async () => {
+    await slack.close();
+  });
+
+  async function start(env: Record<string, string> = {}): Promise<{ adapter: SlackAdapter; sink: RecordingSink }> {
+    const config = testConfig({
+      agents: [
+        { name: 'data', slack: slackKeys(data, { control: true }) },
+        { name: 'code', slack: slackKeys(code) },
+      ],
+      env: { SLACK_API_URL: slack.apiUrl, OPERATORS: operator.id, ...env },
+    });
+    const adapter = new SlackAdapter({ config, logger: silentLogger() });
+    const sink = new RecordingSink();
+    running.push(adapter);
+    await adapter.start(sink);
+    await slack.connected('data', 'code');
+    return { adapter, sink };
+  }
+
+  it('forwards a channel message once although both apps receive it, as a thread room with names for mentions', async () => {
+    const { sink } = await start();
+    const room = slack.addChannel('general', [alice, data, code]);
+
+    const message = slack.say(alice, room, `<@${code.botUserId}> can you &amp; <@${data.botUserId}> look?`);
+    await slack.waitFor(() => sink.received.length === 1, 5000, 'forward');
+    await slack.waitFor(() => slack.deliveries.every((d) => slack.acks.some((a) => a.envelopeId === d.envelopeId)));
+
+    expect(slack.deliveries.filter((d) => d.envelope.type === 'events_api').length).toBeGreaterThanOrEqual(3);
+    expect(sink.received).toEqual([
+      {
+        platform: 'slack',
+        channel: `${room.id}/${message.ts}`,
+        messageId: message.ts,
+        author: { id: alice.id, name: 'Alice_Smith', kind: 'human' },
+        text: '@code can you & @data look?',
+        at: Math.round(Number(message.ts) * 1000),
+      },
+    ]);
+  });
+
+  it('keeps the channel as the room when replies do not go in threads, and a thread reply in its thread', async () => {
+    const { sink } = await start({ SLACK_REPLY_IN_THREAD: 'false' });
+    const room = slack.addChannel('flat', [alice, data]);
+
+    const top = slack.say(alice, room, 'top level');
+    slack.say(alice, room, 'in a thread', { threadTs: top.ts });
+    await slack.waitFor(() => sink.received.length === 2, 5000, 'forwards');
+
+    expect(sink.received.map((e) => e.channel)).toEqual([room.id, `${room.id}/${top.ts}`]);
+  });
+
+  it('marks a DM as the private room of the app it was sent to', async () => {
+    const { sink } = await start();
+    const dm = slack.dm(code, alice);
+
+    slack.say(alice, dm, 'just for you');
+    await slack.waitFor(() => sink.received.length === 1, 5000, 'dm');
+
+    expect(sink.received[0]).toMatchObject({ channel: dm.id, direct: { agent: 'code' }, text: 'just for you' });
+  });
+
+  it('posts through the agent’s own app in the thread, with mrkdwn and real mentions', async () => {
+    const { adapter, sink } = await start();
+    const room = slack.addChannel('posting', [alice, data, code]);
+    const message = slack.say(alice, room, 'hello');
+    await slack.waitFor(() => sink.received.length === 1, 5000, 'forward');
+
+    const posted = await adapter.post({
+      channel: sink.received[0]?.channel ?? '',
+      agent: 'code',
+      text: '**Done**, @Alice_Smith. Ask @data about [the log](https://x.test/log).',
+    });
+    const echo = await slack.waitFor(() => sink.received[1], 5000, 'echo');
+
+    const post = slack.posts(room)[0];
+    expect(post).toMatchObject({
+      user: code.botUserId,
+      threadTs: message.ts,
+      text: `*Done*, <@${alice.id}>. Ask <@${data.botUserId}> about <https://x.test/log|the log>.`,
+    });
+    expect(posted.messageIds).toEqual([post?.ts]);
+    expect(echo).toMatchObject({
+      channel: `${room.id}/${message.ts}`,
+      messageId: post?.ts,
+      author: { id: code.botUserId, name: 'code', kind: 'agent' },
+      text: '*Done*, @Alice_Smith. Ask @data about the log (https://x.test/log).',
+    });
+  });
+
+  it('posts system messages through the control app, and in a DM through the app that owns it', async () => {
+    const { adapter, sink } = await start();
+    const room = slack.addChannel('system', [alice, data, code]);
+    const dm = slack.dm(code, alice);
+    slack.say(alice, dm, 'hi code');
+    await slack.waitFor(() => sink.received.length === 1, 5000, 'dm');
+
+    await adapter.post({ channel: room.id, agent: null, text: 'Control is back with the humans.' });
+    await adapter.post({ channel: dm.id, agent: null, text: 'The turn limit was reached.' });
+
+    expect(slack.posts(room).map((m) => m.user)).toEqual([data.botUserId]);
+    expect(slack.posts(dm).map((m) => m.user)).toEqual([code.botUserId]);
+  });
+
+  it('splits a long reply into several messages and reports every id', async () => {
+    const { adapter } = await start({ SLACK_REPLY_IN_THREAD: 'false' });
+    const room = slack.addChannel('long', [alice, code]);
+    const text = ['Here is the file:', '```ts', ...Array.from({ length: 400 }, (_, i) => `const v${i} = ${i};`), '```'];
+
+    const posted = await adapter.post({ channel: room.id, agent: 'code', text: text.join('\n') });
+
+    const posts = slack.posts(room);
+    expect(posts.length).toBeGreaterThan(1);
+    expect(posted.messageIds).toEqual(posts.map((p) => p.ts));
+    for (const post of posts) {
+      expect(post.text.length).toBeLessThanOrEqual(4000);
+      expect(post.text.split('\n').filter((l) => l.startsWith('```')).length % 2).toBe(0);
+    }
+  });
+
+  it('waits out a 429 and posts once, and never re-posts after a lost response', async () => {
+    const { adapter } = await start({ SLACK_REPLY_IN_THREAD: 'false' });
+    const room = slack.addChannel('limits', [alice, code]);
+
+    slack.fail('chat.postMessage', { kind: 'rate-limit', retryAfterS: 0 });
+    const posted = await adapter.post({ channel: room.id, agent: 'code', text: 'after the limit' });
+    slack.fail('chat.postMessage', { kind: 'drop-after' });
+    const lost = adapter.post({ channel: room.id, agent: 'code', text: 'response lost' });
+
+    await expect(lost).rejects.toThrow(/could not post/);
+    expect(posted.messageIds).toHaveLength(1);
+    expect(slack.posts(room).map((m) => m.text)).toEqual(['after the limit', 'response lost']);
+    const calls = slack.apiCalls.filter((c) => c.method === 'chat.postMessage' && c.args.channel === room.id);
+    expect(calls.map((c) => c.status)).toEqual([429, 200, 200]);
+  });
+
+  it('ignores edits, joins and foreign bots, forwards an allowlisted bot as a human, and a re-delivery once', async () => {
+    const { sink } = await start({ SLACK_ALLOWED_BOTS: 'helper' });
+    const room = slack.addChannel('noise', [alice, data]);
+    const helper = slack.addApp('helper');
+    const stranger = slack.addApp('stranger');
+    slack.join(room, helper);
+    slack.join(room, stranger);
+
+    const first = slack.say(alice, room, 'original');
+    slack.edit(first, 'edited');
+    await slack.waitFor(() => sink.received.length === 1, 5000, 'first');
+    const delivered = slack.deliveries.find(
+      (d) => d.app === 'data' && (d.envelope as { payload: { event: { ts?: string } } }).payload.event.ts === first.ts,
+    );
+    slack.redeliver(delivered?.envelopeId ?? '', { attempt: 1, reason: 'timeout' });
+    await fetch(`${slack.apiUrl}chat.postMessage`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stranger.botToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: room.id, text: 'I am not allowed' }),
+    });
+    await fetch(`${slack.apiUrl}chat.postMessage`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${helper.botToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: room.id, text: 'I am allowed' }),
+    });
+    await slack.waitFor(() => sink.received.length === 2, 5000, 'allowed bot');
+    const acked = () =>
+      slack.deliveries
+        .filter((d) => d.app === 'data')
+        .every((d) => slack.acks.some((a) => a.envelopeId === d.envelopeId));
+    await slack.waitFor(acked, 5000, 'acks');
+
+    expect(sink.received.map((e) => [e.text, e.author.kind, e.author.name])).toEqual([
+      ['original', 'human', 'Alice_Smith'],
+      ['I am allowed', 'human', 'helper'],
+    ]);
+  });
+
+  it('takes slash commands on the control app, with the operator flag, and answers ephemerally', async () => {
+    const { sink } = await start();
+    const room = slack.addChannel('ops', [alice, operator, data, code]);
+    const top = slack.say(alice, room, 'start something');
+    await slack.waitFor(() => sink.received.length === 1, 5000, 'forward');
+
+    slack.slashCommand(data, { command: '/pass', text: ' code ', user: operator, channel: room });
+    slack.slashCommand(data, { command: '/status', user: alice, channel: room });
+    await slack.waitFor(() => slack.slashResponses.length === 2, 5000, 'answers');
+
+    expect(sink.commands).toEqual([
+      {
+        platform: 'slack',
+        channel: `${room.id}/${top.ts}`,
+        name: 'pass',
+        args: 'code',
+        user: { id: operator.id, name: 'olga' },
+        isOperator: true,
+      },
+      {
+        platform: 'slack',
+        channel: `${room.id}/${top.ts}`,
+        name: 'status',
+        args: '',
+        user: { id: alice.id, name: 'alice' },
+        isOperator: false,
+      },
+    ]);
+    expect(slack.slashResponses.map((r) => r.body)).toEqual([
+      { response_type: 'ephemeral', text: 'In the latest thread here: done (pass)' },
+      { response_type: 'ephemeral', text: 'In the latest thread here: done (status)' },
+    ]);
+  });
+});
