@@ -45,8 +45,13 @@ export interface FakeDiscord {
     text: string,
     options?: { replyTo?: string; pingReplied?: boolean },
   ): FakeMessage;
-  /** Another (foreign) bot posts, e.g. to test DISCORD_ALLOWED_BOTS. */
-  botSays(channel: FakeChannel | string, bot: FakeBot | string, text: string): FakeMessage;
+  /** A bot posts as if through its own client (a foreign bot, or an agent's bot replying with a ping). */
+  botSays(
+    channel: FakeChannel | string,
+    bot: FakeBot | string,
+    text: string,
+    options?: { replyTo?: string },
+  ): FakeMessage;
   /** A human sends a DM to a bot; only that bot receives it. */
   dm(human: FakeHuman | string, bot: FakeBot | string, text: string): FakeMessage;
   /**
@@ -163,8 +168,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       context.publish(message);
       return message;
     },
-    botSays(where, who, text) {
-      const message = world.createMessage({ channelId: channel(where).id, authorId: bot(who).id, content: text });
+    botSays(where, who, text, extra = {}) {
+      const message = world.createMessage({
+        channelId: channel(where).id,
+        authorId: bot(who).id,
+        content: text,
+        replyTo: extra.replyTo ?? null,
+      });
       context.publish(message);
       return message;
     },
