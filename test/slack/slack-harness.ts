@@ -1,0 +1,141 @@
+/**
+ * The real bridge wired to the Slack adapter, which talks to the fake Slack workspace; the
+ * fake OpenAI server plays the agents and a fake sandbox runs their commands. One harness
+ * per test; close() ends every socket and server.
+ */
+import { SlackAdapter } from '../../adapters/slack/index.js';
+import { type Bridge, createBridge } from '../../src/bridge/index.js';
+import type { Config } from '../../src/config/index.js';
+import { silentLogger } from '../../src/log.js';
+import type { AdapterSink, ChatAdapter, Inbound, Outbound, Posted } from '../../src/ports.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { FakeSandbox } from '../fakes/fake-sandbox.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
+import {
+  type FakeApp,
+  type FakeChannel,
+  type FakeHuman,
+  type FakeSlack,
+  startFakeSlack,
+} from '../fakes/slack/index.js';
+import { type TestAgent, testConfig } from '../helpers/config.js';
+import { slackKeys } from './recording-sink.js';
+
+/** Passes everything through to the Slack adapter and notes which messages the bridge has taken in. */
+class ObservedAdapter implements ChatAdapter {
+  readonly platform: string;
+  readonly received: Inbound[] = [];
+
+  constructor(readonly inner: SlackAdapter) {
+    this.platform = inner.platform;
+  }
+
+  start(sink: AdapterSink): Promise<void> {
+    return this.inner.start({
+      receive: async (event) => {
+        await sink.receive(event);
+        this.received.push(event);
+      },
+      command: (event) => sink.command(event),
+      lastMessageId: (platform, channel) => sink.lastMessageId(platform, channel),
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.inner.stop();
+  }
+
+  post(message: Outbound, options?: { signal?: AbortSignal }): Promise<Posted> {
+    return this.inner.post(message, options);
+  }
+}
+
+export interface SlackHarnessAgent extends Omit<TestAgent, 'slack'> {
+  readonly control?: boolean;
+  /** HTTP mode (signing secret, events POSTed by the fake) instead of Socket Mode. */
+  readonly http?: boolean;
+}
+
+export interface SlackHarness {
+  readonly slack: FakeSlack;
+  readonly llm: FakeOpenAI;
+  readonly sandbox: FakeSandbox;
+  readonly config: Config;
+  readonly store: Store;
+  readonly bridge: Bridge;
+  readonly adapter: ObservedAdapter;
+  /** Each agent's app in the fake workspace, by agent name. */
+  readonly apps: Readonly<Record<string, FakeApp>>;
+  /** `alice` (display name "Alice Smith") and `olga`, the operator. */
+  readonly alice: FakeHuman;
+  readonly olga: FakeHuman;
+  /** `#general`, with both humans and every agent's app. */
+  readonly general: FakeChannel;
+  /** Waits for the bridge to take in the Slack message `ts`, then for every room to finish. */
+  settle(ts: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startSlackHarness(options: {
+  agents: readonly SlackHarnessAgent[];
+  env?: Record<string, string>;
+}): Promise<SlackHarness> {
+  const slack = await startFakeSlack();
+  const llm = await startFakeOpenAI();
+  const sandbox = new FakeSandbox();
+  const apps: Record<string, FakeApp> = {};
+  for (const agent of options.agents) apps[agent.name] = slack.addApp(agent.name);
+  const alice = slack.addHuman('alice', 'Alice Smith');
+  const olga = slack.addHuman('olga', 'Olga');
+  const general = slack.addChannel('general', [alice, olga, ...Object.values(apps)]);
+  const config = testConfig({
+    agents: options.agents.map(({ control, http, ...agent }) => ({
+      ...agent,
+      slack: slackKeys(apps[agent.name] as FakeApp, { control: control ?? false, http: http ?? false }),
+    })),
+    env: {
+      OPENAI_BASE_URL: llm.baseURL,
+      LLM_MAX_RETRIES: '0',
+      LLM_TIMEOUT_S: '10',
+      SLACK_API_URL: slack.apiUrl,
+      SLACK_PORT: '0',
+      OPERATORS: olga.id,
+      ...options.env,
+    },
+  });
+  const store = openStore(':memory:');
+  const inner = new SlackAdapter({ config, logger: silentLogger() });
+  const adapter = new ObservedAdapter(inner);
+  const bridge = createBridge({ config, store, sandbox, adapters: [adapter], logger: silentLogger() });
+  await bridge.start();
+  for (const agent of options.agents) {
+    const app = apps[agent.name] as FakeApp;
+    if (agent.http) app.requestUrl = `http://127.0.0.1:${inner.httpPort}/slack/events/${agent.name}`;
+  }
+  const socketApps = options.agents.filter((a) => !a.http).map((a) => a.name);
+  if (socketApps.length > 0) await slack.connected(...socketApps);
+
+  return {
+    slack,
+    llm,
+    sandbox,
+    config,
+    store,
+    bridge,
+    adapter,
+    apps,
+    alice,
+    olga,
+    general,
+    async settle(ts) {
+      await slack.waitFor(() => adapter.received.some((event) => event.messageId === ts), 10_000, `message ${ts}`);
+      await bridge.idle();
+    },
+    async close() {
+      await bridge.stop();
+      store.close();
+      await llm.close();
+      await slack.close();
+    },
+  };
+}
