@@ -436,7 +436,7 @@ export class FakeSlack implements WebApiHost {
     const { token: _omitted, ...recorded } = args;
     const fault = this.faults.get(method)?.shift();
     const record = (status: number) =>
-      this.apiCalls.push({ method, app: caller?.name, args: recorded, contentType, status });
+      this.apiCalls.push({ method, app: caller?.name, args: recorded, contentType, status, at: performance.now() });
 
     if (fault?.kind === 'rate-limit') {
       record(429);

@@ -70,6 +70,8 @@ export interface ApiCall {
   readonly args: Record<string, unknown>;
   readonly contentType: string;
   readonly status: number;
+  /** performance.now() when the fake handled it. */
+  readonly at: number;
 }
 
 /** A planned failure for the next call of a method. */
