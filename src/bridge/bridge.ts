@@ -2,20 +2,13 @@ import type { AgentConfig, Config } from '../config/index.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Sandbox } from '../ports.js';
-import {
-  classifyReply,
-  countMessage,
-  extractMentions,
-  handBack,
-  handBackText,
-  limitReached,
-  nextCandidates,
-} from '../room/index.js';
+import { classifyReply, extractMentions, handBack, handBackText, limitReached, nextCandidates } from '../room/index.js';
 import type { RoomMessage, ToolRun } from '../room/types.js';
-import type { ChannelRow, Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { ChannelActor } from './channel-actor.js';
 import { handleCommand } from './commands.js';
+import { RoomState } from './room-state.js';
 
 export interface BridgeOptions {
   readonly config: Config;
@@ -30,7 +23,7 @@ export interface BridgeOptions {
 
 /** A room as the bridge tracks it: its stored row, its actor, its adapter. */
 export interface Room {
-  readonly row: ChannelRow;
+  readonly state: RoomState;
   readonly key: string;
   readonly actor: ChannelActor;
   readonly adapter: ChatAdapter;
@@ -106,8 +99,9 @@ export class Bridge {
       const adapter = this.adapters.get(platform);
       if (!adapter) throw new Error(`no adapter for platform "${platform}"`);
       const row = this.options.store.channel(platform, channel, directAgent);
+      const state = new RoomState(this.options.store, row, this.config.settings.HISTORY_LIMIT + 1);
       const actor = new ChannelActor((error) => this.log.error({ err: error, room: key }, 'room task failed'));
-      room = { row, key, actor, adapter };
+      room = { state, key, actor, adapter };
       this.rooms.set(key, room);
     }
     return room;
@@ -134,8 +128,9 @@ export class Bridge {
 
   private store(room: Room, event: Inbound): RoomMessage | null {
     const kind = event.author.kind;
-    const stored = this.options.store.insertMessage({
-      channelId: room.row.id,
+    // An agent's echo may be a later chunk of a long reply, recorded under the reply's first id.
+    if (kind === 'agent' && room.state.seen(event.messageId)) return null;
+    const stored = room.state.record({
       author: event.author.name,
       authorId: event.author.id,
       kind,
@@ -144,8 +139,7 @@ export class Bridge {
       at: event.at ?? this.clock(),
       platformIds: [event.messageId],
     });
-    if (stored) this.count(room, stored.kind);
-    else this.log.debug({ room: room.key, id: event.messageId }, 'duplicate message ignored');
+    if (!stored) this.log.debug({ room: room.key, id: event.messageId }, 'duplicate message ignored');
     return stored;
   }
 
@@ -157,28 +151,22 @@ export class Bridge {
     );
   }
 
-  private count(room: Room, kind: RoomMessage['kind']): void {
-    const store = this.options.store;
-    store.setTurnState(room.row.id, countMessage(store.turnState(room.row.id), kind));
-  }
-
   /** Decides who answers `message` and runs their turn (inside the room's actor). */
   private async route(room: Room, message: RoomMessage): Promise<void> {
     if (this.stopped || message.kind === 'system') return;
-    const store = this.options.store;
-    const state = store.turnState(room.row.id);
+    const state = room.state.turnState;
     if (message.kind === 'agent') {
       if (state.control === 'humans') return;
       const limit = this.config.settings.TURN_LIMIT;
       if (limitReached(state, limit)) {
         await this.postSystem(room, handBackText(limit));
-        store.setTurnState(room.row.id, handBack('turn limit'));
+        room.state.setTurnState(handBack('turn limit'));
         return;
       }
     }
-    const history = store.history(room.row.id, this.config.settings.HISTORY_LIMIT + 1);
+    const history = room.state.history();
     const before = history.filter((m) => m.id < message.id);
-    const candidates = nextCandidates(this.config.agents, message, before, { directAgent: room.row.directAgent });
+    const candidates = nextCandidates(this.config.agents, message, before, { directAgent: room.state.row.directAgent });
     const epoch = room.actor.epoch;
     for (const profile of candidates) {
       if (this.stopped || room.actor.epoch !== epoch) return;
@@ -203,10 +191,10 @@ export class Bridge {
     try {
       const output = await this.runner.run(room.adapter, {
         agent,
-        channel: room.row.channel,
+        channel: room.state.row.channel,
         channelKey: room.key,
         history,
-        situation: room.row.directAgent ? 'This is a private conversation between you and one human.' : undefined,
+        situation: room.state.row.directAgent ? 'This is a private conversation between you and one human.' : undefined,
         signal: controller.signal,
       });
       if (output.roundLimitHit) {
@@ -215,7 +203,7 @@ export class Bridge {
           room,
           `@${agent.name} stopped after ${this.config.settings.MAX_TOOL_ROUNDS} tool rounds; control is back with the humans.`,
         );
-        this.options.store.setTurnState(room.row.id, handBack('tool round limit'));
+        room.state.setTurnState(handBack('tool round limit'));
         return true;
       }
       text = output.text;
@@ -228,7 +216,7 @@ export class Bridge {
       }
       this.log.error({ err: error, room: room.key, agent: agent.name }, 'agent turn failed');
       await this.postSystem(room, `@${agent.name} could not answer: ${describeError(error)}`);
-      this.options.store.setTurnState(room.row.id, handBack('agent error'));
+      room.state.setTurnState(handBack('agent error'));
       return true;
     } finally {
       room.actor.inFlight.delete(agent.name);
@@ -241,7 +229,7 @@ export class Bridge {
     }
     const posted = await this.postReply(room, agent, outcome.text, toolRuns);
     if (outcome.kind === 'world-pass') {
-      this.options.store.setTurnState(room.row.id, handBack('world pass'));
+      room.state.setTurnState(handBack('world pass'));
       return true;
     }
     // A human spoke (or an operator acted) while this turn ran: the reply stands, but the loop
@@ -260,15 +248,14 @@ export class Bridge {
     if (!text.trim()) return null;
     let ids: readonly string[];
     try {
-      ids = (await room.adapter.post({ channel: room.row.channel, agent: agent.name, text })).messageIds;
+      ids = (await room.adapter.post({ channel: room.state.row.channel, agent: agent.name, text })).messageIds;
     } catch (error) {
       this.log.error({ err: error, room: room.key, agent: agent.name }, 'posting a reply failed');
-      this.options.store.setTurnState(room.row.id, handBack('post failed'));
+      room.state.setTurnState(handBack('post failed'));
       await this.postSystem(room, `@${agent.name}'s reply could not be posted: ${describeError(error)}`);
       return null;
     }
-    const stored = this.options.store.insertMessage({
-      channelId: room.row.id,
+    const stored = room.state.record({
       author: agent.name,
       authorId: agent.name,
       kind: 'agent',
@@ -278,7 +265,6 @@ export class Bridge {
       at: this.clock(),
       platformIds: ids,
     });
-    if (stored) this.count(room, 'agent');
     return stored;
   }
 
@@ -286,12 +272,11 @@ export class Bridge {
   async postSystem(room: Room, text: string): Promise<void> {
     let ids: readonly string[] = [];
     try {
-      ids = (await room.adapter.post({ channel: room.row.channel, agent: null, text })).messageIds;
+      ids = (await room.adapter.post({ channel: room.state.row.channel, agent: null, text })).messageIds;
     } catch (error) {
       this.log.error({ err: error, room: room.key }, 'posting a system message failed');
     }
-    this.options.store.insertMessage({
-      channelId: room.row.id,
+    room.state.record({
       author: 'system',
       authorId: 'system',
       kind: 'system',
@@ -300,7 +285,6 @@ export class Bridge {
       at: this.clock(),
       platformIds: ids,
     });
-    this.count(room, 'system');
   }
 
   /** An operator command, acting on the room it was issued in. */

@@ -1,6 +1,6 @@
 import type { CommandEvent } from '../ports.js';
 import { handBack } from '../room/index.js';
-import type { Bridge } from './bridge.js';
+import type { Bridge, Room } from './bridge.js';
 
 /**
  * `/pass [agent]`, `/reset [agent|workspace]`, `/status` (and the terminal room's `/clear`).
@@ -9,7 +9,6 @@ import type { Bridge } from './bridge.js';
 export async function handleCommand(bridge: Bridge, event: CommandEvent): Promise<string> {
   if (!event.isOperator) return `Only operators can use /${event.name}.`;
   const room = bridge.room(event.platform, event.channel, event.direct?.agent);
-  const store = bridge.options.store;
   const arg = event.args.trim().replace(/^@/, '');
   const named = arg ? bridge.agent(arg) : undefined;
   if (arg && !named && !(event.name === 'reset' && arg === 'workspace')) {
@@ -25,7 +24,7 @@ export async function handleCommand(bridge: Bridge, event: CommandEvent): Promis
           : `@${named.name} is not working.`;
       }
       const stopped = room.actor.stop();
-      store.setTurnState(room.row.id, handBack('/pass'));
+      room.state.setTurnState(handBack('/pass'));
       return `Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`;
     }
     case 'reset': {
@@ -34,7 +33,7 @@ export async function handleCommand(bridge: Bridge, event: CommandEvent): Promis
         return `@${named.name}'s turn in this room was stopped.`;
       }
       room.actor.stop();
-      store.setTurnState(room.row.id, { consecutive: 0, control: 'humans' });
+      room.state.setTurnState({ consecutive: 0, control: 'humans' });
       const wipe = arg === 'workspace';
       await bridge.options.sandbox.reset?.(room.key, { wipeWorkspace: wipe });
       return wipe
@@ -43,19 +42,19 @@ export async function handleCommand(bridge: Bridge, event: CommandEvent): Promis
     }
     case 'clear': {
       room.actor.stop();
-      store.clearHistory(room.row.id);
-      store.setTurnState(room.row.id, { consecutive: 0, control: 'humans' });
+      room.state.clear();
+      room.state.setTurnState({ consecutive: 0, control: 'humans' });
       return 'History of this room cleared.';
     }
     case 'status':
-      return statusText(bridge, room.key, room.row.id);
+      return statusText(bridge, room);
   }
 }
 
-async function statusText(bridge: Bridge, key: string, channelId: number): Promise<string> {
-  const room = bridge.rooms.get(key);
-  const state = bridge.options.store.turnState(channelId);
-  const working = room ? [...room.actor.inFlight.keys()].map((n) => `@${n}`) : [];
+async function statusText(bridge: Bridge, room: Room): Promise<string> {
+  const key = room.key;
+  const state = room.state.turnState;
+  const working = [...room.actor.inFlight.keys()].map((n) => `@${n}`);
   const lines = [
     `Room ${key}`,
     `Working: ${working.length > 0 ? working.join(', ') : 'nobody'}`,

@@ -74,28 +74,36 @@ export class Store {
       channels: db.prepare<[], { id: number; platform: string; channel: string; direct_agent: string | null }>(
         'SELECT id, platform, channel, direct_agent FROM channels ORDER BY id',
       ),
-      refExists: db.prepare<[number, string], { one: number }>(
-        'SELECT 1 AS one FROM message_refs WHERE channel_id = ? AND platform_message_id = ?',
+      refExists: db.prepare<[number, string, number, string], { one: number }>(
+        `SELECT 1 AS one FROM messages WHERE channel_id = ? AND platform_message_id = ?
+         UNION ALL SELECT 1 FROM message_refs WHERE channel_id = ? AND platform_message_id = ? LIMIT 1`,
       ),
       insertRef: db.prepare(
         'INSERT INTO message_refs (channel_id, platform_message_id, message_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
       ),
       insertMessage: db.prepare(
-        `INSERT INTO messages (channel_id, author, author_id, kind, content, mentions, tool_runs, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO messages (channel_id, platform_message_id, author, author_id, kind, content, mentions, tool_runs, created_at)
+         SELECT :channel, :pid, :author, :authorId, :kind, :content, :mentions, :toolRuns, :at
+         WHERE NOT EXISTS (SELECT 1 FROM message_refs WHERE channel_id = :channel AND platform_message_id = :pid)
+         ON CONFLICT DO NOTHING`,
       ),
       history: db.prepare<[number, number], MessageRow>(
         `SELECT * FROM (SELECT id, author, author_id, kind, content, mentions, tool_runs, created_at
            FROM messages WHERE channel_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`,
       ),
       lastRef: db.prepare<[string, string], { platform_message_id: string }>(
-        `SELECT r.platform_message_id FROM message_refs r JOIN channels c ON c.id = r.channel_id
-         WHERE c.platform = ? AND c.channel = ? ORDER BY r.rowid DESC LIMIT 1`,
+        `SELECT m.platform_message_id FROM messages m JOIN channels c ON c.id = m.channel_id
+         WHERE c.platform = ? AND c.channel = ? AND m.platform_message_id IS NOT NULL ORDER BY m.id DESC LIMIT 1`,
       ),
       turn: db.prepare<[number], { consecutive: number; control: 'agents' | 'humans'; control_reason: string | null }>(
         'SELECT consecutive, control, control_reason FROM channels WHERE id = ?',
       ),
       setTurn: db.prepare('UPDATE channels SET consecutive = ?, control = ?, control_reason = ? WHERE id = ?'),
+      keepIds: db.prepare(
+        `INSERT INTO message_refs (channel_id, platform_message_id, message_id)
+         SELECT channel_id, platform_message_id, NULL FROM messages
+         WHERE channel_id = ? AND platform_message_id IS NOT NULL ON CONFLICT DO NOTHING`,
+      ),
       clear: db.prepare('DELETE FROM messages WHERE channel_id = ?'),
     };
   }
@@ -119,7 +127,7 @@ export class Store {
 
   /** True when this platform message id was already stored in the room. */
   seen(channelId: number, platformId: string): boolean {
-    return this.q.refExists.get(channelId, platformId) !== undefined;
+    return this.q.refExists.get(channelId, platformId, channelId, platformId) !== undefined;
   }
 
   /**
@@ -127,37 +135,47 @@ export class Store {
    * (the same platform message delivered again, or to another bot).
    */
   insertMessage(message: NewMessage): RoomMessage | null {
-    const ids = message.platformIds ?? [];
-    return this.insertTx(message, ids);
+    const [first, ...more] = message.platformIds ?? [];
+    // A single-chunk message is one INSERT: the unique key on its platform id (and the ids of
+    // earlier chunks and cleared messages in message_refs) decide.
+    if (more.length === 0) return this.insertOne(message, first);
+    return this.insertChunked(message, first, more);
   }
 
-  private readonly insertTx = (message: NewMessage, ids: readonly string[]): RoomMessage | null =>
-    this.db.transaction(() => {
-      for (const id of ids) if (this.q.refExists.get(message.channelId, id)) return null;
-      const toolRuns = message.toolRuns && message.toolRuns.length > 0 ? JSON.stringify(message.toolRuns) : null;
-      const info = this.q.insertMessage.run(
-        message.channelId,
-        message.author,
-        message.authorId,
-        message.kind,
-        message.content,
-        JSON.stringify(message.mentions),
-        toolRuns,
-        message.at,
-      );
-      const id = Number(info.lastInsertRowid);
-      for (const platformId of ids) this.q.insertRef.run(message.channelId, platformId, id);
-      return {
-        id,
-        author: message.author,
-        authorId: message.authorId,
-        kind: message.kind,
-        content: message.content,
-        mentions: [...message.mentions],
-        toolRuns: message.toolRuns ? [...message.toolRuns] : [],
-        at: message.at,
-      };
+  private insertOne(message: NewMessage, platformId: string | undefined): RoomMessage | null {
+    const toolRuns = message.toolRuns && message.toolRuns.length > 0 ? JSON.stringify(message.toolRuns) : null;
+    const info = this.q.insertMessage.run({
+      channel: message.channelId,
+      pid: platformId ?? null,
+      author: message.author,
+      authorId: message.authorId,
+      kind: message.kind,
+      content: message.content,
+      mentions: JSON.stringify(message.mentions),
+      toolRuns,
+      at: message.at,
+    });
+    if (info.changes === 0) return null;
+    return {
+      id: Number(info.lastInsertRowid),
+      author: message.author,
+      authorId: message.authorId,
+      kind: message.kind,
+      content: message.content,
+      mentions: [...message.mentions],
+      toolRuns: message.toolRuns ? [...message.toolRuns] : [],
+      at: message.at,
+    };
+  }
+
+  private insertChunked(message: NewMessage, first: string | undefined, more: readonly string[]): RoomMessage | null {
+    return this.db.transaction(() => {
+      if ([first, ...more].some((id) => id !== undefined && this.seen(message.channelId, id))) return null;
+      const stored = this.insertOne(message, first);
+      if (stored) this.addPlatformIds(message.channelId, stored.id, more);
+      return stored;
     })();
+  }
 
   /** Records the platform ids a stored message got when it was posted (so its echo is recognised). */
   addPlatformIds(channelId: number, messageId: number, ids: readonly string[]): void {
@@ -188,7 +206,10 @@ export class Store {
 
   /** Forgets a room's messages (the dedupe keys stay, so nothing is answered twice). */
   clearHistory(channelId: number): void {
-    this.q.clear.run(channelId);
+    this.db.transaction(() => {
+      this.q.keepIds.run(channelId);
+      this.q.clear.run(channelId);
+    })();
   }
 
   close(): void {

@@ -56,12 +56,14 @@ describe('store', () => {
 
   it('recognises every chunk id of a reply posted in several parts', () => {
     const room = store.channel('discord', 'c1');
-    const stored = store.insertMessage(message(room.id, 'long reply', [], 'agent'));
+    const stored = store.insertMessage(message(room.id, 'long reply', ['p1', 'p2'], 'agent'));
     expect(stored).not.toBeNull();
-    store.addPlatformIds(room.id, stored?.id ?? 0, ['p1', 'p2']);
+    expect(store.seen(room.id, 'p1')).toBe(true);
     expect(store.seen(room.id, 'p2')).toBe(true);
     expect(store.insertMessage(message(room.id, 'echo of chunk 2', ['p2'], 'agent'))).toBeNull();
-    expect(store.lastPlatformMessageId('discord', 'c1')).toBe('p2');
+    expect(store.insertMessage(message(room.id, 'echo of both', ['p1', 'p2'], 'agent'))).toBeNull();
+    expect(store.lastPlatformMessageId('discord', 'c1')).toBe('p1');
+    expect(store.history(room.id, 10)).toHaveLength(1);
   });
 
   it('returns the last N messages oldest first, with mentions and tool runs', () => {

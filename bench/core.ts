@@ -1,0 +1,144 @@
+/**
+ * Core benchmarks: router decisions per second and messages per second stored through the bridge,
+ * each beside a baseline measured in the same run, printed as a ratio.
+ *   tsx bench/core.ts
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { createBridge } from '../src/bridge/index.js';
+import { silentLogger } from '../src/log.js';
+import type { AdapterSink, ChatAdapter } from '../src/ports.js';
+import { nextCandidates } from '../src/room/turns.js';
+import type { AgentProfile } from '../src/room/types.js';
+import type { WakeInput } from '../src/room/wake.js';
+import { migrate, openStore } from '../src/store/index.js';
+import { testConfig } from '../test/helpers/config.js';
+
+function rate(label: string, count: number, fn: (i: number) => void): number {
+  for (let i = 0; i < Math.min(1000, count); i++) fn(i); // warm-up
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < count; i++) fn(i);
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const perSecond = count / seconds;
+  console.log(
+    `  ${label.padEnd(46)} ${Math.round(perSecond).toLocaleString('en-US').padStart(12)} /s  (${count} in ${seconds.toFixed(3)} s)`,
+  );
+  return perSecond;
+}
+
+function routerBench(): void {
+  const agents: AgentProfile[] = Array.from({ length: 10 }, (_, i) => ({
+    name: `agent${i}`,
+    activation: i % 3 === 0 ? 'always' : 'mention',
+  }));
+  const names = agents.map((a) => a.name);
+  // A long history where nobody is awaiting anyone recently: the awaiting scan walks far back.
+  const history: WakeInput[] = Array.from({ length: 5000 }, (_, i) => ({
+    author: i % 7 === 0 ? 'user' : (names[i % 10] ?? 'user'),
+    kind: i % 7 === 0 ? 'human' : 'agent',
+    mentions: i % 5 === 0 ? [names[(i + 3) % 10] ?? ''] : [],
+  }));
+  const messages: WakeInput[] = Array.from({ length: 64 }, (_, i) => ({
+    author: i % 2 ? 'user' : (names[i % 10] ?? ''),
+    kind: i % 2 ? 'human' : 'agent',
+    mentions: [names[(i * 3) % 10] ?? ''],
+  }));
+  console.log('Router: nextCandidates for 10 agents over a 5000-message history');
+  const baseline = rate('baseline: filter agents by mention only', 200_000, (i) => {
+    const m = messages[i % 64];
+    agents.filter((a) => a.activation === 'always' || m?.mentions.includes(a.name));
+  });
+  const router = rate('router: full wake rules (awaiting, DM, activation)', 200_000, (i) => {
+    nextCandidates(agents, messages[i % 64] as WakeInput, history);
+  });
+  console.log(
+    `  ratio router/baseline: ${(router / baseline).toFixed(2)}  (decisions per second relative to the bare filter)\n`,
+  );
+}
+
+async function storeBench(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rt-bench-'));
+  const rounds = 5;
+  const perRound = 10_000;
+  try {
+    console.log(
+      `Store: ${rounds} alternating rounds of ${perRound} human messages (no agent wakes), median rate of each side;`,
+    );
+    console.log(
+      `  SQLite files in ${tmpdir()}, WAL, synchronous=NORMAL, same schema (migrations applied) on both sides`,
+    );
+    // Baseline: the same schema, one bare prepared INSERT per message.
+    const db = new Database(path.join(dir, 'bare.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    migrate(db);
+    db.prepare("INSERT INTO channels (platform, channel, created_at) VALUES ('bench', 'room', 0)").run();
+    const insert = db.prepare(
+      `INSERT INTO messages (channel_id, platform_message_id, author, author_id, kind, content, mentions, created_at)
+       VALUES (1, ?, 'user', 'u1', 'human', ?, '[]', ?)`,
+    );
+
+    // The bridge: receive -> dedupe -> store -> route, for a room of three mention-only agents.
+    const store = openStore(path.join(dir, 'bridge.db'));
+    let sink: AdapterSink | undefined;
+    const adapter: ChatAdapter = {
+      platform: 'bench',
+      start: async (s) => {
+        sink = s;
+      },
+      stop: async () => {},
+      post: async () => ({ messageIds: [] }),
+    };
+    const config = testConfig({
+      agents: Array.from({ length: 3 }, (_, i) => ({ name: `agent${i}`, activation: 'mention' as const })),
+    });
+    const sandbox = { exec: async () => ({ output: '', exitCode: 0, timedOut: false }), close: async () => {} };
+    const bridge = createBridge({ config, store, sandbox, adapters: [adapter], logger: silentLogger() });
+    await bridge.start();
+
+    let n = 0;
+    const baseRates: number[] = [];
+    const bridgeRates: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      let start = process.hrtime.bigint();
+      for (let i = 0; i < perRound; i++) {
+        n++;
+        insert.run(`m${n}`, `message number ${n}`, Date.now());
+      }
+      baseRates.push(perRound / (Number(process.hrtime.bigint() - start) / 1e9));
+      start = process.hrtime.bigint();
+      for (let i = 0; i < perRound; i++) {
+        n++;
+        await sink?.receive({
+          platform: 'bench',
+          channel: 'room',
+          messageId: `m${n}`,
+          author: { id: 'u1', name: 'user', kind: 'human' },
+          text: `message number ${n}`,
+        });
+      }
+      await bridge.idle();
+      bridgeRates.push(perRound / (Number(process.hrtime.bigint() - start) / 1e9));
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+    const show = (label: string, values: number[]) =>
+      console.log(
+        `  ${label.padEnd(46)} ${Math.round(median(values)).toLocaleString('en-US').padStart(12)} /s  (rounds: ${values.map((v) => Math.round(v)).join(', ')})`,
+      );
+    show('baseline: bare better-sqlite3 INSERT loop', baseRates);
+    show('bridge: receive -> dedupe -> store -> route', bridgeRates);
+    console.log(
+      `  ratio bridge/baseline: ${(median(bridgeRates) / median(baseRates)).toFixed(2)}  (goal: at least 0.50)`,
+    );
+    await bridge.stop();
+    store.close();
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+routerBench();
+await storeBench();
