@@ -83,6 +83,16 @@ export class SlackAdapter implements ChatAdapter {
 
   async start(sink: AdapterSink): Promise<void> {
     this.sink = sink;
+    try {
+      await this.connect();
+    } catch (error) {
+      // Leave nothing half-open: the apps that did connect are closed again.
+      await this.stop();
+      throw error;
+    }
+  }
+
+  private async connect(): Promise<void> {
     await Promise.all(this.identities.map((identity) => identity.authenticate()));
     for (const identity of this.identities) {
       this.directory.addAgent(identity.botUserId, identity.agent);

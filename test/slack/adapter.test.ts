@@ -231,3 +231,37 @@ describe('Slack adapter with a recording sink', () => {
     ]);
   });
 });
+
+describe('Slack adapter setup errors', () => {
+  let slack: FakeSlack;
+  beforeAll(async () => {
+    slack = await startFakeSlack();
+  });
+  afterAll(async () => {
+    await slack.close();
+  });
+
+  it('names SLACK_PORT when an agent is in HTTP mode without it', () => {
+    const app = slack.addApp('web');
+    const config = testConfig({ agents: [{ name: 'web', slack: slackKeys(app, { http: true }) }] });
+    expect(() => new SlackAdapter({ config, logger: silentLogger() })).toThrow(/SLACK_PORT: must be set/);
+  });
+
+  it('fails to start with the agent named when its bot token is refused, and leaves nothing connected', async () => {
+    const good = slack.addApp('good');
+    const config = testConfig({
+      agents: [
+        { name: 'good', slack: slackKeys(good) },
+        {
+          name: 'broken',
+          slack: { botToken: 'xoxb-wrong', appToken: 'xapp-wrong', signingSecret: undefined, control: false },
+        },
+      ],
+      env: { SLACK_API_URL: slack.apiUrl },
+    });
+    const adapter = new SlackAdapter({ config, logger: silentLogger() });
+
+    await expect(adapter.start(new RecordingSink())).rejects.toThrow(/agent broken: auth.test failed: .*invalid_auth/);
+    expect(slack.apiCalls.some((c) => c.method === 'apps.connections.open')).toBe(false);
+  });
+});
