@@ -67,6 +67,9 @@ const settingsSchema = z.object({
 
 export type Settings = z.output<typeof settingsSchema>;
 
+/** Every variable name the bridge reads (docs tests check each is documented). */
+export const SETTING_NAMES = Object.keys(settingsSchema.shape) as Array<keyof Settings>;
+
 /** Reads the global settings; an invalid value names the variable. */
 export function readSettings(env: Env): Settings {
   const present: Record<string, string> = {};
