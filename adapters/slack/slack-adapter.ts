@@ -66,6 +66,10 @@ export class SlackAdapter implements ChatAdapter {
         logger: this.log,
       });
     });
+    if (settings.SLACK_STREAM === 'update') {
+      // Streaming needs the core to hand over partial replies; ports.ts has no such hook yet.
+      this.log.warn('SLACK_STREAM=update is not available yet: replies are posted whole');
+    }
     const http = this.identities.filter((i) => i.mode === 'http');
     if (http.length > 0 && settings.SLACK_PORT === undefined) {
       throw new ConfigError(

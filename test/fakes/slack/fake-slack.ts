@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocket, WebSocketServer } from 'ws';
+import type { Duplex } from 'node:stream';
 import { postSigned, type SignedPostOptions } from './signing.js';
+import { SocketHub } from './socket-hub.js';
 import type {
   Ack,
   ApiCall,
@@ -46,17 +47,21 @@ export class FakeSlack implements WebApiHost {
   /** Status codes HTTP-mode apps answered to signed event POSTs. */
   readonly httpResults: Array<{ app: string; envelopeId: string; status: number }> = [];
   private readonly server: Server;
-  private readonly wss = new WebSocketServer({ noServer: true });
-  private readonly sockets = new Map<string, WebSocket[]>();
-  private readonly pending = new Map<string, string[]>();
+  private readonly hub: SocketHub;
   private readonly faults = new Map<string, Fault[]>();
   private readonly waiters = new Set<() => void>();
   private readonly responseUrls = new Map<string, string>();
-  private pinger: NodeJS.Timeout | undefined;
   private port = 0;
 
   constructor(teamId?: string) {
     this.workspace = new Workspace(teamId);
+    this.hub = new SocketHub(
+      (app, envelopeId, payload) => {
+        this.acks.push({ app, envelopeId, payload, at: performance.now() });
+        this.notify();
+      },
+      () => this.notify(),
+    );
     this.server = createServer((req, res) => {
       this.route(req, res).catch((error: unknown) => {
         if (!res.headersSent) res.writeHead(500).end(String(error));
@@ -68,11 +73,6 @@ export class FakeSlack implements WebApiHost {
   async listen(): Promise<void> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
-    // Bolt drops a connection that hears no ping from the server for 30 s.
-    this.pinger = setInterval(() => {
-      for (const list of this.sockets.values()) for (const ws of list) ws.ping();
-    }, 10_000);
-    this.pinger.unref();
   }
 
   /** The Web API base, trailing slash included (Bolt's `slackApiUrl`). */
@@ -236,13 +236,11 @@ export class FakeSlack implements WebApiHost {
 
   /** Resolves once every app in `names` has an open Socket Mode connection. */
   connected(...names: string[]): Promise<true> {
-    return this.waitFor(() => names.every((n) => (this.sockets.get(n) ?? []).length > 0), 5000, 'connections');
+    return this.waitFor(() => names.every((n) => this.hub.count(n) > 0), 5000, 'connections');
   }
 
   async close(): Promise<void> {
-    if (this.pinger) clearInterval(this.pinger);
-    for (const list of this.sockets.values()) for (const ws of list) ws.terminate();
-    this.wss.close();
+    this.hub.close();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -318,10 +316,7 @@ export class FakeSlack implements WebApiHost {
     if (app.requestUrl) {
       void this.deliverHttp(app, envelopeId, type, envelope);
     } else {
-      const raw = JSON.stringify(envelope);
-      const ws = this.openSocket(app.name);
-      if (ws) ws.send(raw);
-      else this.pending.set(app.name, [...(this.pending.get(app.name) ?? []), raw]);
+      this.hub.send(app.name, JSON.stringify(envelope));
     }
     this.notify();
   }
@@ -360,58 +355,16 @@ export class FakeSlack implements WebApiHost {
     this.notify();
   }
 
-  private openSocket(name: string): WebSocket | undefined {
-    const list = (this.sockets.get(name) ?? []).filter((ws) => ws.readyState === WebSocket.OPEN);
-    return list[list.length - 1];
-  }
-
   private notify(): void {
     for (const waiter of [...this.waiters]) waiter();
   }
 
-  private upgrade(req: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer): void {
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(req.url ?? '/', this.baseUrl);
     const appId = /^\/socket\/([A-Z0-9]+)$/.exec(url.pathname)?.[1];
     const app = [...this.workspace.apps.values()].find((a) => a.appId === appId);
-    if (!app) {
-      socket.destroy();
-      return;
-    }
-    this.wss.handleUpgrade(req, socket, head, (ws) => {
-      const list = this.sockets.get(app.name) ?? [];
-      list.push(ws);
-      this.sockets.set(app.name, list);
-      ws.on('message', (data) => {
-        const message = JSON.parse(String(data)) as { envelope_id?: string; payload?: Record<string, unknown> };
-        if (message.envelope_id) {
-          this.acks.push({
-            app: app.name,
-            envelopeId: message.envelope_id,
-            payload: message.payload,
-            at: performance.now(),
-          });
-          this.notify();
-        }
-      });
-      ws.on('close', () => {
-        this.sockets.set(
-          app.name,
-          (this.sockets.get(app.name) ?? []).filter((s) => s !== ws),
-        );
-        this.notify();
-      });
-      ws.send(
-        JSON.stringify({
-          type: 'hello',
-          num_connections: list.length,
-          debug_info: { host: 'fake-slack', approximate_connection_time: 18060 },
-          connection_info: { app_id: app.appId },
-        }),
-      );
-      for (const raw of this.pending.get(app.name) ?? []) ws.send(raw);
-      this.pending.delete(app.name);
-      this.notify();
-    });
+    if (app) this.hub.upgrade(app, req, socket, head);
+    else socket.destroy();
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
