@@ -1,0 +1,130 @@
+/**
+ * Sandbox benchmark (issue 3): warm exec round-trip through the Docker exec API beside the
+ * `docker exec` CLI on the same container in the same run, the cold start of a channel's
+ * container, and 20 channels executing at once. Needs a running engine and the sandbox image.
+ *   npm run bench:sandbox            (RUNS=200 by default)
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Dockerode from 'dockerode';
+import { createDockerSandbox } from '../sandbox/index.js';
+import { readSettings } from '../src/config/index.js';
+import { silentLogger } from '../src/log.js';
+import type { Sandbox } from '../src/ports.js';
+
+const RUNS = Number(process.env.RUNS ?? 200);
+const CHANNELS = 20;
+const COLD_RUNS = 5;
+const options = { timeoutMs: 30_000 };
+
+function percentile(samples: readonly number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+function summary(samples: readonly number[]): { p50: number; p95: number } {
+  return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
+}
+
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+async function time(action: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await action();
+  return performance.now() - start;
+}
+
+/** The engine's floor: a bare exec of `true` (create, start, wait for the stream, inspect), no wrapper. */
+async function bareExec(container: Dockerode.Container): Promise<void> {
+  const exec = await container.exec({ Cmd: ['true'], AttachStdout: true, AttachStderr: true });
+  const stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadableStream;
+  stream.resume();
+  await new Promise((resolve) => {
+    stream.once('end', resolve);
+    stream.once('close', resolve);
+  });
+  await exec.inspect();
+}
+
+function dockerCli(args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('docker', args, { stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`docker ${args.join(' ')} exited ${code}`)),
+    );
+  });
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'roundtable-bench-'));
+  const docker = new Dockerode();
+  const settings = readSettings({ DATA_DIR: dataDir, SANDBOX_IDLE_MINUTES: '0' });
+  const sandbox: Sandbox = createDockerSandbox({ settings, logger: silentLogger(), docker });
+  try {
+    const key = 'console:bench';
+    await sandbox.exec(key, 'true', options);
+    const [info] = await docker.listContainers({
+      filters: { label: [`roundtable.channel=${key}`, `roundtable.scope=${dataDir}`] },
+    });
+    if (!info) throw new Error('benchmark container not found');
+
+    // Interleaved, so both see the same engine load; 10 warm-up runs each first.
+    for (let i = 0; i < 10; i += 1) {
+      await sandbox.exec(key, 'true', options);
+      await dockerCli(['exec', info.Id, 'bash', '-c', 'true']);
+    }
+    const container = docker.getContainer(info.Id);
+    const api: number[] = [];
+    const cli: number[] = [];
+    const bare: number[] = [];
+    for (let i = 0; i < RUNS; i += 1) {
+      api.push(await time(() => sandbox.exec(key, 'true', options)));
+      cli.push(await time(() => dockerCli(['exec', info.Id, 'bash', '-c', 'true'])));
+      bare.push(await time(() => bareExec(container)));
+    }
+    const bareStats = summary(bare);
+    const apiStats = summary(api);
+    const cliStats = summary(cli);
+
+    const cold: number[] = [];
+    for (let i = 0; i < COLD_RUNS; i += 1) {
+      const coldKey = `console:bench-cold-${i}`;
+      cold.push(await time(() => sandbox.exec(coldKey, 'true', options)));
+      await sandbox.reset?.(coldKey);
+    }
+
+    const keys = Array.from({ length: CHANNELS }, (_, i) => `console:bench-many-${i}`);
+    const coldMany = await time(() => Promise.all(keys.map((k) => sandbox.exec(k, 'true', options))));
+    const warmMany: number[] = [];
+    for (let round = 0; round < 5; round += 1) {
+      warmMany.push(await time(() => Promise.all(keys.map((k) => sandbox.exec(k, 'echo $HOSTNAME', options)))));
+    }
+
+    console.log(`Sandbox benchmark (image ${settings.SANDBOX_IMAGE}, ${RUNS} runs each, interleaved)`);
+    console.log('warm exec of `true`, one channel:');
+    console.log(`  exec API (this sandbox)   p50 ${ms(apiStats.p50)}  p95 ${ms(apiStats.p95)}`);
+    console.log(`  docker exec CLI           p50 ${ms(cliStats.p50)}  p95 ${ms(cliStats.p95)}`);
+    console.log(
+      `  bare exec API (floor)     p50 ${ms(bareStats.p50)}  p95 ${ms(bareStats.p95)}  (no wrapper, engine only)`,
+    );
+    console.log(
+      `  ratio CLI / API (p50)     ${(cliStats.p50 / apiStats.p50).toFixed(2)}x  (goal: >= 3x, API p50 < 50 ms)`,
+    );
+    console.log(`cold start (create + start + first command), ${COLD_RUNS} runs: p50 ${ms(percentile(cold, 50))}`);
+    console.log(
+      `${CHANNELS} channels at once: cold ${ms(coldMany)}; warm p50 ${ms(percentile(warmMany, 50))} per round`,
+    );
+    console.log(
+      'How: performance.now() around sandbox.exec() (exec create + start + inspect, with the wrapper that\n' +
+        'makes the command killable) and around a spawned `docker exec <id> bash -c true` on the same container.',
+    );
+  } finally {
+    await sandbox.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
