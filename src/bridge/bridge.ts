@@ -1,14 +1,19 @@
 import type { AgentConfig, Config } from '../config/index.js';
 import { describeError } from '../errors.js';
+import type { Situation } from '../llm/situation.js';
 import type { Logger } from '../log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Sandbox } from '../ports.js';
-import { classifyReply, extractMentions, handBack, handBackText, limitReached, nextCandidates } from '../room/index.js';
+import { isNoProgress } from '../room/guards.js';
+import { extractMentions, handBack, handBackText, limitReached } from '../room/index.js';
+import { requestsOf, type Thread } from '../room/threads.js';
 import type { RoomMessage, ToolRun } from '../room/types.js';
 import type { Store } from '../store/index.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { ChannelActor } from './channel-actor.js';
 import { handleCommand } from './commands.js';
+import { Conductor } from './conductor.js';
 import { RoomState } from './room-state.js';
+import { ThreadBook } from './thread-book.js';
 
 export interface BridgeOptions {
   readonly config: Config;
@@ -21,7 +26,7 @@ export interface BridgeOptions {
   readonly clock?: () => number;
 }
 
-/** A room as the bridge tracks it: its stored row, its actor, its adapter. */
+/** A room as the bridge tracks it: its persistent state, its actor, its adapter. */
 export interface Room {
   readonly state: RoomState;
   readonly key: string;
@@ -29,22 +34,29 @@ export interface Room {
   readonly adapter: ChatAdapter;
 }
 
+/** Messages kept in memory per room: the context window, and enough for the pair guard. */
+const MIN_WINDOW = 64;
+
 /**
- * The imperative shell around room/: dedupe and persistence, one serial actor per room,
- * agent turns, hand-backs and operator commands.
+ * The imperative shell around room/: dedupe and persistence, one serial actor per room, thread
+ * bookkeeping, hand-backs and operator commands. Who speaks is decided by the Conductor.
  */
 export class Bridge {
   readonly sink: AdapterSink;
   readonly rooms = new Map<string, Room>();
+  readonly threads: ThreadBook;
+  readonly runner: AgentRunner;
+  readonly clock: () => number;
   private readonly adapters = new Map<string, ChatAdapter>();
-  private readonly runner: AgentRunner;
-  private readonly clock: () => number;
+  readonly conductor: Conductor;
   private stopped = false;
 
   constructor(readonly options: BridgeOptions) {
     for (const adapter of options.adapters) this.adapters.set(adapter.platform, adapter);
     this.runner = new AgentRunner(options.config, options.llm ?? defaultLlmFactory(options.config), options.sandbox);
     this.clock = options.clock ?? Date.now;
+    this.conductor = new Conductor(this);
+    this.threads = new ThreadBook(options.store.threads, this.clock, (thread) => this.conductor.expire(thread));
     this.sink = {
       receive: (event) => this.receive(event),
       command: (event) => this.command(event),
@@ -59,18 +71,25 @@ export class Bridge {
     return this.options.config;
   }
 
-  private get log(): Logger {
+  get log(): Logger {
     return this.options.logger;
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
   }
 
   async start(): Promise<void> {
     for (const adapter of this.adapters.values()) await adapter.start(this.sink);
+    // Threads a previous run left behind: deadlines re-armed, due resumes run.
+    for (const thread of this.threads.load()) this.conductor.restore(thread);
   }
 
   /** Stops every turn, then the adapters and the sandbox. The store stays open (its owner closes it). */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.threads.close();
     for (const room of this.rooms.values()) room.actor.stop();
     await Promise.allSettled([...this.rooms.values()].map((room) => room.actor.idle()));
     for (const adapter of this.adapters.values()) {
@@ -99,7 +118,8 @@ export class Bridge {
       const adapter = this.adapters.get(platform);
       if (!adapter) throw new Error(`no adapter for platform "${platform}"`);
       const row = this.options.store.channel(platform, channel, directAgent);
-      const state = new RoomState(this.options.store, row, this.config.settings.HISTORY_LIMIT + 1);
+      const size = Math.max(this.config.settings.HISTORY_LIMIT + 1, MIN_WINDOW);
+      const state = new RoomState(this.options.store, row, size);
       const actor = new ChannelActor((error) => this.log.error({ err: error, room: key }, 'room task failed'));
       room = { state, key, actor, adapter };
       this.rooms.set(key, room);
@@ -107,35 +127,41 @@ export class Bridge {
     return room;
   }
 
-  /** A platform message: stored once, then routed in its room's order. */
+  /** The room with this key (`platform:channel`), if its platform is connected. */
+  roomByKey(key: string): Room | undefined {
+    const at = key.indexOf(':');
+    if (at < 0 || !this.adapters.has(key.slice(0, at))) return undefined;
+    return this.room(key.slice(0, at), key.slice(at + 1));
+  }
+
+  /** A platform message: stored once, then handled in its room's order. */
   async receive(event: Inbound): Promise<void> {
     if (this.stopped) return;
     const room = this.room(event.platform, event.channel, event.direct?.agent);
     if (event.author.kind === 'agent') {
       // Our own agents' messages are usually echoes of posts still being recorded by this room's
       // actor: check them in order, after the post that produced them.
+      const epoch = room.actor.epoch;
       void room.actor.enqueue(async () => {
-        const stored = this.store(room, event);
-        if (stored) await this.route(room, stored);
+        const stored = this.recordInbound(room, event);
+        if (stored) this.afterRecord(room, stored, epoch);
       });
       return;
     }
-    const stored = this.store(room, event);
+    const stored = this.recordInbound(room, event);
     if (!stored) return;
     if (stored.kind === 'human') room.actor.newEpoch(); // queued agent turns give way to the human
-    void room.actor.enqueue(() => this.route(room, stored));
+    this.afterRecord(room, stored, room.actor.epoch);
   }
 
-  private store(room: Room, event: Inbound): RoomMessage | null {
-    const kind = event.author.kind;
+  private recordInbound(room: Room, event: Inbound): RoomMessage | null {
     // An agent's echo may be a later chunk of a long reply, recorded under the reply's first id.
-    if (kind === 'agent' && room.state.seen(event.messageId)) return null;
-    const stored = room.state.record({
+    if (event.author.kind === 'agent' && room.state.seen(event.messageId)) return null;
+    const stored = this.record(room, {
       author: event.author.name,
       authorId: event.author.id,
-      kind,
-      content: event.text,
-      mentions: this.mentionsIn(event.text, kind === 'agent' ? event.author.name : undefined),
+      kind: event.author.kind,
+      text: event.text,
       at: event.at ?? this.clock(),
       platformIds: [event.messageId],
     });
@@ -143,103 +169,92 @@ export class Bridge {
     return stored;
   }
 
-  private mentionsIn(text: string, self?: string): string[] {
-    return extractMentions(
-      text,
-      this.config.agents.map((a) => a.name),
-      self,
-    );
-  }
-
-  /** Decides who answers `message` and runs their turn (inside the room's actor). */
-  private async route(room: Room, message: RoomMessage): Promise<void> {
-    if (this.stopped || message.kind === 'system') return;
-    const state = room.state.turnState;
-    if (message.kind === 'agent') {
-      if (state.control === 'humans') return;
-      const limit = this.config.settings.TURN_LIMIT;
-      if (limitReached(state, limit)) {
-        await this.postSystem(room, handBackText(limit));
-        room.state.setTurnState(handBack('turn limit'));
-        return;
-      }
-    }
-    const history = room.state.history();
-    const before = history.filter((m) => m.id < message.id);
-    const candidates = nextCandidates(this.config.agents, message, before, { directAgent: room.state.row.directAgent });
-    const epoch = room.actor.epoch;
-    for (const profile of candidates) {
-      if (this.stopped || room.actor.epoch !== epoch) return;
-      const agent = this.agent(profile.name);
-      if (!agent) continue;
-      const done = await this.takeTurn(room, agent, history, epoch);
-      if (done) return;
-    }
-  }
-
-  /** One agent's turn. Returns true when the room's loop for this message is over (posted or handed back). */
-  private async takeTurn(
+  /** Stores a message once, with its mentions and the replies it asks for. */
+  record(
     room: Room,
-    agent: AgentConfig,
-    history: readonly RoomMessage[],
-    epoch: number,
-  ): Promise<boolean> {
-    const controller = new AbortController();
-    room.actor.inFlight.set(agent.name, controller);
-    let text: string;
-    let toolRuns: readonly ToolRun[];
-    try {
-      const output = await this.runner.run(room.adapter, {
-        agent,
-        channel: room.state.row.channel,
-        channelKey: room.key,
-        history,
-        situation: room.state.row.directAgent ? 'This is a private conversation between you and one human.' : undefined,
-        signal: controller.signal,
-      });
-      if (output.roundLimitHit) {
-        await this.postReply(room, agent, output.text, output.toolRuns);
-        await this.postSystem(
-          room,
-          `@${agent.name} stopped after ${this.config.settings.MAX_TOOL_ROUNDS} tool rounds; control is back with the humans.`,
-        );
-        room.state.setTurnState(handBack('tool round limit'));
-        return true;
-      }
-      text = output.text;
-      toolRuns = output.toolRuns;
-    } catch (error) {
-      if (controller.signal.aborted) {
-        this.log.info({ room: room.key, agent: agent.name }, 'turn stopped by an operator');
-        // `/pass <agent>` skips only this agent; `/pass` also started a new epoch, which ends the loop.
-        return false;
-      }
-      this.log.error({ err: error, room: room.key, agent: agent.name }, 'agent turn failed');
-      await this.postSystem(room, `@${agent.name} could not answer: ${describeError(error)}`);
-      room.state.setTurnState(handBack('agent error'));
-      return true;
-    } finally {
-      room.actor.inFlight.delete(agent.name);
+    message: {
+      author: string;
+      authorId: string;
+      kind: RoomMessage['kind'];
+      text: string;
+      at: number;
+      platformIds: readonly string[];
+      toolRuns?: readonly ToolRun[];
+    },
+  ): RoomMessage | null {
+    const isAgent = message.kind === 'agent';
+    const mentions =
+      message.kind === 'system'
+        ? []
+        : extractMentions(
+            message.text,
+            this.config.agents.map((a) => a.name),
+            isAgent ? message.author : undefined,
+          );
+    let requests: string[] | undefined;
+    if (isAgent) {
+      const answering = this.threads.awaiting(room.key, message.author);
+      const previous = this.previousOwn(room, message.author);
+      requests = isNoProgress(message.text, previous) ? [] : requestsOf(mentions, message.author, answering);
     }
-
-    const outcome = classifyReply(agent.name, text);
-    if (outcome.kind === 'pass') {
-      this.log.debug({ room: room.key, agent: agent.name }, 'agent passed');
-      return false;
-    }
-    const posted = await this.postReply(room, agent, outcome.text, toolRuns);
-    if (outcome.kind === 'world-pass') {
-      room.state.setTurnState(handBack('world pass'));
-      return true;
-    }
-    // A human spoke (or an operator acted) while this turn ran: the reply stands, but the loop
-    // it would continue is dropped; the router decides afresh from the human's message.
-    if (posted && room.actor.epoch === epoch) void room.actor.enqueueTurn(() => this.route(room, posted));
-    return true;
+    return room.state.record({
+      author: message.author,
+      authorId: message.authorId,
+      kind: message.kind,
+      content: message.text,
+      mentions,
+      ...(requests ? { requests } : {}),
+      ...(message.toolRuns ? { toolRuns: message.toolRuns } : {}),
+      at: message.at,
+      platformIds: message.platformIds,
+    });
   }
 
-  /** Posts an agent's reply through its own identity and stores it with its platform ids. */
-  private async postReply(
+  /** The author's previous message text in the room (for the no-progress guard). */
+  previousOwn(room: Room, author: string, before = Number.POSITIVE_INFINITY): string | undefined {
+    const history = room.state.history();
+    for (let i = history.length - 1; i >= 0; i--) {
+      const m = history[i];
+      if (m && m.id < before && m.kind === 'agent' && m.author.toLowerCase() === author.toLowerCase()) {
+        return m.content;
+      }
+    }
+    return undefined;
+  }
+
+  /** What happens after a message is stored: thread bookkeeping, the turn limit, then routing. */
+  afterRecord(room: Room, message: RoomMessage, epoch: number): void {
+    if (this.stopped || message.kind === 'system') return;
+    if (message.kind === 'human') {
+      const completed = this.conductor.humanAnswer(room, message);
+      void room.actor.enqueue(() => this.conductor.route(room, message, completed));
+      return;
+    }
+    const state = room.state.turnState;
+    if (state.control === 'humans') return;
+    const limit = this.config.settings.TURN_LIMIT;
+    if (limitReached(state, limit)) {
+      void room.actor.enqueue(() => this.handBack(room, 'turn limit', handBackText(limit)));
+      room.state.setTurnState(handBack('turn limit'));
+      return;
+    }
+    this.conductor.afterAgentMessage(room, message, epoch);
+  }
+
+  /**
+   * Control goes back to the humans: queued turns dropped, the room's threads cancelled,
+   * optionally a message saying why.
+   */
+  async handBack(room: Room, reason: string, text?: string): Promise<void> {
+    room.actor.newEpoch();
+    room.state.setTurnState(handBack(reason));
+    this.threads.cancelFor(room.key);
+    if (text) await this.postSystem(room, text);
+    room.state.setTurnState(handBack(reason));
+  }
+
+  /** Posts an agent's message through its own identity and stores it with its platform ids. */
+  async postAgent(
     room: Room,
     agent: AgentConfig,
     text: string,
@@ -251,21 +266,18 @@ export class Bridge {
       ids = (await room.adapter.post({ channel: room.state.row.channel, agent: agent.name, text })).messageIds;
     } catch (error) {
       this.log.error({ err: error, room: room.key, agent: agent.name }, 'posting a reply failed');
-      room.state.setTurnState(handBack('post failed'));
-      await this.postSystem(room, `@${agent.name}'s reply could not be posted: ${describeError(error)}`);
+      await this.handBack(room, 'post failed', `@${agent.name}'s reply could not be posted: ${describeError(error)}`);
       return null;
     }
-    const stored = room.state.record({
+    return this.record(room, {
       author: agent.name,
       authorId: agent.name,
       kind: 'agent',
-      content: text,
-      mentions: this.mentionsIn(text, agent.name),
+      text,
       toolRuns,
       at: this.clock(),
       platformIds: ids,
     });
-    return stored;
   }
 
   /** Posts one of the bridge's own messages (hand-backs, errors). They wake no one and reset the counter. */
@@ -276,15 +288,28 @@ export class Bridge {
     } catch (error) {
       this.log.error({ err: error, room: room.key }, 'posting a system message failed');
     }
-    room.state.record({
+    this.record(room, {
       author: 'system',
       authorId: 'system',
       kind: 'system',
-      content: text,
-      mentions: [],
+      text,
       at: this.clock(),
       platformIds: ids,
     });
+  }
+
+  /** The frame for a normal wake: a DM, a human's direct request, or a message to observe. */
+  situationFor(room: Room, message: RoomMessage, agent: AgentConfig): Situation {
+    if (room.state.row.directAgent) return { kind: 'direct', user: message.author };
+    if (message.kind === 'human' && message.mentions.some((m) => m.toLowerCase() === agent.name.toLowerCase())) {
+      return { kind: 'requested', requester: message.author };
+    }
+    return { kind: 'observe' };
+  }
+
+  /** Threads involving a room, for /status. */
+  threadsOf(room: Room): Thread[] {
+    return this.threads.all().filter((t) => t.originRoom === room.key || t.targetRoom === room.key);
   }
 
   /** An operator command, acting on the room it was issued in. */

@@ -1,5 +1,6 @@
 import type { CommandEvent } from '../ports.js';
 import { handBack } from '../room/index.js';
+import { pendingParticipants } from '../room/threads.js';
 import type { Bridge, Room } from './bridge.js';
 
 /**
@@ -25,6 +26,7 @@ export async function handleCommand(bridge: Bridge, event: CommandEvent): Promis
       }
       const stopped = room.actor.stop();
       room.state.setTurnState(handBack('/pass'));
+      bridge.threads.cancelFor(room.key);
       return `Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`;
     }
     case 'reset': {
@@ -34,6 +36,8 @@ export async function handleCommand(bridge: Bridge, event: CommandEvent): Promis
       }
       room.actor.stop();
       room.state.setTurnState({ consecutive: 0, control: 'humans' });
+      bridge.threads.cancelFor(room.key);
+      bridge.conductor.forgetPauses(room);
       const wipe = arg === 'workspace';
       await bridge.options.sandbox.reset?.(room.key, { wipeWorkspace: wipe });
       return wipe
@@ -42,6 +46,7 @@ export async function handleCommand(bridge: Bridge, event: CommandEvent): Promis
     }
     case 'clear': {
       room.actor.stop();
+      bridge.threads.cancelFor(room.key);
       room.state.clear();
       room.state.setTurnState({ consecutive: 0, control: 'humans' });
       return 'History of this room cleared.';
@@ -62,6 +67,17 @@ async function statusText(bridge: Bridge, room: Room): Promise<string> {
     `Control: ${state.control}${state.control === 'humans' && state.reason ? ` (${state.reason})` : ''}`,
     `Agents: ${bridge.config.agents.map((a) => `@${a.name} (${a.activation})`).join(', ')}`,
   ];
+  const threads = bridge.threadsOf(room);
+  if (threads.length === 0) lines.push('Open requests: none');
+  for (const thread of threads) {
+    const waiting = pendingParticipants(thread).map((p) => `@${p.name}`);
+    const since = new Date(thread.openedAt).toISOString().slice(11, 19);
+    const what =
+      thread.status === 'open'
+        ? `waits for ${waiting.join(', ')} (answered: ${thread.answers.length} of ${thread.awaited.length})`
+        : `${thread.status}, resuming`;
+    lines.push(`Request #${thread.id}: @${thread.requester} ${what}, since ${since} UTC`);
+  }
   const sandbox = await bridge.options.sandbox.describe?.(key).catch((error: unknown) => `unknown (${String(error)})`);
   if (sandbox) lines.push(`Sandbox: ${sandbox}`);
   return lines.join('\n');

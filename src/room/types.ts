@@ -18,6 +18,11 @@ export interface RoomMessage {
   readonly content: string;
   /** Agent names this message mentions (canonical spelling, first-mention order). */
   readonly mentions: readonly string[];
+  /**
+   * The agents this message asked for a reply: its mentions, less the requester and co-participants
+   * of the request its author was answering. Absent: the same as `mentions`.
+   */
+  readonly requests?: readonly string[] | undefined;
   readonly toolRuns: readonly ToolRun[];
   readonly at: number;
 }

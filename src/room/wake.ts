@@ -1,19 +1,21 @@
 import type { AgentProfile, RoomMessage } from './types.js';
 
 /** The part of a message that waking depends on. */
-export type WakeInput = Pick<RoomMessage, 'author' | 'kind' | 'mentions'>;
+export type WakeInput = Pick<RoomMessage, 'author' | 'kind' | 'mentions' | 'requests'>;
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /**
- * True when `agent`'s own last message in `history` mentioned `message`'s author and that author
- * has not spoken since: the agent asked for this reply and is waiting for it.
+ * True when `agent`'s own last message in `history` asked `message`'s author (mentioned them, not
+ * merely in answer to them) and that author has not spoken since: the agent awaits this reply.
  */
 export function isAwaiting(agent: AgentProfile, message: WakeInput, history: readonly WakeInput[]): boolean {
   for (let i = history.length - 1; i >= 0; i--) {
     const earlier = history[i];
     if (!earlier) continue;
-    if (same(earlier.author, agent.name)) return earlier.mentions.some((name) => same(name, message.author));
+    if (same(earlier.author, agent.name)) {
+      return (earlier.requests ?? earlier.mentions).some((name) => same(name, message.author));
+    }
     if (same(earlier.author, message.author)) return false; // already answered since
   }
   return false;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { AuthorKind } from '../ports.js';
 import type { RoomMessage, ToolRun, TurnState } from '../room/types.js';
+import { ChatStore, ThreadStore } from './collaboration.js';
 import { migrate } from './migrate.js';
 
 export interface ChannelRow {
@@ -20,6 +21,7 @@ export interface NewMessage {
   readonly kind: AuthorKind;
   readonly content: string;
   readonly mentions: readonly string[];
+  readonly requests?: readonly string[] | undefined;
   readonly toolRuns?: readonly ToolRun[];
   readonly at: number;
   /** Platform ids of the message (several for a reply posted in chunks); none for a message not yet posted. */
@@ -33,6 +35,7 @@ interface MessageRow {
   kind: AuthorKind;
   content: string;
   mentions: string;
+  requests: string | null;
   tool_runs: string | null;
   created_at: number;
 }
@@ -45,6 +48,7 @@ function toMessage(row: MessageRow): RoomMessage {
     kind: row.kind,
     content: row.content,
     mentions: JSON.parse(row.mentions) as string[],
+    ...(row.requests !== null ? { requests: JSON.parse(row.requests) as string[] } : {}),
     toolRuns: row.tool_runs ? (JSON.parse(row.tool_runs) as ToolRun[]) : [],
     at: row.created_at,
   };
@@ -53,6 +57,8 @@ function toMessage(row: MessageRow): RoomMessage {
 /** Typed queries over the SQLite file. All methods are synchronous (better-sqlite3). */
 export class Store {
   readonly db: Database.Database;
+  readonly threads: ThreadStore;
+  readonly chats: ChatStore;
   private readonly q;
 
   constructor(file: string) {
@@ -64,6 +70,8 @@ export class Store {
     this.db.pragma('busy_timeout = 5000');
     migrate(this.db);
     const db = this.db;
+    this.threads = new ThreadStore(db);
+    this.chats = new ChatStore(db);
     this.q = {
       channel: db.prepare<[string, string], { id: number; direct_agent: string | null }>(
         'SELECT id, direct_agent FROM channels WHERE platform = ? AND channel = ?',
@@ -82,13 +90,13 @@ export class Store {
         'INSERT INTO message_refs (channel_id, platform_message_id, message_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
       ),
       insertMessage: db.prepare(
-        `INSERT INTO messages (channel_id, platform_message_id, author, author_id, kind, content, mentions, tool_runs, created_at)
-         SELECT :channel, :pid, :author, :authorId, :kind, :content, :mentions, :toolRuns, :at
+        `INSERT INTO messages (channel_id, platform_message_id, author, author_id, kind, content, mentions, requests, tool_runs, created_at)
+         SELECT :channel, :pid, :author, :authorId, :kind, :content, :mentions, :requests, :toolRuns, :at
          WHERE NOT EXISTS (SELECT 1 FROM message_refs WHERE channel_id = :channel AND platform_message_id = :pid)
          ON CONFLICT DO NOTHING`,
       ),
       history: db.prepare<[number, number], MessageRow>(
-        `SELECT * FROM (SELECT id, author, author_id, kind, content, mentions, tool_runs, created_at
+        `SELECT * FROM (SELECT id, author, author_id, kind, content, mentions, requests, tool_runs, created_at
            FROM messages WHERE channel_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`,
       ),
       lastRef: db.prepare<[string, string], { platform_message_id: string }>(
@@ -152,6 +160,7 @@ export class Store {
       kind: message.kind,
       content: message.content,
       mentions: JSON.stringify(message.mentions),
+      requests: message.requests ? JSON.stringify(message.requests) : null,
       toolRuns,
       at: message.at,
     });
@@ -163,6 +172,7 @@ export class Store {
       kind: message.kind,
       content: message.content,
       mentions: [...message.mentions],
+      ...(message.requests ? { requests: [...message.requests] } : {}),
       toolRuns: message.toolRuns ? [...message.toolRuns] : [],
       at: message.at,
     };

@@ -51,8 +51,9 @@ describe('the example session', () => {
       { channelKey: 'test:room', command: 'python3 top.py sales.csv', timeoutMs: 30_000 },
     ]);
 
-    // Who was asked, in order: after @data's interpretation @code (awaiting @data) and @reviewer pass.
-    expect(h.llm.requests.map(agentOf)).toEqual(['data', 'code', 'code', 'data', 'code', 'reviewer']);
+    // Who was asked, in order: @data; @code (its request, two rounds for the tool call); @data resumes
+    // with the answer; after its summary only @reviewer wakes (an answer's mention is not a request) and passes.
+    expect(h.llm.requests.map(agentOf)).toEqual(['data', 'code', 'code', 'data', 'reviewer']);
 
     // Context: system prompt, then history as [@speaker]: text; own messages as assistant.
     const dataSecond = h.llm.requests[3];
@@ -94,7 +95,7 @@ describe('the example session', () => {
 
     h.llm.respond((request) => {
       const agent = agentOf(request);
-      if (agent === 'reviewer' && lastUserText(request).includes('400%')) {
+      if (agent === 'reviewer' && lastUserText(request).startsWith('[@data]: Revenue grew 400%')) {
         return { content: '@data 400% cannot be right: the totals only doubled. Please recheck.' };
       }
       if (agent === 'data' && lastUserText(request).startsWith('[@user]')) return { content: 'Revenue grew 400%.' };

@@ -88,6 +88,7 @@ describe('terminal room', () => {
       'Agent messages in a row: 3 of 20',
       'Control: agents',
       'Agents: @code (mention), @data (always)',
+      'Open requests: none',
       'Sandbox: fake sandbox, last command: wc -l sales.csv',
       '',
     ]);

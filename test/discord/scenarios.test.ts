@@ -185,7 +185,13 @@ describe('Discord scenarios through the bridge', () => {
     const reply = `@code here is the script:\n\`\`\`python\n${code}\n\`\`\`\nRun it please.`;
     expect(reply.length).toBeGreaterThan(3000);
     expect(reply.length).toBeLessThan(4000);
-    h.llm.respond((request) => (agentOf(request) === 'data' ? { content: reply } : { content: '[pass]' }));
+    // @data writes the long reply once; when @code (asked by the mention) passes, @data resumes and passes too.
+    const resuming = (request: Parameters<typeof agentOf>[0]) => String(request.messages[0]?.content).includes('has answered');
+    h.llm.respond((request) =>
+      agentOf(request) === 'data' && lastText(request).startsWith('[@Alice]') && !resuming(request)
+        ? { content: reply }
+        : { content: '[pass]' },
+    );
     const asked = h.discord.humanSays('general', 'alice', `<@${h.discord.bot('data-bot').id}> write it`);
     await h.discord.until(() => h.discord.botMessages('general').length === 2);
     await h.settle(asked.id);
@@ -199,7 +205,7 @@ describe('Discord scenarios through the bridge', () => {
     expect(chunks[0]?.startsWith(`<@${h.discord.bot('code-bot').id}> here is the script:`)).toBe(true);
     expect(chunks[1]?.startsWith('```python\n')).toBe(true);
     // The mention in chunk 1 woke @code once; the room stored the reply as one message.
-    expect(h.llm.requests.map(agentOf)).toEqual(['data', 'code']);
+    expect(h.llm.requests.map(agentOf)).toEqual(['data', 'code', 'data']);
     const room = h.store.channel('discord', h.discord.channel('general').id);
     expect(h.store.history(room.id, 50).filter((message) => message.kind === 'agent')).toHaveLength(1);
   });

@@ -1,0 +1,126 @@
+/**
+ * request_reply threads: an agent asks several participants and resumes once, when all of them
+ * have answered (or the deadline passed). Pure functions over plain data.
+ */
+
+export interface Participant {
+  readonly name: string;
+  readonly kind: 'agent' | 'human';
+}
+
+export interface Answer {
+  readonly participant: string;
+  readonly text: string;
+  /** The participant answered `[pass]`: counted as answered, noted as a pass. */
+  readonly passed: boolean;
+  readonly at: number;
+}
+
+/**
+ * open: waiting for answers; answered: all answered, the requester's resume is due;
+ * expired: the deadline passed first, resume due; closed: the requester resumed; cancelled: /pass, /reset, hand-back.
+ */
+export type ThreadStatus = 'open' | 'answered' | 'expired' | 'closed' | 'cancelled';
+
+export interface Thread {
+  readonly id: number;
+  readonly requester: string;
+  /** Room key where the requester resumes. */
+  readonly originRoom: string;
+  /** Room key where the request was posted and where the awaited participants answer. */
+  readonly targetRoom: string;
+  /** The thread the requester was answering when it asked (nesting). */
+  readonly parentId: number | null;
+  /** What was asked (the request message's text). */
+  readonly request: string;
+  readonly awaited: readonly Participant[];
+  readonly answers: readonly Answer[];
+  readonly status: ThreadStatus;
+  readonly openedAt: number;
+  readonly deadline: number;
+}
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** Participants who have not answered yet. */
+export function pendingParticipants(thread: Thread): Participant[] {
+  return thread.awaited.filter((p) => !thread.answers.some((a) => same(a.participant, p.name)));
+}
+
+export function isAwaitingAnswerFrom(thread: Thread, name: string): boolean {
+  return thread.status === 'open' && pendingParticipants(thread).some((p) => same(p.name, name));
+}
+
+/**
+ * The open thread in `room` that awaits `name`'s answer, innermost (most recently opened) first:
+ * a request made while answering another is answered before the outer one.
+ */
+export function threadAwaiting(threads: readonly Thread[], room: string, name: string): Thread | undefined {
+  let found: Thread | undefined;
+  for (const thread of threads) {
+    if (thread.targetRoom !== room || !isAwaitingAnswerFrom(thread, name)) continue;
+    if (!found || thread.id > found.id) found = thread;
+  }
+  return found;
+}
+
+/**
+ * Which of a message's mentions ask for a reply. Mentioning the requester of the thread one is
+ * answering, or its other participants, is an answer, not a new request; self-mentions never count.
+ */
+export function requestsOf(mentions: readonly string[], author: string, answering?: Thread): string[] {
+  return mentions.filter((name) => {
+    if (same(name, author)) return false;
+    if (!answering) return true;
+    return !same(name, answering.requester) && !answering.awaited.some((p) => same(p.name, name));
+  });
+}
+
+/** Records an answer (a participant's first answer counts; later ones are ignored). */
+export function addAnswer(thread: Thread, answer: Answer): Thread {
+  if (!isAwaitingAnswerFrom(thread, answer.participant)) return thread;
+  const answers = [...thread.answers, answer];
+  const next = { ...thread, answers };
+  return pendingParticipants(next).length === 0 ? { ...next, status: 'answered' } : next;
+}
+
+/** Open threads whose deadline has passed at `now`. */
+export function dueForExpiry(threads: readonly Thread[], now: number): Thread[] {
+  return threads.filter((t) => t.status === 'open' && t.deadline <= now);
+}
+
+/** Threads to cancel with `room` (its own and, transitively, those nested in them). */
+export function threadsToCancel(threads: readonly Thread[], room: string): Thread[] {
+  const live = threads.filter((t) => t.status === 'open' || t.status === 'answered' || t.status === 'expired');
+  const cancel = new Set(live.filter((t) => t.originRoom === room || t.targetRoom === room).map((t) => t.id));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const t of live) {
+      if (t.parentId !== null && cancel.has(t.parentId) && !cancel.has(t.id)) {
+        cancel.add(t.id);
+        grew = true;
+      }
+    }
+  }
+  return live.filter((t) => cancel.has(t.id));
+}
+
+/** What the requester reads when it resumes: every answer, passes noted, and who did not answer. */
+export function resumeSummary(thread: Thread): string {
+  const lines = thread.answers.map((a) =>
+    a.passed ? `- @${a.participant} passed (nothing to add)` : `- @${a.participant}: ${a.text}`,
+  );
+  const missing = pendingParticipants(thread).map((p) => `@${p.name}`);
+  const head =
+    thread.status === 'expired'
+      ? `Your request #${thread.id} reached its deadline before everyone answered.`
+      : `Everyone you asked in request #${thread.id} has answered.`;
+  return [
+    head,
+    `You asked: ${thread.request}`,
+    'Answers:',
+    ...(lines.length > 0 ? lines : ['- (none)']),
+    ...(missing.length > 0 ? [`Did not answer: ${missing.join(', ')}`] : []),
+    'Continue from here: use these answers in your reply.',
+  ].join('\n');
+}

@@ -1,0 +1,410 @@
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Tool } from './tool.js';
+import {
+  describeFsError,
+  openWorkspace,
+  readStart,
+  resolveInside,
+  toRelative,
+  WORKSPACE_MOUNT,
+  WorkspaceError,
+  writeInside,
+} from './workspace-path.js';
+
+/** Per file: enough for any source file or table a model should read whole; the rest via bash. */
+export const READ_LIMIT_BYTES = 100 * 1024;
+/** Per call: what one answer may put into the model's context. */
+export const READ_TOTAL_LIMIT_BYTES = 400 * 1024;
+export const WRITE_LIMIT_BYTES = 1024 * 1024;
+/** Items per call; more is almost always a mistaken loop in the model. */
+export const MAX_ITEMS = 100;
+export const GLOB_MATCH_LIMIT = 500;
+/** Entries one pattern may visit, so `**` in a huge tree answers instead of hanging. */
+export const GLOB_SCAN_LIMIT = 20_000;
+const GLOB_DEPTH_LIMIT = 32;
+const BRACE_EXPANSION_LIMIT = 64;
+/** A NUL byte in the first bytes means the file is not text. */
+const BINARY_SNIFF_BYTES = 8000;
+
+type PerItem<T> = Record<string, T>;
+
+function errorText(error: unknown): string {
+  return `[ERROR: ${describeFsError(error)}]`;
+}
+
+function json(value: unknown): string {
+  return JSON.stringify(value, null, 2);
+}
+
+/** `read_files a.csv, b.md (+3 more)`: what the room shows for the run. */
+function describeRun(tool: string, names: readonly string[]): string {
+  const shown = names.slice(0, 5).join(', ');
+  return `${tool} ${shown}${names.length > 5 ? ` (+${names.length - 5} more)` : ''}`;
+}
+
+function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${Number((bytes / 1024 / 1024).toFixed(1))} MB`;
+}
+
+/** Every item gets the same answer (no workspace, bad call). */
+function allFailed(keys: readonly string[], message: string): string {
+  return json(Object.fromEntries(keys.map((key) => [key, `[ERROR: ${message}]`])));
+}
+
+function itemKey(value: unknown, index: number): string {
+  return typeof value === 'string' && value !== '' ? value : `[item ${index + 1}]`;
+}
+
+export const readFilesTool: Tool = {
+  name: 'read_files',
+  definition: {
+    type: 'function',
+    function: {
+      name: 'read_files',
+      description:
+        `Read text files from this channel's workspace (${WORKSPACE_MOUNT}). Paths are relative to it. ` +
+        `Returns a JSON object mapping each path to its content or to "[ERROR: ...]". ` +
+        `Files over ${sizeText(READ_LIMIT_BYTES)} are cut.`,
+      parameters: {
+        type: 'object',
+        properties: {
+          files: { type: 'array', items: { type: 'string' }, description: 'Paths of the files to read.' },
+        },
+        required: ['files'],
+      },
+    },
+  },
+  async run(args, context) {
+    const files = args.files;
+    if (!Array.isArray(files) || files.length === 0) {
+      return { input: 'read_files', output: '[ERROR: the "files" argument must be a non-empty list of paths]' };
+    }
+    const keys = files.map(itemKey);
+    const input = describeRun('read_files', keys);
+    const workspace = await openWorkspace(context);
+    if ('error' in workspace) return { input, output: allFailed(keys, workspace.error) };
+    const result: PerItem<string> = {};
+    let total = 0;
+    for (const [index, file] of files.entries()) {
+      const key = itemKey(file, index);
+      if (index >= MAX_ITEMS) result[key] = `[ERROR: not read: at most ${MAX_ITEMS} files per call]`;
+      else if (typeof file !== 'string') result[key] = '[ERROR: each path must be a string]';
+      else if (total >= READ_TOTAL_LIMIT_BYTES) {
+        result[key] = `[ERROR: not read: this call already returned ${sizeText(total)}; read fewer files at once]`;
+      } else {
+        const text = await readOne(workspace.root, file, Math.min(READ_LIMIT_BYTES, READ_TOTAL_LIMIT_BYTES - total));
+        total += Buffer.byteLength(text);
+        result[key] = text;
+      }
+    }
+    return { input, output: json(result) };
+  },
+};
+
+async function readOne(root: string, file: string, limit: number): Promise<string> {
+  try {
+    const { bytes, size } = await readStart(root, toRelative(file, root), limit);
+    if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return `[ERROR: binary file (${sizeText(size)}); not shown]`;
+    // Streaming decode drops a multi-byte character cut in half at the limit.
+    const text = new TextDecoder('utf-8').decode(bytes, { stream: size > bytes.length });
+    if (size <= bytes.length) return text;
+    return `${text}\n[truncated: showing the first ${sizeText(bytes.length)} of ${sizeText(size)}; read the rest with bash, e.g. sed -n or tail]`;
+  } catch (error) {
+    return errorText(error);
+  }
+}
+
+export const writeFilesTool: Tool = {
+  name: 'write_files',
+  definition: {
+    type: 'function',
+    function: {
+      name: 'write_files',
+      description:
+        `Write text files in this channel's workspace (${WORKSPACE_MOUNT}), creating parent folders and ` +
+        `replacing existing files. Returns a JSON object mapping each filename to "success" or "[ERROR: ...]".`,
+      parameters: {
+        type: 'object',
+        properties: {
+          files: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                filename: { type: 'string', description: 'Path relative to the workspace.' },
+                content: { type: 'string', description: 'The whole new content of the file.' },
+              },
+              required: ['filename', 'content'],
+            },
+          },
+        },
+        required: ['files'],
+      },
+    },
+  },
+  async run(args, context) {
+    const files = args.files;
+    if (!Array.isArray(files) || files.length === 0) {
+      return {
+        input: 'write_files',
+        output: '[ERROR: the "files" argument must be a non-empty list of {filename, content} objects]',
+      };
+    }
+    const filenameOf = (item: unknown): unknown =>
+      typeof item === 'object' && item !== null && 'filename' in item ? item.filename : undefined;
+    const keys = files.map((item, index) => itemKey(filenameOf(item), index));
+    const input = describeRun('write_files', keys);
+    const workspace = await openWorkspace(context);
+    if ('error' in workspace) return { input, output: allFailed(keys, workspace.error) };
+    const result: PerItem<string> = {};
+    for (const [index, item] of files.entries()) {
+      const key = itemKey(filenameOf(item), index);
+      const filename = filenameOf(item);
+      const content: unknown =
+        typeof item === 'object' && item !== null && 'content' in item ? item.content : undefined;
+      if (index >= MAX_ITEMS) result[key] = `[ERROR: not written: at most ${MAX_ITEMS} files per call]`;
+      else if (typeof filename !== 'string' || filename === '') result[key] = '[ERROR: "filename" must be a path]';
+      else if (typeof content !== 'string') result[key] = '[ERROR: "content" must be a string]';
+      else result[key] = await writeOne(workspace.root, filename, content);
+    }
+    return { input, output: json(result) };
+  },
+};
+
+async function writeOne(root: string, filename: string, content: string): Promise<string> {
+  const bytes = Buffer.from(content, 'utf8');
+  if (bytes.length > WRITE_LIMIT_BYTES) {
+    return `[ERROR: the content is ${bytes.length} bytes; the limit is ${WRITE_LIMIT_BYTES} bytes (${sizeText(WRITE_LIMIT_BYTES)}) per file]`;
+  }
+  try {
+    if (filename.endsWith('/')) throw new WorkspaceError('a filename cannot end with "/"');
+    await writeInside(root, toRelative(filename, root), bytes);
+    return 'success';
+  } catch (error) {
+    return errorText(error);
+  }
+}
+
+export const globTool: Tool = {
+  name: 'glob',
+  definition: {
+    type: 'function',
+    function: {
+      name: 'glob',
+      description:
+        `Find files in this channel's workspace (${WORKSPACE_MOUNT}) by pattern: * and ? within a name, ` +
+        `** across folders, [abc] and {a,b} alternatives; names starting with "." only match a pattern that does. ` +
+        `Returns a JSON object mapping each pattern to its sorted relative paths (folders end with "/"), ` +
+        `at most ${GLOB_MATCH_LIMIT} per pattern.`,
+      parameters: {
+        type: 'object',
+        properties: {
+          patterns: { type: 'array', items: { type: 'string' }, description: 'e.g. ["**/*.py", "data/*.csv"]' },
+        },
+        required: ['patterns'],
+      },
+    },
+  },
+  async run(args, context) {
+    const patterns = args.patterns;
+    if (!Array.isArray(patterns) || patterns.length === 0) {
+      return { input: 'glob', output: '[ERROR: the "patterns" argument must be a non-empty list of glob patterns]' };
+    }
+    const keys = patterns.map(itemKey);
+    const input = describeRun('glob', keys);
+    const workspace = await openWorkspace(context);
+    if ('error' in workspace) return { input, output: allFailed(keys, workspace.error) };
+    const result: PerItem<string[] | string> = {};
+    for (const [index, pattern] of patterns.entries()) {
+      const key = itemKey(pattern, index);
+      if (index >= MAX_ITEMS) result[key] = `[ERROR: not searched: at most ${MAX_ITEMS} patterns per call]`;
+      else if (typeof pattern !== 'string' || pattern === '') result[key] = '[ERROR: each pattern must be a string]';
+      else result[key] = await globOne(workspace.root, pattern);
+    }
+    return { input, output: json(result) };
+  },
+};
+
+async function globOne(root: string, pattern: string): Promise<string[] | string> {
+  try {
+    const found = new Set<string>();
+    let scanned = 0;
+    for (const expanded of expandBraces(pattern)) {
+      const segments = compile(toRelative(expanded, root));
+      scanned += await walkMatches(root, segments, found, GLOB_SCAN_LIMIT - scanned);
+    }
+    const sorted = [...found].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const shown: string[] = sorted.slice(0, GLOB_MATCH_LIMIT);
+    if (sorted.length > GLOB_MATCH_LIMIT) {
+      shown.push(`[... ${sorted.length - GLOB_MATCH_LIMIT} more matches not shown; use a narrower pattern]`);
+    }
+    if (scanned >= GLOB_SCAN_LIMIT) {
+      shown.push(`[search stopped after ${GLOB_SCAN_LIMIT} entries; some matches may be missing; narrow the pattern]`);
+    }
+    return shown;
+  } catch (error) {
+    return errorText(error);
+  }
+}
+
+/** A pattern segment: `**` (any number of folders) or a matcher for one name. */
+type Segment = { globstar: true } | { globstar: false; literal: string | undefined; regex: RegExp; dot: boolean };
+
+const MAGIC = /[*?[]/;
+
+function compile(rel: string): Segment[] {
+  const segments: Segment[] = [];
+  for (const part of rel === '' ? [] : rel.split('/')) {
+    if (part === '**') {
+      // `**/**` means the same as `**`; collapsing keeps matching linear in practice.
+      if (segments.at(-1)?.globstar !== true) segments.push({ globstar: true });
+      continue;
+    }
+    let regex: RegExp;
+    try {
+      regex = new RegExp(`^${segmentSource(part)}$`, 'u');
+    } catch {
+      throw new WorkspaceError(`"${part}" is not a valid pattern (check its [...] classes)`);
+    }
+    segments.push({ globstar: false, literal: MAGIC.test(part) ? undefined : part, regex, dot: part.startsWith('.') });
+  }
+  return segments;
+}
+
+function segmentSource(part: string): string {
+  let source = '';
+  for (let i = 0; i < part.length; i++) {
+    const char = part[i] ?? '';
+    if (char === '*') source += '[^/]*';
+    else if (char === '?') source += '[^/]';
+    else if (char === '[') {
+      const close = part.indexOf(']', i + 2);
+      if (close === -1) {
+        source += '\\[';
+        continue;
+      }
+      let body = part.slice(i + 1, close);
+      const negate = body.startsWith('!') || body.startsWith('^');
+      if (negate) body = body.slice(1);
+      source += `[${negate ? '^' : ''}${body.replace(/[\\\]^]/g, '\\$&')}]`;
+      i = close;
+    } else source += char.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  }
+  return source;
+}
+
+/** `a{b,c}d` → `abd`, `acd` (nested groups too), up to a limit. */
+export function expandBraces(pattern: string): string[] {
+  let depth = 0;
+  let open = -1;
+  const commas: number[] = [];
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i];
+    if (char === '{') {
+      if (depth === 0) open = i;
+      depth++;
+    } else if (char === '}' && depth > 0) {
+      depth--;
+      if (depth === 0) {
+        if (commas.length === 0) {
+          open = -1;
+          continue;
+        }
+        const head = pattern.slice(0, open);
+        const tail = pattern.slice(i + 1);
+        const bounds = [open, ...commas, i];
+        const out: string[] = [];
+        for (let k = 0; k + 1 < bounds.length; k++) {
+          const choice = pattern.slice((bounds[k] ?? 0) + 1, bounds[k + 1]);
+          for (const rest of expandBraces(`${head}${choice}${tail}`)) {
+            if (out.length < BRACE_EXPANSION_LIMIT) out.push(rest);
+          }
+        }
+        return out;
+      }
+    } else if (char === ',' && depth === 1) commas.push(i);
+  }
+  return [pattern];
+}
+
+function matchName(segment: Segment, name: string): boolean {
+  if (segment.globstar) return !name.startsWith('.');
+  if (name.startsWith('.') && !segment.dot) return false;
+  return segment.regex.test(name);
+}
+
+/** Whether the names match the segments from these positions on. */
+function matches(segments: readonly Segment[], s: number, names: readonly string[], n: number): boolean {
+  if (s === segments.length) return n === names.length;
+  const segment = segments[s];
+  if (!segment) return false;
+  if (segment.globstar) {
+    if (matches(segments, s + 1, names, n)) return true;
+    return n < names.length && matchName(segment, names[n] ?? '') && matches(segments, s, names, n + 1);
+  }
+  return n < names.length && matchName(segment, names[n] ?? '') && matches(segments, s + 1, names, n + 1);
+}
+
+/** Whether something below these names could still match (so the folder is worth entering). */
+function canExtend(segments: readonly Segment[], s: number, names: readonly string[], n: number): boolean {
+  if (n === names.length) return s < segments.length;
+  const segment = segments[s];
+  if (!segment) return false;
+  if (segment.globstar) {
+    if (canExtend(segments, s + 1, names, n)) return true;
+    return matchName(segment, names[n] ?? '') && canExtend(segments, s, names, n + 1);
+  }
+  return matchName(segment, names[n] ?? '') && canExtend(segments, s + 1, names, n + 1);
+}
+
+/**
+ * Starts at the pattern's literal prefix and walks down without following symlinks (they are
+ * listed, never entered), adding matching paths to `found`. Returns how many entries it visited.
+ */
+async function walkMatches(root: string, segments: Segment[], found: Set<string>, budget: number): Promise<number> {
+  const prefix: string[] = [];
+  for (const segment of segments) {
+    if (segment.globstar || segment.literal === undefined) break;
+    prefix.push(segment.literal);
+  }
+  const start = prefix.join('/');
+  const resolved = await resolveInside(root, start).catch((error: unknown) => {
+    // A literal prefix through a symlink out of the workspace simply matches nothing.
+    if (error instanceof WorkspaceError) return undefined;
+    throw error;
+  });
+  if (!resolved || resolved.missing.length > 0) return 0;
+  const info = await lstat(resolved.existing);
+  if (prefix.length === segments.length) {
+    // No wildcard at all: the path itself, if it exists.
+    if (start !== '') found.add(info.isDirectory() ? `${start}/` : start);
+    return 1;
+  }
+  if (!info.isDirectory()) return 1;
+  let visited = 0;
+  const queue: Array<{ dir: string; names: string[] }> = [{ dir: resolved.existing, names: prefix }];
+  for (let next = 0; next < queue.length; next++) {
+    const { dir, names } = queue[next] ?? { dir: '', names: [] };
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      if (visited >= budget) return visited;
+      visited++;
+      const entryNames = [...names, entry.name];
+      const isDirectory = entry.isDirectory();
+      if (matches(segments, 0, entryNames, 0)) {
+        const shown = entryNames.join('/');
+        found.add(isDirectory ? `${shown}/` : shown);
+      }
+      if (isDirectory && entryNames.length < GLOB_DEPTH_LIMIT && canExtend(segments, 0, entryNames, 0)) {
+        queue.push({ dir: path.join(dir, entry.name), names: entryNames });
+      }
+    }
+  }
+  return visited;
+}
+
+/** The three file actions, for the tool registry. */
+export const fileTools: readonly Tool[] = [readFilesTool, writeFilesTool, globTool];
