@@ -78,6 +78,7 @@ class DockerSandbox implements Sandbox {
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<ExecResult> {
     if (this.closed) throw new SandboxError('the sandbox is shut down');
+    if (options.signal?.aborted) return { output: '[aborted]', exitCode: null, timedOut: false };
     const state = this.channel(channelKey);
     state.inFlight += 1;
     this.clearIdle(state);
