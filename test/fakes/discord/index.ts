@@ -68,6 +68,8 @@ export interface FakeDiscord {
   messages(channel: FakeChannel | string): FakeMessage[];
   /** Messages posted by bots (optionally one bot) in a channel, oldest first. */
   botMessages(channel: FakeChannel | string, bot?: FakeBot | string): FakeMessage[];
+  /** Calls `listener` synchronously each time a message is created (benchmarks time replies with it). */
+  onMessage(listener: (message: FakeMessage) => void): () => void;
   /** Resolves once `predicate` holds; checked after every message created or edited. */
   until(predicate: () => boolean): Promise<void>;
   /** Closes a bot's gateway connection with a code after which clients reconnect (see FakeGateway.drop). */
@@ -109,6 +111,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     publish(message) {
       const data = messageJson(world, message, { gateway: true });
       gateway.dispatch('MESSAGE_CREATE', data, visibleBots(context, message));
+      events.emit('message', message);
       events.emit('change');
     },
   };
@@ -233,6 +236,10 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       return messages(where).filter((message) =>
         only ? message.authorId === only : world.bots.some((candidate) => candidate.id === message.authorId),
       );
+    },
+    onMessage(listener) {
+      events.on('message', listener);
+      return () => events.off('message', listener);
     },
     until(predicate) {
       if (predicate()) return Promise.resolve();

@@ -1,0 +1,256 @@
+/**
+ * Discord benchmark, everything on 127.0.0.1 against the fake Discord:
+ *  - latency from the fake emitting MESSAGE_CREATE to the reply's POST arriving, p50/p99 over 500 messages,
+ *    for the bridge (Discord adapter → store → router → fake LLM answering at once → post through the agent's bot)
+ *    beside a bare discord.js bot that replies directly, measured in the same run;
+ *  - resident memory per extra bot identity (a Client built like the adapter's, connected to the fake).
+ *   npm run bench:discord      (node --expose-gc, so memory is measured after collection)
+ * Both bots use the same raised REST global limit: discord.js's 50 requests/s would pace the loop, not the code.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { type Client, Events } from 'discord.js';
+import OpenAI from 'openai';
+import { createClient } from '../adapters/discord/client.js';
+import { createDiscordAdapter } from '../adapters/discord/index.js';
+import { createBridge } from '../src/bridge/index.js';
+import { silentLogger } from '../src/log.js';
+import { openStore } from '../src/store/index.js';
+import { type FakeDiscord, type FakeMessage, startFakeDiscord } from '../test/fakes/discord/index.js';
+import { FakeSandbox } from '../test/fakes/fake-sandbox.js';
+import { startFakeOpenAI } from '../test/fakes/openai-server/index.js';
+import { testConfig } from '../test/helpers/config.js';
+
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 500);
+const WARM_UP = 50;
+const EXTRA_IDENTITIES = 40;
+const REST = { globalRequestsPerSecond: 1_000_000 };
+
+/** Sends `count` human messages one after another; each waits for the bot message that carries its tag. */
+async function measure(fake: FakeDiscord, label: string, count: number): Promise<number[]> {
+  const samples: number[] = [];
+  let waiting: { tag: string; sentAt: number; done: (ms: number) => void } | undefined;
+  const off = fake.onMessage((message: FakeMessage) => {
+    if (waiting && message.authorId !== fake.human('alice').id && message.content.includes(waiting.tag)) {
+      waiting.done(performance.now() - waiting.sentAt);
+    }
+  });
+  for (let i = 0; i < count; i += 1) {
+    const tag = `${label}-${i}-end`;
+    const elapsed = new Promise<number>((resolve) => {
+      waiting = { tag, sentAt: performance.now(), done: resolve };
+    });
+    fake.humanSays('general', 'alice', `question ${tag}`);
+    samples.push(await elapsed);
+  }
+  off();
+  return samples;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))] ?? Number.NaN;
+}
+
+function report(label: string, samples: readonly number[]): { p50: number; p99: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const p50 = percentile(sorted, 0.5);
+  const p99 = percentile(sorted, 0.99);
+  console.log(`  ${label.padEnd(48)} p50 ${p50.toFixed(2).padStart(7)} ms   p99 ${p99.toFixed(2).padStart(7)} ms`);
+  return { p50, p99 };
+}
+
+async function login(client: Client, token: string): Promise<void> {
+  const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
+  await client.login(token);
+  await ready;
+}
+
+async function bareBot(fake: FakeDiscord): Promise<number[]> {
+  const client = createClient({ api: fake.apiURL, rest: REST });
+  client.on(Events.MessageCreate, (message) => {
+    if (message.author.bot || !message.channel.isSendable()) return;
+    void message.channel.send(`re: ${message.content}`);
+  });
+  await login(client, 'tok-bare');
+  await measure(fake, 'bare-warm', WARM_UP);
+  const samples = await measure(fake, 'bare', MESSAGES);
+  await client.destroy();
+  return samples;
+}
+
+/** The bare bot again, but asking the fake LLM first: how much of the bridge's time is the LLM hop itself. */
+async function bareBotWithLlm(fake: FakeDiscord): Promise<number[]> {
+  const llm = await startFakeOpenAI();
+  llm.respond((request) => ({ content: `re: ${String(request.messages.at(-1)?.content)}` }));
+  const openai = new OpenAI({ baseURL: llm.baseURL, apiKey: 'bench' });
+  const client = createClient({ api: fake.apiURL, rest: REST });
+  client.on(Events.MessageCreate, (message) => {
+    if (message.author.bot || !message.channel.isSendable()) return;
+    const channel = message.channel;
+    void openai.chat.completions
+      .create({ model: 'bare', messages: [{ role: 'user', content: message.content }] })
+      .then(async (completion) => {
+        await channel.send(completion.choices[0]?.message.content ?? '?');
+      });
+  });
+  await login(client, 'tok-bare');
+  try {
+    await measure(fake, 'llm-warm', WARM_UP);
+    return await measure(fake, 'llm', MESSAGES);
+  } finally {
+    await client.destroy();
+    await llm.close();
+  }
+}
+
+async function bridged(fake: FakeDiscord): Promise<number[]> {
+  const llm = await startFakeOpenAI();
+  // Answers the newest question in the context (a question may be stored before the previous reply is).
+  llm.respond((request) => {
+    const asked = request.messages.filter((message) => message.role === 'user').map((m) => String(m.content));
+    const tags = asked.join('\n').match(/\S+-end/g) ?? ['?'];
+    return { content: `re: ${tags.at(-1)}` };
+  });
+  const dir = mkdtempSync(path.join(tmpdir(), 'rt-bench-discord-'));
+  const store = openStore(path.join(dir, 'bench.db'));
+  const config = testConfig({
+    agents: [
+      { name: 'data', activation: 'always', discord: { token: 'tok-data', control: true } },
+      { name: 'code', activation: 'mention', discord: { token: 'tok-code', control: false } },
+      { name: 'reviewer', activation: 'mention', discord: { token: 'tok-reviewer', control: false } },
+    ],
+    env: { OPENAI_BASE_URL: llm.baseURL, DISCORD_API_URL: fake.apiURL, HISTORY_LIMIT: '20' },
+  });
+  const adapter = createDiscordAdapter({ config, logger: silentLogger(), rest: REST });
+  const bridge = createBridge({
+    config,
+    store,
+    sandbox: new FakeSandbox(),
+    adapters: [adapter],
+    logger: silentLogger(),
+  });
+  await bridge.start();
+  try {
+    await measure(fake, 'bridge-warm', WARM_UP);
+    return await measure(fake, 'bridge', MESSAGES);
+  } finally {
+    await bridge.stop();
+    store.close();
+    await llm.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function settledMemory(): Promise<{ rss: number; heap: number }> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  for (let i = 0; i < 3; i += 1) {
+    gc?.();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const usage = process.memoryUsage();
+  return { rss: usage.rss, heap: usage.heapUsed };
+}
+
+/**
+ * Child mode: connects `count` identities built like the adapter's to the parent's fake, waits until the first
+ * has seen `traffic` messages (every identity receives them all), then prints its settled memory as JSON.
+ */
+async function childIdentities(api: string, count: number, traffic: number): Promise<void> {
+  const clients: Client[] = [];
+  let seen = 0;
+  let done: () => void = () => {};
+  const enough = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  for (let i = 0; i < count; i += 1) {
+    const client = createClient({ api, rest: REST });
+    if (i === 0) {
+      client.on(Events.MessageCreate, () => {
+        seen += 1;
+        if (seen >= traffic) done();
+      });
+    }
+    await login(client, `tok-extra-${i}`);
+    clients.push(client);
+  }
+  console.log('READY');
+  await enough;
+  console.log(JSON.stringify(await settledMemory()));
+  await Promise.all(clients.map((client) => client.destroy()));
+}
+
+/** Memory of a process holding `count` identities, measured in a child so the fake and the bridge do not count. */
+async function memoryOf(fake: FakeDiscord, count: number): Promise<{ rss: number; heap: number }> {
+  const traffic = 200;
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+    env: { ...process.env, BENCH_CHILD: JSON.stringify({ api: fake.apiURL, count, traffic }) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  let chattered = false;
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    output += chunk;
+    if (!chattered && output.includes('READY')) {
+      chattered = true;
+      for (let i = 0; i < traffic; i += 1) fake.humanSays('general', 'alice', `chatter ${i} ${'x'.repeat(200)}`);
+    }
+  });
+  await once(child, 'exit');
+  const line = output.split('\n').find((candidate) => candidate.startsWith('{'));
+  if (!line) throw new Error(`memory child printed no figures: ${output}`);
+  return JSON.parse(line) as { rss: number; heap: number };
+}
+
+async function memoryPerIdentity(fake: FakeDiscord): Promise<void> {
+  const one = await memoryOf(fake, 1);
+  const many = await memoryOf(fake, 1 + EXTRA_IDENTITIES);
+  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(2);
+  console.log(
+    `Memory per extra bot identity (child processes with 1 and ${1 + EXTRA_IDENTITIES} identities, after 200 messages):`,
+  );
+  console.log(`  1 identity: resident ${mb(one.rss)} MB, JS heap ${mb(one.heap)} MB`);
+  console.log(`  ${1 + EXTRA_IDENTITIES} identities: resident ${mb(many.rss)} MB, JS heap ${mb(many.heap)} MB`);
+  console.log(
+    `  per extra identity: resident ${mb((many.rss - one.rss) / EXTRA_IDENTITIES)} MB, JS heap ${mb((many.heap - one.heap) / EXTRA_IDENTITIES)} MB`,
+  );
+}
+
+async function main(): Promise<void> {
+  const fake = await startFakeDiscord({
+    bots: [
+      { token: 'tok-data', name: 'data-bot' },
+      { token: 'tok-code', name: 'code-bot' },
+      { token: 'tok-reviewer', name: 'reviewer-bot' },
+      { token: 'tok-bare', name: 'bare-bot' },
+      ...Array.from({ length: EXTRA_IDENTITIES + 1 }, (_, i) => ({ token: `tok-extra-${i}`, name: `extra-${i}` })),
+    ],
+    humans: [{ name: 'alice' }],
+  });
+  try {
+    console.log(`Discord: MESSAGE_CREATE emitted → reply POST received, ${MESSAGES} messages one at a time`);
+    const bare = report('baseline: bare discord.js bot replying', await bareBot(fake));
+    report('for scale: bare bot asking the fake LLM first', await bareBotWithLlm(fake));
+    const bridge = report('bridge: adapter + store + router + fake LLM', await bridged(fake));
+    console.log(
+      `  bridge adds ${(bridge.p50 - bare.p50).toFixed(2)} ms at p50 and ${(bridge.p99 - bare.p99).toFixed(2)} ms at p99` +
+        ` (goal: under 2 ms at p50); ratio p50 ${(bridge.p50 / bare.p50).toFixed(2)}\n`,
+    );
+    await memoryPerIdentity(fake);
+  } finally {
+    await fake.close();
+  }
+}
+
+const child = process.env.BENCH_CHILD;
+if (child) {
+  const { api, count, traffic } = JSON.parse(child) as { api: string; count: number; traffic: number };
+  await childIdentities(api, count, traffic);
+} else {
+  await main();
+}
