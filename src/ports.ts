@@ -85,6 +85,13 @@ export interface ChatAdapter {
   typing?(channel: string, agent: string): Promise<void>;
   /** Shows a tool run (the terminal room prints it); best effort. */
   toolRun?(channel: string, agent: string, command: string, output: string): void;
+  /**
+   * Opens (or finds) the private room between an agent's identity and a human, by the human's
+   * display name as the core knows it; undefined when the platform cannot reach them.
+   */
+  openDirect?(agent: string, user: string): Promise<string | undefined>;
+  /** Resolves a channel reference an agent wrote (`#general`, a name, an id) to a room id. */
+  resolveChannel?(reference: string): Promise<string | undefined>;
 }
 
 export interface ExecResult {

@@ -5,6 +5,7 @@ import { buildContext, stripSpeakerPrefix } from '../llm/context.js';
 import type { ChatAdapter, Sandbox } from '../ports.js';
 import type { RoomMessage } from '../room/types.js';
 import { toolsFor } from '../tools/registry.js';
+import type { Messaging } from '../tools/tool.js';
 
 /** Builds an agent's LLM client; tests inject their own. */
 export type LlmFactory = (agent: AgentConfig) => LlmClient;
@@ -34,6 +35,7 @@ export interface AgentRunRequest {
   readonly history: readonly RoomMessage[];
   readonly situation?: string | undefined;
   readonly signal: AbortSignal;
+  readonly messaging?: Messaging | undefined;
 }
 
 const TYPING_EVERY_MS = 8000;
@@ -71,6 +73,7 @@ export class AgentRunner {
           sandbox: this.sandbox,
           commandTimeoutMs: this.config.settings.SANDBOX_TIMEOUT_S * 1000,
           signal,
+          messaging: request.messaging,
         },
         maxRounds: this.config.settings.MAX_TOOL_ROUNDS,
         onToolRun: (run) => adapter.toolRun?.(channel, agent.name, run.input, run.output),

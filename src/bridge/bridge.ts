@@ -12,6 +12,7 @@ import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.
 import { ChannelActor } from './channel-actor.js';
 import { handleCommand } from './commands.js';
 import { Conductor } from './conductor.js';
+import { PrivateRooms } from './messaging.js';
 import { RoomState } from './room-state.js';
 import { ThreadBook } from './thread-book.js';
 
@@ -52,7 +53,7 @@ export class Bridge {
   private stopped = false;
 
   constructor(readonly options: BridgeOptions) {
-    for (const adapter of options.adapters) this.adapters.set(adapter.platform, adapter);
+    for (const adapter of [...options.adapters, new PrivateRooms()]) this.adapters.set(adapter.platform, adapter);
     this.runner = new AgentRunner(options.config, options.llm ?? defaultLlmFactory(options.config), options.sandbox);
     this.clock = options.clock ?? Date.now;
     this.conductor = new Conductor(this);
@@ -180,6 +181,8 @@ export class Bridge {
       at: number;
       platformIds: readonly string[];
       toolRuns?: readonly ToolRun[];
+      /** Who this message asks for a reply, when the caller decides (messaging actions). */
+      requests?: string[];
     },
   ): RoomMessage | null {
     const isAgent = message.kind === 'agent';
@@ -191,8 +194,8 @@ export class Bridge {
             this.config.agents.map((a) => a.name),
             isAgent ? message.author : undefined,
           );
-    let requests: string[] | undefined;
-    if (isAgent) {
+    let requests: string[] | undefined = message.requests;
+    if (isAgent && !requests) {
       const answering = this.threads.awaiting(room.key, message.author);
       const previous = this.previousOwn(room, message.author);
       requests = isNoProgress(message.text, previous) ? [] : requestsOf(mentions, message.author, answering);
@@ -259,6 +262,7 @@ export class Bridge {
     agent: AgentConfig,
     text: string,
     toolRuns: readonly ToolRun[],
+    requests?: string[],
   ): Promise<RoomMessage | null> {
     if (!text.trim()) return null;
     let ids: readonly string[];
@@ -277,6 +281,7 @@ export class Bridge {
       toolRuns,
       at: this.clock(),
       platformIds: ids,
+      ...(requests ? { requests } : {}),
     });
   }
 

@@ -3,9 +3,10 @@ import { describeError } from '../errors.js';
 import { renderSituation, type Situation } from '../llm/situation.js';
 import { isNoProgress, PAIR_GUARD, pairKey, pairPaused } from '../room/guards.js';
 import { classifyReply, nextCandidates } from '../room/index.js';
-import { isAwaitingAnswerFrom, resumeSummary, type Thread } from '../room/threads.js';
+import { isAwaitingAnswerFrom, type Participant, resumeSummary, type Thread } from '../room/threads.js';
 import type { RoomMessage, ToolRun } from '../room/types.js';
 import type { Bridge, Room } from './bridge.js';
+import { privatePair, RoomMessaging } from './messaging.js';
 
 /** How a turn ended, from the caller's point of view. */
 type TurnEnd = 'posted' | 'passed' | 'ended';
@@ -37,15 +38,23 @@ export class Conductor {
     if (message.kind === 'agent' && room.state.turnState.control === 'humans') return;
     const before = room.state.history().filter((m) => m.id < message.id);
     const excluded = new Set(exclude.map((n) => n.toLowerCase()));
-    const candidates = nextCandidates(this.bridge.config.agents, message, before, {
-      directAgent: room.state.row.directAgent,
-    }).filter((c) => !excluded.has(c.name.toLowerCase()) && !this.paused(room, message.author, c.name));
+    // In a private agent-to-agent chat the other agent answers; elsewhere the wake rules decide.
+    const pair = privatePair(this.bridge, room);
+    const awake = pair
+      ? pair.filter((a) => a.name.toLowerCase() !== message.author.toLowerCase())
+      : nextCandidates(this.bridge.config.agents, message, before, { directAgent: room.state.row.directAgent });
+    const candidates = awake.filter(
+      (c) => !excluded.has(c.name.toLowerCase()) && !this.paused(room, message.author, c.name),
+    );
     const epoch = room.actor.epoch;
     for (const candidate of candidates) {
       if (this.bridge.isStopped || room.actor.epoch !== epoch) return;
       const agent = this.bridge.agent(candidate.name);
       if (!agent) continue;
-      const end = await this.turn(room, agent, this.bridge.situationFor(room, message, agent), epoch);
+      const situation: Situation = pair
+        ? { kind: 'direct', user: message.author }
+        : this.bridge.situationFor(room, message, agent);
+      const end = await this.turn(room, agent, situation, epoch);
       if (end !== 'passed') return;
     }
   }
@@ -59,16 +68,8 @@ export class Conductor {
     const requests = (message.requests ?? message.mentions).filter((name) => !this.paused(room, message.author, name));
 
     if (requests.length > 0) {
-      const thread = this.bridge.threads.open({
-        requester: message.author,
-        originRoom: room.key,
-        targetRoom: room.key,
-        parentId: answering?.id ?? null,
-        request: message.content,
-        awaited: requests.map((name) => ({ name, kind: 'agent' as const })),
-        timeoutMs: this.settings.REPLY_TIMEOUT_S * 1000,
-      });
-      for (const name of requests) void room.actor.enqueue(() => this.participantTurn(room, thread.id, name));
+      const awaited = requests.map((name) => ({ name, kind: 'agent' as const }));
+      this.openThread(room, room, message.author, message.content, awaited, answering?.id ?? null);
       return;
     }
     if (answering) {
@@ -79,6 +80,31 @@ export class Conductor {
     if (isNoProgress(message.content, this.bridge.previousOwn(room, message.author, message.id))) return;
     if (room.actor.epoch !== epoch) return; // a human spoke meanwhile: the router decides from their message
     void room.actor.enqueueTurn(() => this.route(room, message));
+  }
+
+  /** Opens a request_reply thread and queues the awaited agents' turns in the target room. */
+  openThread(
+    origin: Room,
+    target: Room,
+    requester: string,
+    request: string,
+    awaited: Participant[],
+    parentId: number | null = null,
+  ): Thread {
+    const thread = this.bridge.threads.open({
+      requester,
+      originRoom: origin.key,
+      targetRoom: target.key,
+      parentId,
+      request,
+      awaited,
+      timeoutMs: this.settings.REPLY_TIMEOUT_S * 1000,
+    });
+    for (const participant of awaited) {
+      if (participant.kind !== 'agent') continue;
+      void target.actor.enqueue(() => this.participantTurn(target, thread.id, participant.name));
+    }
+    return thread;
   }
 
   /**
@@ -208,8 +234,9 @@ export class Conductor {
         channel: room.state.row.channel,
         channelKey: room.key,
         history: this.visibleHistory(room, agent),
-        situation: renderSituation(situation, agent.prompts),
+        situation: [renderSituation(situation, agent.prompts), this.chatNote(agent)].filter(Boolean).join('\n\n'),
         signal: controller.signal,
+        messaging: new RoomMessaging(this.bridge, room, agent),
       });
       if (output.roundLimitHit) return { kind: 'round-limit', text: output.text, toolRuns: output.toolRuns };
       return { kind: 'reply', text: output.text, toolRuns: output.toolRuns };
@@ -239,6 +266,26 @@ export class Conductor {
         m.mentions.length === 0 ||
         m.mentions.some((n) => n.toLowerCase() === me),
     );
+  }
+
+  /** Chat requests waiting for this agent's answer, shown at the start of its turn. */
+  private chatNote(agent: AgentConfig): string {
+    const chats = this.bridge.options.store.chats;
+    chats.expire(this.bridge.clock());
+    const me = agent.name.toLowerCase();
+    const involving = chats.involving(agent.name);
+    const pending = involving.filter((r) => r.status === 'pending' && r.to.toLowerCase() === me);
+    const open = involving
+      .filter((r) => r.status === 'accepted')
+      .map((r) => (r.from.toLowerCase() === me ? r.to : r.from));
+    const lines: string[] = [];
+    if (pending.length > 0) {
+      lines.push('Private chat requests waiting for your answer (chat_response(request_id, accept)):');
+      for (const r of pending) lines.push(`- #${r.id} from @${r.from}: ${r.reason}`);
+    }
+    if (open.length > 0)
+      lines.push(`You have private chats open with ${[...new Set(open)].map((n) => `@${n}`).join(', ')} (use chat).`);
+    return lines.join('\n');
   }
 
   /** The last agent other than the author to speak before `message`. */

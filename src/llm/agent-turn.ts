@@ -61,10 +61,12 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
         function: { name: call.name, arguments: call.arguments },
       })),
     });
+    let endTurn = false;
     for (const call of response.toolCalls) {
       const tool = input.tools.find((t) => t.name === call.name);
       const args = parseArguments(call.arguments);
       let run: ToolRun;
+      let ended = false;
       if (!tool) {
         run = { tool: call.name, input: call.arguments, output: `[ERROR: there is no tool named "${call.name}"]` };
       } else if (typeof args === 'string') {
@@ -73,6 +75,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
         try {
           const result = await tool.run(args, input.toolContext);
           run = { tool: call.name, input: result.input, output: result.output };
+          ended = result.endTurn === true;
         } catch (error) {
           input.toolContext.signal.throwIfAborted();
           run = { tool: call.name, input: call.arguments, output: `[ERROR: ${describeError(error)}]` };
@@ -81,6 +84,9 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       toolRuns.push(run);
       input.onToolRun?.(run);
       messages.push({ role: 'tool', tool_call_id: call.id, content: run.output });
+      if (ended) endTurn = true;
     }
+    // An action that ends the turn (a private `chat` message): nothing more is said in the room.
+    if (endTurn) return { text: '', toolRuns, roundLimitHit: false };
   }
 }

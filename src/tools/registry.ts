@@ -1,10 +1,11 @@
 import type { ToolName } from '../config/index.js';
 import { bashTool } from './bash.js';
 import { fileTools } from './files.js';
+import { messagingTools } from './messaging.js';
 import type { Tool } from './tool.js';
 
 /** Every tool the bridge implements, by name. Agents pick theirs with `tools:` in their file. */
-const TOOLS = new Map<string, Tool>([bashTool, ...fileTools].map((tool) => [tool.name, tool]));
+const TOOLS = new Map<string, Tool>([bashTool, ...fileTools, ...messagingTools].map((tool) => [tool.name, tool]));
 
 export function registerTool(tool: Tool): void {
   TOOLS.set(tool.name, tool);
