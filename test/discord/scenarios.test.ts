@@ -186,7 +186,8 @@ describe('Discord scenarios through the bridge', () => {
     expect(reply.length).toBeGreaterThan(3000);
     expect(reply.length).toBeLessThan(4000);
     // @data writes the long reply once; when @code (asked by the mention) passes, @data resumes and passes too.
-    const resuming = (request: Parameters<typeof agentOf>[0]) => String(request.messages[0]?.content).includes('has answered');
+    const resuming = (request: Parameters<typeof agentOf>[0]) =>
+      String(request.messages[0]?.content).includes('has answered');
     h.llm.respond((request) =>
       agentOf(request) === 'data' && lastText(request).startsWith('[@Alice]') && !resuming(request)
         ? { content: reply }
