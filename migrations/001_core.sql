@@ -5,7 +5,7 @@ CREATE TABLE channels (
   channel     TEXT    NOT NULL,
   direct_agent TEXT,
   consecutive INTEGER NOT NULL DEFAULT 0,      -- consecutive agent messages (turn limit)
-  control     TEXT    NOT NULL DEFAULT 'humans' CHECK (control IN ('agents', 'humans')),
+  control     TEXT    NOT NULL DEFAULT 'agents' CHECK (control IN ('agents', 'humans')),
   control_reason TEXT,
   created_at  INTEGER NOT NULL,
   UNIQUE (platform, channel)

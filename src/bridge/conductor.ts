@@ -3,7 +3,13 @@ import { describeError } from '../errors.js';
 import { renderSituation, type Situation } from '../llm/situation.js';
 import { isNoProgress, PAIR_GUARD, pairKey, pairPaused } from '../room/guards.js';
 import { classifyReply, nextCandidates } from '../room/index.js';
-import { isAwaitingAnswerFrom, type Participant, resumeSummary, type Thread } from '../room/threads.js';
+import {
+  isAwaitingAnswerFrom,
+  type Participant,
+  pendingParticipants,
+  resumeSummary,
+  type Thread,
+} from '../room/threads.js';
 import type { RoomMessage, ToolRun } from '../room/types.js';
 import type { Bridge, Room } from './bridge.js';
 import { privatePair, RoomMessaging } from './messaging.js';
@@ -127,15 +133,14 @@ export class Conductor {
 
   /** A deadline passed: the requester resumes with the answers so far and who did not answer. */
   expire(thread: Thread): void {
-    const origin = this.bridge.roomByKey(thread.originRoom);
-    if (!origin) return;
-    void origin.actor.enqueue(async () => {
-      const current = this.bridge.threads.get(thread.id);
-      if (current?.status !== 'open') return;
-      const expired: Thread = { ...current, status: 'expired' };
-      this.bridge.threads.update(expired);
-      await this.resume(expired.id);
-    });
+    const current = this.bridge.threads.get(thread.id);
+    if (current?.status !== 'open') return;
+    const expired: Thread = { ...current, status: 'expired' };
+    this.bridge.threads.update(expired);
+    // Participants still working on it are stopped: the requester goes on without them.
+    const target = this.bridge.roomByKey(expired.targetRoom);
+    for (const participant of pendingParticipants(expired)) target?.actor.stop(participant.name);
+    this.queueResume(expired);
   }
 
   /** After a restart: pending participants are asked again, due resumes run. */
@@ -170,6 +175,7 @@ export class Conductor {
       room.actor.epoch,
     );
     const current = this.bridge.threads.get(threadId);
+    if (this.bridge.isStopped) return; // a turn cut short by shutdown is asked again after the restart
     if (end === 'passed' && current && isAwaitingAnswerFrom(current, name)) this.answer(current, name, '', true);
   }
 

@@ -206,7 +206,7 @@ export class Store {
 
   turnState(channelId: number): TurnState {
     const row = this.q.turn.get(channelId);
-    if (!row) return { consecutive: 0, control: 'humans' };
+    if (!row) return { consecutive: 0, control: 'agents' };
     return { consecutive: row.consecutive, control: row.control, reason: row.control_reason ?? undefined };
   }
 

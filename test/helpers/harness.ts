@@ -46,8 +46,8 @@ export async function startHarness(options: {
     adapter,
     bridge: make(),
     async restart() {
-      await harness.bridge.idle();
-      await harness.bridge.stop();
+      await harness.bridge.stop(); // like a process stopping: turns in flight are cut short
+
       harness.bridge = make();
       await harness.bridge.start();
       return harness.bridge;

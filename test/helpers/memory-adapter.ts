@@ -48,6 +48,17 @@ export class MemoryAdapter implements ChatAdapter {
     return { messageIds: [id] };
   }
 
+  /** DMs: the room between an agent's bot and a human is `dm-<agent>-<user>`; `unreachable` users have none. */
+  unreachable = new Set<string>();
+  async openDirect(agent: string, user: string): Promise<string | undefined> {
+    return this.unreachable.has(user) ? undefined : `dm-${agent}-${user}`;
+  }
+
+  /** `#name` resolves to the room `name`. */
+  async resolveChannel(reference: string): Promise<string | undefined> {
+    return reference.startsWith('#') ? reference.slice(1) : undefined;
+  }
+
   /** A human writes in a room. */
   async say(text: string, options: { channel?: string; user?: string; id?: string; direct?: string } = {}) {
     const user = options.user ?? 'user';
