@@ -79,11 +79,12 @@ export class DiscordAdapter implements ChatAdapter {
       this.identities.push(identity);
       this.wire(identity, identity.agent === control);
     }
-    try {
-      await Promise.all(this.identities.map((identity) => this.login(identity)));
-    } catch (error) {
+    // Every login settles before a failure tears the others down: no client is destroyed mid-handshake.
+    const logins = await Promise.allSettled(this.identities.map((identity) => this.login(identity)));
+    const failed = logins.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) {
       await this.stop();
-      throw error;
+      throw failed.reason;
     }
     const early = this.pending ?? [];
     this.pending = null;

@@ -202,3 +202,31 @@ describe('Discord adapter against the fake', () => {
     expect(ids.indexOf(missed[0]?.id ?? '')).toBeLessThan(ids.indexOf(missed[1]?.id ?? ''));
   });
 });
+
+describe('Discord adapter start-up', () => {
+  it('fails to start with a bad token, naming the agent file, and leaves nothing connected', async () => {
+    const fake = await startFakeDiscord({ bots: [{ token: 'tok-good', name: 'good-bot' }] });
+    try {
+      const config = testConfig({
+        agents: [
+          { name: 'good', discord: { token: 'tok-good', control: true } },
+          { name: 'bad', discord: { token: 'tok-wrong', control: false } },
+        ],
+        env: { DISCORD_API_URL: fake.apiURL },
+      });
+      const adapter = createDiscordAdapter({
+        config,
+        logger: silentLogger(),
+        rest: { globalRequestsPerSecond: 10_000 },
+      });
+      await expect(adapter.start(new RecordingSink())).rejects.toThrow(
+        /agents\/bad\.md: discord\.token_env: login failed/,
+      );
+      // The good bot had connected; stopping after the failure closed its session normally.
+      expect(fake.identifies.map((entry) => entry.botId)).toEqual([fake.bot('good-bot').id]);
+      await fake.until(() => !fake.gatewayConnected(fake.bot('good-bot')));
+    } finally {
+      await fake.close();
+    }
+  });
+});

@@ -33,6 +33,8 @@ export class FakeGateway {
   constructor(
     private readonly world: World,
     private readonly url: () => string,
+    /** Told whenever a session connects or disconnects (tests wait on it). */
+    private readonly notify: () => void = () => {},
   ) {
     this.server.on('connection', (socket) => this.onConnection(socket));
   }
@@ -108,6 +110,7 @@ export class FakeGateway {
       session.socket = null;
       // A client closing normally ends its session, as on Discord; other codes leave it resumable.
       if (code === 1000 || code === 1001) session.ended = true;
+      this.notify();
     });
   }
 
@@ -166,6 +169,7 @@ export class FakeGateway {
   }
 
   private wake(botId: string): void {
+    this.notify();
     for (let index = this.waiters.length - 1; index >= 0; index -= 1) {
       const waiter = this.waiters[index];
       if (waiter?.botId === botId) {

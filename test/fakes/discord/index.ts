@@ -70,12 +70,14 @@ export interface FakeDiscord {
   botMessages(channel: FakeChannel | string, bot?: FakeBot | string): FakeMessage[];
   /** Calls `listener` synchronously each time a message is created (benchmarks time replies with it). */
   onMessage(listener: (message: FakeMessage) => void): () => void;
-  /** Resolves once `predicate` holds; checked after every message created or edited. */
+  /** Resolves once `predicate` holds; checked after every request, message and gateway (dis)connection. */
   until(predicate: () => boolean): Promise<void>;
   /** Closes a bot's gateway connection with a code after which clients reconnect (see FakeGateway.drop). */
   dropGateway(bot: FakeBot | string, options?: { resumable?: boolean }): void;
   /** Resolves when the bot has a live gateway session. */
   connected(bot: FakeBot | string): Promise<void>;
+  /** Whether the bot has a live gateway session now. */
+  gatewayConnected(bot: FakeBot | string): boolean;
   /** The next `count` matching requests answer 429 with Retry-After. */
   rateLimit(rule: { method?: string; path?: string; count?: number; retryAfterMs?: number; global?: boolean }): void;
   /** Registered application commands: `${applicationId}:${guildId | 'global'}` → commands. */
@@ -99,7 +101,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
   events.setMaxListeners(0);
   let port = 0;
   const gatewayUrl = () => `ws://127.0.0.1:${port}/gateway`;
-  const gateway = new FakeGateway(world, gatewayUrl);
+  const gateway = new FakeGateway(world, gatewayUrl, () => events.emit('change'));
   const context: RestContext = {
     world,
     gateway,
@@ -257,6 +259,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     },
     connected(who) {
       return gateway.connected(bot(who).id);
+    },
+    gatewayConnected(who) {
+      return gateway.isConnected(bot(who).id);
     },
     rateLimit(rule) {
       context.rateLimits.push({
