@@ -2,6 +2,7 @@ import type { CommandEvent } from '../ports.js';
 import { handBack } from '../room/index.js';
 import { pendingParticipants } from '../room/threads.js';
 import type { Bridge, Room } from './bridge.js';
+import { PRIVATE_PLATFORM } from './messaging.js';
 
 /**
  * `/pass [agent]`, `/reset [agent|workspace]`, `/status` (and the terminal room's `/clear`).
@@ -78,7 +79,31 @@ async function statusText(bridge: Bridge, room: Room): Promise<string> {
         : `${thread.status}, resuming`;
     lines.push(`Request #${thread.id}: @${thread.requester} ${what}, since ${since} UTC`);
   }
+  lines.push(...privateChatLines(bridge));
   const sandbox = await bridge.options.sandbox.describe?.(key).catch((error: unknown) => `unknown (${String(error)})`);
   if (sandbox) lines.push(`Sandbox: ${sandbox}`);
   return lines.join('\n');
+}
+
+/** Operators see private agent chats: each pair's message count and last message time, and pending requests. */
+function privateChatLines(bridge: Bridge): string[] {
+  const store = bridge.options.store;
+  const lines: string[] = [];
+  for (const channel of store.channels().filter((c) => c.platform === PRIVATE_PLATFORM)) {
+    const history = store.history(channel.id, 1000);
+    const last = history.at(-1);
+    if (!last) continue;
+    const pair = channel.channel
+      .split('+')
+      .map((name) => `@${bridge.agent(name)?.name ?? name}`)
+      .join(' + ');
+    lines.push(
+      `Private chats: ${pair}: ${history.length} messages, last at ${new Date(last.at).toISOString().slice(11, 19)} UTC`,
+    );
+  }
+  const pending = bridge.config.agents.flatMap((agent) =>
+    store.chats.involving(agent.name).filter((r) => r.status === 'pending' && r.from === agent.name),
+  );
+  for (const r of pending) lines.push(`Chat request #${r.id}: @${r.from} -> @${r.to} (pending): ${r.reason}`);
+  return lines;
 }

@@ -10,6 +10,8 @@ export class MemoryAdapter implements ChatAdapter {
   sink: AdapterSink | undefined;
   /** Echo each agent post back through `receive`, as platforms do. */
   echo = true;
+  /** Posts longer than this are split into several platform messages. */
+  chunkSize = 2000;
   /** Make the next posts fail (platform down). */
   failPosts = 0;
   private next = 1;
@@ -29,23 +31,30 @@ export class MemoryAdapter implements ChatAdapter {
       this.failPosts--;
       throw new Error('platform unavailable');
     }
-    const id = `p${this.next++}`;
+    // Like Discord, a long text is posted as several messages (one id each).
+    const ids = Array.from(
+      { length: Math.max(1, Math.ceil(message.text.length / this.chunkSize)) },
+      () => `p${this.next++}`,
+    );
+    const id = ids[0] ?? '';
     this.posts.push({ ...message, id });
     if (this.echo && message.agent) {
       const sink = this.sink;
       const agent = message.agent;
       // The echo arrives while the bridge may still be recording the post.
       queueMicrotask(() => {
-        void sink?.receive({
-          platform: this.platform,
-          channel: message.channel,
-          messageId: id,
-          author: { id: `bot-${agent}`, name: agent, kind: 'agent' },
-          text: message.text,
-        });
+        for (const [index, chunkId] of ids.entries()) {
+          void sink?.receive({
+            platform: this.platform,
+            channel: message.channel,
+            messageId: chunkId,
+            author: { id: `bot-${agent}`, name: agent, kind: 'agent' },
+            text: message.text.slice(index * this.chunkSize, (index + 1) * this.chunkSize),
+          });
+        }
       });
     }
-    return { messageIds: [id] };
+    return { messageIds: ids };
   }
 
   /** DMs: the room between an agent's bot and a human is `dm-<agent>-<user>`; `unreachable` users have none. */

@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RecordedRequest } from '../fakes/openai-server/index.js';
+import { agentOf, type Harness, startHarness } from '../helpers/harness.js';
+
+let h: Harness;
+afterEach(async () => h?.close());
+
+const sees = (requests: RecordedRequest[], agent: string, marker: string) =>
+  requests.filter((r) => agentOf(r) === agent && JSON.stringify(r.messages).includes(marker)).length;
+
+describe('privacy', () => {
+  it("keeps a DM out of every other agent's context", async () => {
+    h = await startHarness({
+      agents: [
+        { name: 'a', activation: 'always' },
+        { name: 'b', activation: 'always' },
+      ],
+    });
+    h.llm.respond((r) => ({ content: agentOf(r) === 'a' ? 'noted, privately' : '[pass]' }));
+    const marker = 'MARKER-7f3a9c';
+    await h.adapter.say(`my secret is ${marker}`, { channel: 'dm-a-user', direct: 'a' });
+    await h.bridge.idle();
+    await h.adapter.say('hello everyone');
+    await h.bridge.idle();
+    expect(sees(h.llm.requests, 'a', marker)).toBeGreaterThan(0);
+    expect(sees(h.llm.requests, 'b', marker)).toBe(0);
+  });
+
+  it('with PRIVACY=mentions, shows an agent only public messages, its mentions and its own', async () => {
+    h = await startHarness({
+      agents: [
+        { name: 'a', activation: 'mention' },
+        { name: 'b', activation: 'mention' },
+        { name: 'c', activation: 'always' },
+      ],
+      env: { PRIVACY: 'mentions' },
+    });
+    h.llm.respond(() => ({ content: '[pass]' }));
+    const marker = 'MARKER-1b2c3d';
+    await h.adapter.say(`@a between us: ${marker}`);
+    await h.adapter.say('public note for all');
+    await h.adapter.say('@b what do you think?');
+    await h.bridge.idle();
+    expect(sees(h.llm.requests, 'a', marker)).toBeGreaterThan(0);
+    expect(sees(h.llm.requests, 'b', marker)).toBe(0);
+    expect(sees(h.llm.requests, 'c', marker)).toBe(0);
+    expect(sees(h.llm.requests, 'c', 'public note for all')).toBeGreaterThan(0);
+  });
+
+  it('sees everything in the room with PRIVACY=off (the default)', async () => {
+    h = await startHarness({ agents: [{ name: 'a' }, { name: 'b' }] });
+    h.llm.respond(() => ({ content: '[pass]' }));
+    await h.adapter.say('@a psst MARKER-open');
+    await h.adapter.say('@b hi');
+    await h.bridge.idle();
+    expect(sees(h.llm.requests, 'b', 'MARKER-open')).toBeGreaterThan(0);
+  });
+});
+
+describe('private agent-to-agent chats', () => {
+  const chatAgents = [
+    { name: 'a', tools: ['chat_request' as const, 'chat_response' as const, 'chat' as const] },
+    { name: 'b', tools: ['chat_request' as const, 'chat_response' as const, 'chat' as const] },
+    { name: 'c', activation: 'always' as const },
+  ];
+  const toolResults = (r: RecordedRequest | undefined) =>
+    (r?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
+
+  it('request, accept, chat: only the two agents see it; operators see it in /status', async () => {
+    h = await startHarness({ agents: chatAgents });
+    const marker = 'MARKER-chat-42';
+    // a asks b for a chat.
+    h.llm.script(
+      'a',
+      { toolCalls: [{ name: 'chat_request', arguments: { to: 'b', reason: 'budget details' } }] },
+      { content: 'I asked @b for a word.' },
+    );
+    h.llm.script('b', { content: '[pass]' }); // b answers the thread opened by the mention above
+    h.llm.script('c', { content: '[pass]' }, { content: '[pass]' });
+    await h.adapter.say('@a sort it out with b');
+    await h.bridge.idle();
+    expect(h.llm.requests[1] && toolResults(h.llm.requests[1])).toEqual([
+      'Chat request #1 sent to @b; they will see it at the start of their next turn.',
+    ]);
+
+    // b sees the request at its next turn, accepts (its turn goes on) and sends one private message (ending it).
+    h.llm.respond((r) => {
+      const agent = agentOf(r);
+      if (
+        agent === 'b' &&
+        String(r.messages[0]?.content).includes('#1 from @a: budget details') &&
+        toolResults(r).length === 0
+      ) {
+        return {
+          toolCalls: [
+            { name: 'chat_response', arguments: { request_id: 1, accept: true } },
+            { name: 'chat', arguments: { to: 'a', message: `the real number is ${marker}` } },
+          ],
+        };
+      }
+      if (agent === 'a' && JSON.stringify(r.messages).includes(marker))
+        return { content: 'Understood, keeping it quiet.' };
+      return { content: '[pass]' };
+    });
+    await h.adapter.say('@b anything for me?');
+    await h.bridge.idle();
+    expect(sees(h.llm.requests, 'a', marker)).toBeGreaterThan(0);
+    expect(sees(h.llm.requests, 'c', marker)).toBe(0);
+    // Nothing private was posted in the room.
+    expect(h.adapter.posts.some((p) => p.text.includes(marker))).toBe(false);
+    const status = await h.adapter.command('status');
+    expect(status).toMatch(/Private chats: @a \+ @b: 2 messages/);
+  });
+
+  it('answers bad requests with clear errors: unknown agent, bad id, one pending per pair, three per turn', async () => {
+    h = await startHarness({
+      agents: [...chatAgents, { name: 'd' }, { name: 'e' }, { name: 'f' }],
+    });
+    h.llm.script(
+      'a',
+      {
+        toolCalls: [
+          { name: 'chat_request', arguments: { to: 'zed', reason: 'x' } },
+          { name: 'chat_response', arguments: { request_id: 99, accept: true } },
+          { name: 'chat', arguments: { to: 'b', message: 'hi' } },
+          { name: 'chat_request', arguments: { to: 'b', reason: 'one' } },
+          { name: 'chat_request', arguments: { to: 'b', reason: 'again' } },
+          { name: 'chat_request', arguments: { to: 'd', reason: 'x' } },
+          { name: 'chat_request', arguments: { to: 'e', reason: 'x' } },
+        ],
+      },
+      { content: 'done' },
+    );
+    await h.adapter.say('@a go');
+    await h.bridge.idle();
+    expect(toolResults(h.llm.requests[1])).toEqual([
+      '[ERROR: there is no agent named @zed]',
+      '[ERROR: there is no chat request #99 addressed to you]',
+      '[ERROR: you have no accepted chat with @b: send chat_request first]',
+      'Chat request #1 sent to @b; they will see it at the start of their next turn.',
+      '[ERROR: request #1 between you and @b is already pending]',
+      'Chat request #2 sent to @d; they will see it at the start of their next turn.',
+      '[ERROR: at most 3 new chat requests per turn]',
+    ]);
+  });
+});
