@@ -2,7 +2,7 @@ import type { AgentConfig, Config } from '../config/index.js';
 import { describeError } from '../errors.js';
 import type { Situation } from '../llm/situation.js';
 import type { Logger } from '../log.js';
-import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Sandbox } from '../ports.js';
+import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
 import { isNoProgress } from '../room/guards.js';
 import { extractMentions, handBack, handBackText, limitReached } from '../room/index.js';
 import { requestsOf, type Thread } from '../room/threads.js';
@@ -12,7 +12,7 @@ import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.
 import { ChannelActor } from './channel-actor.js';
 import { handleCommand } from './commands.js';
 import { Conductor } from './conductor.js';
-import { PrivateRooms } from './messaging.js';
+import { PRIVATE_PLATFORM, PrivateRooms } from './messaging.js';
 import { RoomState } from './room-state.js';
 import { ThreadBook } from './thread-book.js';
 
@@ -53,7 +53,8 @@ export class Bridge {
   private stopped = false;
 
   constructor(readonly options: BridgeOptions) {
-    for (const adapter of [...options.adapters, new PrivateRooms()]) this.adapters.set(adapter.platform, adapter);
+    const privateRooms = new PrivateRooms((message) => this.mirrorPrivate(message));
+    for (const adapter of [...options.adapters, privateRooms]) this.adapters.set(adapter.platform, adapter);
     this.runner = new AgentRunner(options.config, options.llm ?? defaultLlmFactory(options.config), options.sandbox);
     this.clock = options.clock ?? Date.now;
     this.conductor = new Conductor(this);
@@ -301,6 +302,25 @@ export class Bridge {
       at: this.clock(),
       platformIds: ids,
     });
+  }
+
+  /**
+   * Shows a private agent chat message in the operators' log room (PRIVATE_CHAT_LOG, a room key).
+   * It is not stored in that room's history, so no agent there reads it; its platform id is kept
+   * so its echo is recognised.
+   */
+  private async mirrorPrivate(message: Outbound): Promise<void> {
+    const key = this.config.settings.PRIVATE_CHAT_LOG;
+    const room = key ? this.roomByKey(key) : undefined;
+    if (!room || room.state.row.platform === PRIVATE_PLATFORM) return;
+    const pair = message.channel.replace('+', ' <-> ');
+    const text = `[private chat ${pair}] ${message.agent ? `@${message.agent}` : 'system'}: ${message.text}`;
+    try {
+      const posted = await room.adapter.post({ channel: room.state.row.channel, agent: null, text });
+      room.state.remember(posted.messageIds);
+    } catch (error) {
+      this.log.warn({ err: error, room: room.key }, 'mirroring a private chat message failed');
+    }
   }
 
   /** The frame for a normal wake: a DM, a human's direct request, or a message to observe. */

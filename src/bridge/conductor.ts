@@ -258,12 +258,12 @@ export class Conductor {
   }
 
   /**
-   * The room's history as this agent may see it. With PRIVACY=mentions: messages that mention no
-   * agent, mention it, or are its own (and the bridge's).
+   * The room's history as this agent may see it. With PRIVACY=mentions (or the room listed in
+   * PRIVACY_ROOMS): messages that mention no agent, mention it, or are its own (and the bridge's).
    */
   visibleHistory(room: Room, agent: AgentConfig): readonly RoomMessage[] {
     const history = room.state.history();
-    if (this.settings.PRIVACY !== 'mentions') return history;
+    if (this.settings.PRIVACY !== 'mentions' && !this.settings.PRIVACY_ROOMS.includes(room.key)) return history;
     const me = agent.name.toLowerCase();
     return history.filter(
       (m) =>

@@ -17,9 +17,12 @@ export const CHAT_REQUESTS_PER_TURN = 3;
 /** The private chats' "platform": messages are stored, shown to no one but the two agents and operators. */
 export class PrivateRooms implements ChatAdapter {
   readonly platform = PRIVATE_PLATFORM;
+  /** @param mirror shows each private message to operators (PRIVATE_CHAT_LOG), if configured. */
+  constructor(private readonly mirror: (message: Outbound) => Promise<void> = async () => {}) {}
   async start(_sink: AdapterSink): Promise<void> {}
   async stop(): Promise<void> {}
-  async post(_message: Outbound): Promise<Posted> {
+  async post(message: Outbound): Promise<Posted> {
+    await this.mirror(message);
     return { messageIds: [`private-${randomUUID()}`] };
   }
 }

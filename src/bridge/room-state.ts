@@ -48,6 +48,11 @@ export class RoomState {
     this.store.addPlatformIds(this.row.id, message.id, ids);
   }
 
+  /** Keeps platform ids of a post that is not part of the history (so its echo is recognised). */
+  remember(ids: readonly string[]): void {
+    this.store.addPlatformIds(this.row.id, null, ids);
+  }
+
   /** True when this platform message id is already stored in the room. */
   seen(platformId: string): boolean {
     return this.store.seen(this.row.id, platformId);

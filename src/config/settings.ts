@@ -63,6 +63,8 @@ const settingsSchema = z.object({
   // Collaboration
   REPLY_TIMEOUT_S: int(600, 1),
   PRIVACY: z.enum(['off', 'mentions']).default('off'),
+  PRIVACY_ROOMS: list,
+  PRIVATE_CHAT_LOG: z.string().optional(),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

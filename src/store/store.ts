@@ -188,7 +188,7 @@ export class Store {
   }
 
   /** Records the platform ids a stored message got when it was posted (so its echo is recognised). */
-  addPlatformIds(channelId: number, messageId: number, ids: readonly string[]): void {
+  addPlatformIds(channelId: number, messageId: number | null, ids: readonly string[]): void {
     this.db.transaction(() => {
       for (const id of ids) this.q.insertRef.run(channelId, id, messageId);
     })();

@@ -144,3 +144,59 @@ describe('private agent-to-agent chats', () => {
     ]);
   });
 });
+
+describe('per-room privacy, the private chat log and prompt frames', () => {
+  it('applies mentions privacy only in the rooms listed in PRIVACY_ROOMS', async () => {
+    h = await startHarness({
+      agents: [{ name: 'a' }, { name: 'b' }],
+      env: { PRIVACY_ROOMS: 'test:secret' },
+    });
+    h.llm.respond(() => ({ content: '[pass]' }));
+    await h.adapter.say('@a MARKER-secret-room', { channel: 'secret' });
+    await h.adapter.say('@b hi', { channel: 'secret' });
+    await h.adapter.say('@a MARKER-open-room', { channel: 'open' });
+    await h.adapter.say('@b hi', { channel: 'open' });
+    await h.bridge.idle();
+    expect(sees(h.llm.requests, 'b', 'MARKER-secret-room')).toBe(0);
+    expect(sees(h.llm.requests, 'b', 'MARKER-open-room')).toBeGreaterThan(0);
+  });
+
+  it("mirrors private chats into PRIVATE_CHAT_LOG for operators, outside that room's history", async () => {
+    h = await startHarness({
+      agents: [
+        { name: 'a', tools: ['chat_request', 'chat_response', 'chat'] },
+        { name: 'b', tools: ['chat_request', 'chat_response', 'chat'] },
+        { name: 'c', activation: 'always' },
+      ],
+      env: { PRIVATE_CHAT_LOG: 'test:ops' },
+    });
+    h.llm.respond(() => ({ content: '[pass]' }));
+    const chats = h.store.chats;
+    const request = chats.create('a', 'b', 'numbers', Date.now(), 60_000);
+    chats.setStatus(request.id, 'accepted');
+    h.llm.script('a', { toolCalls: [{ name: 'chat', arguments: { to: 'b', message: 'MARKER-log psst' } }] });
+    await h.adapter.say('@a tell b');
+    await h.bridge.idle();
+    expect(h.adapter.transcript('ops')).toEqual(['[system]: [private chat a <-> b] @a: MARKER-log psst']);
+    const ops = h.store.channel('test', 'ops');
+    expect(h.store.history(ops.id, 10)).toEqual([]);
+    await h.adapter.say('anyone here?', { channel: 'ops' });
+    await h.bridge.idle();
+    expect(sees(h.llm.requests, 'c', 'MARKER-log')).toBe(0);
+  });
+
+  it("uses an agent's own prompt frames when its file overrides them", async () => {
+    h = await startHarness({
+      agents: [
+        { name: 'a', activation: 'always', prompts: { observe: 'OBSERVE-FRAME', requested: 'ASKED BY {requester}' } },
+      ],
+    });
+    h.llm.respond(() => ({ content: '[pass]' }));
+    await h.adapter.say('just talking');
+    await h.adapter.say('@a your turn');
+    await h.bridge.idle();
+    const systems = h.llm.requests.map((r) => String(r.messages[0]?.content));
+    expect(systems[0]).toContain('OBSERVE-FRAME');
+    expect(systems[1]).toContain('ASKED BY @user');
+  });
+});
