@@ -147,6 +147,8 @@ export async function main(options: RunOptions = {}): Promise<number> {
     process.stderr.write(`${message}\n`);
     return 1;
   }
+  // A library's stray promise rejection (a reconnect that gave up, say) is logged, not fatal.
+  process.on('unhandledRejection', (reason) => running.bridge.log.error({ err: reason }, 'unhandled rejection'));
   const stopped = new Promise<void>((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
   });
