@@ -14,8 +14,8 @@ import { PLATFORM } from './inbound.js';
 
 const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status'];
 
-/** Discord answers an interaction only within 3 s; a slower command is deferred first, then its reply edited in. */
-const DEFER_AFTER_MS = 2000;
+/** Discord accepts an interaction's answer only within 3 s; a slower command is deferred, then its reply edited in. */
+export const DEFER_AFTER_MS = 2000;
 
 /** The command list `npm run discord:commands` registers (agent names offered as choices, at most 25). */
 export function commandDefinitions(agentNames: readonly string[]): RESTPutAPIApplicationCommandsJSONBody {
@@ -48,6 +48,8 @@ export interface CommandContext {
   readonly operators: ReadonlySet<string>;
   /** The control identity's agent: a command in its DM acts on that private room. */
   readonly controlAgent: string;
+  /** How long to wait for the bridge's answer before deferring (default DEFER_AFTER_MS). */
+  readonly deferAfterMs?: number | undefined;
 }
 
 export function isCommandName(name: string): name is CommandName {
@@ -76,7 +78,7 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
   const answer = context.sink.command(event);
   let timer: NodeJS.Timeout | undefined;
   const slow = new Promise<'slow'>((resolve) => {
-    timer = setTimeout(() => resolve('slow'), DEFER_AFTER_MS);
+    timer = setTimeout(() => resolve('slow'), context.deferAfterMs ?? DEFER_AFTER_MS);
   });
   const first = await Promise.race([answer, slow]);
   clearTimeout(timer);

@@ -21,6 +21,8 @@ export interface DiscordAdapterOptions {
   readonly logger: Logger;
   /** Extra REST options for every client (tests: a high `globalRequestsPerSecond` against the fake). */
   readonly rest?: ClientSettings['rest'];
+  /** Milliseconds before a slow slash command is deferred (default 2000; Discord allows 3000). */
+  readonly commandDeferMs?: number;
 }
 
 interface Identity {
@@ -167,8 +169,14 @@ export class DiscordAdapter implements ChatAdapter {
     if (isControl) {
       client.on(Events.InteractionCreate, (interaction) => {
         if (!interaction.isChatInputCommand() || !this.sink) return;
-        answerCommand(interaction, { sink: this.sink, operators: this.operators, controlAgent: agent.name }).catch(
-          (error: unknown) => this.log.warn({ err: error, command: interaction.commandName }, 'slash command failed'),
+        const context = {
+          sink: this.sink,
+          operators: this.operators,
+          controlAgent: agent.name,
+          deferAfterMs: this.options.commandDeferMs,
+        };
+        answerCommand(interaction, context).catch((error: unknown) =>
+          this.log.warn({ err: error, command: interaction.commandName }, 'slash command failed'),
         );
       });
     }

@@ -170,6 +170,18 @@ describe('Discord adapter against the fake', () => {
     expect(fake.messages('dev').filter((message) => message.content === 'after 429')).toHaveLength(1);
   });
 
+  it('posts once when a response is lost and the request retried, thanks to the nonce', async () => {
+    fake.loseResponses(1);
+    const before = fake.requests.length;
+    const posted = await adapter.post({ channel: fake.channel('dev').id, agent: 'data', text: 'exactly once' });
+    const attempts = fake.requests.slice(before).filter((entry) => entry.method === 'POST');
+    expect(attempts).toHaveLength(2);
+    expect((attempts[0]?.body as { nonce: string }).nonce).toBe((attempts[1]?.body as { nonce: string }).nonce);
+    const copies = fake.messages('dev').filter((message) => message.content === 'exactly once');
+    expect(copies).toHaveLength(1);
+    expect(posted.messageIds).toEqual([copies[0]?.id]);
+  });
+
   it("shows typing through the agent's bot", async () => {
     const before = fake.requests.length;
     await adapter.typing?.(fake.channel('dev').id, 'reviewer');
@@ -226,6 +238,44 @@ describe('Discord adapter start-up', () => {
       expect(fake.identifies.map((entry) => entry.botId)).toEqual([fake.bot('good-bot').id]);
       await fake.until(() => !fake.gatewayConnected(fake.bot('good-bot')));
     } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe('Discord slash commands that take a while', () => {
+  it('defers the answer ephemerally, then edits the reply in', async () => {
+    const fake = await startFakeDiscord({ bots: [{ token: 'tok-data', name: 'data-bot' }] });
+    let release: (text: string) => void = () => {};
+    const sink = new RecordingSink();
+    sink.command = (event) => {
+      sink.commands.push(event);
+      return new Promise<string>((resolve) => {
+        release = resolve;
+      });
+    };
+    const config = testConfig({
+      agents: [{ name: 'data', discord: { token: 'tok-data', control: true } }],
+      env: { DISCORD_API_URL: fake.apiURL },
+    });
+    const adapter = createDiscordAdapter({
+      config,
+      logger: silentLogger(),
+      rest: { globalRequestsPerSecond: 10_000 },
+      commandDeferMs: 0,
+    });
+    try {
+      await adapter.start(sink);
+      const reply = fake.slash('data-bot', 'alice', 'general', 'status');
+      const deferred = () =>
+        fake.requests.some(
+          (entry) => entry.path.endsWith('/callback') && (entry.body as { type?: number })?.type === 5,
+        );
+      await fake.until(deferred);
+      release('all quiet');
+      expect(await reply).toEqual({ content: 'all quiet', ephemeral: true, deferred: true });
+    } finally {
+      await adapter.stop();
       await fake.close();
     }
   });

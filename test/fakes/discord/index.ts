@@ -80,6 +80,8 @@ export interface FakeDiscord {
   gatewayConnected(bot: FakeBot | string): boolean;
   /** The next `count` matching requests answer 429 with Retry-After. */
   rateLimit(rule: { method?: string; path?: string; count?: number; retryAfterMs?: number; global?: boolean }): void;
+  /** The next `count` message posts are created (and fanned out) but answered 502, so clients retry. */
+  loseResponses(count: number): void;
   /** Registered application commands: `${applicationId}:${guildId | 'global'}` → commands. */
   readonly commands: ReadonlyMap<string, unknown[]>;
   readonly identifies: FakeGateway['log'];
@@ -107,6 +109,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     gateway,
     requests: [],
     rateLimits: [] as RateLimitRule[],
+    lostResponses: 0,
     interactions: new Map<string, PendingInteraction>(),
     commands: new Map(),
     gatewayUrl,
@@ -262,6 +265,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     },
     gatewayConnected(who) {
       return gateway.isConnected(bot(who).id);
+    },
+    loseResponses(count) {
+      context.lostResponses += count;
     },
     rateLimit(rule) {
       context.rateLimits.push({

@@ -46,6 +46,8 @@ export interface RestContext {
   readonly gateway: FakeGateway;
   readonly requests: RecordedRequest[];
   readonly rateLimits: RateLimitRule[];
+  /** How many of the next message posts are created but answered 502, as if the response were lost. */
+  lostResponses: number;
   /** Interactions awaiting their reply, by token. */
   readonly interactions: Map<string, PendingInteraction>;
   readonly commands: Map<string, unknown[]>;
@@ -86,7 +88,8 @@ function send(response: ServerResponse, status: number, body?: unknown, headers:
 
 export async function handleRest(context: RestContext, request: IncomingMessage, response: ServerResponse) {
   const url = new URL(request.url ?? '/', 'http://fake');
-  const match = /^\/api\/v\d+(\/.*)$/.exec(url.pathname);
+  // discord.js encodes path parts (`@original` arrives as `%40original`).
+  const match = /^\/api\/v\d+(\/.*)$/.exec(decodeURIComponent(url.pathname));
   if (!match?.[1]) return send(response, 404, { code: 0, message: '404: Not Found' });
   const path = match[1];
   const method = request.method ?? 'GET';
@@ -253,6 +256,10 @@ function postMessage(context: RestContext, bot: FakeBot, channelId: string, body
   });
   if (nonce) world.nonces.set(`${bot.id}:${nonce}`, { messageId: message.id, at: Date.now() });
   context.publish(message);
+  if (context.lostResponses > 0) {
+    context.lostResponses -= 1;
+    return send(response, 502, { code: 0, message: '502: Bad Gateway' });
+  }
   send(response, 200, messageJson(world, message, { gateway: false }));
 }
 
