@@ -176,7 +176,9 @@ describe('Discord adapter against the fake', () => {
     const posted = await adapter.post({ channel: fake.channel('dev').id, agent: 'data', text: 'exactly once' });
     const attempts = fake.requests.slice(before).filter((entry) => entry.method === 'POST');
     expect(attempts).toHaveLength(2);
-    expect((attempts[0]?.body as { nonce: string }).nonce).toBe((attempts[1]?.body as { nonce: string }).nonce);
+    const nonces = attempts.map((entry) => (entry.body as { nonce?: string }).nonce);
+    expect(nonces[0]).toEqual(expect.any(String));
+    expect(nonces[1]).toBe(nonces[0]);
     const copies = fake.messages('dev').filter((message) => message.content === 'exactly once');
     expect(copies).toHaveLength(1);
     expect(posted.messageIds).toEqual([copies[0]?.id]);
