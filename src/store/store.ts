@@ -14,16 +14,10 @@ export interface ChannelRow {
   readonly directAgent: string | null;
 }
 
-export interface NewMessage {
+/** A message to store: a RoomMessage before it has a row id. */
+export interface NewMessage extends Omit<RoomMessage, 'id' | 'toolRuns'> {
   readonly channelId: number;
-  readonly author: string;
-  readonly authorId: string;
-  readonly kind: AuthorKind;
-  readonly content: string;
-  readonly mentions: readonly string[];
-  readonly requests?: readonly string[] | undefined;
   readonly toolRuns?: readonly ToolRun[];
-  readonly at: number;
   /** Platform ids of the message (several for a reply posted in chunks); none for a message not yet posted. */
   readonly platformIds?: readonly string[];
 }
