@@ -4,7 +4,7 @@
  *    for the bridge (Discord adapter → store → router → fake LLM answering at once → post through the agent's bot)
  *    beside a bare discord.js bot that replies directly, measured in the same run;
  *  - resident memory per extra bot identity (a Client built like the adapter's, connected to the fake).
- *   npm run bench:discord      (node --expose-gc, so memory is measured after collection)
+ *   npm run bench:discord   (or npm run bench -- discord); memory is measured in child processes after collection
  * Both bots use the same raised REST global limit: discord.js's 50 requests/s would pace the loop, not the code.
  */
 import { spawn } from 'node:child_process';
@@ -187,7 +187,7 @@ async function childIdentities(api: string, count: number, traffic: number): Pro
 /** Memory of a process holding `count` identities, measured in a child so the fake and the bridge do not count. */
 async function memoryOf(fake: FakeDiscord, count: number): Promise<{ rss: number; heap: number }> {
   const traffic = 200;
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+  const child = spawn(process.execPath, [...process.execArgv, '--expose-gc', fileURLToPath(import.meta.url)], {
     env: { ...process.env, BENCH_CHILD: JSON.stringify({ api: fake.apiURL, count, traffic }) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
