@@ -151,6 +151,14 @@ export class DiscordAdapter implements ChatAdapter {
     return { identity, prefix: message.agent ? `**${message.agent}:** ` : '' };
   }
 
+  private channelName(id: string): string | undefined {
+    for (const { client } of this.identities) {
+      const channel = client.channels.cache.get(id);
+      if (channel && 'name' in channel && channel.name) return channel.name;
+    }
+    return undefined;
+  }
+
   private identityOf(agent: string): Identity | undefined {
     const key = agent.toLowerCase();
     return this.identities.find((identity) => identity.agent.name.toLowerCase() === key);
@@ -212,7 +220,12 @@ export class DiscordAdapter implements ChatAdapter {
     if (!sink || !this.seen.add(facts.id)) return;
     // Only the DM's own bot receives a DM, so the receiver is the agent whose private room it is.
     if (facts.isDirect) this.dmOwner.set(facts.channelId, receiver);
-    const inbound = toInbound(facts, { directory: this.directory, allowedBots: this.allowedBots, receiver });
+    const inbound = toInbound(facts, {
+      directory: this.directory,
+      allowedBots: this.allowedBots,
+      receiver,
+      channelName: (id) => this.channelName(id),
+    });
     const last = this.lastForwarded.get(facts.channelId);
     if (!last || compareIds(facts.id, last) > 0) this.lastForwarded.set(facts.channelId, facts.id);
     if (!inbound) return;

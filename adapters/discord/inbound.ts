@@ -5,7 +5,7 @@
 import type { APIMessage } from 'discord.js';
 import { ChannelType, type Message, MessageType } from 'discord.js';
 import type { Inbound } from '../../src/ports.js';
-import { type Directory, mentionsToNames } from './mentions.js';
+import { type Directory, mentionsToNames, plainMarkup } from './mentions.js';
 
 export const PLATFORM = 'discord';
 
@@ -74,6 +74,8 @@ export interface InboundContext {
   readonly allowedBots: ReadonlySet<string>;
   /** The agent whose bot received the message (the DM's owner for a DM). */
   readonly receiver: string;
+  /** A guild channel's name by id, for `<#id>` (from the receiving client's cache). */
+  readonly channelName?: (id: string) => string | undefined;
 }
 
 /** Converts a message for the router, or returns null when the router must not see it. */
@@ -99,6 +101,7 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
     if (!context.directory.agentOf(id)) context.directory.rememberHuman(id, name);
   }
   let text = mentionsToNames(facts.content, context.directory, facts.mentioned);
+  text = plainMarkup(text, context.channelName ?? (() => undefined));
   if (facts.attachments.length > 0) {
     const files = facts.attachments.map((file) => `[attachment: ${file.name} ${file.url}]`).join('\n');
     text = text ? `${text}\n${files}` : files;

@@ -55,6 +55,16 @@ export class Directory {
   }
 }
 
+/** Turns `<#id>` into `#channel-name` and custom emoji `<:name:id>` into `:name:`, so the text reads plainly. */
+export function plainMarkup(text: string, channelName: (id: string) => string | undefined): string {
+  return text
+    .replace(/<#(\d+)>/g, (raw, id: string) => {
+      const name = channelName(id);
+      return name ? `#${name}` : raw;
+    })
+    .replace(/<a?:(\w+):\d+>/g, ':$1:');
+}
+
 /** Platform mentions → `@name`. `extra` names users mentioned in this very message (from its `mentions`). */
 export function mentionsToNames(text: string, directory: Directory, extra?: ReadonlyMap<string, string>): string {
   return text.replace(/<@!?(\d+)>/g, (raw, id: string) => {
@@ -69,8 +79,11 @@ export function mentionsToNames(text: string, directory: Directory, extra?: Read
 
 /** Fenced blocks (an unclosed fence runs to the end) and inline code spans: left untouched. */
 const CODE = /```[\s\S]*?(?:```|$)|~~~[\s\S]*?(?:~~~|$)|(`+)[^`][\s\S]*?\1/g;
-/** `@name` shaped like the router's mentions: not after a word character, `.`, `@`, `+` or `-`. */
-const MENTION = /(^|[^A-Za-z0-9_.@+-])@([A-Za-z0-9_-]+)/g;
+/**
+ * `@name` shaped like the router's mentions (not after a word character, `.`, `@`, `+` or `-`), widened to any
+ * letter so that humans with names like `@José` can be mentioned back.
+ */
+const MENTION = /(^|[^\p{L}\p{N}_.@+-])@([\p{L}\p{N}_-]+)/gu;
 
 /** `@name` → `<@id>` for our agents and for humans the directory knows; everything else stays as written. */
 export function namesToMentions(text: string, directory: Directory): string {
