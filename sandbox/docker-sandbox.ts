@@ -5,9 +5,13 @@ import { SandboxError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import type { ExecResult, Sandbox } from '../src/ports.js';
 import { channelSlug, containerName } from './channel-key.js';
+import { RunnerUnavailable } from './command-runner.js';
+import { parseOomKills, parseRunnerDigest, probeContainer } from './container-probe.js';
 import { containerSpec, LABEL_CHANNEL, LABEL_PROJECT, LABEL_SCOPE, PROJECT, parseMemory } from './container-spec.js';
 import { engineMessage, hasStatus, imageMissing, toSandboxError } from './docker-errors.js';
-import { type ExecTarget, execSimple, type RunOptions, type RunOutcome, runExec } from './run-exec.js';
+import { appendNote, type ContainerAccess, cleanUpAfterRunnerLoss, explainKill, type Outcome } from './kill-report.js';
+import { type ExecTarget, type RunOptions, runExec } from './run-exec.js';
+import { RunnerSlot } from './runner-slot.js';
 import { describeState } from './status-line.js';
 import { prepareWorkspace, wipeWorkspace } from './workspace.js';
 
@@ -17,6 +21,13 @@ export interface DockerSandboxOptions {
   /** Injectable engine client; by default `new Dockerode()`, which honours DOCKER_HOST. */
   readonly docker?: Dockerode;
   readonly clock?: () => number;
+  /**
+   * Run commands through a long-lived runner in each container (default), one Docker exec per
+   * command when false. The exec-API path is also the fallback when a runner cannot start.
+   */
+  readonly commandRunner?: boolean;
+  /** The runner's Python source to inject instead of sandbox/runner.py (tests use it). */
+  readonly runnerSource?: string;
 }
 
 /** A container this process uses, with what the probe learnt about it. */
@@ -25,6 +36,8 @@ interface LiveContainer extends ExecTarget {
   readonly startedAt: number;
   /** The memory cgroup's OOM-kill count last seen, to tell an OOM kill from any other SIGKILL. */
   oomKills: number;
+  /** The container's command runner (the fast path); none when it is switched off. */
+  readonly runner: RunnerSlot | undefined;
 }
 
 interface ChannelState {
@@ -37,7 +50,6 @@ interface ChannelState {
   idleTimer: NodeJS.Timeout | undefined;
 }
 
-const HELPER_TIMEOUT_MS = 10_000;
 const SIGKILL_EXIT = 137;
 /** What Docker answers when the runtime cannot start an exec's process at all. */
 const EXEC_FAILED_EXIT = 126;
@@ -55,6 +67,8 @@ class DockerSandbox implements Sandbox {
   private readonly clock: () => number;
   private readonly dataDir: string;
   private readonly channels = new Map<string, ChannelState>();
+  private readonly runnerEnabled: boolean;
+  private readonly runnerSource: string | undefined;
   private adoption: Promise<void> | undefined;
   private closed = false;
 
@@ -66,6 +80,8 @@ class DockerSandbox implements Sandbox {
     this.log = options.logger.child({ component: 'sandbox' });
     this.clock = options.clock ?? Date.now;
     this.dataDir = path.resolve(this.settings.DATA_DIR);
+    this.runnerEnabled = options.commandRunner ?? true;
+    this.runnerSource = options.runnerSource;
   }
 
   workspaceDir(channelKey: string): string {
@@ -86,20 +102,25 @@ class DockerSandbox implements Sandbox {
     try {
       await this.adoptAll();
       let { live, outcome } = await this.run(state, command, options);
-      if (outcome.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(outcome.output)) {
-        // The runtime could not even start the command: typically a fork bomb's leftovers still
-        // hold every pid. A fresh container (same workspace) is the way out.
-        this.log.warn({ channel: channelKey, output: outcome.output.trim() }, 'sandbox container wedged; recreating');
-        state.live = undefined;
+      if (outcome.spawnError || (outcome.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(outcome.output))) {
+        // The command could not even start: typically a fork bomb's leftovers still hold
+        // every pid. A fresh container (same workspace) is the way out.
+        const reason = outcome.spawnError ?? outcome.output.trim();
+        this.log.warn({ channel: channelKey, reason }, 'sandbox container wedged; recreating');
+        this.forget(state);
         await this.remove(state.name);
         ({ live, outcome } = await this.run(state, command, options));
       }
-      if (outcome.containerKilled) state.live = undefined;
+      if (outcome.containerKilled) this.forget(state);
       let output = outcome.output;
       if (outcome.aborted) output = appendNote(output, '[aborted]');
-      else if (!outcome.timedOut && live && (outcome.exitCode === SIGKILL_EXIT || outcome.exitCode === null)) {
-        output = appendNote(output, await this.explainKill(state, live));
+      else if (!outcome.timedOut && (outcome.exitCode === SIGKILL_EXIT || outcome.exitCode === null)) {
+        const { note, stopped } = await explainKill(live, this.access(state), outcome, this.settings.SANDBOX_MEMORY);
+        if (stopped && state.live?.id === live.id) this.forget(state);
+        output = appendNote(output, note);
       }
+      // Kept current so a later SIGKILL is not taken for an OOM kill that happened before it.
+      if (outcome.oomKills !== undefined) live.oomKills = Math.max(live.oomKills, outcome.oomKills);
       return { output, exitCode: outcome.exitCode, timedOut: outcome.timedOut };
     } catch (error) {
       const failure = toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE });
@@ -116,17 +137,39 @@ class DockerSandbox implements Sandbox {
     state: ChannelState,
     command: string,
     options: RunOptions,
-  ): Promise<{ live: LiveContainer; outcome: RunOutcome }> {
+  ): Promise<{ live: LiveContainer; outcome: Outcome }> {
     const live = await this.ensure(state);
     try {
-      return { live, outcome: await runExec(live, command, options) };
+      return { live, outcome: await this.runIn(state, live, command, options) };
     } catch (error) {
       if (!hasStatus(error, 404, 409, 500)) throw error;
       this.log.info({ channel: state.key, reason: engineMessage(error) }, 'sandbox container gone; recreating');
-      if (state.live === live) state.live = undefined;
+      if (state.live === live) this.forget(state);
       const fresh = await this.ensure(state);
-      return { live: fresh, outcome: await runExec(fresh, command, options) };
+      return { live: fresh, outcome: await this.runIn(state, fresh, command, options) };
     }
+  }
+
+  /** The fast path through the container's runner when it has one, else one exec for this command. */
+  private async runIn(
+    state: ChannelState,
+    live: LiveContainer,
+    command: string,
+    options: RunOptions,
+  ): Promise<Outcome> {
+    const runner = await live.runner?.get();
+    if (runner) {
+      try {
+        const outcome = await runner.run(command, options);
+        if (!outcome.runnerLost) return outcome;
+        this.log.warn({ channel: state.key }, 'sandbox command runner stopped during a command');
+        return await cleanUpAfterRunnerLoss(live, this.access(state), outcome);
+      } catch (error) {
+        // Nothing was sent: the exec-API path runs the command instead.
+        if (!(error instanceof RunnerUnavailable)) throw error;
+      }
+    }
+    return runExec(live, command, options);
   }
 
   async describe(channelKey: string): Promise<string> {
@@ -147,7 +190,7 @@ class DockerSandbox implements Sandbox {
   async reset(channelKey: string, options?: { wipeWorkspace?: boolean }): Promise<void> {
     const state = this.channel(channelKey);
     this.clearIdle(state);
-    state.live = undefined;
+    this.forget(state);
     state.lastCommand = undefined;
     let failure: SandboxError | undefined;
     try {
@@ -164,7 +207,10 @@ class DockerSandbox implements Sandbox {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const state of this.channels.values()) this.clearIdle(state);
+    for (const state of this.channels.values()) {
+      this.clearIdle(state);
+      state.live?.runner?.close();
+    }
     if (this.settings.SANDBOX_KEEP_ON_EXIT) return;
     const known = [...this.channels.values()].filter((state) => state.live || state.preparing);
     await Promise.all(
@@ -173,9 +219,15 @@ class DockerSandbox implements Sandbox {
         await this.remove(state.name).catch((error: unknown) => {
           this.log.warn({ channel: state.key, reason: engineMessage(error) }, 'could not remove sandbox container');
         });
-        state.live = undefined;
+        this.forget(state);
       }),
     );
+  }
+
+  /** Drops what we know about the channel's container, and its runner with it. */
+  private forget(state: ChannelState): void {
+    state.live?.runner?.close();
+    state.live = undefined;
   }
 
   private channel(key: string): ChannelState {
@@ -217,7 +269,7 @@ class DockerSandbox implements Sandbox {
       info = await this.create(state);
     }
     const container = this.docker.getContainer(info.Id);
-    const probe = await execSimple(container, ['sh', '-c', PROBE], HELPER_TIMEOUT_MS).catch((error: unknown) => {
+    const probe = await probeContainer(container).catch((error: unknown) => {
       // It died between inspect and probe (killed by hand, OOM): start over once with a fresh one.
       if (hasStatus(error, 404, 409) && retry) return undefined;
       throw error;
@@ -238,6 +290,13 @@ class DockerSandbox implements Sandbox {
       setsid: /^setsid=\S/m.test(probe.output),
       startedAt: Date.parse(info.State.StartedAt),
       oomKills: parseOomKills(probe.output),
+      runner: this.runnerEnabled
+        ? new RunnerSlot(container, {
+            logger: this.log.child({ channel: state.key }),
+            source: this.runnerSource,
+            bakedDigest: parseRunnerDigest(probe.output),
+          })
+        : undefined,
     };
     if (this.closed) {
       await this.remove(state.name).catch(() => undefined);
@@ -295,24 +354,6 @@ class DockerSandbox implements Sandbox {
     return this.adoption;
   }
 
-  /** Why a command ended with SIGKILL (or without an exit code) when we did not stop it ourselves. */
-  private async explainKill(state: ChannelState, live: LiveContainer): Promise<string> {
-    const info = await this.inspect(state.name).catch(() => undefined);
-    const limit = this.settings.SANDBOX_MEMORY;
-    if (!info?.State.Running || info.Id !== live.id) {
-      if (state.live?.id === live.id) state.live = undefined;
-      const oom = info?.State.OOMKilled ? ' (out of memory)' : '';
-      return `[the sandbox container stopped${oom}; a fresh one is created for the next command, files in /workspace are kept]`;
-    }
-    const probe = await execSimple(live.container, ['sh', '-c', PROBE], HELPER_TIMEOUT_MS).catch(() => undefined);
-    const oomKills = probe ? parseOomKills(probe.output) : live.oomKills;
-    if (oomKills > live.oomKills) {
-      live.oomKills = oomKills;
-      return `[killed: out of memory (the sandbox's limit is ${limit})]`;
-    }
-    return '[killed by SIGKILL]';
-  }
-
   private armIdle(state: ChannelState): void {
     this.clearIdle(state);
     const minutes = this.settings.SANDBOX_IDLE_MINUTES;
@@ -330,7 +371,7 @@ class DockerSandbox implements Sandbox {
   private async reap(state: ChannelState): Promise<void> {
     state.idleTimer = undefined;
     if (state.inFlight > 0 || state.preparing || this.closed) return;
-    state.live = undefined;
+    this.forget(state);
     try {
       await this.remove(state.name);
       this.log.info(
@@ -340,6 +381,10 @@ class DockerSandbox implements Sandbox {
     } catch (error) {
       this.log.warn({ channel: state.key, reason: engineMessage(error) }, 'could not remove idle sandbox container');
     }
+  }
+
+  private access(state: ChannelState): ContainerAccess {
+    return { inspect: () => this.inspect(state.name), remove: () => this.remove(state.name) };
   }
 
   private async inspect(name: string): Promise<Dockerode.ContainerInspectInfo | undefined> {
@@ -359,21 +404,4 @@ class DockerSandbox implements Sandbox {
       if (!hasStatus(error, 404, 409)) throw error;
     }
   }
-}
-
-/**
- * Learns what the image offers (bash? setsid?) and the memory cgroup's OOM-kill count
- * (cgroup v2 memory.events or v1 memory.oom_control).
- */
-const PROBE =
-  'printf "bash=%s\\nsetsid=%s\\n" "$(command -v bash)" "$(command -v setsid)"; ' +
-  'cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null; exit 0';
-
-function parseOomKills(probeOutput: string): number {
-  const match = /^oom_kill (\d+)$/m.exec(probeOutput);
-  return match ? Number(match[1]) : 0;
-}
-
-function appendNote(output: string, note: string): string {
-  return `${output}${output && !output.endsWith('\n') ? '\n' : ''}${note}`;
 }

@@ -8,14 +8,15 @@ export class FrameDecoder {
   private headerFill = 0;
   private remaining = 0;
 
-  constructor(private readonly onPayload: (payload: Buffer) => void) {}
+  /** `stream` is 1 for stdout, 2 for stderr. */
+  constructor(private readonly onPayload: (payload: Buffer, stream: number) => void) {}
 
   write(chunk: Buffer): void {
     let offset = 0;
     while (offset < chunk.length) {
       if (this.remaining > 0) {
         const end = Math.min(chunk.length, offset + this.remaining);
-        this.onPayload(chunk.subarray(offset, end));
+        this.onPayload(chunk.subarray(offset, end), this.header.readUInt8(0));
         this.remaining -= end - offset;
         offset = end;
         continue;

@@ -11,10 +11,11 @@ export const TRUNCATION_MARKER = '\n... [truncated] ...\n';
  * and a rolling tail, and only counts the rest, so a command printing a gigabyte costs a few KB.
  */
 export class OutputBuffer {
-  private readonly decoder = new StringDecoder('utf8');
+  private decoder = new StringDecoder('utf8');
   private head = '';
   private tail = '';
   private total = 0;
+  private skipped = false;
 
   /** Characters seen so far, including the discarded middle. */
   get length(): number {
@@ -25,10 +26,22 @@ export class OutputBuffer {
     this.append(typeof chunk === 'string' ? chunk : this.decoder.write(chunk));
   }
 
+  /**
+   * The source dropped bytes here (the command runner forwards only a head and a tail): what
+   * follows is the tail, decoded afresh. The runner's head is long enough that a gap always
+   * means the output is over the limit.
+   */
+  skip(): void {
+    this.append(this.decoder.end());
+    this.decoder = new StringDecoder('utf8');
+    this.tail = '';
+    this.skipped = true;
+  }
+
   /** The output by the truncation rule; flushes a trailing partial UTF-8 sequence. */
   text(): string {
     this.append(this.decoder.end());
-    if (this.total <= OUTPUT_LIMIT) return this.head;
+    if (this.total <= OUTPUT_LIMIT && !this.skipped) return this.head;
     return this.head.slice(0, OUTPUT_HEAD) + TRUNCATION_MARKER + this.tail.slice(-OUTPUT_TAIL);
   }
 
