@@ -230,7 +230,12 @@ describe('Discord scenarios through the bridge', () => {
     const missed = [h.discord.humanSays('general', 'alice', 'q1'), h.discord.humanSays('general', 'carol', 'q2')];
     await h.discord.until(() => h.discord.botMessages('general').length === 3);
     await h.settle(missed[1]?.id ?? '');
-    await h.discord.connected('code-bot');
+    const codeId = h.discord.bot('code-bot').id;
+    const historyReads = () =>
+      h.discord.requests.filter(
+        (request) => request.method === 'GET' && request.path.endsWith('/messages') && request.botId === codeId,
+      );
+    await h.discord.until(() => historyReads().length > 0);
     const after = h.discord.humanSays('general', 'alice', 'after');
     await h.discord.until(() => h.discord.botMessages('general').length === 4);
     await h.settle(after.id);
@@ -253,15 +258,11 @@ describe('Discord scenarios through the bridge', () => {
     expect(h.llm.requests.map(agentOf).filter((agent) => agent === 'data')).toHaveLength(4);
     // Both ways back were taken: data's bot resumed, code's bot read the channel history.
     const dataId = h.discord.bot('data-bot').id;
-    const codeId = h.discord.bot('code-bot').id;
     expect(h.discord.identifies.filter((entry) => entry.botId === dataId).map((entry) => entry.op)).toEqual([
       'identify',
       'resume',
     ]);
-    const historyReads = h.discord.requests.filter(
-      (request) => request.method === 'GET' && request.path.endsWith('/messages') && request.botId === codeId,
-    );
-    expect(historyReads.length).toBeGreaterThan(0);
+    expect(historyReads().length).toBeGreaterThan(0);
   });
 
   it('answers what was said while the bridge was down, once, after it starts again', async () => {
