@@ -18,6 +18,8 @@ import { RUNNER_SOURCE, runnerLaunch } from './runner-source.js';
 export interface RunnerOutcome extends RunOutcome {
   /** The runner's stream broke before the command ended; its processes may still be running. */
   readonly runnerLost: boolean;
+  /** The runner received the command (it may have started); false with runnerLost: it never ran. */
+  readonly accepted: boolean;
   /** The command's pid, which is also its session and process group id (when it started). */
   readonly pid: number | undefined;
   /** The memory cgroup's OOM-kill count when the command ended. */
@@ -51,6 +53,7 @@ interface End {
 
 interface Job {
   readonly output: OutputBuffer;
+  accepted: boolean;
   pid: number | undefined;
   readonly done: (end: End | undefined) => void;
 }
@@ -146,7 +149,7 @@ export class CommandRunner {
     let graceTimer: NodeJS.Timeout | undefined;
     let job: Job | undefined;
     const ended = new Promise<End | undefined>((resolve) => {
-      job = { output, pid: undefined, done: resolve };
+      job = { output, accepted: false, pid: undefined, done: resolve };
     });
     this.jobs.set(id, job as Job);
     this.send({ op: 'run', id, command });
@@ -173,7 +176,7 @@ export class CommandRunner {
       options.signal?.removeEventListener('abort', onAbort);
       this.jobs.delete(id);
     }
-    const pid = (job as Job).pid;
+    const { pid, accepted } = job as Job;
     return {
       output: output.text(),
       exitCode: stopReason || !end ? null : end.exit,
@@ -181,6 +184,7 @@ export class CommandRunner {
       aborted: stopReason === 'abort',
       containerKilled: false,
       runnerLost: !end,
+      accepted,
       pid,
       oomKills: end?.oomKills,
       spawnError: end?.error ?? undefined,
@@ -206,6 +210,7 @@ export class CommandRunner {
     if (!job) return;
     if (frame.kind === 'output') job.output.write(frame.payload);
     else if (frame.kind === 'gap') job.output.skip();
+    else if (frame.kind === 'accepted') job.accepted = true;
     else if (frame.kind === 'started') job.pid = framePayload<{ pid: number }>(frame).pid;
     else if (frame.kind === 'end') job.done(framePayload<End>(frame));
   }

@@ -157,15 +157,19 @@ class DockerSandbox implements Sandbox {
     command: string,
     options: RunOptions,
   ): Promise<Outcome> {
-    const runner = await live.runner?.get();
-    if (runner) {
+    // A runner that died before it received the command (e.g. killed between commands, its
+    // stream not yet seen closing) did not run it: a fresh runner may, then the exec-API path.
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const runner = await live.runner?.get();
+      if (!runner) break;
       try {
         const outcome = await runner.run(command, options);
         if (!outcome.runnerLost) return outcome;
+        if (!outcome.accepted) continue;
         this.log.warn({ channel: state.key }, 'sandbox command runner stopped during a command');
         return await cleanUpAfterRunnerLoss(live, this.access(state), outcome);
       } catch (error) {
-        // Nothing was sent: the exec-API path runs the command instead.
+        // Already gone, nothing sent.
         if (!(error instanceof RunnerUnavailable)) throw error;
       }
     }

@@ -10,7 +10,7 @@ export type RunnerRequest =
   | { readonly op: 'run'; readonly id: number; readonly command: string }
   | { readonly op: 'kill'; readonly id: number };
 
-export type FrameKind = 'hello' | 'started' | 'output' | 'gap' | 'end';
+export type FrameKind = 'hello' | 'accepted' | 'started' | 'output' | 'gap' | 'end';
 
 export interface RunnerFrame {
   readonly kind: FrameKind;
@@ -18,7 +18,7 @@ export interface RunnerFrame {
   readonly payload: Buffer;
 }
 
-const KINDS: Record<string, FrameKind> = { H: 'hello', S: 'started', O: 'output', G: 'gap', E: 'end' };
+const KINDS: Record<string, FrameKind> = { H: 'hello', A: 'accepted', S: 'started', O: 'output', G: 'gap', E: 'end' };
 const HEADER_BYTES = 9;
 /** The runner sends output in pieces of at most 64 KiB and small JSON otherwise. */
 const MAX_FRAME = 1024 * 1024;

@@ -8,6 +8,7 @@ Bridge -> runner: frames of a 4-byte big-endian length and a UTF-8 JSON object:
   {"op": "kill", "id": N}                    kills that command and all it started
 Runner -> bridge: frames of a 9-byte header (length u32, kind u8, id u32) and a payload:
   H hello   JSON {"protocol", "pid", "oomKills"}            (id 0, once, at start)
+  A accepted (empty): the request arrived; sent before the command is started
   S started JSON {"pid"}                                    (the command's pid = its session id)
   O output  raw bytes, stdout and stderr merged, never decoded here
   G gap     JSON {"skipped"}: bytes dropped between the head and the tail that follows
@@ -277,6 +278,8 @@ def handle(request, jobs):
         return
     if request.get("op") != "run":
         return
+    # Before spawning: if we die without this, the bridge knows the command never ran.
+    send("A", ident)
     try:
         job = Job(ident, request["command"])
     except Exception as error:  # e.g. EAGAIN: a fork bomb's leftovers still hold every pid

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Dockerode from 'dockerode';
-import { createDockerSandbox } from '../../sandbox/index.js';
+import { createDockerSandbox, type DockerSandboxOptions } from '../../sandbox/index.js';
 import { readSettings } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import type { Sandbox } from '../../src/ports.js';
@@ -26,9 +26,13 @@ export class SandboxHarness {
   readonly docker = new Dockerode();
   private readonly sandboxes: Sandbox[] = [];
 
-  create(env: Record<string, string> = {}): Sandbox {
+  /** `options` picks the path (command runner or one exec per command) and can swap the runner's source. */
+  create(
+    env: Record<string, string> = {},
+    options: Pick<DockerSandboxOptions, 'commandRunner' | 'runnerSource'> = {},
+  ): Sandbox {
     const settings = readSettings({ DATA_DIR: this.dataDir, SANDBOX_IDLE_MINUTES: '0', ...env });
-    const sandbox = createDockerSandbox({ settings, logger: silentLogger(), docker: this.docker });
+    const sandbox = createDockerSandbox({ settings, logger: silentLogger(), docker: this.docker, ...options });
     this.sandboxes.push(sandbox);
     return sandbox;
   }

@@ -2,9 +2,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TRUNCATION_MARKER } from '../../sandbox/output-buffer.js';
 import { runDockerTests, SandboxHarness } from './docker-harness.js';
 
-describe.skipIf(!runDockerTests)('Docker sandbox limits (real engine)', () => {
+// Both paths keep the same promises: the command runner (default) and one exec per command (its fallback).
+describe.skipIf(!runDockerTests).each([
+  { path: 'command runner', commandRunner: true },
+  { path: 'one exec per command', commandRunner: false },
+])('Docker sandbox limits (real engine, $path)', ({ commandRunner }) => {
   const harness = new SandboxHarness();
-  const sandbox = harness.create({ SANDBOX_PIDS: '64', SANDBOX_MEMORY: '128m' });
+  const sandbox = harness.create({ SANDBOX_PIDS: '64', SANDBOX_MEMORY: '128m' }, { commandRunner });
   afterAll(() => harness.cleanup());
 
   it('stops `sleep 1000` at the time limit, kills it, and the container stays usable', async () => {
