@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FakeGateway } from './gateway.js';
 import { channelJson, messageJson, userJson } from './payloads.js';
-import { ChannelType, type FakeBot, type FakeMessage, type World } from './world.js';
+import type { FakeBot, FakeMessage, World } from './world.js';
 
 /** How long Discord remembers a nonce for `enforce_nonce` (a few minutes). */
 const NONCE_TTL_MS = 5 * 60_000;
@@ -307,5 +307,3 @@ function editOriginal(context: RestContext, token: string, body: unknown, respon
     components: [],
   });
 }
-
-export { ChannelType };
