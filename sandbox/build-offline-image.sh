@@ -14,6 +14,9 @@ APT_ETC="${APT_ETC:-/etc/apt}"
 # bash, coreutils, grep, sed, tar, findutils and util-linux (setsid) are Essential and come with minbase.
 PACKAGES="python3,procps,ca-certificates,less,jq,file,xz-utils,bzip2,unzip"
 SANDBOX_UID=1000
+# The bridge's command runner, baked in so new containers need not be sent its source.
+RUNNER_SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/runner.py"
+RUNNER_PATH=/usr/local/lib/roundtable/runner.py
 
 log() { printf '[sandbox:build] %s\n' "$*" >&2; }
 
@@ -111,6 +114,7 @@ chroot "$rootfs" groupadd --gid "$SANDBOX_UID" sandbox
 chroot "$rootfs" useradd --uid "$SANDBOX_UID" --gid "$SANDBOX_UID" --create-home --shell /bin/bash sandbox
 mkdir -p "$rootfs/workspace"
 chown "$SANDBOX_UID:$SANDBOX_UID" "$rootfs/workspace"
+install -D -m 0644 "$RUNNER_SOURCE" "$rootfs$RUNNER_PATH"
 # Not needed inside the image; keeps it small.
 rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/usr/share/doc/* \
   "$rootfs"/usr/share/man/* "$rootfs"/usr/share/locale/*

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { OutputBuffer } from '../../sandbox/output-buffer.js';
+import { BAKED_RUNNER_PATH, RUNNER_SOURCE, sourceDigest } from '../../sandbox/runner-source.js';
 import { runDockerTests, SandboxHarness } from './docker-harness.js';
 
 const T = { timeoutMs: 20_000 };
@@ -25,6 +26,15 @@ describe.skipIf(!runDockerTests)('Docker sandbox command runner (real engine)', 
     expect(second.output).toBe(first.output);
     // The runner reads its requests from stdin; the command gets none of them.
     expect(await sandbox.exec(key, 'cat; echo done', T)).toEqual({ output: 'done\n', exitCode: 0, timedOut: false });
+  });
+
+  it('starts the image’s baked runner when it is this bridge’s, and sends its source otherwise', async () => {
+    const digest = await viaExec.exec('console:runner-baked-probe', `sha256sum < ${BAKED_RUNNER_PATH} || true`, T);
+    const baked = digest.output.startsWith(sourceDigest(RUNNER_SOURCE));
+    const parent = await sandbox.exec('console:runner-baked', 'ps -o args= -p $PPID', T);
+    expect(parent.output.startsWith(baked ? `python3 -I -S ${BAKED_RUNNER_PATH}` : 'python3 -I -S -c import')).toBe(
+      true,
+    );
   });
 
   it('still works after the command kills the runner, and stops what the command left running', async () => {
