@@ -113,7 +113,8 @@ class DockerSandbox implements Sandbox {
       }
       if (outcome.containerKilled) this.forget(state);
       let output = outcome.output;
-      if (outcome.aborted) output = appendNote(output, '[aborted]');
+      if (outcome.spawnError) output = appendNote(output, `[the command could not start: ${outcome.spawnError}]`);
+      else if (outcome.aborted) output = appendNote(output, '[aborted]');
       else if (!outcome.timedOut && (outcome.exitCode === SIGKILL_EXIT || outcome.exitCode === null)) {
         const { note, stopped } = await explainKill(live, this.access(state), outcome, this.settings.SANDBOX_MEMORY);
         if (stopped && state.live?.id === live.id) this.forget(state);
