@@ -166,7 +166,8 @@ class DockerSandbox implements Sandbox {
       try {
         const outcome = await runner.run(command, options);
         if (!outcome.runnerLost) return outcome;
-        if (!outcome.accepted) continue;
+        // A runner that went silent past a time limit is not given the command a second time.
+        if (!outcome.accepted && !outcome.timedOut && !outcome.aborted) continue;
         this.log.warn({ channel: state.key }, 'sandbox command runner stopped during a command');
         return await cleanUpAfterRunnerLoss(live, this.access(state), outcome);
       } catch (error) {
