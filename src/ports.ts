@@ -73,6 +73,8 @@ export interface AdapterSink {
   lastMessageId(platform: string, channel: string): string | undefined;
   /** Resolves when the room has nothing queued or running (the terminal room waits on it between piped lines). */
   settled?(platform: string, channel: string): Promise<void>;
+  /** The stored private rooms (DMs) of a platform and whose they are, so an adapter can catch up on them after a restart. */
+  directRooms?(platform: string): Array<{ channel: string; agent: string }>;
 }
 
 /** One chat platform. Each agent identity on it is managed by the adapter. */

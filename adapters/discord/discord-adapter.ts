@@ -88,6 +88,10 @@ export class DiscordAdapter implements ChatAdapter {
       await this.stop();
       throw failed.reason;
     }
+    // DMs the store knows (from before a restart) are caught up too.
+    for (const room of sink.directRooms?.(PLATFORM) ?? []) {
+      if (this.identityOf(room.agent)) this.dmOwner.set(room.channel, room.agent);
+    }
     const early = this.pending ?? [];
     this.pending = null;
     for (const item of early) await this.forward(item.facts, item.receiver);
@@ -130,6 +134,36 @@ export class DiscordAdapter implements ChatAdapter {
       });
     }
     return { messageIds };
+  }
+
+  /** The DM channel between an agent's bot and a human the adapter has seen (by their `@name`). */
+  async openDirect(agent: string, user: string): Promise<string | undefined> {
+    const identity = this.identityOf(agent);
+    const userId = this.directory.humanId(user.replace(/^@/, ''));
+    if (!identity || !userId) return undefined;
+    const channel = (await identity.client.rest.post(Routes.userChannels(), { body: { recipient_id: userId } })) as {
+      id: string;
+    };
+    this.dmOwner.set(channel.id, identity.agent.name);
+    return channel.id;
+  }
+
+  /** `#name`, a name, `<#id>` or an id of a text channel the bots can see. */
+  async resolveChannel(reference: string): Promise<string | undefined> {
+    const ref = reference.trim().replace(/^<#(\d+)>$/, '$1');
+    if (/^\d+$/.test(ref)) return ref;
+    const name = ref.replace(/^#/, '').toLowerCase();
+    for (const { client } of this.identities) {
+      for (const channel of client.channels.cache.values()) {
+        if (
+          (channel.type === ChannelType.GuildText || channel.type === ChannelType.GuildAnnouncement) &&
+          channel.name.toLowerCase() === name
+        ) {
+          return channel.id;
+        }
+      }
+    }
+    return undefined;
   }
 
   async typing(channel: string, agent: string): Promise<void> {

@@ -33,6 +33,8 @@ export interface Room {
   readonly key: string;
   readonly actor: ChannelActor;
   readonly adapter: ChatAdapter;
+  /** Posts under way in this room, until their platform ids are stored (echoes wait for them). */
+  readonly posting: Set<Promise<unknown>>;
 }
 
 /** Messages kept in memory per room: the context window, and enough for the pair guard. */
@@ -66,6 +68,11 @@ export class Bridge {
       settled: async (platform, channel) => {
         await this.rooms.get(`${platform}:${channel}`)?.actor.idle();
       },
+      directRooms: (platform) =>
+        options.store
+          .channels()
+          .filter((c) => c.platform === platform && c.directAgent)
+          .map((c) => ({ channel: c.channel, agent: c.directAgent ?? '' })),
     };
   }
 
@@ -123,7 +130,7 @@ export class Bridge {
       const size = Math.max(this.config.settings.HISTORY_LIMIT + 1, MIN_WINDOW);
       const state = new RoomState(this.options.store, row, size);
       const actor = new ChannelActor((error) => this.log.error({ err: error, room: key }, 'room task failed'));
-      room = { state, key, actor, adapter };
+      room = { state, key, actor, adapter, posting: new Set() };
       this.rooms.set(key, room);
     }
     return room;
@@ -145,6 +152,8 @@ export class Bridge {
       // actor: check them in order, after the post that produced them.
       const epoch = room.actor.epoch;
       void room.actor.enqueue(async () => {
+        // A post to this room from another room's turn may still be on its way to the store.
+        if (room.posting.size > 0) await Promise.allSettled([...room.posting]);
         const stored = this.recordInbound(room, event);
         if (stored) this.afterRecord(room, stored, epoch);
       });
@@ -257,8 +266,29 @@ export class Bridge {
     room.state.setTurnState(handBack(reason));
   }
 
+  /** Runs a post-and-store in a room, visible to echoes arriving meanwhile. */
+  private async tracked<T>(room: Room, work: () => Promise<T>): Promise<T> {
+    const done = work();
+    room.posting.add(done);
+    try {
+      return await done;
+    } finally {
+      room.posting.delete(done);
+    }
+  }
+
   /** Posts an agent's message through its own identity and stores it with its platform ids. */
-  async postAgent(
+  postAgent(
+    room: Room,
+    agent: AgentConfig,
+    text: string,
+    toolRuns: readonly ToolRun[],
+    requests?: string[],
+  ): Promise<RoomMessage | null> {
+    return this.tracked(room, () => this.postAgentNow(room, agent, text, toolRuns, requests));
+  }
+
+  private async postAgentNow(
     room: Room,
     agent: AgentConfig,
     text: string,
@@ -287,7 +317,11 @@ export class Bridge {
   }
 
   /** Posts one of the bridge's own messages (hand-backs, errors). They wake no one and reset the counter. */
-  async postSystem(room: Room, text: string): Promise<void> {
+  postSystem(room: Room, text: string): Promise<void> {
+    return this.tracked(room, () => this.postSystemNow(room, text));
+  }
+
+  private async postSystemNow(room: Room, text: string): Promise<void> {
     let ids: readonly string[] = [];
     try {
       ids = (await room.adapter.post({ channel: room.state.row.channel, agent: null, text })).messageIds;
@@ -316,8 +350,12 @@ export class Bridge {
     const pair = message.channel.replace('+', ' <-> ');
     const text = `[private chat ${pair}] ${message.agent ? `@${message.agent}` : 'system'}: ${message.text}`;
     try {
-      const posted = await room.adapter.post({ channel: room.state.row.channel, agent: null, text });
-      room.state.remember(posted.messageIds);
+      const posted = await this.tracked(room, async () => {
+        const result = await room.adapter.post({ channel: room.state.row.channel, agent: null, text });
+        room.state.remember(result.messageIds);
+        return result;
+      });
+      this.log.debug({ room: room.key, ids: posted.messageIds }, 'private chat mirrored');
     } catch (error) {
       this.log.warn({ err: error, room: room.key }, 'mirroring a private chat message failed');
     }

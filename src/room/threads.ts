@@ -79,7 +79,9 @@ export function requestsOf(mentions: readonly string[], author: string, answerin
 /** Records an answer (a participant's first answer counts; later ones are ignored). */
 export function addAnswer(thread: Thread, answer: Answer): Thread {
   if (!isAwaitingAnswerFrom(thread, answer.participant)) return thread;
-  const answers = [...thread.answers, answer];
+  // Recorded under the name it was awaited by (a platform may spell a person differently).
+  const awaited = thread.awaited.find((p) => same(p.name, answer.participant));
+  const answers = [...thread.answers, { ...answer, participant: awaited?.name ?? answer.participant }];
   const next = { ...thread, answers };
   return pendingParticipants(next).length === 0 ? { ...next, status: 'answered' } : next;
 }

@@ -33,6 +33,7 @@ class ObservedAdapter implements ChatAdapter {
       },
       command: (event) => sink.command(event),
       lastMessageId: (platform, channel) => sink.lastMessageId(platform, channel),
+      ...(sink.directRooms ? { directRooms: (platform: string) => sink.directRooms?.(platform) ?? [] } : {}),
     });
   }
 
@@ -46,6 +47,14 @@ class ObservedAdapter implements ChatAdapter {
 
   async typing(channel: string, agent: string): Promise<void> {
     await this.inner.typing?.(channel, agent);
+  }
+
+  async openDirect(agent: string, user: string): Promise<string | undefined> {
+    return this.inner.openDirect?.(agent, user);
+  }
+
+  async resolveChannel(reference: string): Promise<string | undefined> {
+    return this.inner.resolveChannel?.(reference);
   }
 
   async until(predicate: () => boolean): Promise<void> {
