@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { DEMO_QUESTION, demoReply } from '../../src/demo/player.js';
+import { dockerSandbox, run } from '../../src/main.js';
+import { startFakeOpenAI } from '../fakes/openai-server/index.js';
+import { runDockerTests } from './docker-harness.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+describe.runIf(runDockerTests)('the terminal room with the real Docker sandbox', () => {
+  it('plays the example session: @code reads the template CSV with python in its container', async () => {
+    const llm = await startFakeOpenAI({ responder: demoReply });
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'rt-e2e-docker-'));
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    let printed = '';
+    stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+    try {
+      const running = await run({
+        argv: ['--console'],
+        cwd: ROOT,
+        env: {
+          AGENTS_DIR: path.join(ROOT, 'agents'),
+          DATA_DIR: dataDir,
+          OPENAI_BASE_URL: llm.baseURL,
+          LLM_MAX_RETRIES: '0',
+          SANDBOX_TEMPLATE_DIR: path.join(ROOT, 'sandbox', 'demo-workspace'),
+        },
+        stdin,
+        stdout,
+        sandbox: dockerSandbox,
+      });
+      stdin.end(`${DEMO_QUESTION}\n`);
+      await running.console?.finished;
+      await running.shutdown();
+    } finally {
+      await llm.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    expect(printed).toMatch(
+      /\[@code\] running: python3 -c .*\n\[result\]: Acme Corp,23202\.02\nStark Industries,14271\.82\nGlobex,10005\.38\nTOTAL,71804\.15\n/,
+    );
+    expect(printed).toContain(
+      '[@data]: Our top 3 customers: Acme Corp (23,202), Stark Industries (14,272), Globex (10,005).',
+    );
+    expect(printed).not.toContain('[ERROR');
+  }, 120_000);
+});
