@@ -37,11 +37,31 @@ export function redact(line: string, secrets: readonly string[]): string {
   return out;
 }
 
-/** A stream that redacts each log line before passing it on. */
-function redactingStream(target: NodeJS.WritableStream, secrets: readonly string[]): Writable {
+const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+
+/** One JSON log line as a short human line: `14:02:11 WARN message key=value ...` (for a terminal). */
+export function prettyLine(line: string): string {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  const { level, time, msg, app: _app, pid: _pid, hostname: _host, err, ...rest } = record;
+  const when = typeof time === 'number' ? new Date(time).toISOString().slice(11, 19) : '';
+  const fields = Object.entries(rest).map(
+    ([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`,
+  );
+  const error = err && typeof err === 'object' ? ` (${String((err as { message?: unknown }).message ?? '')})` : '';
+  return `${when} ${LEVELS[Number(level)] ?? String(level)} ${String(msg ?? '')}${error}${fields.length ? ` ${fields.join(' ')}` : ''}\n`;
+}
+
+/** A stream that redacts each log line (and, for a terminal, makes it readable) before passing it on. */
+function redactingStream(target: NodeJS.WritableStream, secrets: readonly string[], pretty: boolean): Writable {
   return new Writable({
     write(chunk: Buffer, _encoding, done) {
-      target.write(redact(chunk.toString('utf8'), secrets), () => done());
+      const line = redact(chunk.toString('utf8'), secrets);
+      target.write(pretty ? prettyLine(line) : line, () => done());
     },
   });
 }
@@ -51,11 +71,15 @@ export interface LogOptions {
   /** A file to append JSON lines to; when absent, stderr. */
   readonly file?: string | undefined;
   readonly secrets?: readonly string[];
+  /** `json` (default for files and pipes) or `pretty` (default for a terminal). */
+  readonly format?: 'json' | 'pretty' | undefined;
 }
 
 /** pino with redaction by field name and by value (configured secrets and token shapes). */
 export function createLogger(options: LogOptions): Logger {
   let target: NodeJS.WritableStream = process.stderr;
+  // JSON lines for files and pipes; short readable lines when a person watches stderr.
+  const pretty = options.format === 'pretty' || (options.format !== 'json' && !options.file && process.stderr.isTTY);
   if (options.file) {
     mkdirSync(path.dirname(options.file), { recursive: true });
     target = createWriteStream(options.file, { flags: 'a' });
@@ -66,7 +90,7 @@ export function createLogger(options: LogOptions): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: { app: 'roundtable' },
     },
-    redactingStream(target, options.secrets ?? []),
+    redactingStream(target, options.secrets ?? [], pretty),
   );
 }
 

@@ -73,7 +73,12 @@ export async function run(options: RunOptions = {}): Promise<Running> {
   const consoleRoom = argv.includes('--console') || (!wantsDiscord && !wantsSlack);
   // The terminal room's stdout is the transcript: logs go to a file then.
   const logFile = settings.LOG_FILE ?? (consoleRoom ? path.join(dataDir, 'roundtable.log') : undefined);
-  const logger = createLogger({ level: settings.LOG_LEVEL, file: logFile, secrets: config.secrets });
+  const logger = createLogger({
+    level: settings.LOG_LEVEL,
+    file: logFile,
+    secrets: config.secrets,
+    format: settings.LOG_FORMAT,
+  });
 
   const store = openStore(path.join(dataDir, 'roundtable.db'));
   const sandbox = await (options.sandbox ?? dockerSandbox)(

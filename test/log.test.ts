@@ -27,3 +27,20 @@ describe('log redaction', () => {
     expect(redact(`login with ${token} failed`, [])).toBe('login with [redacted] failed');
   });
 });
+
+describe('readable logs in a terminal', () => {
+  it('turns a JSON line into time, level, message, error and fields', async () => {
+    const { prettyLine } = await import('../src/log.js');
+    const line = JSON.stringify({
+      level: 50,
+      time: Date.UTC(2026, 0, 1, 14, 2, 11),
+      app: 'roundtable',
+      msg: 'agent turn failed',
+      err: { message: 'boom' },
+      room: 'console:main',
+      agent: 'code',
+    });
+    expect(prettyLine(line)).toBe('14:02:11 ERROR agent turn failed (boom) room=console:main agent=code\n');
+    expect(prettyLine('not json\n')).toBe('not json\n');
+  });
+});

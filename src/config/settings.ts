@@ -34,6 +34,7 @@ const settingsSchema = z.object({
   OPERATORS: list,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FILE: z.string().optional(),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   MAX_TOOL_ROUNDS: int(25, 1),
   LLM_TIMEOUT_S: int(60, 1),
   LLM_MAX_RETRIES: int(3, 0),
