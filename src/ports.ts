@@ -83,6 +83,11 @@ export interface ChatAdapter {
   start(sink: AdapterSink): Promise<void>;
   stop(): Promise<void>;
   post(message: Outbound, options?: { signal?: AbortSignal }): Promise<Posted>;
+  /**
+   * Starts a reply that is shown while it is written (streaming by edits), when the platform and its
+   * settings allow; undefined otherwise, and the reply is posted whole.
+   */
+  stream?(channel: string, agent: string): StreamingPost | undefined;
   /** Shows that an agent is working (typing indicator); best effort. */
   typing?(channel: string, agent: string): Promise<void>;
   /** Shows a tool run (the terminal room prints it); best effort. */
@@ -113,4 +118,14 @@ export interface Sandbox {
   /** The host folder mounted as the channel's workspace (file tools use it). */
   workspaceDir?(channelKey: string): string;
   close(): Promise<void>;
+}
+
+/** A reply shown while the agent writes it. The adapter throttles edits (e.g. at most one a second). */
+export interface StreamingPost {
+  /** The whole text written so far (replaces what is shown). */
+  update(text: string): void;
+  /** The final text, with `@name` mentions: shown in full (more messages if long); returns every platform id. */
+  finish(text: string): Promise<Posted>;
+  /** The reply came to nothing (a pass, an error, /pass): removes whatever was shown. */
+  cancel(): Promise<void>;
 }

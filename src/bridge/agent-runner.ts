@@ -36,6 +36,8 @@ export interface AgentRunRequest {
   readonly situation?: string | undefined;
   readonly signal: AbortSignal;
   readonly messaging?: Messaging | undefined;
+  /** Each round's text so far, while it streams in. */
+  readonly onText?: ((textSoFar: string) => void) | undefined;
 }
 
 const TYPING_EVERY_MS = 8000;
@@ -77,6 +79,7 @@ export class AgentRunner {
         },
         maxRounds: this.config.settings.MAX_TOOL_ROUNDS,
         onToolRun: (run) => adapter.toolRun?.(channel, agent.name, run.input, run.output),
+        onText: request.onText,
       });
       return { ...output, text: stripSpeakerPrefix(agent.name, output.text) };
     } finally {

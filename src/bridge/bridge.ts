@@ -2,7 +2,7 @@ import type { AgentConfig, Config } from '../config/index.js';
 import { describeError } from '../errors.js';
 import type { Situation } from '../llm/situation.js';
 import type { Logger } from '../log.js';
-import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
+import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox, StreamingPost } from '../ports.js';
 import { isNoProgress } from '../room/guards.js';
 import { extractMentions, handBack, handBackText, limitReached } from '../room/index.js';
 import { requestsOf, type Thread } from '../room/threads.js';
@@ -35,6 +35,13 @@ export interface Room {
   readonly adapter: ChatAdapter;
   /** Posts under way in this room, until their platform ids are stored (echoes wait for them). */
   readonly posting: Set<Promise<unknown>>;
+}
+
+export interface PostOptions {
+  /** Who this message asks for a reply, when the caller decides (messaging actions). */
+  readonly requests?: string[];
+  /** The reply was shown while written: finish it instead of posting anew. */
+  readonly stream?: StreamingPost | undefined;
 }
 
 /** Messages kept in memory per room: the context window, and enough for the pair guard. */
@@ -283,9 +290,9 @@ export class Bridge {
     agent: AgentConfig,
     text: string,
     toolRuns: readonly ToolRun[],
-    requests?: string[],
+    options: PostOptions = {},
   ): Promise<RoomMessage | null> {
-    return this.tracked(room, () => this.postAgentNow(room, agent, text, toolRuns, requests));
+    return this.tracked(room, () => this.postAgentNow(room, agent, text, toolRuns, options));
   }
 
   private async postAgentNow(
@@ -293,12 +300,18 @@ export class Bridge {
     agent: AgentConfig,
     text: string,
     toolRuns: readonly ToolRun[],
-    requests?: string[],
+    { requests, stream }: PostOptions,
   ): Promise<RoomMessage | null> {
-    if (!text.trim()) return null;
+    if (!text.trim()) {
+      await stream?.cancel().catch(() => {});
+      return null;
+    }
     let ids: readonly string[];
     try {
-      ids = (await room.adapter.post({ channel: room.state.row.channel, agent: agent.name, text })).messageIds;
+      const posted = stream
+        ? await stream.finish(text)
+        : await room.adapter.post({ channel: room.state.row.channel, agent: agent.name, text });
+      ids = posted.messageIds;
     } catch (error) {
       this.log.error({ err: error, room: room.key, agent: agent.name }, 'posting a reply failed');
       await this.handBack(room, 'post failed', `@${agent.name}'s reply could not be posted: ${describeError(error)}`);

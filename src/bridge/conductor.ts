@@ -1,6 +1,7 @@
 import type { AgentConfig } from '../config/index.js';
 import { describeError } from '../errors.js';
 import { renderSituation, type Situation } from '../llm/situation.js';
+import type { StreamingPost } from '../ports.js';
 import { isNoProgress, PAIR_GUARD, pairKey, pairPaused } from '../room/guards.js';
 import { classifyReply, nextCandidates } from '../room/index.js';
 import {
@@ -13,15 +14,17 @@ import {
 import type { RoomMessage, ToolRun } from '../room/types.js';
 import type { Bridge, Room } from './bridge.js';
 import { privatePair, RoomMessaging } from './messaging.js';
+import { StreamPreview } from './stream-preview.js';
 
 /** How a turn ended, from the caller's point of view. */
 type TurnEnd = 'posted' | 'passed' | 'ended';
 
-type RunResult =
+type RunResult = { readonly stream?: StreamingPost | undefined } & (
   | { readonly kind: 'reply'; readonly text: string; readonly toolRuns: readonly ToolRun[] }
   | { readonly kind: 'aborted' }
   | { readonly kind: 'failed'; readonly error: unknown }
-  | { readonly kind: 'round-limit'; readonly text: string; readonly toolRuns: readonly ToolRun[] };
+  | { readonly kind: 'round-limit'; readonly text: string; readonly toolRuns: readonly ToolRun[] }
+);
 
 /**
  * Decides who speaks and runs their turns: normal routing (first non-pass candidate in order),
@@ -197,6 +200,8 @@ export class Conductor {
   /** One agent turn: run it, then post, pass, hand back, or report the failure. */
   private async turn(room: Room, agent: AgentConfig, situation: Situation, epoch: number): Promise<TurnEnd> {
     const result = await this.run(room, agent, situation);
+    const { stream } = result;
+    if (stream && (result.kind === 'aborted' || result.kind === 'failed')) await stream.cancel().catch(() => {});
     switch (result.kind) {
       case 'aborted':
         return 'passed'; // `/pass <agent>` skips only this agent
@@ -209,7 +214,7 @@ export class Conductor {
         );
         return 'ended';
       case 'round-limit':
-        await this.bridge.postAgent(room, agent, result.text, result.toolRuns);
+        await this.bridge.postAgent(room, agent, result.text, result.toolRuns, { stream });
         await this.bridge.handBack(
           room,
           'tool round limit',
@@ -218,13 +223,16 @@ export class Conductor {
         return 'ended';
       case 'reply': {
         const outcome = classifyReply(agent.name, result.text);
-        if (outcome.kind === 'pass') return 'passed';
+        if (outcome.kind === 'pass') {
+          await stream?.cancel().catch(() => {});
+          return 'passed';
+        }
         if (outcome.kind === 'world-pass') {
-          await this.bridge.postAgent(room, agent, outcome.text, result.toolRuns);
+          await this.bridge.postAgent(room, agent, outcome.text, result.toolRuns, { stream });
           await this.bridge.handBack(room, 'world pass');
           return 'ended';
         }
-        const posted = await this.bridge.postAgent(room, agent, outcome.text, result.toolRuns);
+        const posted = await this.bridge.postAgent(room, agent, outcome.text, result.toolRuns, { stream });
         if (posted) this.bridge.afterRecord(room, posted, epoch);
         return 'posted';
       }
@@ -234,6 +242,7 @@ export class Conductor {
   private async run(room: Room, agent: AgentConfig, situation: Situation): Promise<RunResult> {
     const controller = new AbortController();
     room.actor.inFlight.set(agent.name, controller);
+    const preview = new StreamPreview(room.adapter, room.state.row.channel, agent.name);
     try {
       const output = await this.bridge.runner.run(room.adapter, {
         agent,
@@ -243,15 +252,17 @@ export class Conductor {
         situation: [renderSituation(situation, agent.prompts), this.chatNote(agent)].filter(Boolean).join('\n\n'),
         signal: controller.signal,
         messaging: new RoomMessaging(this.bridge, room, agent),
+        onText: preview.enabled ? (text) => preview.show(text) : undefined,
       });
-      if (output.roundLimitHit) return { kind: 'round-limit', text: output.text, toolRuns: output.toolRuns };
-      return { kind: 'reply', text: output.text, toolRuns: output.toolRuns };
+      const stream = preview.post;
+      if (output.roundLimitHit) return { kind: 'round-limit', text: output.text, toolRuns: output.toolRuns, stream };
+      return { kind: 'reply', text: output.text, toolRuns: output.toolRuns, stream };
     } catch (error) {
       if (controller.signal.aborted) {
         this.bridge.log.info({ room: room.key, agent: agent.name }, 'turn stopped by an operator');
-        return { kind: 'aborted' };
+        return { kind: 'aborted', stream: preview.post };
       }
-      return { kind: 'failed', error };
+      return { kind: 'failed', error, stream: preview.post };
     } finally {
       room.actor.inFlight.delete(agent.name);
     }

@@ -50,7 +50,7 @@ export class RoomMessaging implements Messaging {
       throw new Error(`${input.channel} is a private room; use send_dm or chat instead`);
     }
     const awaited = this.participants(input.requestReply);
-    const posted = await this.bridge.postAgent(target, this.agent, input.message, [], []);
+    const posted = await this.bridge.postAgent(target, this.agent, input.message, [], { requests: [] });
     if (!posted) throw new Error(`the message could not be posted in ${input.channel}`);
     if (awaited.length === 0) {
       this.bridge.afterRecord(target, posted, target.actor.epoch);
@@ -69,7 +69,7 @@ export class RoomMessaging implements Messaging {
     const channel = await adapter.openDirect(this.agent.name, input.to);
     if (!channel) throw new Error(`@${input.to} cannot be reached by direct message`);
     const dm = this.bridge.room(adapter.platform, channel, this.agent.name);
-    const posted = await this.bridge.postAgent(dm, this.agent, input.message, [], []);
+    const posted = await this.bridge.postAgent(dm, this.agent, input.message, [], { requests: [] });
     if (!posted) throw new Error(`the message to @${input.to} could not be posted`);
     if (!input.requestReply) return `Sent to @${input.to} privately.`;
     const thread = this.bridge.conductor.openThread(this.room, dm, this.agent.name, input.message, [
@@ -122,7 +122,7 @@ export class RoomMessaging implements Messaging {
       .some((r) => r.status === 'accepted' && pairKey(r.from, r.to) === pairKey(this.agent.name, other.name));
     if (!accepted) throw new Error(`you have no accepted chat with @${other.name}: send chat_request first`);
     const room = this.bridge.room(PRIVATE_PLATFORM, pairKey(this.agent.name, other.name));
-    const posted = await this.bridge.postAgent(room, this.agent, input.message, [], []);
+    const posted = await this.bridge.postAgent(room, this.agent, input.message, [], { requests: [] });
     if (!posted) throw new Error('the message could not be stored');
     this.bridge.afterRecord(room, posted, room.actor.epoch);
     return `Sent privately to @${other.name}.`;

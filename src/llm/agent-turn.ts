@@ -14,6 +14,8 @@ export interface TurnInput {
   readonly maxRounds: number;
   /** Called after each tool run (the terminal room prints it). */
   readonly onToolRun?: ((run: ToolRun) => void) | undefined;
+  /** Called with each round's text so far while it streams in (a new round starts again from empty). */
+  readonly onText?: ((textSoFar: string) => void) | undefined;
 }
 
 export interface TurnOutput {
@@ -48,6 +50,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       tools: definitions,
       temperature: input.temperature,
       signal: input.toolContext.signal,
+      onText: input.onText,
     });
     if (response.toolCalls.length === 0) return { text: response.content, toolRuns, roundLimitHit: false };
     if (round >= input.maxRounds) return { text: response.content, toolRuns, roundLimitHit: true };

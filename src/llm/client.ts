@@ -17,6 +17,8 @@ export interface LlmRequest {
   readonly tools?: ChatCompletionTool[] | undefined;
   readonly temperature?: number | undefined;
   readonly signal?: AbortSignal | undefined;
+  /** Called with the text so far while a streamed answer arrives (forces streaming for this call). */
+  readonly onText?: ((textSoFar: string) => void) | undefined;
 }
 
 export interface LlmResponse {
@@ -59,7 +61,7 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
       };
       const requestOptions = request.signal ? { signal: request.signal } : {};
       try {
-        if (!options.stream) {
+        if (!options.stream && !request.onText) {
           const completion = await client.chat.completions.create(body, requestOptions);
           const message = completion.choices[0]?.message;
           return {
@@ -75,7 +77,10 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
         for await (const chunk of stream) {
           const delta = chunk.choices[0]?.delta;
           if (!delta) continue;
-          if (delta.content) content += delta.content;
+          if (delta.content) {
+            content += delta.content;
+            request.onText?.(content);
+          }
           for (const part of delta.tool_calls ?? []) {
             const call = calls[part.index] ?? { id: '', name: '', arguments: '' };
             calls[part.index] = call;

@@ -1,4 +1,4 @@
-import type { AdapterSink, ChatAdapter, CommandEvent, Outbound, Posted } from '../../src/ports.js';
+import type { AdapterSink, ChatAdapter, CommandEvent, Outbound, Posted, StreamingPost } from '../../src/ports.js';
 
 /**
  * An in-memory platform for bridge tests: humans "say" things, posts are recorded, and (like
@@ -55,6 +55,33 @@ export class MemoryAdapter implements ChatAdapter {
       });
     }
     return { messageIds: ids };
+  }
+
+  /** Stream replies by edits (like DISCORD_STREAM=edit); every update, finish and cancel is recorded. */
+  streaming = false;
+  readonly streams: Array<{
+    channel: string;
+    agent: string;
+    updates: string[];
+    finished?: string;
+    cancelled: boolean;
+  }> = [];
+  stream(channel: string, agent: string): StreamingPost | undefined {
+    if (!this.streaming) return undefined;
+    const record: (typeof this.streams)[number] = { channel, agent, updates: [], cancelled: false };
+    this.streams.push(record);
+    return {
+      update: (text) => {
+        record.updates.push(text);
+      },
+      finish: async (text) => {
+        record.finished = text;
+        return this.post({ channel, agent, text });
+      },
+      cancel: async () => {
+        record.cancelled = true;
+      },
+    };
   }
 
   /** DMs: the room between an agent's bot and a human is `dm-<agent>-<user>`; `unreachable` users have none. */
