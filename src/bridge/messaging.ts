@@ -9,8 +9,6 @@ import type { Bridge, Room } from './bridge.js';
 /** Private agent-to-agent chats live in rooms of this pseudo-platform; nothing is posted anywhere. */
 export const PRIVATE_PLATFORM = 'private';
 
-/** Chat requests expire after this long (seed: 10 minutes). */
-export const CHAT_REQUEST_TTL_MS = 10 * 60_000;
 /** seed: at most 3 new chat requests per agent turn. */
 export const CHAT_REQUESTS_PER_TURN = 3;
 
@@ -90,13 +88,8 @@ export class RoomMessaging implements Messaging {
       .involving(this.agent.name)
       .find((r) => r.status === 'pending' && pairKey(r.from, r.to) === pairKey(this.agent.name, other.name));
     if (pending) throw new Error(`request #${pending.id} between you and @${other.name} is already pending`);
-    const request = chats.create(
-      this.agent.name,
-      other.name,
-      input.reason || '(no reason given)',
-      now,
-      CHAT_REQUEST_TTL_MS,
-    );
+    const ttlMs = this.bridge.config.settings.CHAT_REQUEST_TIMEOUT_S * 1000; // seed: requests expire after 10 minutes
+    const request = chats.create(this.agent.name, other.name, input.reason || '(no reason given)', now, ttlMs);
     return `Chat request #${request.id} sent to @${other.name}; they will see it at the start of their next turn.`;
   }
 

@@ -63,6 +63,7 @@ const settingsSchema = z.object({
   SLACK_STREAM: z.enum(['off', 'update']).default('off'),
   // Collaboration
   REPLY_TIMEOUT_S: int(600, 1),
+  CHAT_REQUEST_TIMEOUT_S: int(600, 1),
   PRIVACY: z.enum(['off', 'mentions']).default('off'),
   PRIVACY_ROOMS: list,
   PRIVATE_CHAT_LOG: z.string().optional(),

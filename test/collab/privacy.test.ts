@@ -200,3 +200,34 @@ describe('per-room privacy, the private chat log and prompt frames', () => {
     expect(systems[1]).toContain('ASKED BY @user');
   });
 });
+
+describe('chat request expiry', () => {
+  it('refuses to accept a request that has expired, and allows a new one for the pair', async () => {
+    h = await startHarness({
+      agents: [
+        { name: 'a', tools: ['chat_request', 'chat_response', 'chat'] },
+        { name: 'b', tools: ['chat_request', 'chat_response', 'chat'] },
+      ],
+      env: { CHAT_REQUEST_TIMEOUT_S: '1' },
+    });
+    const old = h.store.chats.create('a', 'b', 'too late', Date.now() - 5000, 1000);
+    h.llm.script(
+      'b',
+      {
+        toolCalls: [
+          { name: 'chat_response', arguments: { request_id: old.id, accept: true } },
+          { name: 'chat_request', arguments: { to: 'a', reason: 'let us talk now' } },
+        ],
+      },
+      { content: 'ok' },
+    );
+    await h.adapter.say('@b go');
+    await h.bridge.idle();
+    const tools = h.llm.requests[1]?.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(tools).toEqual([
+      `[ERROR: chat request #${old.id} is expired]`,
+      'Chat request #2 sent to @a; they will see it at the start of their next turn.',
+    ]);
+    expect(h.store.chats.get(2)?.expiresAt).toBeLessThanOrEqual(Date.now() + 1000);
+  });
+});
