@@ -172,6 +172,35 @@ describe('fake Slack, driven by the real Bolt', () => {
     expect(subtypes).toEqual([undefined, 'message_changed', 'channel_join']);
   });
 
+  it("updates and deletes an app's own message, telling the channel (message_changed, message_deleted)", async () => {
+    const app = socketApp('editor');
+    const watcher = socketApp('watcher');
+    const subtypes: Array<string | undefined> = [];
+    watcher.event('message', async ({ event }) => {
+      subtypes.push(event.subtype);
+    });
+    await Promise.all([app.start(), watcher.start()]);
+    const room = slack.addChannel('drafts', [slack.app('editor'), slack.app('watcher')]);
+
+    const posted = await app.client.chat.postMessage({ channel: room.id, text: 'draft' });
+    await app.client.chat.update({ channel: room.id, ts: posted.ts ?? '', text: 'final' });
+    const edited = slack.posts(room).map((m) => [m.text, m.edited]);
+    await expect(watcher.client.chat.delete({ channel: room.id, ts: posted.ts ?? '' })).rejects.toThrow(
+      /cant_delete_message/,
+    );
+    await app.client.chat.delete({ channel: room.id, ts: posted.ts ?? '' });
+    await slack.waitFor(() => subtypes.length === 3, 5000, 'events');
+
+    expect(edited).toEqual([['final', true]]);
+    expect(slack.posts(room)).toEqual([]);
+    expect(slack.workspace.deleted.map((m) => m.ts)).toEqual([posted.ts]);
+    expect(subtypes).toEqual([undefined, 'message_changed', 'message_deleted']);
+    expect(slack.calls('chat.delete').map((c) => [c.app, c.args.ts])).toEqual([
+      ['watcher', posted.ts],
+      ['editor', posted.ts],
+    ]);
+  });
+
   it('answers 429 with Retry-After when told to, and serves history and replies', async () => {
     const app = socketApp('reader');
     const gina = slack.addHuman('gina');

@@ -202,10 +202,15 @@ export class FakeSlack implements WebApiHost {
 
   // ---- observing ----
 
-  /** Messages the apps posted (newest last), optionally in one conversation. */
+  /** Messages the apps posted and did not delete (newest last), optionally in one conversation. */
   posts(channel?: FakeChannel | string): FakeMessage[] {
     const id = typeof channel === 'string' ? channel : channel?.id;
     return this.workspace.messages.filter((m) => m.via !== 'human' && (id === undefined || m.channel === id));
+  }
+
+  /** Web API calls of one method (e.g. `chat.update`), oldest first, optionally by one app. */
+  calls(method: string, app?: string): ApiCall[] {
+    return this.apiCalls.filter((call) => call.method === method && (app === undefined || call.app === app));
   }
 
   /** Resolves with the first truthy value of `probe`; rejects after `timeoutMs`. */
@@ -266,6 +271,10 @@ export class FakeSlack implements WebApiHost {
 
   publishChanged(message: FakeMessage, previousText: string): void {
     this.fanOut(message.channel, () => this.workspace.changedEvent(message, previousText));
+  }
+
+  publishDeleted(message: FakeMessage): void {
+    this.fanOut(message.channel, () => this.workspace.deletedEvent(message));
   }
 
   // ---- internals ----

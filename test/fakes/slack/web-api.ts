@@ -8,6 +8,8 @@ export interface WebApiHost {
   publish(message: FakeMessage): void;
   /** Tells the apps in the conversation that a message was edited. */
   publishChanged(message: FakeMessage, previousText: string): void;
+  /** Tells the apps in the conversation that a message was deleted. */
+  publishDeleted(message: FakeMessage): void;
   /** The Socket Mode URL for one new connection of an app. */
   socketUrl(app: FakeApp): string;
 }
@@ -84,6 +86,14 @@ export function callWebApi(
       message.edited = true;
       host.publishChanged(message, previous);
       return ok({ channel: message.channel, ts: message.ts, text: message.text });
+    }
+    case 'chat.delete': {
+      const message = ws.findMessage(str(args.channel) ?? '', str(args.ts) ?? '');
+      if (!message) return fail('message_not_found');
+      if (message.botId !== caller.botId) return fail('cant_delete_message');
+      ws.removeMessage(message);
+      host.publishDeleted(message);
+      return ok({ channel: message.channel, ts: message.ts });
     }
     case 'users.info': {
       const user = ws.userObject(str(args.user) ?? '');

@@ -18,6 +18,8 @@ export class Workspace {
   readonly humans = new Map<string, FakeHuman>();
   readonly channels = new Map<string, FakeChannel>();
   readonly messages: FakeMessage[] = [];
+  /** Messages removed with chat.delete, oldest first. */
+  readonly deleted: FakeMessage[] = [];
   private readonly ids = new IdMaker();
   private lastTs = 0;
 
@@ -87,6 +89,13 @@ export class Workspace {
     return stored;
   }
 
+  /** Takes a message out of the conversation (chat.delete); `deleted` keeps it for inspection. */
+  removeMessage(message: FakeMessage): void {
+    const index = this.messages.indexOf(message);
+    if (index >= 0) this.messages.splice(index, 1);
+    this.deleted.push(message);
+  }
+
   findMessage(channel: string, ts: string): FakeMessage | undefined {
     return this.messages.find((m) => m.channel === channel && m.ts === ts);
   }
@@ -142,6 +151,23 @@ export class Workspace {
       event_ts: ts,
       message: { ...inner, edited: { user: message.user, ts } },
       previous_message: { ...inner, text: previousText },
+    };
+  }
+
+  /** The `message_deleted` event Slack sends after chat.delete. */
+  deletedEvent(message: FakeMessage): Record<string, unknown> {
+    const channel = this.channels.get(message.channel);
+    const ts = this.nextTs();
+    return {
+      type: 'message',
+      subtype: 'message_deleted',
+      channel: message.channel,
+      channel_type: channel?.type ?? 'channel',
+      hidden: true,
+      ts,
+      event_ts: ts,
+      deleted_ts: message.ts,
+      previous_message: this.messageEvent(message),
     };
   }
 
