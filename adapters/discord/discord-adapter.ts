@@ -7,7 +7,7 @@ import { type APIMessage, ChannelType, type Client, Events, type Message, Routes
 import type { AgentConfig, Config } from '../../src/config/index.js';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
-import type { AdapterSink, ChatAdapter, Outbound, Posted } from '../../src/ports.js';
+import type { AdapterSink, ChatAdapter, Outbound, Posted, StreamingPost } from '../../src/ports.js';
 import { compareIds, fetchMissed } from './catch-up.js';
 import { type ClientSettings, createClient } from './client.js';
 import { answerCommand } from './commands.js';
@@ -15,6 +15,7 @@ import { factsFromApi, factsFromMessage, type MessageFacts, PLATFORM, toInbound 
 import { Directory, namesToMentions } from './mentions.js';
 import { RecentIds } from './recent-ids.js';
 import { splitMessage } from './split.js';
+import { DiscordStreamingPost, type StreamClock, systemClock } from './streaming-post.js';
 
 export interface DiscordAdapterOptions {
   readonly config: Config;
@@ -23,6 +24,10 @@ export interface DiscordAdapterOptions {
   readonly rest?: ClientSettings['rest'];
   /** Milliseconds before a slow slash command is deferred (default 2000; Discord allows 3000). */
   readonly commandDeferMs?: number;
+  /** Least milliseconds between two changes of a streamed reply (default 1000: one edit a second). */
+  readonly streamIntervalMs?: number;
+  /** The clock streamed replies are throttled by (tests). */
+  readonly streamClock?: StreamClock;
 }
 
 interface Identity {
@@ -33,6 +38,8 @@ interface Identity {
 
 /** Mentions only users named in the text: never @everyone, roles, or the author of a replied-to message. */
 const ALLOWED_MENTIONS = { parse: ['users'], replied_user: false };
+/** A reply still being written pings no one (edits never ping, so a mention would ping a partial text). */
+const NO_MENTIONS = { parse: [] };
 
 /** The control identity: `control: true` in an agent's file, else the first agent with a Discord token. */
 export function controlAgentOf(config: Config): AgentConfig | undefined {
@@ -54,6 +61,8 @@ export class DiscordAdapter implements ChatAdapter {
   private readonly operators: ReadonlySet<string>;
   /** Messages that arrived before every identity was known (they could not be told apart yet). */
   private pending: { facts: MessageFacts; receiver: string }[] | null = [];
+  /** `channel:bot user id` → replies that bot is streaming there; its messages' echoes wait for them. */
+  private readonly streams = new Map<string, Set<DiscordStreamingPost>>();
   private sink: AdapterSink | undefined;
 
   constructor(private readonly options: DiscordAdapterOptions) {
@@ -70,9 +79,6 @@ export class DiscordAdapter implements ChatAdapter {
     this.sink = sink;
     this.pending = [];
     const { settings } = this.options.config;
-    if (settings.DISCORD_STREAM === 'edit') {
-      this.log.warn('DISCORD_STREAM=edit is not available yet: replies are posted whole');
-    }
     const control = controlAgentOf(this.options.config);
     for (const agent of this.options.config.agents) {
       if (!agent.discord) continue;
@@ -101,6 +107,7 @@ export class DiscordAdapter implements ChatAdapter {
 
   async stop(): Promise<void> {
     const identities = this.identities.splice(0);
+    for (const open of this.streams.values()) for (const stream of open) stream.abandon();
     await Promise.allSettled(identities.map((identity) => identity.client.destroy()));
     this.sink = undefined;
   }
@@ -108,32 +115,81 @@ export class DiscordAdapter implements ChatAdapter {
   async post(message: Outbound, options: { signal?: AbortSignal } = {}): Promise<Posted> {
     const { identity, prefix } = this.speaker(message);
     const text = namesToMentions(prefix + message.text, this.directory);
-    const messageIds: string[] = [];
-    try {
-      for (const content of splitMessage(text)) {
-        // A fresh nonce per chunk: a request retried after a lost response returns the first message.
-        const body = {
-          content,
-          nonce: randomBytes(9).toString('hex'),
-          enforce_nonce: true,
-          allowed_mentions: ALLOWED_MENTIONS,
-        };
-        const posted = (await identity.client.rest.post(Routes.channelMessages(message.channel), {
-          body,
-          ...(options.signal ? { signal: options.signal } : {}),
-        })) as APIMessage;
-        messageIds.push(posted.id);
-      }
-    } catch (error) {
-      if (messageIds.length > 0) {
-        this.log.warn({ err: error, channel: message.channel, posted: messageIds.length }, 'reply cut short');
-        return { messageIds };
-      }
+    const { ids, error } = await this.send(identity, message.channel, splitMessage(text), ALLOWED_MENTIONS, options);
+    if (error !== undefined && ids.length === 0) {
       throw new AdapterError(PLATFORM, `${identity.agent.name} could not post: ${describeError(error)}`, {
         cause: error,
       });
     }
-    return { messageIds };
+    return { messageIds: ids };
+  }
+
+  /** DISCORD_STREAM=edit: the reply is shown through the agent's identity while it is written. */
+  stream(channel: string, agent: string): StreamingPost | undefined {
+    if (this.options.config.settings.DISCORD_STREAM !== 'edit' || this.identities.length === 0) return undefined;
+    const { identity, prefix } = this.speaker({ channel, agent, text: '' });
+    const rest = identity.client.rest;
+    const post = new DiscordStreamingPost({
+      render: (text) => namesToMentions(prefix + text, this.directory),
+      intervalMs: this.options.streamIntervalMs ?? 1000,
+      clock: this.options.streamClock ?? systemClock,
+      logger: this.log,
+      transport: {
+        create: async (content) => (await this.send(identity, channel, [content], NO_MENTIONS, {}, true)).ids[0] ?? '',
+        edit: async (id, content) => {
+          await rest.patch(Routes.channelMessage(channel, id), { body: { content, allowed_mentions: NO_MENTIONS } });
+        },
+        remove: async (id) => {
+          await rest.delete(Routes.channelMessage(channel, id));
+        },
+        append: async (chunks) => (await this.send(identity, channel, chunks, ALLOWED_MENTIONS)).ids,
+        postWhole: (text) => this.post({ channel, agent, text }),
+      },
+    });
+    // Until the reply is finished or removed, this bot's messages in the room wait before reaching the bridge.
+    const key = `${channel}:${identity.client.user?.id ?? identity.agent.name}`;
+    const open = this.streams.get(key) ?? new Set();
+    this.streams.set(key, open.add(post));
+    void post.settled.then(() => {
+      open.delete(post);
+      if (open.size === 0 && this.streams.get(key) === open) this.streams.delete(key);
+    });
+    return post;
+  }
+
+  /**
+   * Posts chunks in order, each with a fresh nonce (a request retried after a lost response returns the first
+   * message). Stops at the first failure: the ids posted so far and the error. With `strict`, the error throws.
+   */
+  private async send(
+    identity: Identity,
+    channel: string,
+    chunks: readonly string[],
+    allowedMentions: object,
+    options: { signal?: AbortSignal } = {},
+    strict = false,
+  ): Promise<{ ids: string[]; error?: unknown }> {
+    const ids: string[] = [];
+    try {
+      for (const content of chunks) {
+        const body = {
+          content,
+          nonce: randomBytes(9).toString('hex'),
+          enforce_nonce: true,
+          allowed_mentions: allowedMentions,
+        };
+        const posted = (await identity.client.rest.post(Routes.channelMessages(channel), {
+          body,
+          ...(options.signal ? { signal: options.signal } : {}),
+        })) as APIMessage;
+        ids.push(posted.id);
+      }
+    } catch (error) {
+      if (strict) throw error;
+      if (ids.length > 0) this.log.warn({ err: error, channel, posted: ids.length }, 'reply cut short');
+      return { ids, error };
+    }
+    return { ids };
   }
 
   /** The DM channel between an agent's bot and a human the adapter has seen (by their `@name`). */
@@ -263,11 +319,24 @@ export class DiscordAdapter implements ChatAdapter {
     const last = this.lastForwarded.get(facts.channelId);
     if (!last || compareIds(facts.id, last) > 0) this.lastForwarded.set(facts.channelId, facts.id);
     if (!inbound) return;
+    if (!(await this.awaitStreams(facts))) return;
     try {
       await sink.receive(inbound);
     } catch (error) {
       this.log.error({ err: error, channel: facts.channelId, id: facts.id }, 'bridge refused a discord message');
     }
+  }
+
+  /**
+   * A message from a bot that is streaming a reply in this room may be that reply's partial: it waits until the
+   * reply is finished (its id is then among the reply's) or removed (then it is dropped: false).
+   */
+  private async awaitStreams(facts: MessageFacts): Promise<boolean> {
+    const open = this.streams.get(`${facts.channelId}:${facts.authorId}`);
+    if (!open || open.size === 0) return true;
+    const streams = [...open];
+    await Promise.all(streams.map((stream) => stream.settled));
+    return !streams.some((stream) => stream.dropped.has(facts.id));
   }
 
   /** Fetches and forwards, oldest first, what each of this bot's known rooms received since the last message. */

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FakeGateway } from './gateway.js';
 import { channelJson, messageJson, userJson } from './payloads.js';
-import type { FakeBot, FakeMessage, World } from './world.js';
+import { type AllowedMentions, ChannelType, type FakeBot, type FakeMessage, type World } from './world.js';
 
 /** How long Discord remembers a nonce for `enforce_nonce` (a few minutes). */
 const NONCE_TTL_MS = 5 * 60_000;
@@ -196,15 +196,32 @@ function route(
     );
   }
   if (method === 'POST' && rest === '/messages') return postMessage(context, bot, channel.id, body, response);
-  const edit = /^\/messages\/(\d+)$/.exec(rest);
-  if (edit && method === 'PATCH') {
-    const message = world.message(edit[1] ?? '');
-    if (!message || message.channelId !== channel.id) throw new HttpError(404, 10008, 'Unknown Message');
+  const one = /^\/messages\/(\d+)$/.exec(rest);
+  const target = one ? world.message(one[1] ?? '') : undefined;
+  if (one && (!target || target.channelId !== channel.id)) throw new HttpError(404, 10008, 'Unknown Message');
+  if (target && method === 'DELETE') {
+    // Bots here have no Manage Messages: each deletes only its own messages.
+    if (target.authorId !== bot.id) throw new HttpError(403, 50013, 'Missing Permissions');
+    world.deleteMessage(target);
+    context.gateway.dispatch(
+      'MESSAGE_DELETE',
+      { id: target.id, channel_id: target.channelId, ...guildIdOf(context, target) },
+      visibleBots(context, target),
+    );
+    return send(response, 204);
+  }
+  if (target && method === 'PATCH') {
+    const message = target;
     if (message.authorId !== bot.id) throw new HttpError(403, 50005, 'Cannot edit a message authored by another user');
     const content = (body as { content?: unknown })?.content;
     if (typeof content === 'string') {
+      if (content.trim() === '') throw new HttpError(400, 50006, 'Cannot send an empty message');
       if (content.length > 2000) throw new HttpError(400, 50035, 'Invalid Form Body: content over 2000');
+      // An edit changes the mentions shown but never pings anyone (Discord notifies on create only).
+      const replied = message.mentionIds.filter((id) => !world.mentionsIn(message.content).includes(id));
       message.content = content;
+      message.mentionIds = [...new Set([...world.mentionsIn(content), ...replied])];
+      message.edits.push(content);
     }
     message.editedAt = Date.now();
     const json = messageJson(world, message, { gateway: false });
@@ -216,6 +233,11 @@ function route(
     return send(response, 200, json);
   }
   throw new HttpError(404, 0, `404: no fake route for ${method} ${path}`);
+}
+
+function guildIdOf(context: RestContext, message: FakeMessage): { guild_id?: string } {
+  const channel = context.world.channels.get(message.channelId);
+  return channel?.type === ChannelType.DM ? {} : { guild_id: context.world.guildId };
 }
 
 function gatewayFields(context: RestContext, message: FakeMessage): Record<string, unknown> {
@@ -236,6 +258,7 @@ function postMessage(context: RestContext, bot: FakeBot, channelId: string, body
     nonce?: unknown;
     enforce_nonce?: unknown;
     message_reference?: { message_id?: string };
+    allowed_mentions?: AllowedMentions;
   };
   const content = typeof input.content === 'string' ? input.content : '';
   if (content.trim() === '') throw new HttpError(400, 50006, 'Cannot send an empty message');
@@ -253,6 +276,7 @@ function postMessage(context: RestContext, bot: FakeBot, channelId: string, body
     content,
     nonce,
     replyTo: input.message_reference?.message_id ?? null,
+    ...(input.allowed_mentions ? { allowedMentions: input.allowed_mentions } : {}),
   });
   if (nonce) world.nonces.set(`${bot.id}:${nonce}`, { messageId: message.id, at: Date.now() });
   context.publish(message);

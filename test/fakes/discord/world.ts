@@ -42,10 +42,21 @@ export interface FakeMessage {
   content: string;
   readonly nonce: string | null;
   readonly replyTo: string | null;
-  /** User ids pinged: `<@id>` in the text, plus the replied-to author when the reply pings. */
-  readonly mentionIds: readonly string[];
+  /** User ids mentioned: `<@id>` in the text, plus the replied-to author when the reply pings. */
+  mentionIds: readonly string[];
+  /** User ids notified when the message was created: the mentions its `allowed_mentions` let through. */
+  readonly pinged: readonly string[];
   readonly createdAt: number;
   editedAt: number | null;
+  /** Every content an edit gave the message, oldest first. */
+  readonly edits: string[];
+}
+
+/** Discord's `allowed_mentions` (absent: every mention in the text pings). */
+export interface AllowedMentions {
+  readonly parse?: readonly string[];
+  readonly users?: readonly string[];
+  readonly replied_user?: boolean;
 }
 
 /** Snowflakes that grow with time and never repeat, so `after=` paging works like Discord's. */
@@ -68,6 +79,8 @@ export class World {
   readonly humans: FakeHuman[] = [];
   readonly channels = new Map<string, FakeChannel>();
   readonly messages: FakeMessage[] = [];
+  /** Messages deleted through the API, in the order they went. */
+  readonly deleted: FakeMessage[] = [];
   /** (authorId, nonce) → message id, for `enforce_nonce`. */
   readonly nonces = new Map<string, { messageId: string; at: number }>();
 
@@ -140,6 +153,22 @@ export class World {
     return this.messages.find((message) => message.id === id);
   }
 
+  /** Removes a message; it is remembered in `deleted`. */
+  deleteMessage(message: FakeMessage): void {
+    const at = this.messages.indexOf(message);
+    if (at >= 0) this.messages.splice(at, 1);
+    this.deleted.push(message);
+  }
+
+  /** Known users named by `<@id>` / `<@!id>` in a text. */
+  mentionsIn(content: string): string[] {
+    const ids = new Set<string>();
+    for (const match of content.matchAll(/<@!?(\d+)>/g)) {
+      if (match[1] && this.user(match[1])) ids.add(match[1]);
+    }
+    return [...ids];
+  }
+
   /** Creates a message; the caller fans it out. User ids mentioned are those named by `<@id>` / `<@!id>`. */
   createMessage(input: {
     channelId: string;
@@ -148,13 +177,20 @@ export class World {
     nonce?: string | null;
     replyTo?: string | null;
     pingReplied?: boolean;
+    allowedMentions?: AllowedMentions;
   }): FakeMessage {
-    const mentionIds = new Set<string>();
-    for (const match of input.content.matchAll(/<@!?(\d+)>/g)) {
-      if (match[1] && this.user(match[1])) mentionIds.add(match[1]);
-    }
+    const inText = this.mentionsIn(input.content);
+    const mentionIds = new Set(inText);
     const replied = input.replyTo ? this.message(input.replyTo) : undefined;
     if (replied && input.pingReplied !== false) mentionIds.add(replied.authorId);
+    const allowed = input.allowedMentions;
+    const pinged = allowed
+      ? [...mentionIds].filter((id) =>
+          inText.includes(id)
+            ? (allowed.parse?.includes('users') ?? false) || (allowed.users?.includes(id) ?? false)
+            : allowed.replied_user === true,
+        )
+      : [...mentionIds];
     const message: FakeMessage = {
       id: this.ids.next(),
       channelId: input.channelId,
@@ -163,8 +199,10 @@ export class World {
       nonce: input.nonce ?? null,
       replyTo: input.replyTo ?? null,
       mentionIds: [...mentionIds],
+      pinged,
       createdAt: Date.now(),
       editedAt: null,
+      edits: [],
     };
     this.messages.push(message);
     return message;
