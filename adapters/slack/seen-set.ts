@@ -8,6 +8,10 @@ export class SeenSet {
   private readonly keys = new Set<string>();
   constructor(private readonly capacity = 10_000) {}
 
+  has(key: string): boolean {
+    return this.keys.has(key);
+  }
+
   /** Adds `key`; false when it was already there. */
   add(key: string): boolean {
     if (this.keys.has(key)) return false;

@@ -2,21 +2,40 @@ import type { SlashCommand } from '@slack/bolt';
 import type { Config } from '../../src/config/index.js';
 import { AdapterError, ConfigError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
-import type { AdapterSink, ChatAdapter, CommandName, Inbound, Outbound, Posted } from '../../src/ports.js';
+import type {
+  AdapterSink,
+  ChatAdapter,
+  CommandName,
+  Inbound,
+  Outbound,
+  Posted,
+  StreamingPost,
+} from '../../src/ports.js';
 import { Directory } from './directory.js';
 import { SlackHttpServer } from './http-server.js';
 import { type SlackIdentity as Identity, SlackIdentity, type SlackMessageEvent } from './identity.js';
 import { mentionedUserIds, mentionName, slackToPlain } from './inbound-text.js';
-import { markdownToMrkdwn } from './mrkdwn.js';
+import { type MentionResolver, markdownToMrkdwn } from './mrkdwn.js';
 import { parseRoom, roomOfMessage } from './rooms.js';
 import { SeenSet } from './seen-set.js';
 import { splitMessage } from './split.js';
-import { withRateLimitRetry } from './web-call.js';
+import { StreamEchoes } from './stream-echoes.js';
+import { SlackStreamingPost } from './streaming-post.js';
+import { isRateLimited, withRateLimitRetry } from './web-call.js';
 
 export const SLACK = 'slack';
 
 /** Subtypes that are still someone writing a new message; edits, joins, deletions etc. are not. */
 const NEW_MESSAGE_SUBTYPES = new Set(['bot_message', 'file_share', 'thread_broadcast', 'me_message']);
+
+/** Slack's guidance for chat.update: about one edit per second per message. */
+const STREAM_INTERVAL_MS = 1000;
+
+interface Sender {
+  readonly identity: SlackIdentity;
+  /** The agent's Markdown as Slack mrkdwn; `liveMentions` false leaves `@name` as plain text. */
+  render(text: string, liveMentions?: boolean): string;
+}
 
 interface RoomRef {
   readonly room: string;
@@ -35,6 +54,7 @@ export class SlackAdapter implements ChatAdapter {
   private readonly log: Logger;
   private readonly directory = new Directory();
   private readonly seen = new SeenSet();
+  private readonly echoes = new StreamEchoes();
   private readonly operators: ReadonlySet<string>;
   private readonly allowedBots: ReadonlySet<string>;
   /** The DM conversation → the agent whose app it belongs to. */
@@ -66,10 +86,6 @@ export class SlackAdapter implements ChatAdapter {
         logger: this.log,
       });
     });
-    if (settings.SLACK_STREAM === 'update') {
-      // Streaming needs the core to hand over partial replies; ports.ts has no such hook yet.
-      this.log.warn('SLACK_STREAM=update is not available yet: replies are posted whole');
-    }
     const http = this.identities.filter((i) => i.mode === 'http');
     if (http.length > 0 && settings.SLACK_PORT === undefined) {
       throw new ConfigError(
@@ -124,15 +140,90 @@ export class SlackAdapter implements ChatAdapter {
 
   async post(message: Outbound, options: { signal?: AbortSignal } = {}): Promise<Posted> {
     const { channel, threadTs } = parseRoom(message.channel);
-    const named = message.agent ? this.identities.find((i) => i.agent === message.agent) : undefined;
+    const { identity, render } = this.senderOf(channel, message.agent);
+    const ids = await this.postChunks(identity, channel, threadTs, splitMessage(render(message.text)), options.signal);
+    this.lastRoom.set(channel, { room: message.channel, direct: this.dmOwner.get(channel) });
+    return { messageIds: ids };
+  }
+
+  /**
+   * With SLACK_STREAM=update: a reply shown while it is written, posted once and then edited
+   * with chat.update (at most once a second) through the agent's own app.
+   */
+  stream(room: string, agent: string): StreamingPost | undefined {
+    if (this.config.settings.SLACK_STREAM !== 'update' || this.identities.length === 0) return undefined;
+    const { channel, threadTs } = parseRoom(room);
+    const { identity, render } = this.senderOf(channel, agent);
+    const client = identity.client;
+    const where = { channel, ...(threadTs ? { thread_ts: threadTs } : {}) };
+    const failed = (what: string, error: unknown) =>
+      new AdapterError(SLACK, `@${identity.agent} could not ${what}: ${describeError(error)}`, { cause: error });
+    this.lastRoom.set(channel, { room, direct: this.dmOwner.get(channel) });
+    return new SlackStreamingPost({
+      intervalMs: STREAM_INTERVAL_MS,
+      log: this.log.child({ agent, room }),
+      // Mentions in a preview stay plain text: a posted preview would notify, and the final reply may too.
+      preview: (text) => splitMessage(render(text, false))[0] ?? '',
+      final: (text) => splitMessage(render(text)),
+      calls: {
+        start: (text) =>
+          this.echoes.track(
+            channel,
+            client.chat.postMessage({ ...where, text, unfurl_links: false }).then(
+              (result) => result.ts,
+              (error: unknown) => {
+                if (isRateLimited(error)) return undefined; // nothing posted; a later preview tries again
+                throw failed('post', error);
+              },
+            ),
+          ),
+        update: async (ts, text, final) => {
+          const call = () => client.chat.update({ channel, ts, text });
+          try {
+            // chat.update is safe to repeat; only the final edit is worth waiting out a 429 for.
+            await (final ? withRateLimitRetry(call) : call());
+          } catch (error) {
+            throw failed('edit its reply', error);
+          }
+        },
+        remove: async (ts) => {
+          try {
+            await withRateLimitRetry(() => client.chat.delete({ channel, ts }));
+          } catch (error) {
+            throw failed('delete its unfinished reply', error);
+          }
+        },
+        postMore: (chunks) => this.postChunks(identity, channel, threadTs, chunks),
+        postFresh: (text) => this.post({ channel: room, agent, text }),
+      },
+    });
+  }
+
+  /** Which app posts for `agent` (null: the bridge) in a conversation, and how its text reads in Slack. */
+  private senderOf(channel: string, agent: string | null): Sender {
+    const named = agent ? this.identities.find((i) => i.agent === agent) : undefined;
     const identity = named ?? this.ownerOf(channel) ?? this.control();
     if (!identity) throw new AdapterError(SLACK, 'no Slack app is configured');
-    let text = markdownToMrkdwn(message.text, (name) => this.directory.idFor(name));
     // An agent without a Slack app of its own speaks through the control app, under its name.
-    if (message.agent && !named) text = `*${message.agent}:* ${text}`;
+    const label = agent && !named ? `*${agent}:* ` : '';
+    const mention: MentionResolver = (name) => this.directory.idFor(name);
+    return {
+      identity,
+      render: (text, liveMentions = true) => label + markdownToMrkdwn(text, liveMentions ? mention : () => undefined),
+    };
+  }
+
+  /** Posts chunks one by one (in the thread, if any); retries a chunk only on 429. */
+  private async postChunks(
+    identity: SlackIdentity,
+    channel: string,
+    threadTs: string | undefined,
+    chunks: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<string[]> {
     const ids: string[] = [];
-    for (const chunk of splitMessage(text)) {
-      options.signal?.throwIfAborted();
+    for (const chunk of chunks) {
+      signal?.throwIfAborted();
       try {
         const result = await withRateLimitRetry(
           () =>
@@ -142,15 +233,14 @@ export class SlackAdapter implements ChatAdapter {
               ...(threadTs ? { thread_ts: threadTs } : {}),
               unfurl_links: false,
             }),
-          { signal: options.signal },
+          { signal },
         );
         if (result.ts) ids.push(result.ts);
       } catch (error) {
         throw new AdapterError(SLACK, `@${identity.agent} could not post: ${describeError(error)}`, { cause: error });
       }
     }
-    this.lastRoom.set(channel, { room: message.channel, direct: this.dmOwner.get(channel) });
-    return { messageIds: ids };
+    return ids;
   }
 
   // ---- inbound ----
@@ -183,6 +273,8 @@ export class SlackAdapter implements ChatAdapter {
     );
     const isBot = !ours && (event.bot_id !== undefined || event.subtype === 'bot_message');
     if (isBot && !this.allowedBot(event)) return;
+    // A streamed preview is the bridge's to record (or it was deleted): never a new message.
+    if (ours && (await this.echoes.isPreview(event.channel, event.ts))) return;
     if (!ours && !isBot && !event.user) return;
     await this.directory.learn(identity.client, [
       ...(ours || !event.user ? [] : [event.user]),

@@ -24,7 +24,8 @@ interface RateLimited {
   retryAfter: number;
 }
 
-function isRateLimited(error: unknown): error is RateLimited {
+/** Slack answered 429: it did not perform the call. */
+export function isRateLimited(error: unknown): error is RateLimited {
   return (
     typeof error === 'object' &&
     error !== null &&
