@@ -6,7 +6,7 @@ import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
-import type { AdapterSink, ChatAdapter, Inbound, Outbound, Posted } from '../../src/ports.js';
+import type { AdapterSink, ChatAdapter, Inbound, Outbound, Posted, StreamingPost } from '../../src/ports.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
@@ -43,6 +43,10 @@ class ObservedAdapter implements ChatAdapter {
 
   post(message: Outbound, options?: { signal?: AbortSignal }): Promise<Posted> {
     return this.inner.post(message, options);
+  }
+
+  stream(channel: string, agent: string): StreamingPost | undefined {
+    return this.inner.stream?.(channel, agent);
   }
 
   async typing(channel: string, agent: string): Promise<void> {
