@@ -78,7 +78,7 @@ export class SlackStreamingPost implements StreamingPost {
       await this.removeQuietly(ts);
       return calls.postFresh(text);
     }
-    await calls.update(ts, first, true);
+    if (first !== this.shown) await calls.update(ts, first, true);
     const more = await calls.postMore(rest);
     return { messageIds: [ts, ...more] };
   }

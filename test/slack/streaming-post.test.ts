@@ -108,6 +108,15 @@ describe('a streamed Slack reply', () => {
     expect(calls.log).toEqual(['post FIRST', 'final update 1 done']);
   });
 
+  it('makes no final edit when the message already shows the final text', async () => {
+    const calls = new Calls();
+    const post = streamingPost(calls);
+    post.update('done');
+    await flush();
+    expect((await post.finish('DONE')).messageIds).toEqual(['1']);
+    expect(calls.log).toEqual(['post DONE']);
+  });
+
   it('replaces the streamed message with a fresh post when the final text mentions someone', async () => {
     const calls = new Calls();
     const post = streamingPost(calls);
