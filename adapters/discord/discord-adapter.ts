@@ -64,11 +64,17 @@ export class DiscordAdapter implements ChatAdapter {
   /** `channel:bot user id` → replies that bot is streaming there; its messages' echoes wait for them. */
   private readonly streams = new Map<string, Set<DiscordStreamingPost>>();
   private sink: AdapterSink | undefined;
+  /**
+   * DISCORD_STREAM=edit: the reply is shown through the agent's identity while it is written. Absent otherwise,
+   * so the bridge does not ask the model to stream for nothing.
+   */
+  readonly stream?: (channel: string, agent: string) => StreamingPost | undefined;
 
   constructor(private readonly options: DiscordAdapterOptions) {
     const { settings } = options.config;
     this.allowedBots = new Set(settings.DISCORD_ALLOWED_BOTS);
     this.operators = new Set(settings.OPERATORS);
+    if (settings.DISCORD_STREAM === 'edit') this.stream = (channel, agent) => this.openStream(channel, agent);
   }
 
   private get log(): Logger {
@@ -124,9 +130,8 @@ export class DiscordAdapter implements ChatAdapter {
     return { messageIds: ids };
   }
 
-  /** DISCORD_STREAM=edit: the reply is shown through the agent's identity while it is written. */
-  stream(channel: string, agent: string): StreamingPost | undefined {
-    if (this.options.config.settings.DISCORD_STREAM !== 'edit' || this.identities.length === 0) return undefined;
+  private openStream(channel: string, agent: string): StreamingPost | undefined {
+    if (this.identities.length === 0) return undefined;
     const { identity, prefix } = this.speaker({ channel, agent, text: '' });
     const rest = identity.client.rest;
     const post = new DiscordStreamingPost({

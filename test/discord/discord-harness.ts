@@ -19,8 +19,12 @@ class ObservedAdapter implements ChatAdapter {
   readonly received: Inbound[] = [];
   private readonly waiters: (() => void)[] = [];
 
+  /** Present only when the adapter streams (as the bridge checks). */
+  readonly stream?: (channel: string, agent: string) => StreamingPost | undefined;
+
   constructor(readonly inner: ChatAdapter) {
     this.platform = inner.platform;
+    if (inner.stream) this.stream = (channel, agent) => inner.stream?.(channel, agent);
   }
 
   start(sink: AdapterSink): Promise<void> {
@@ -43,10 +47,6 @@ class ObservedAdapter implements ChatAdapter {
 
   post(message: Outbound, options?: { signal?: AbortSignal }): Promise<Posted> {
     return this.inner.post(message, options);
-  }
-
-  stream(channel: string, agent: string): StreamingPost | undefined {
-    return this.inner.stream?.(channel, agent);
   }
 
   async typing(channel: string, agent: string): Promise<void> {

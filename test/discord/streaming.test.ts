@@ -200,8 +200,8 @@ describe('Discord streaming by edits (DISCORD_STREAM=edit)', () => {
     expect(storedAgentMessages()).toEqual([reply]);
   });
 
-  it('posts replies whole when DISCORD_STREAM is off', async () => {
-    h = await startDiscordHarness({ agents: [{ name: 'code', activation: 'mention' }], env: { LLM_STREAM: 'true' } });
+  it('posts replies whole, without asking the model to stream, when DISCORD_STREAM is off', async () => {
+    h = await startDiscordHarness({ agents: [{ name: 'code', activation: 'mention' }] });
     const reply = 'A reply long enough to be streamed, were streaming on for this platform.';
     h.llm.script('code', { content: reply });
     const asked = h.discord.humanSays('general', 'alice', `<@${h.discord.bot('code-bot').id}> hello`);
@@ -209,6 +209,7 @@ describe('Discord streaming by edits (DISCORD_STREAM=edit)', () => {
     await h.settle(asked.id);
 
     expect(h.discord.botMessages('general').map((m) => m.content)).toEqual([reply]);
+    expect(h.llm.requests[0]?.stream).toBeFalsy();
     expect(messageRequests('code-bot', 'general', 'PATCH')).toEqual([]);
     expect(messageRequests('code-bot', 'general', 'POST')[0]?.body).toMatchObject({
       allowed_mentions: { parse: ['users'] },
