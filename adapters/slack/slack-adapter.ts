@@ -103,6 +103,11 @@ export class SlackAdapter implements ChatAdapter {
 
   async start(sink: AdapterSink): Promise<void> {
     this.sink = sink;
+    // DMs the store knows from before a restart: the bridge's own messages there go through their app.
+    for (const room of sink.directRooms?.(SLACK) ?? []) {
+      const channel = room.channel.split('/')[0] ?? room.channel;
+      if (this.identities.some((i) => i.agent === room.agent)) this.dmOwner.set(channel, room.agent);
+    }
     try {
       await this.connect();
     } catch (error) {

@@ -265,3 +265,33 @@ describe('Slack adapter setup errors', () => {
     expect(slack.apiCalls.some((c) => c.method === 'apps.connections.open')).toBe(false);
   });
 });
+
+describe('Slack DMs after a restart', () => {
+  it("posts the bridge's own messages in a DM through that DM's app, known from the store", async () => {
+    const slack = await startFakeSlack();
+    const data = slack.addApp('data');
+    const code = slack.addApp('code');
+    const alice = slack.addHuman('alice', 'Alice Smith');
+    const dm = slack.dm(code, alice);
+    const config = testConfig({
+      agents: [
+        { name: 'data', slack: slackKeys(data, { control: true }) },
+        { name: 'code', slack: slackKeys(code) },
+      ],
+      env: { SLACK_API_URL: slack.apiUrl },
+    });
+    const adapter = new SlackAdapter({ config, logger: silentLogger() });
+    const sink = new RecordingSink();
+    const withRooms = Object.assign(sink, { directRooms: () => [{ channel: dm.id, agent: 'code' }] });
+    try {
+      await adapter.start(withRooms);
+      await slack.connected('data', 'code');
+      await adapter.post({ channel: dm.id, agent: null, text: 'control is back with you' });
+      const [posted] = slack.posts(dm);
+      expect(posted?.user).toBe(code.botUserId);
+    } finally {
+      await adapter.stop();
+      await slack.close();
+    }
+  });
+});
