@@ -90,6 +90,28 @@ describe('fake Discord with the real discord.js', () => {
     expect(fake.messages('general').filter((message) => message.content === 'once')).toHaveLength(1);
   });
 
+  it('edits and deletes a bot message of its own, pinging only on create and as allowed_mentions says', async () => {
+    const channel = fake.channel('general').id;
+    const bob = fake.human('bob').id;
+    const deleted = new Promise<string>((resolve) => two.once(Events.MessageDelete, (message) => resolve(message.id)));
+    const quiet = (await one.rest.post(`/channels/${channel}/messages`, {
+      body: { content: `draft for <@${bob}>`, allowed_mentions: { parse: [] } },
+    })) as { id: string };
+    const loud = (await one.rest.post(`/channels/${channel}/messages`, {
+      body: { content: `hey <@${bob}>`, allowed_mentions: { parse: ['users'] } },
+    })) as { id: string };
+    expect(fake.world.message(quiet.id)?.pinged).toEqual([]);
+    expect(fake.world.message(loud.id)?.pinged).toEqual([bob]);
+
+    await one.rest.patch(`/channels/${channel}/messages/${quiet.id}`, { body: { content: 'final text' } });
+    expect(fake.world.message(quiet.id)).toMatchObject({ content: 'final text', edits: ['final text'], pinged: [] });
+    await expect(two.rest.delete(`/channels/${channel}/messages/${quiet.id}`)).rejects.toThrow(/Missing Permissions/);
+    await one.rest.delete(`/channels/${channel}/messages/${quiet.id}`);
+    expect(await deleted).toBe(quiet.id);
+    expect(fake.world.message(quiet.id)).toBeUndefined();
+    expect(fake.world.deleted.map((message) => message.id)).toEqual([quiet.id]);
+  });
+
   it('answers GET messages?after= with what came later', async () => {
     const channel = fake.channel('general');
     const marker = fake.humanSays(channel, 'bob', 'marker');
