@@ -365,6 +365,32 @@ export class SlackAdapter implements ChatAdapter {
     return this.identities.find((i) => i.control);
   }
 
+  /** The DM between an agent's app and a human it has seen (by their `@name`), for send_dm. */
+  async openDirect(agent: string, user: string): Promise<string | undefined> {
+    const identity = this.identities.find((i) => i.agent.toLowerCase() === agent.toLowerCase());
+    const userId = this.directory.idFor(user.replace(/^@/, ''));
+    if (!identity || !userId) return undefined;
+    const opened = await identity.client.conversations.open({ users: userId });
+    const channel = opened.channel?.id;
+    if (channel) this.dmOwner.set(channel, identity.agent);
+    return channel;
+  }
+
+  /** `#name`, `<#C123|name>` or an id of a channel one of the apps is in, for send_channel_message. */
+  async resolveChannel(reference: string): Promise<string | undefined> {
+    const ref = reference.trim();
+    const linked = /^<#([A-Z0-9]+)(?:\|[^>]*)?>$/.exec(ref);
+    if (linked) return linked[1];
+    if (/^[CG][A-Z0-9]{6,}$/.test(ref)) return ref;
+    const name = ref.replace(/^#/, '').toLowerCase();
+    for (const identity of this.identities) {
+      const list = await identity.client.conversations.list({ types: 'public_channel,private_channel', limit: 1000 });
+      const found = list.channels?.find((c) => c.name?.toLowerCase() === name);
+      if (found?.id) return found.id;
+    }
+    return undefined;
+  }
+
   /** A DM belongs to one app; only that app can post there. */
   private ownerOf(channel: string): SlackIdentity | undefined {
     const owner = this.dmOwner.get(channel);

@@ -49,6 +49,14 @@ class ObservedAdapter implements ChatAdapter {
     return this.inner.post(message, options);
   }
 
+  openDirect(agent: string, user: string): Promise<string | undefined> {
+    return this.inner.openDirect(agent, user);
+  }
+
+  resolveChannel(reference: string): Promise<string | undefined> {
+    return this.inner.resolveChannel(reference);
+  }
+
   stream(channel: string, agent: string): StreamingPost | undefined {
     return this.inner.stream(channel, agent);
   }

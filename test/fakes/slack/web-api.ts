@@ -103,6 +103,17 @@ export function callWebApi(
       const channel = ws.channels.get(str(args.channel) ?? '');
       return channel ? ok({ channel: ws.channelObject(channel) }) : fail('channel_not_found');
     }
+    case 'conversations.open': {
+      const user = str(args.users) ?? '';
+      if (!ws.userObject(user)) return fail('user_not_found');
+      return ok({ channel: ws.channelObject(ws.dm(caller, user)) });
+    }
+    case 'conversations.list': {
+      const channels = [...ws.channels.values()].filter(
+        (c) => (c.type === 'channel' || c.type === 'group') && c.members.has(caller.botUserId),
+      );
+      return ok({ channels: channels.map((c) => ws.channelObject(c)), response_metadata: { next_cursor: '' } });
+    }
     case 'conversations.history': {
       const channel = ws.channels.get(str(args.channel) ?? '');
       if (!channel) return fail('channel_not_found');
