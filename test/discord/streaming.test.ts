@@ -94,7 +94,7 @@ describe('Discord streaming by edits (DISCORD_STREAM=edit)', () => {
     const edits = messageRequests('code-bot', 'general', 'PATCH');
     expect(deltas).toBeGreaterThan(40);
     expect(edits.length).toBeGreaterThanOrEqual(1);
-    expect(edits.length).toBeLessThanOrEqual(3);
+    expect(edits.length).toBeLessThanOrEqual(4);
     for (const request of [...messageRequests('code-bot', 'general', 'POST'), ...edits]) {
       expect(request.body).toMatchObject({ allowed_mentions: { parse: [] } });
     }
