@@ -51,15 +51,31 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
     timeout: options.timeoutMs,
     maxRetries: options.maxRetries,
   });
-  return {
-    async complete(request) {
+  const llm = {
+    async complete(request: LlmRequest): Promise<LlmResponse> {
+      // The SDK's own timeout stops once headers arrive; this one also covers a body or stream that
+      // stalls after them, and the SDK's retries: one limit for the whole call.
+      const deadline = AbortSignal.timeout(options.timeoutMs);
+      const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
+      try {
+        return await llm.attempt(request, signal);
+      } catch (error) {
+        if (deadline.aborted && !request.signal?.aborted) {
+          throw new LlmError(`the model did not answer within ${Math.round(options.timeoutMs / 1000)} s`, {
+            cause: error,
+          });
+        }
+        throw error;
+      }
+    },
+    async attempt(request: LlmRequest, signal: AbortSignal): Promise<LlmResponse> {
       const body = {
         model: request.model,
         messages: request.messages,
         ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
         ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       };
-      const requestOptions = request.signal ? { signal: request.signal } : {};
+      const requestOptions = { signal };
       try {
         if (!options.stream && !request.onText) {
           const completion = await client.chat.completions.create(body, requestOptions);
@@ -89,12 +105,15 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
             if (part.function?.arguments) call.arguments += part.function.arguments;
           }
         }
+        // The SDK ends a stream quietly when it is aborted: that is not a complete answer.
+        signal.throwIfAborted();
         return { content, toolCalls: calls.filter(Boolean) };
       } catch (error) {
         throw toLlmError(error, options);
       }
     },
   };
+  return llm;
 }
 
 function toLlmError(error: unknown, options: OpenAiClientOptions): LlmError {

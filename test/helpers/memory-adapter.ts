@@ -57,8 +57,15 @@ export class MemoryAdapter implements ChatAdapter {
     return { messageIds: ids };
   }
 
-  /** Stream replies by edits (like DISCORD_STREAM=edit); every update, finish and cancel is recorded. */
-  streaming = false;
+  /**
+   * Stream replies by edits (like DISCORD_STREAM=edit); every update, finish and cancel is recorded.
+   * Like the real adapters, `stream` exists only while streaming is on.
+   */
+  set streaming(on: boolean) {
+    if (on) this.stream = (channel, agent) => this.startStream(channel, agent);
+    else delete this.stream;
+  }
+  stream?: (channel: string, agent: string) => StreamingPost | undefined;
   readonly streams: Array<{
     channel: string;
     agent: string;
@@ -66,8 +73,7 @@ export class MemoryAdapter implements ChatAdapter {
     finished?: string;
     cancelled: boolean;
   }> = [];
-  stream(channel: string, agent: string): StreamingPost | undefined {
-    if (!this.streaming) return undefined;
+  private startStream(channel: string, agent: string): StreamingPost {
     const record: (typeof this.streams)[number] = { channel, agent, updates: [], cancelled: false };
     this.streams.push(record);
     return {

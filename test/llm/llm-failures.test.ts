@@ -40,6 +40,16 @@ describe('LLM failures never take the bridge down', () => {
     expect(h.adapter.transcript()).toEqual(['[system]: @code could not answer: the model did not answer within 1 s']);
   });
 
+  for (const stream of ['false', 'true']) {
+    it(`gives up on an answer that stalls after its headers (LLM_STREAM=${stream})`, async () => {
+      h = await startHarness({ agents: code, env: { LLM_TIMEOUT_S: '1', LLM_STREAM: stream } });
+      h.llm.script('code', { stallAfterHeaders: true });
+      await h.adapter.say('@code hello');
+      await h.bridge.idle();
+      expect(h.adapter.transcript()).toEqual(['[system]: @code could not answer: the model did not answer within 1 s']);
+    });
+  }
+
   it('says so when the endpoint cannot be reached', async () => {
     h = await startHarness({ agents: code });
     await h.llm.close();

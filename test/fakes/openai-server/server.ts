@@ -154,6 +154,16 @@ class FakeOpenAIServer implements FakeOpenAI {
       await waitUnlessDisconnected(res, Number.POSITIVE_INFINITY);
       return;
     }
+    if (reply.stallAfterHeaders) {
+      // Headers and the start of a body (a JSON object, or one SSE chunk), then nothing.
+      res.writeHead(200, {
+        ...this.idHeader(),
+        'content-type': request.stream ? 'text/event-stream' : 'application/json',
+      });
+      res.write(request.stream ? `data: ${JSON.stringify(firstChunk(request.model))}\n\n` : '{"id":"chatcmpl-stall",');
+      await waitUnlessDisconnected(res, Number.POSITIVE_INFINITY);
+      return;
+    }
     if (reply.delayMs !== undefined && reply.delayMs > 0) {
       if (!(await waitUnlessDisconnected(res, reply.delayMs))) return;
     }
@@ -190,6 +200,16 @@ class FakeOpenAIServer implements FakeOpenAI {
     if (!res.headersSent) this.json(res, 500, errorBody(500, `Fake OpenAI server failed: ${message}`));
     else res.destroy();
   }
+}
+
+function firstChunk(model: string): Record<string, unknown> {
+  return {
+    id: 'chatcmpl-stall',
+    object: 'chat.completion.chunk',
+    created: 0,
+    model,
+    choices: [{ index: 0, delta: { role: 'assistant', content: 'Thinking' }, finish_reason: null }],
+  };
 }
 
 /** Starts the fake on an ephemeral 127.0.0.1 port; answers `[pass]` unless scripted or given a responder. */

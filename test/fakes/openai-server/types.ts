@@ -20,6 +20,8 @@ export interface FakeReply {
   delayMs?: number;
   /** Never answer until the client disconnects (for timeout and abort tests). */
   hang?: boolean;
+  /** Send headers and the start of the body (or one stream chunk), then stall until the client disconnects. */
+  stallAfterHeaders?: boolean;
 }
 
 /** A chat completion request as the fake received it. */
