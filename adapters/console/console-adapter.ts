@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createInterface, type Interface } from 'node:readline';
+import { describeError } from '../../src/errors.js';
 import type { AdapterSink, ChatAdapter, CommandName, Outbound, Posted } from '../../src/ports.js';
 
 export const CONSOLE_PLATFORM = 'console';
@@ -55,10 +56,16 @@ export class ConsoleAdapter implements ChatAdapter {
         return;
       }
       // Lines are handled one at a time, each after the room settled: like a person waiting for answers.
-      this.chain = this.chain.then(() => this.handleLine(line)).then(() => this.prompt());
+      this.chain = this.chain
+        .then(() => this.handleLine(line))
+        .catch((error: unknown) => this.print(`[system]: that message could not be handled: ${describeError(error)}`))
+        .then(() => this.prompt());
     });
     rl.on('close', () => {
-      this.chain = this.chain.then(() => this.settle()).then(() => this.resolveFinished());
+      this.chain = this.chain
+        .then(() => this.settle())
+        .catch(() => {})
+        .then(() => this.resolveFinished());
     });
     this.prompt();
   }

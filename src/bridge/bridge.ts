@@ -268,7 +268,7 @@ export class Bridge {
   async handBack(room: Room, reason: string, text?: string): Promise<void> {
     room.actor.newEpoch();
     room.state.setTurnState(handBack(reason));
-    this.threads.cancelFor(room.key);
+    this.closeThreads(room);
     if (text) await this.postSystem(room, text);
     room.state.setTurnState(handBack(reason));
   }
@@ -282,6 +282,11 @@ export class Bridge {
     } finally {
       room.posting.delete(done);
     }
+  }
+
+  /** Cancels the room's requests; requesters waiting in other rooms resume with what they have. */
+  closeThreads(room: Room): void {
+    for (const thread of this.threads.cancelFor(room.key)) this.conductor.queueResume(thread);
   }
 
   /** Posts an agent's message through its own identity and stores it with its platform ids. */

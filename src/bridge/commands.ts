@@ -27,7 +27,7 @@ export async function handleCommand(bridge: Bridge, event: CommandEvent): Promis
       }
       const stopped = room.actor.stop();
       room.state.setTurnState(handBack('/pass'));
-      bridge.threads.cancelFor(room.key);
+      bridge.closeThreads(room);
       return `Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`;
     }
     case 'reset': {
@@ -36,8 +36,8 @@ export async function handleCommand(bridge: Bridge, event: CommandEvent): Promis
         return `@${named.name}'s turn in this room was stopped.`;
       }
       room.actor.stop();
-      room.state.setTurnState({ consecutive: 0, control: 'humans' });
-      bridge.threads.cancelFor(room.key);
+      bridge.closeThreads(room);
+      room.state.setTurnState({ consecutive: 0, control: 'agents' }); // as a new room: nothing held back
       bridge.conductor.forgetPauses(room);
       const wipe = arg === 'workspace';
       await bridge.options.sandbox.reset?.(room.key, { wipeWorkspace: wipe });
@@ -47,9 +47,9 @@ export async function handleCommand(bridge: Bridge, event: CommandEvent): Promis
     }
     case 'clear': {
       room.actor.stop();
-      bridge.threads.cancelFor(room.key);
+      bridge.closeThreads(room);
       room.state.clear();
-      room.state.setTurnState({ consecutive: 0, control: 'humans' });
+      room.state.setTurnState({ consecutive: 0, control: 'agents' });
       return 'History of this room cleared.';
     }
     case 'status':
@@ -81,7 +81,7 @@ async function statusText(bridge: Bridge, room: Room): Promise<string> {
   }
   lines.push(...privateChatLines(bridge));
   const sandbox = await bridge.options.sandbox.describe?.(key).catch((error: unknown) => `unknown (${String(error)})`);
-  if (sandbox) lines.push(`Sandbox: ${sandbox}`);
+  if (sandbox) lines.push(`Sandbox: ${sandbox.replace(/^sandbox:\s*/i, '')}`);
   return lines.join('\n');
 }
 

@@ -32,6 +32,8 @@ type RunResult = { readonly stream?: StreamingPost | undefined } & (
  * deadlines, and the loop guards.
  */
 export class Conductor {
+  /** Which request a participant's turn is for, so a deadline stops only that turn. */
+  private readonly threadTurns = new WeakMap<AbortController, number>();
   /** Pairs already told they are paused, per room, so the humans are told once. */
   private readonly pausedNotified = new Set<string>();
 
@@ -142,7 +144,11 @@ export class Conductor {
     this.bridge.threads.update(expired);
     // Participants still working on it are stopped: the requester goes on without them.
     const target = this.bridge.roomByKey(expired.targetRoom);
-    for (const participant of pendingParticipants(expired)) target?.actor.stop(participant.name);
+    // Only their turns for this request: the same agent may be busy with something else.
+    for (const participant of pendingParticipants(expired)) {
+      const turn = target?.actor.inFlight.get(participant.name);
+      if (turn && this.threadTurns.get(turn) === expired.id) turn.abort(new Error('the request reached its deadline'));
+    }
     this.queueResume(expired);
   }
 
@@ -160,7 +166,7 @@ export class Conductor {
     }
   }
 
-  private queueResume(thread: Thread): void {
+  queueResume(thread: Thread): void {
     const origin = this.bridge.roomByKey(thread.originRoom);
     if (origin) void origin.actor.enqueue(() => this.resume(thread.id));
   }
@@ -176,6 +182,7 @@ export class Conductor {
       agent,
       { kind: 'requested', requester: thread.requester, thread: thread.id },
       room.actor.epoch,
+      thread.id,
     );
     const current = this.bridge.threads.get(threadId);
     if (this.bridge.isStopped) return; // a turn cut short by shutdown is asked again after the restart
@@ -198,10 +205,24 @@ export class Conductor {
   }
 
   /** One agent turn: run it, then post, pass, hand back, or report the failure. */
-  private async turn(room: Room, agent: AgentConfig, situation: Situation, epoch: number): Promise<TurnEnd> {
-    const result = await this.run(room, agent, situation);
+  private async turn(
+    room: Room,
+    agent: AgentConfig,
+    situation: Situation,
+    epoch: number,
+    threadId?: number,
+  ): Promise<TurnEnd> {
+    const controlAtStart = room.state.turnState.control;
+    const result = await this.run(room, agent, situation, threadId);
     const { stream } = result;
     if (stream && (result.kind === 'aborted' || result.kind === 'failed')) await stream.cancel().catch(() => {});
+    // Control went to the humans during this turn (its own messaging actions reached the turn limit):
+    // the reply it was writing is not posted.
+    const wouldPost = result.kind === 'reply' || result.kind === 'round-limit';
+    if (wouldPost && controlAtStart === 'agents' && room.state.turnState.control === 'humans') {
+      await stream?.cancel().catch(() => {});
+      return 'ended';
+    }
     switch (result.kind) {
       case 'aborted':
         return 'passed'; // `/pass <agent>` skips only this agent
@@ -213,14 +234,17 @@ export class Conductor {
           `@${agent.name} could not answer: ${describeError(result.error)}`,
         );
         return 'ended';
-      case 'round-limit':
-        await this.bridge.postAgent(room, agent, result.text, result.toolRuns, { stream });
+      case 'round-limit': {
+        const outcome = classifyReply(agent.name, result.text);
+        if (outcome.kind === 'pass') await stream?.cancel().catch(() => {});
+        else await this.bridge.postAgent(room, agent, outcome.text, result.toolRuns, { stream });
         await this.bridge.handBack(
           room,
           'tool round limit',
           `@${agent.name} stopped after ${this.settings.MAX_TOOL_ROUNDS} tool rounds; control is back with the humans.`,
         );
         return 'ended';
+      }
       case 'reply': {
         const outcome = classifyReply(agent.name, result.text);
         if (outcome.kind === 'pass') {
@@ -239,9 +263,10 @@ export class Conductor {
     }
   }
 
-  private async run(room: Room, agent: AgentConfig, situation: Situation): Promise<RunResult> {
+  private async run(room: Room, agent: AgentConfig, situation: Situation, threadId?: number): Promise<RunResult> {
     const controller = new AbortController();
     room.actor.inFlight.set(agent.name, controller);
+    if (threadId !== undefined) this.threadTurns.set(controller, threadId);
     const preview = new StreamPreview(room.adapter, room.state.row.channel, agent.name);
     try {
       const output = await this.bridge.runner.run(room.adapter, {

@@ -47,6 +47,7 @@ export class RoomMessaging implements Messaging {
     if (target.state.row.directAgent || target.state.row.platform === PRIVATE_PLATFORM) {
       throw new Error(`${input.channel} is a private room; use send_dm or chat instead`);
     }
+    this.mayPost(target, input.channel);
     const awaited = this.participants(input.requestReply);
     const posted = await this.bridge.postAgent(target, this.agent, input.message, [], { requests: [] });
     if (!posted) throw new Error(`the message could not be posted in ${input.channel}`);
@@ -67,6 +68,7 @@ export class RoomMessaging implements Messaging {
     const channel = await adapter.openDirect(this.agent.name, input.to);
     if (!channel) throw new Error(`@${input.to} cannot be reached by direct message`);
     const dm = this.bridge.room(adapter.platform, channel, this.agent.name);
+    this.mayPost(dm, `the DM with @${input.to}`);
     const posted = await this.bridge.postAgent(dm, this.agent, input.message, [], { requests: [] });
     if (!posted) throw new Error(`the message to @${input.to} could not be posted`);
     if (!input.requestReply) return `Sent to @${input.to} privately.`;
@@ -102,6 +104,7 @@ export class RoomMessaging implements Messaging {
     }
     if (request.status !== 'pending') throw new Error(`chat request #${request.id} is ${request.status}`);
     chats.setStatus(request.id, input.accept ? 'accepted' : 'declined');
+    if (input.accept) this.openPrivateRoom(request.from);
     return input.accept
       ? `Accepted chat request #${request.id} from @${request.from}; use chat to talk with them privately.`
       : `Declined chat request #${request.id} from @${request.from}.`;
@@ -115,10 +118,29 @@ export class RoomMessaging implements Messaging {
       .some((r) => r.status === 'accepted' && pairKey(r.from, r.to) === pairKey(this.agent.name, other.name));
     if (!accepted) throw new Error(`you have no accepted chat with @${other.name}: send chat_request first`);
     const room = this.bridge.room(PRIVATE_PLATFORM, pairKey(this.agent.name, other.name));
+    // Starting (or restarting) the chat from a room of its own gives the pair a fresh turn count.
+    if (room !== this.room) this.openPrivateRoom(other.name);
+    this.mayPost(room, `the private chat with @${other.name}`);
     const posted = await this.bridge.postAgent(room, this.agent, input.message, [], { requests: [] });
     if (!posted) throw new Error('the message could not be stored');
     this.bridge.afterRecord(room, posted, room.actor.epoch);
     return `Sent privately to @${other.name}.`;
+  }
+
+  /** An agent may not post where the humans hold control (after a hand-back, /pass or /reset). */
+  private mayPost(room: Room, name: string): void {
+    const state = room.state.turnState;
+    if (state.control === 'humans') {
+      throw new Error(
+        `the humans have control in ${name}${state.reason ? ` (${state.reason})` : ''}; nothing was posted`,
+      );
+    }
+  }
+
+  /** The pair's private room, with a fresh turn count and the agents in control. */
+  private openPrivateRoom(other: string): void {
+    const room = this.bridge.room(PRIVATE_PLATFORM, pairKey(this.agent.name, other));
+    room.state.setTurnState({ consecutive: 0, control: 'agents' });
   }
 
   private otherAgent(name: string): AgentConfig {

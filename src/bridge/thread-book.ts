@@ -84,11 +84,23 @@ export class ThreadBook {
     if (thread.status !== 'open') this.disarm(thread.id);
   }
 
-  /** Cancels the room's threads (and those nested in them); returns them. */
+  /**
+   * Closes the room's threads (and those nested in them) when control goes to its humans. A thread
+   * whose requester waits in another room is not dropped silently: it expires, and is returned so
+   * the requester can resume with what it has.
+   */
   cancelFor(room: string): Thread[] {
-    const cancelled = threadsToCancel(this.all(), room);
-    for (const thread of cancelled) this.update({ ...thread, status: 'cancelled' });
-    return cancelled;
+    const released: Thread[] = [];
+    for (const thread of threadsToCancel(this.all(), room)) {
+      if (thread.originRoom === room) {
+        this.update({ ...thread, status: 'cancelled' });
+      } else if (thread.status === 'open') {
+        const expired: Thread = { ...thread, status: 'expired' };
+        this.update(expired);
+        released.push(expired);
+      }
+    }
+    return released;
   }
 
   close(): void {

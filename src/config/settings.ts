@@ -14,7 +14,10 @@ const list = z
       .filter((item) => item.length > 0),
   );
 
-const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+/** Seconds that end up in a timer: Node's timers hold at most 2^31-1 ms (about 24.8 days). */
+const MAX_TIMER_S = 2_147_483;
 const bool = (fallback: boolean) =>
   z
     .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])
@@ -36,7 +39,7 @@ const settingsSchema = z.object({
   LOG_FILE: z.string().optional(),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   MAX_TOOL_ROUNDS: int(25, 1),
-  LLM_TIMEOUT_S: int(60, 1),
+  LLM_TIMEOUT_S: int(60, 1, MAX_TIMER_S),
   LLM_MAX_RETRIES: int(3, 0),
   LLM_STREAM: bool(false),
   HISTORY_LIMIT: int(50, 1),
@@ -46,7 +49,7 @@ const settingsSchema = z.object({
   SANDBOX_CPUS: z.coerce.number().positive().default(1),
   SANDBOX_PIDS: int(256, 8),
   SANDBOX_NETWORK: z.string().default('none'),
-  SANDBOX_TIMEOUT_S: int(30, 1),
+  SANDBOX_TIMEOUT_S: int(30, 1, MAX_TIMER_S),
   SANDBOX_IDLE_MINUTES: int(30, 0),
   SANDBOX_TEMPLATE_DIR: z.string().optional(),
   SANDBOX_KEEP_ON_EXIT: bool(false),
@@ -62,8 +65,8 @@ const settingsSchema = z.object({
   SLACK_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   SLACK_STREAM: z.enum(['off', 'update']).default('off'),
   // Collaboration
-  REPLY_TIMEOUT_S: int(600, 1),
-  CHAT_REQUEST_TIMEOUT_S: int(600, 1),
+  REPLY_TIMEOUT_S: int(600, 1, MAX_TIMER_S),
+  CHAT_REQUEST_TIMEOUT_S: int(600, 1, MAX_TIMER_S),
   PRIVACY: z.enum(['off', 'mentions']).default('off'),
   PRIVACY_ROOMS: list,
   PRIVATE_CHAT_LOG: z.string().optional(),

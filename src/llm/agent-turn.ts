@@ -66,6 +66,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
     });
     let endTurn = false;
     for (const call of response.toolCalls) {
+      input.toolContext.signal.throwIfAborted(); // /pass stops a batch of tool calls between two of them
       const tool = input.tools.find((t) => t.name === call.name);
       const args = parseArguments(call.arguments);
       let run: ToolRun;

@@ -66,14 +66,11 @@ export function threadAwaiting(threads: readonly Thread[], room: string, name: s
 
 /**
  * Which of a message's mentions ask for a reply. Mentioning the requester of the thread one is
- * answering, or its other participants, is an answer, not a new request; self-mentions never count.
+ * answering is the answer, not a new request; self-mentions never count. Asking anyone else (a
+ * co-participant included) while answering opens a nested request.
  */
 export function requestsOf(mentions: readonly string[], author: string, answering?: Thread): string[] {
-  return mentions.filter((name) => {
-    if (same(name, author)) return false;
-    if (!answering) return true;
-    return !same(name, answering.requester) && !answering.awaited.some((p) => same(p.name, name));
-  });
+  return mentions.filter((name) => !same(name, author) && !(answering && same(name, answering.requester)));
 }
 
 /** Records an answer (a participant's first answer counts; later ones are ignored). */

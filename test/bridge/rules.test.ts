@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentOf, type Harness, startHarness } from '../helpers/harness.js';
+import { until } from '../helpers/until.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -117,7 +118,7 @@ describe('humans in control', () => {
       return { content: stopped ? '[pass]' : `${agentOf(request)} ${n}` };
     });
     await h.adapter.say('chat');
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => n === 1);
     await h.adapter.say('STOP TALKING');
     release();
     await h.bridge.idle();
@@ -131,7 +132,7 @@ describe('humans in control', () => {
     h = await startHarness({ agents: twoAlways });
     h.llm.respond(() => ({ hang: true }));
     await h.adapter.say('think hard');
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => h.llm.requests.length === 1);
     expect(await h.adapter.command('status')).toMatch(/Working: @alice/);
     expect(await h.adapter.command('pass')).toBe('Control is with the humans (1 agent turn stopped).');
     await h.bridge.idle();
@@ -152,7 +153,7 @@ describe('humans in control', () => {
         : { content: 'bob answers' },
     );
     await h.adapter.say('question', {});
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => h.llm.requests.length === 1);
     expect(await h.adapter.command('pass', '@alice')).toBe('@alice was stopped; the next agent may answer.');
     await h.bridge.idle();
     expect(h.adapter.transcript()).toEqual(['[@bob]: bob answers']);
@@ -173,7 +174,7 @@ describe('humans in control', () => {
     const room = h.store.channel('test', 'room');
     expect(h.store.turnState(room.id).reason).toBe('turn limit');
     expect(await h.adapter.command('reset')).toMatch(/counter cleared, sandbox removed \(workspace kept\)/);
-    expect(h.store.turnState(room.id)).toEqual({ consecutive: 0, control: 'humans' });
+    expect(h.store.turnState(room.id)).toEqual({ consecutive: 0, control: 'agents' });
     expect(await h.adapter.command('reset', 'workspace')).toMatch(/sandbox and workspace removed/);
     const sandbox = h.sandbox as import('../fakes/fake-sandbox.js').FakeSandbox;
     expect(sandbox.resets).toEqual([

@@ -4,13 +4,13 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { agentOf, type Harness, startHarness } from '../helpers/harness.js';
+import { until } from '../helpers/until.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
 
 const system = (r: RecordedRequest) => String(r.messages[0]?.content ?? '');
 const resuming = (r: RecordedRequest) => /request #\d+ (has answered|reached its deadline)/.test(system(r));
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('request_reply threads through the bridge', () => {
   it('counts a [pass] as an answer and tells the requester', async () => {
@@ -67,9 +67,8 @@ describe('request_reply threads through the bridge', () => {
     h = await startHarness({ agents: [{ name: 'pm' }, { name: 'slow' }] });
     h.llm.respond((r) => (agentOf(r) === 'pm' && !resuming(r) ? { content: '@slow take your time' } : { hang: true }));
     await h.adapter.say('@pm start');
-    await wait(100);
+    await until(() => h.llm.requests.some((r) => agentOf(r) === 'slow'));
     await h.adapter.say('just chatting here'); // no agent woken: pm is mention-only
-    await wait(50);
     const status = await h.adapter.command('status');
     expect(status).toMatch(/Working: @slow/);
     expect(status).toMatch(/Request #1: @pm waits for @slow \(answered: 0 of 1\), since \d\d:\d\d:\d\d UTC/);
@@ -105,7 +104,7 @@ describe('request_reply threads through the bridge', () => {
     await h.bridge.idle();
     expect(h.adapter.transcript('planning')).toEqual(['[@pm]: @quick @alice budget?', '[@quick]: Budget is fine.']);
     expect(h.adapter.transcript()).toEqual(['[@pm]: Asked in #planning.']);
-    await wait(1500);
+    await until(() => h.adapter.transcript().length === 2); // the 1 s deadline passes
     await h.bridge.idle();
     expect(h.adapter.transcript()).toEqual(['[@pm]: Asked in #planning.', '[@pm]: Going ahead without alice.']);
     const resume = h.llm.requests.find(resuming) as RecordedRequest;
@@ -191,7 +190,7 @@ describe('request_reply threads through the bridge', () => {
         return bHangs ? { hang: true } : { content: 'B thinks no.' };
       });
       await h.adapter.say('@pm ask them');
-      await wait(150);
+      await until(() => h.llm.requests.some((r) => agentOf(r) === 'b'));
       expect(h.store.threads.live()[0]?.answers.map((a) => a.participant)).toEqual(['a']);
       bHangs = false;
       await h.restart();

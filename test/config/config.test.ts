@@ -104,6 +104,12 @@ describe('agent files', () => {
     expect(config.secrets).toContain('discord-token-value');
   });
 
+  it('refuses timeouts too long for a timer', () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    expect(errorOf(() => load({ REPLY_TIMEOUT_S: '99999999' })).message).toMatch(/^environment: REPLY_TIMEOUT_S: /);
+    expect(load({ REPLY_TIMEOUT_S: '2147483' }).settings.REPLY_TIMEOUT_S).toBe(2147483);
+  });
+
   it('names the environment variable of a bad global setting', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
     expect(errorOf(() => load({ TURN_LIMIT: 'lots' })).message).toMatch(/^environment: TURN_LIMIT: /);

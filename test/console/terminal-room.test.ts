@@ -140,3 +140,29 @@ describe('npm start', () => {
     );
   });
 });
+
+describe('terminal room resilience', () => {
+  it('keeps reading after a message fails to be handled, and still finishes at end of input', async () => {
+    const { ConsoleAdapter } = await import('../../adapters/console/index.js');
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    let printed = '';
+    stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+    const adapter = new ConsoleAdapter({ input: stdin, output: stdout, interactive: false });
+    const received: string[] = [];
+    await adapter.start({
+      receive: async (event) => {
+        if (event.text === 'boom') throw new Error('the store is locked');
+        received.push(event.text);
+      },
+      command: async () => 'ok',
+      lastMessageId: () => undefined,
+    });
+    stdin.end('boom\nstill here\n');
+    await adapter.finished;
+    expect(received).toEqual(['still here']);
+    expect(printed).toContain('[system]: that message could not be handled: the store is locked');
+  });
+});

@@ -87,9 +87,10 @@ describe('request_reply threads', () => {
     expect(isAwaitingAnswerFrom({ ...outer, status: 'cancelled' }, 'lead')).toBe(false);
   });
 
-  it('treats mentioning the requester or co-participants in an answer as an answer, not a request', () => {
+  it('treats mentioning the requester in an answer as the answer; asking anyone else nests a request', () => {
     const t = thread();
-    expect(requestsOf(['pm', 'character_dev'], 'science', t)).toEqual([]);
+    expect(requestsOf(['pm'], 'science', t)).toEqual([]);
+    expect(requestsOf(['pm', 'character_dev'], 'science', t)).toEqual(['character_dev']);
     expect(requestsOf(['pm', 'lead_writer'], 'science', t)).toEqual(['lead_writer']);
     expect(requestsOf(['science', 'pm'], 'pm')).toEqual(['science']);
   });
