@@ -269,8 +269,7 @@ export class Bridge {
     room.actor.newEpoch();
     room.state.setTurnState(handBack(reason));
     this.closeThreads(room);
-    if (text) await this.postSystem(room, text);
-    room.state.setTurnState(handBack(reason));
+    if (text) await this.postSystem(room, text); // a system message keeps control with the humans
   }
 
   /** Runs a post-and-store in a room, visible to echoes arriving meanwhile. */

@@ -16,10 +16,6 @@ export class ChannelActor {
     return this.queued > 0;
   }
 
-  get pending(): number {
-    return this.queued;
-  }
-
   /** Runs `task` after everything queued before it; errors go to onError, never to the caller. */
   enqueue(task: () => Promise<void>): Promise<void> {
     this.queued++;

@@ -102,7 +102,9 @@ function privateChatLines(bridge: Bridge): string[] {
     );
   }
   const pending = bridge.config.agents.flatMap((agent) =>
-    store.chats.involving(agent.name).filter((r) => r.status === 'pending' && r.from === agent.name),
+    store.chats
+      .involving(agent.name)
+      .filter((r) => r.status === 'pending' && r.expiresAt > bridge.clock() && r.from === agent.name),
   );
   for (const r of pending) lines.push(`Chat request #${r.id}: @${r.from} -> @${r.to} (pending): ${r.reason}`);
   return lines;

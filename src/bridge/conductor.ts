@@ -312,11 +312,11 @@ export class Conductor {
 
   /** Chat requests waiting for this agent's answer, shown at the start of its turn. */
   private chatNote(agent: AgentConfig): string {
-    const chats = this.bridge.options.store.chats;
-    chats.expire(this.bridge.clock());
+    // One read per turn; expired requests are left out here and marked expired by the chat actions.
+    const now = this.bridge.clock();
     const me = agent.name.toLowerCase();
-    const involving = chats.involving(agent.name);
-    const pending = involving.filter((r) => r.status === 'pending' && r.to.toLowerCase() === me);
+    const involving = this.bridge.options.store.chats.involving(agent.name);
+    const pending = involving.filter((r) => r.status === 'pending' && r.expiresAt > now && r.to.toLowerCase() === me);
     const open = involving
       .filter((r) => r.status === 'accepted')
       .map((r) => (r.from.toLowerCase() === me ? r.to : r.from));

@@ -1,4 +1,4 @@
-export { extractMentions, mentions, mentionTokens, stripCode } from './mentions.js';
+export { extractMentions, mentionTokens, stripCode } from './mentions.js';
 export * from './turns.js';
 export type * from './types.js';
 export { isAwaiting, shouldWake, type WakeInput } from './wake.js';

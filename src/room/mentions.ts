@@ -46,8 +46,3 @@ export function extractMentions(text: string, known: readonly string[], self?: s
   }
   return found;
 }
-
-/** True when `text` mentions `name` (same rules as extractMentions). */
-export function mentions(text: string, name: string): boolean {
-  return extractMentions(text, [name]).length > 0;
-}

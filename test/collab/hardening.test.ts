@@ -1,14 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, type Harness, startHarness } from '../helpers/harness.js';
+import { agentOf, type Harness, startHarness, systemOf, toolResultsOf } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
-
-const system = (r: RecordedRequest) => String(r.messages[0]?.content ?? '');
-const toolResults = (r: RecordedRequest | undefined) =>
-  (r?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
 
 describe('no way around the turn limit and /pass', () => {
   it('one turn posting many messages stops at TURN_LIMIT, and its final reply is not posted', async () => {
@@ -26,7 +22,7 @@ describe('no way around the turn limit and /pass', () => {
       '[@chatty]: update 3',
       expect.stringMatching(/^\[system\]: @human 3 agent messages in a row/),
     ]);
-    const results = toolResults(h.llm.requests[1]);
+    const results = toolResultsOf(h.llm.requests[1]);
     expect(results.slice(0, 3)).toEqual(['Posted in here.', 'Posted in here.', 'Posted in here.']);
     expect(results[3]).toBe('[ERROR: the humans have control in here (turn limit); nothing was posted]');
   });
@@ -73,7 +69,7 @@ describe('no way around the turn limit and /pass', () => {
     );
     await h.adapter.say('@pm ask in other');
     await h.bridge.idle();
-    expect(toolResults(h.llm.requests[1])).toEqual([
+    expect(toolResultsOf(h.llm.requests[1])).toEqual([
       '[ERROR: the humans have control in #other (/pass); nothing was posted]',
     ]);
     expect(h.store.threads.all()).toEqual([]);
@@ -86,7 +82,7 @@ describe('requests across rooms when one of them is handed back', () => {
     h.llm.respond((r) => {
       const agent = agentOf(r);
       if (agent === 'code') return { status: 500, errorMessage: 'model down' };
-      if (/reached its deadline/.test(system(r))) return { content: 'Nobody could help; I will continue alone.' };
+      if (/reached its deadline/.test(systemOf(r))) return { content: 'Nobody could help; I will continue alone.' };
       if (r.messages.some((m) => m.role === 'tool')) return { content: 'Asked in #other.' };
       return {
         toolCalls: [
@@ -107,7 +103,7 @@ describe('requests across rooms when one of them is handed back', () => {
       '[@pm]: Asked in #other.',
       '[@pm]: Nobody could help; I will continue alone.',
     ]);
-    expect(system(h.llm.requests.at(-1) as RecordedRequest)).toContain('Did not answer: @code');
+    expect(systemOf(h.llm.requests.at(-1) as RecordedRequest)).toContain('Did not answer: @code');
   });
 
   it("a deadline stops only the participant's turn for that request, not other work", async () => {
@@ -118,7 +114,7 @@ describe('requests across rooms when one of them is handed back', () => {
     h.llm.respond((r) => {
       const agent = agentOf(r);
       if (agent === 'slow') return { delayMs: 2500, content: 'Here is my careful answer for the human.' };
-      if (/reached its deadline/.test(system(r))) return { content: 'Going on without them.' };
+      if (/reached its deadline/.test(systemOf(r))) return { content: 'Going on without them.' };
       if (r.messages.some((m) => m.role === 'tool')) return { content: 'Asked.' };
       return {
         toolCalls: [
@@ -157,7 +153,7 @@ describe('private chats and the tool-round limit', () => {
     h.store.chats.setStatus(request.id, 'accepted');
     let n = 0;
     h.llm.respond((r) => {
-      const inPrivate = system(r).includes('private conversation');
+      const inPrivate = systemOf(r).includes('private conversation');
       if (inPrivate) return { content: `${agentOf(r)} private ${++n}` };
       if (agentOf(r) === 'a' && !r.messages.some((m) => m.role === 'tool')) {
         return { toolCalls: [{ name: 'chat', arguments: { to: 'b', message: `hello b ${++n}` } }] };

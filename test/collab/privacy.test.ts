@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, type Harness, startHarness } from '../helpers/harness.js';
+import { agentOf, type Harness, startHarness, toolResultsOf } from '../helpers/harness.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -63,8 +63,6 @@ describe('private agent-to-agent chats', () => {
     { name: 'b', tools: ['chat_request' as const, 'chat_response' as const, 'chat' as const] },
     { name: 'c', activation: 'always' as const },
   ];
-  const toolResults = (r: RecordedRequest | undefined) =>
-    (r?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
 
   it('request, accept, chat: only the two agents see it; operators see it in /status', async () => {
     h = await startHarness({ agents: chatAgents });
@@ -79,7 +77,7 @@ describe('private agent-to-agent chats', () => {
     h.llm.script('c', { content: '[pass]' }, { content: '[pass]' });
     await h.adapter.say('@a sort it out with b');
     await h.bridge.idle();
-    expect(h.llm.requests[1] && toolResults(h.llm.requests[1])).toEqual([
+    expect(h.llm.requests[1] && toolResultsOf(h.llm.requests[1])).toEqual([
       'Chat request #1 sent to @b; they will see it at the start of their next turn.',
     ]);
 
@@ -89,7 +87,7 @@ describe('private agent-to-agent chats', () => {
       if (
         agent === 'b' &&
         String(r.messages[0]?.content).includes('#1 from @a: budget details') &&
-        toolResults(r).length === 0
+        toolResultsOf(r).length === 0
       ) {
         return {
           toolCalls: [
@@ -133,7 +131,7 @@ describe('private agent-to-agent chats', () => {
     );
     await h.adapter.say('@a go');
     await h.bridge.idle();
-    expect(toolResults(h.llm.requests[1])).toEqual([
+    expect(toolResultsOf(h.llm.requests[1])).toEqual([
       '[ERROR: there is no agent named @zed]',
       '[ERROR: there is no chat request #99 addressed to you]',
       '[ERROR: you have no accepted chat with @b: send chat_request first]',

@@ -1,17 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../fakes/discord/index.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf } from '../helpers/harness.js';
+import { agentOf, systemOf } from '../helpers/harness.js';
 import { type DiscordHarness, startDiscordHarness } from './discord-harness.js';
 
 let h: DiscordHarness;
 afterEach(async () => h?.close());
 
-const system = (r: RecordedRequest) => String(r.messages[0]?.content ?? '');
 const resumed = (r: RecordedRequest, id?: number) =>
   id === undefined
-    ? /request #\d+ has answered/.test(system(r))
-    : system(r).includes(`asked in request #${id} has answered`);
+    ? /request #\d+ has answered/.test(systemOf(r))
+    : systemOf(r).includes(`asked in request #${id} has answered`);
 const author = (m: FakeMessage) => h.discord.world.user(m.authorId)?.username ?? '?';
 
 describe('agents working together on Discord', () => {
@@ -33,7 +32,9 @@ describe('agents working together on Discord', () => {
         return { content: '@lead_writer please draft a plot.' };
       }
       if (agent === 'lead_writer') {
-        return { content: system(r).includes('(request #3)') ? '@pm Revised plot.' : '@pm Plot: Europa, warm water.' };
+        return {
+          content: systemOf(r).includes('(request #3)') ? '@pm Revised plot.' : '@pm Plot: Europa, warm water.',
+        };
       }
       if (agent === 'science') return { content: 'Plausible: tidal heating.' };
       return { content: 'Mara should hesitate first.' };
@@ -95,7 +96,9 @@ describe('agents working together on Discord', () => {
       'I asked Alice.',
       'Alice confirmed Friday.',
     ]);
-    expect(system(h.llm.requests.find((r) => resumed(r)) as RecordedRequest)).toContain('- @Alice: Yes, Friday works');
+    expect(systemOf(h.llm.requests.find((r) => resumed(r)) as RecordedRequest)).toContain(
+      '- @Alice: Yes, Friday works',
+    );
   });
 
   it('catches up on a DM after the bridge restarts', async () => {

@@ -67,3 +67,15 @@ export function agentOf(request: { messages: Array<{ role: string; content?: unk
   const system = String(request.messages[0]?.content ?? '');
   return /You are @([A-Za-z0-9_-]+) in a shared chat room/.exec(system)?.[1] ?? '?';
 }
+
+type Request = { messages: Array<{ role: string; content?: unknown }> };
+
+/** The system prompt of a recorded request (agent prompt, room note, situation frame). */
+export function systemOf(request: Request): string {
+  return String(request.messages[0]?.content ?? '');
+}
+
+/** What the tools answered within a recorded request, in order. */
+export function toolResultsOf(request: Request | undefined): string[] {
+  return (request?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
+}
