@@ -30,6 +30,32 @@ export interface Inbound {
   readonly direct?: { readonly agent: string };
   /** Milliseconds since the epoch; defaults to the bridge's clock. */
   readonly at?: number;
+  /**
+   * Agents this message addresses beyond the `@name` mentions in its text: a human's platform reply
+   * to an agent's message. Canonical agent names.
+   */
+  readonly addressed?: readonly string[];
+  /** Files attached to the message (Slack file shares, Discord attachments). */
+  readonly files?: readonly InboundFile[];
+  /**
+   * Set when this event is an edit of an earlier message: the edited message's platform id and when it
+   * was first posted. `messageId` is then an id of its own for this edit (so the dedupe key differs).
+   */
+  readonly edit?: { readonly of: string; readonly originalAt: number };
+}
+
+/** A file attached to an incoming message. */
+export interface InboundFile {
+  /** The file name as the platform gives it (not yet sanitised). */
+  readonly name: string;
+  readonly mimeType?: string | undefined;
+  /** Size in bytes, as the platform reports it. */
+  readonly size: number;
+  /**
+   * Fetches the content, with the platform's credentials and from the platform's own file host only.
+   * Rejects when the file cannot be fetched.
+   */
+  download(signal?: AbortSignal): Promise<Uint8Array>;
 }
 
 /** Operator commands; `clear` is the terminal room's own (forget this room's history). */
