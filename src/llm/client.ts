@@ -21,9 +21,33 @@ export interface LlmRequest {
   readonly onText?: ((textSoFar: string) => void) | undefined;
 }
 
+/** Token counts a server reported for one call (`usage`); cached is the part of input served from its prompt cache. */
+export interface LlmUsage {
+  readonly input: number;
+  readonly cached: number;
+  readonly output: number;
+}
+
 export interface LlmResponse {
   readonly content: string;
   readonly toolCalls: readonly LlmToolCall[];
+  /** What the server reported, when it did. */
+  readonly usage?: LlmUsage | undefined;
+}
+
+/** Reads an OpenAI-shaped `usage` object; undefined when absent or not numeric. */
+export function readUsage(raw: unknown): LlmUsage | undefined {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const usage = raw as {
+    prompt_tokens?: unknown;
+    completion_tokens?: unknown;
+    prompt_tokens_details?: { cached_tokens?: unknown } | null;
+  };
+  const input = Number(usage.prompt_tokens);
+  const output = Number(usage.completion_tokens);
+  if (!Number.isFinite(input) || !Number.isFinite(output)) return undefined;
+  const cached = Number(usage.prompt_tokens_details?.cached_tokens ?? 0);
+  return { input, cached: Number.isFinite(cached) ? cached : 0, output };
 }
 
 /** The seam the tool loop talks to; tests may pass their own. */
@@ -80,7 +104,9 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
         if (!options.stream && !request.onText) {
           const completion = await client.chat.completions.create(body, requestOptions);
           const message = completion.choices[0]?.message;
+          const usage = readUsage(completion.usage);
           return {
+            ...(usage ? { usage } : {}),
             content: message?.content ?? '',
             toolCalls: (message?.tool_calls ?? [])
               .filter((call) => call.type === 'function')
@@ -90,7 +116,9 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
         const stream = await client.chat.completions.create({ ...body, stream: true }, requestOptions);
         let content = '';
         const calls: Array<{ id: string; name: string; arguments: string }> = [];
+        let usage: LlmUsage | undefined;
         for await (const chunk of stream) {
+          usage = readUsage(chunk.usage) ?? usage;
           const delta = chunk.choices[0]?.delta;
           if (!delta) continue;
           if (delta.content) {
@@ -107,7 +135,7 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
         }
         // The SDK ends a stream quietly when it is aborted: that is not a complete answer.
         signal.throwIfAborted();
-        return { content, toolCalls: calls.filter(Boolean) };
+        return { content, toolCalls: calls.filter(Boolean), ...(usage ? { usage } : {}) };
       } catch (error) {
         throw toLlmError(error, options);
       }
