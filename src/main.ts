@@ -135,7 +135,7 @@ export async function run(options: RunOptions = {}): Promise<Running> {
     const banner =
       options.banner ??
       `Roundtable terminal room. Agents: ${config.agents.map((a) => `@${a.name}`).join(', ')}. ` +
-        'Commands: /status /pass /reset /clear /quit. Log: ' +
+        'Commands: /status /pass /reset /privacy /clear /quit. Log: ' +
         (logFile ?? 'stderr');
     consoleAdapter.print(`[system]: ${banner}`);
   }

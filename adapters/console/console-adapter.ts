@@ -5,7 +5,7 @@ import type { AdapterSink, ChatAdapter, CommandName, Outbound, Posted } from '..
 
 export const CONSOLE_PLATFORM = 'console';
 export const CONSOLE_ROOM = 'main';
-const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'clear'];
+const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'clear'];
 const RESULT_SHOWN = 500;
 
 export interface ConsoleAdapterOptions {
@@ -112,7 +112,9 @@ export class ConsoleAdapter implements ChatAdapter {
     if (command) {
       const name = command[1]?.toLowerCase() as CommandName;
       if (!COMMANDS.includes(name)) {
-        this.print(`[system]: Unknown command /${command[1]}. Commands: /pass, /reset, /status, /clear, /quit.`);
+        this.print(
+          `[system]: Unknown command /${command[1]}. Commands: /pass, /reset, /status, /privacy, /clear, /quit.`,
+        );
         return;
       }
       const answer = await sink.command({

@@ -2,6 +2,7 @@ import type { AgentConfig, Config } from '../config/index.js';
 import { runAgentTurn, type TurnOutput } from '../llm/agent-turn.js';
 import { createOpenAiClient, type LlmClient } from '../llm/client.js';
 import { buildContext, stripSpeakerPrefix } from '../llm/context.js';
+import type { Logger } from '../log.js';
 import type { ChatAdapter, Sandbox } from '../ports.js';
 import type { RoomMessage } from '../room/types.js';
 import { toolsFor } from '../tools/registry.js';
@@ -38,6 +39,8 @@ export interface AgentRunRequest {
   readonly messaging?: Messaging | undefined;
   /** Each round's text so far, while it streams in. */
   readonly onText?: ((textSoFar: string) => void) | undefined;
+  /** Debug lines for model calls and tool runs. */
+  readonly log?: Logger | undefined;
 }
 
 const TYPING_EVERY_MS = 8000;
@@ -80,6 +83,7 @@ export class AgentRunner {
         maxRounds: this.config.settings.MAX_TOOL_ROUNDS,
         onToolRun: (run) => adapter.toolRun?.(channel, agent.name, run.input, run.output),
         onText: request.onText,
+        log: request.log,
       });
       return { ...output, text: stripSpeakerPrefix(agent.name, output.text) };
     } finally {

@@ -1,6 +1,7 @@
 import { describeError } from '../errors.js';
+import type { Logger } from '../log.js';
 import type { ToolRun } from '../room/types.js';
-import type { Tool, ToolContext } from '../tools/tool.js';
+import { failed, refused, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
 import type { ChatCompletionMessageParam, LlmClient } from './client.js';
 
 export interface TurnInput {
@@ -16,6 +17,8 @@ export interface TurnInput {
   readonly onToolRun?: ((run: ToolRun) => void) | undefined;
   /** Called with each round's text so far while it streams in (a new round starts again from empty). */
   readonly onText?: ((textSoFar: string) => void) | undefined;
+  /** Debug lines for each model call and tool run; unexpected tool errors at error level. */
+  readonly log?: Logger | undefined;
 }
 
 export interface TurnOutput {
@@ -37,6 +40,42 @@ function parseArguments(raw: string): Record<string, unknown> | string {
   }
 }
 
+/** Runs one tool call; the one place where a tool's unexpected error is caught and logged. */
+async function runTool(input: TurnInput, call: { name: string; arguments: string }): Promise<ToolResult> {
+  const tool = input.tools.find((t) => t.name === call.name);
+  if (!tool) return refused(call.arguments, `there is no tool named "${call.name}"`);
+  const args = parseArguments(call.arguments);
+  if (typeof args === 'string') return refused(call.arguments, args);
+  const started = Date.now();
+  let result: ToolResult;
+  try {
+    result = await tool.run(args, input.toolContext);
+  } catch (error) {
+    input.toolContext.signal.throwIfAborted();
+    input.log?.error({ err: error, agent: input.toolContext.agent, tool: call.name }, 'tool failed unexpectedly');
+    result = failed(call.arguments, describeError(error));
+  }
+  input.log?.debug(
+    {
+      agent: input.toolContext.agent,
+      room: input.toolContext.channelKey,
+      tool: call.name,
+      status: result.status,
+      ms: Date.now() - started,
+      ...exitCodeOf(result),
+    },
+    'tool run',
+  );
+  return result;
+}
+
+/** The exit code a bash run reported, for the debug line. */
+function exitCodeOf(result: ToolResult): { exitCode?: number } {
+  if (result.status !== 'ok') return {};
+  const code = /\[exit code: (\d+)\]$/.exec(result.output)?.[1];
+  return { exitCode: code === undefined ? 0 : Number(code) };
+}
+
 /** Call the model, run each tool call, append results, call again, until a reply has no tool calls. */
 export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
   const messages = [...input.messages];
@@ -44,6 +83,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
   const definitions = input.tools.map((tool) => tool.definition);
   for (let round = 0; ; round++) {
     input.toolContext.signal.throwIfAborted();
+    const started = Date.now();
     const response = await input.client.complete({
       model: input.model,
       messages,
@@ -52,6 +92,19 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       signal: input.toolContext.signal,
       onText: input.onText,
     });
+    input.log?.debug(
+      {
+        agent: input.toolContext.agent,
+        model: input.model,
+        ms: Date.now() - started,
+        round,
+        toolCalls: response.toolCalls.length,
+        ...(response.usage
+          ? { tokensIn: response.usage.input, tokensCached: response.usage.cached, tokensOut: response.usage.output }
+          : {}),
+      },
+      'llm call',
+    );
     if (response.toolCalls.length === 0) return { text: response.content, toolRuns, roundLimitHit: false };
     if (round >= input.maxRounds) return { text: response.content, toolRuns, roundLimitHit: true };
 
@@ -67,28 +120,12 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
     let endTurn = false;
     for (const call of response.toolCalls) {
       input.toolContext.signal.throwIfAborted(); // /pass stops a batch of tool calls between two of them
-      const tool = input.tools.find((t) => t.name === call.name);
-      const args = parseArguments(call.arguments);
-      let run: ToolRun;
-      let ended = false;
-      if (!tool) {
-        run = { tool: call.name, input: call.arguments, output: `[ERROR: there is no tool named "${call.name}"]` };
-      } else if (typeof args === 'string') {
-        run = { tool: call.name, input: call.arguments, output: `[ERROR: ${args}]` };
-      } else {
-        try {
-          const result = await tool.run(args, input.toolContext);
-          run = { tool: call.name, input: result.input, output: result.output };
-          ended = result.endTurn === true;
-        } catch (error) {
-          input.toolContext.signal.throwIfAborted();
-          run = { tool: call.name, input: call.arguments, output: `[ERROR: ${describeError(error)}]` };
-        }
-      }
+      const result = await runTool(input, call);
+      const run: ToolRun = { tool: call.name, input: result.input, output: result.output };
       toolRuns.push(run);
       input.onToolRun?.(run);
       messages.push({ role: 'tool', tool_call_id: call.id, content: run.output });
-      if (ended) endTurn = true;
+      if (result.endTurn) endTurn = true;
     }
     // An action that ends the turn (a private `chat` message): nothing more is said in the room.
     if (endTurn) return { text: '', toolRuns, roundLimitHit: false };

@@ -87,6 +87,7 @@ describe('terminal room', () => {
       'Working: nobody',
       'Agent messages in a row: 3 of 20',
       'Control: agents',
+      'Privacy: off',
       'Agents: @code (mention), @data (always)',
       'Open requests: none',
       'Sandbox: fake sandbox, last command: wc -l sales.csv',

@@ -34,7 +34,7 @@ describe('Discord setup scripts', () => {
       ['code', 3],
     ]);
     const code = fake.commands.get(`${fake.bot('code-bot').applicationId}:${guild}`) as { name: string }[];
-    expect(code.map((command) => command.name)).toEqual(['pass', 'reset', 'status']);
+    expect(code.map((command) => command.name)).toEqual(['pass', 'reset', 'status', 'privacy']);
     expect(fake.commands.get(`${fake.bot('data-bot').applicationId}:${guild}`)).toEqual([]);
   });
 

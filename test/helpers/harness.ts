@@ -1,6 +1,7 @@
+import pino from 'pino';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
-import { silentLogger } from '../../src/log.js';
+import { type Logger, silentLogger } from '../../src/log.js';
 import type { ChatAdapter, Sandbox } from '../../src/ports.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
@@ -27,6 +28,8 @@ export async function startHarness(options: {
   sandbox?: Sandbox;
   storeFile?: string;
   adapters?: ChatAdapter[];
+  /** Where the bridge logs (default: nowhere). */
+  logger?: Logger;
 }): Promise<Harness> {
   const llm = await startFakeOpenAI();
   const config = testConfig({
@@ -37,7 +40,13 @@ export async function startHarness(options: {
   const sandbox = options.sandbox ?? new FakeSandbox();
   const adapter = new MemoryAdapter();
   const make = () =>
-    createBridge({ config, store, sandbox, adapters: [adapter, ...(options.adapters ?? [])], logger: silentLogger() });
+    createBridge({
+      config,
+      store,
+      sandbox,
+      adapters: [adapter, ...(options.adapters ?? [])],
+      logger: options.logger ?? silentLogger(),
+    });
   const harness: Harness = {
     llm,
     config,
@@ -78,4 +87,18 @@ export function systemOf(request: Request): string {
 /** What the tools answered within a recorded request, in order. */
 export function toolResultsOf(request: Request | undefined): string[] {
   return (request?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
+}
+
+/** A debug-level logger whose JSON lines are kept in `lines` (for tests of what the log says). */
+export function captureLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino(
+    { level: 'debug' },
+    {
+      write(line: string) {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      },
+    },
+  );
+  return { logger, lines };
 }
