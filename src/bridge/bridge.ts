@@ -7,6 +7,7 @@ import { isNoProgress } from '../room/guards.js';
 import { extractMentions, handBack, handBackText, limitReached } from '../room/index.js';
 import { requestsOf, type Thread } from '../room/threads.js';
 import type { RoomMessage, ToolRun } from '../room/types.js';
+import { redact } from '../secrets.js';
 import type { Store } from '../store/index.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { ChannelActor } from './channel-actor.js';
@@ -335,7 +336,7 @@ export class Bridge {
 
   /** Posts one of the bridge's own messages (hand-backs, errors). They wake no one and reset the counter. */
   postSystem(room: Room, text: string): Promise<void> {
-    return this.tracked(room, () => this.postSystemNow(room, text));
+    return this.tracked(room, () => this.postSystemNow(room, redact(text)));
   }
 
   private async postSystemNow(room: Room, text: string): Promise<void> {
@@ -395,7 +396,7 @@ export class Bridge {
   /** An operator command, acting on the room it was issued in. */
   async command(event: CommandEvent): Promise<string> {
     try {
-      return await handleCommand(this, event);
+      return redact(await handleCommand(this, event));
     } catch (error) {
       this.log.error({ err: error, command: event.name }, 'command failed');
       return `/${event.name} failed: ${describeError(error)}`;
