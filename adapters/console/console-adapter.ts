@@ -17,15 +17,16 @@ export const STOPPED_LINE = '[system]: stopped; control is with the humans';
 const HELP = [
   '[system]: Commands:',
   '  /help                     this list',
-  '  /status                   who is working, the turn counter, open requests, the sandbox',
-  "  /pass [agent]             stop the agents' turns (or one agent's); control goes to the humans",
-  '  /reset [agent|workspace]  stop turns, clear the counter, remove the sandbox (and its files)',
+  '  /status                   who works, turn counter, open requests, sandbox',
+  "  /pass [agent]             stop the turns (or one agent's); humans get control",
+  '  /reset [agent|workspace]  stop turns, reset the counter, remove the sandbox',
   "  /clear                    forget this room's history",
-  '  /quit                     leave once the room has finished what it is doing',
+  '  /quit                     leave once the room is done',
   'Keys:',
-  `  Ctrl-C                    while agents work: stop them (as /pass); at an idle prompt, or again within ${QUIT_WINDOW_MS / 1000} s: quit`,
-  '  Ctrl-D                    leave, like /quit',
-  '  paste                     a multi-line paste is one message; Enter sends it',
+  '  Ctrl-C   while agents work: stop them, as /pass does;',
+  `           at an idle prompt, or pressed again within ${QUIT_WINDOW_MS / 1000} s: quit`,
+  '  Ctrl-D   leave, like /quit',
+  '  paste    a multi-line paste is one message; Enter sends it',
 ].join('\n');
 
 export interface ConsoleAdapterOptions {
