@@ -3,6 +3,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
 import { NOT_A_REPLY } from '../room/types.js';
+import { redact } from '../secrets.js';
 import type { Store } from '../store/index.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { handleCommand } from './commands.js';
@@ -187,7 +188,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     receive: (event: Inbound) => reception.receive(event),
     command: async (event: CommandEvent) => {
       try {
-        return await handleCommand(commandDeps, event);
+        return redact(await handleCommand(commandDeps, event));
       } catch (error) {
         log.error({ err: error, command: event.name }, 'command failed');
         return `/${event.name} failed: ${describeError(error)}`;

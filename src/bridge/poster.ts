@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import type { StreamingPost } from '../ports.js';
 import type { ReplyTo, RoomMessage, ToolRun } from '../room/types.js';
+import { redact } from '../secrets.js';
 import type { Recorder } from './recorder.js';
 import type { Room } from './rooms.js';
 
@@ -67,7 +68,9 @@ export class Poster {
   }
 
   /** Posts one of the bridge's own lines (hand-backs, errors, notices). They wake no one. */
-  system(room: Room, text: string): Promise<void> {
+  system(room: Room, line: string): Promise<void> {
+    // Error lines quote what servers said: known secrets never reach the room or the store.
+    const text = redact(line);
     return this.tracked(room, async () => {
       let ids: readonly string[] = [];
       try {

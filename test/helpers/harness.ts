@@ -28,25 +28,23 @@ export async function startHarness(options: {
   sandbox?: Sandbox;
   storeFile?: string;
   adapters?: ChatAdapter[];
+  /** Builds the configuration instead (e.g. with loadConfig), given the fake model server's URL. */
+  config?: (llmBaseURL: string) => Config;
   /** Where the bridge logs (default: nowhere). */
   logger?: Logger;
 }): Promise<Harness> {
   const llm = await startFakeOpenAI();
-  const config = testConfig({
-    agents: options.agents,
-    env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', LLM_TIMEOUT_S: '10', ...options.env },
-  });
+  const config =
+    options.config?.(llm.baseURL) ??
+    testConfig({
+      agents: options.agents,
+      env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', LLM_TIMEOUT_S: '10', ...options.env },
+    });
+  const logger = options.logger ?? silentLogger();
   const store = openStore(options.storeFile ?? ':memory:');
   const sandbox = options.sandbox ?? new FakeSandbox();
   const adapter = new MemoryAdapter();
-  const make = () =>
-    createBridge({
-      config,
-      store,
-      sandbox,
-      adapters: [adapter, ...(options.adapters ?? [])],
-      logger: options.logger ?? silentLogger(),
-    });
+  const make = () => createBridge({ config, store, sandbox, adapters: [adapter, ...(options.adapters ?? [])], logger });
   const harness: Harness = {
     llm,
     config,
