@@ -6,8 +6,10 @@ import { NOT_A_REPLY } from '../room/types.js';
 import { redact } from '../secrets.js';
 import type { Store } from '../store/index.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
+import { AgentTurns } from './agent-turns.js';
 import { handleCommand } from './commands.js';
 import { Conductor } from './conductor.js';
+import { handBackWith } from './hand-back.js';
 import { LoopGuards } from './loop-guards.js';
 import { RoomMessaging } from './messaging.js';
 import { Poster } from './poster.js';
@@ -118,7 +120,7 @@ export function createBridge(options: BridgeOptions): Bridge {
 
   const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config), sandbox);
   let privateChats: PrivateChats | undefined;
-  const turns: TurnRunner = new TurnRunner({
+  const turnRunner: TurnRunner = new TurnRunner({
     runner,
     messagingFor: (room, agent, replyTo) =>
       new RoomMessaging(
@@ -135,7 +137,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       agents,
       chats: store.chats,
       rooms,
-      turns,
+      turns: turnRunner,
       poster,
       afterPost,
       clock,
@@ -144,15 +146,26 @@ export function createBridge(options: BridgeOptions): Bridge {
     });
     return privateChats;
   };
+  const handBack = handBackWith({ requests, poster, log });
+  const turns = new AgentTurns({
+    runner: turnRunner,
+    poster,
+    requests,
+    guards,
+    handBack,
+    maxToolRounds: settings.MAX_TOOL_ROUNDS,
+    afterPost: (room, message, replyTo, route, epoch) => conductor?.agentMessage(room, message, replyTo, route, epoch),
+    log,
+  });
   conductor = new Conductor({
     agents,
     turnLimit: settings.TURN_LIMIT,
-    maxToolRounds: settings.MAX_TOOL_ROUNDS,
     rooms,
     requests,
-    poster,
     turns,
+    runner: turnRunner,
     guards,
+    handBack,
     clock,
     log,
   });

@@ -1,26 +1,18 @@
 import type { AgentConfig } from '../config/index.js';
-import { describeError } from '../errors.js';
 import type { Situation } from '../llm/situation.js';
 import type { Logger } from '../log.js';
 import { isNoProgress } from '../room/guards.js';
 import { planWakes, type Wake } from '../room/routing.js';
 import { isAwaitingAnswerFrom, pendingParticipants, resumeSummary, type Thread } from '../room/threads.js';
-import { classifyReply, handBack, handBackText, limitReached, worldPassText } from '../room/turns.js';
+import { handBack, handBackText, limitReached } from '../room/turns.js';
 import type { ReplyTo, RoomMessage } from '../room/types.js';
+import type { AgentTurns } from './agent-turns.js';
+import type { HandBack } from './hand-back.js';
 import type { LoopGuards } from './loop-guards.js';
-import type { Poster } from './poster.js';
 import { privatePair } from './private-rooms.js';
 import type { Requests } from './requests.js';
 import type { Room, Rooms } from './rooms.js';
 import type { TurnRunner } from './turn-runner.js';
-
-/** How a turn ended, from the caller's point of view. */
-type TurnEnd =
-  | { readonly kind: 'posted'; readonly message: RoomMessage }
-  | { readonly kind: 'passed' }
-  | { readonly kind: 'failed' }
-  /** Control went to the humans (hand-back): nothing more happens in this round. */
-  | { readonly kind: 'ended' };
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -36,12 +28,12 @@ export class Conductor {
     private readonly deps: {
       readonly agents: readonly AgentConfig[];
       readonly turnLimit: number;
-      readonly maxToolRounds: number;
       readonly rooms: Rooms;
       readonly requests: Requests;
-      readonly poster: Poster;
-      readonly turns: TurnRunner;
+      readonly turns: AgentTurns;
+      readonly runner: TurnRunner;
       readonly guards: LoopGuards;
+      readonly handBack: HandBack;
       readonly clock: () => number;
       readonly log: Logger;
     },
@@ -78,7 +70,7 @@ export class Conductor {
     if (state.control === 'humans') return;
     if (limitReached(state, this.deps.turnLimit)) {
       room.state.setTurnState(handBack('turn limit'));
-      void room.actor.enqueue(() => this.handBack(room, 'turn limit', handBackText(this.deps.turnLimit)));
+      void room.actor.enqueue(() => this.deps.handBack(room, 'turn limit', handBackText(this.deps.turnLimit)));
       return;
     }
     const { guards, requests } = this.deps;
@@ -137,7 +129,7 @@ export class Conductor {
       if (!agent || guards.failedThisRound(room, agent.name)) continue;
       const asked = wake.reason === 'addressed' || wake.reason === 'awaiting';
       const { situation, replyTo } = this.frame(room, message, wake, pair !== undefined, started);
-      const end = await this.turn(room, agent, situation, replyTo, !asked);
+      const end = await this.deps.turns.take(room, agent, situation, replyTo, !asked);
       if (end.kind === 'ended') return;
       if (end.kind === 'posted' && !asked) return;
     }
@@ -191,7 +183,7 @@ export class Conductor {
     }
     const audience =
       room.state.privacy === 'mentions' ? [thread.requester, ...thread.awaited.map((p) => p.name)] : null;
-    const end = await this.turn(
+    const end = await this.deps.turns.take(
       room,
       agent,
       { kind: 'requested', requesters: [thread.requester], threads: [thread.id] },
@@ -227,94 +219,18 @@ export class Conductor {
       people: [...(thread.opener?.people ?? []), ...(outer ? [outer.requester] : [])],
       audience: thread.opener?.audience ?? null,
     };
-    await this.turn(origin, agent, { kind: 'resume', summary: resumeSummary(thread) }, replyTo, true);
+    await this.deps.turns.take(origin, agent, { kind: 'resume', summary: resumeSummary(thread) }, replyTo, true);
   }
 
   /** A deadline passed: the turns still working on it are stopped. */
   expired(thread: Thread): void {
     const target = this.deps.rooms.byKey(thread.targetRoom);
     if (!target) return;
-    this.deps.turns.stopThreadTurns(
+    this.deps.runner.stopThreadTurns(
       target,
       thread.id,
       pendingParticipants(thread).map((p) => p.name),
     );
-  }
-
-  /** One agent turn, and what its result means: post, pass, world pass, failure, hand-back. */
-  async turn(room: Room, agent: AgentConfig, situation: Situation, replyTo: ReplyTo, route: boolean): Promise<TurnEnd> {
-    const { poster, requests, log } = this.deps;
-    const controlAtStart = room.state.turnState.control;
-    const epoch = room.actor.epoch;
-    const result = await this.deps.turns.run(room, agent, situation, replyTo);
-    const stream = result.stream;
-    const cancelStream = () => stream?.cancel().catch(() => {});
-    if (result.kind === 'aborted' || result.kind === 'failed') await cancelStream();
-    if (result.kind === 'aborted') return { kind: 'passed' }; // `/pass <agent>` skips only this agent
-    if (result.kind === 'failed') {
-      log.error({ err: result.error, room: room.key, agent: agent.name }, 'agent turn failed');
-      this.deps.guards.markFailed(room, agent.name);
-      const reason = describeError(result.error);
-      for (const id of replyTo.threads) requests.answer(id, agent.name, reason, false, true);
-      await poster.system(room, `@${agent.name} could not answer: ${reason}`);
-      return { kind: 'failed' };
-    }
-    // Control went to the humans while it worked (its own messaging actions reached the turn limit, or
-    // a deadline hand-back): the reply it was writing is not posted.
-    if (controlAtStart === 'agents' && room.state.turnState.control === 'humans') {
-      await cancelStream();
-      return { kind: 'ended' };
-    }
-    const outcome = classifyReply(result.text);
-    if (outcome.kind === 'pass') {
-      await cancelStream();
-      log.debug({ room: room.key, agent: agent.name }, 'passed');
-      if (result.kind === 'reply') {
-        for (const id of replyTo.threads) requests.answer(id, agent.name, '', true);
-        return { kind: 'passed' };
-      }
-    } else {
-      const text = outcome.text;
-      // A world pass's mentions open no requests: control goes to the humans right after.
-      const posted = await poster.agent(room, agent.name, text, {
-        toolRuns: result.toolRuns,
-        replyTo,
-        stream,
-        ...(outcome.kind === 'world-pass' || result.kind === 'round-limit' ? { requests: [] } : {}),
-      });
-      if (posted.kind === 'failed') {
-        await this.handBack(
-          room,
-          'post failed',
-          `@${agent.name}'s reply could not be posted: ${describeError(posted.error)}`,
-        );
-        return { kind: 'ended' };
-      }
-      if (outcome.kind === 'world-pass') {
-        if (posted.kind === 'posted') for (const id of replyTo.threads) requests.answer(id, agent.name, text, false);
-        await this.handBack(room, 'world pass', worldPassText(agent.name));
-        return { kind: 'ended' };
-      }
-      if (result.kind === 'reply') {
-        if (posted.kind === 'posted') this.agentMessage(room, posted.message, replyTo, route, epoch);
-        return posted.kind === 'posted' ? posted : { kind: 'passed' };
-      }
-    }
-    await this.handBack(
-      room,
-      'tool round limit',
-      `@${agent.name} stopped after ${this.deps.maxToolRounds} tool rounds; control is back with the humans.`,
-    );
-    return { kind: 'ended' };
-  }
-
-  /** Control goes back to the humans: queued turns dropped, the room's requests closed, a line saying why. */
-  async handBack(room: Room, reason: string, text?: string): Promise<void> {
-    room.actor.dropTurns();
-    room.state.setTurnState(handBack(reason));
-    this.deps.requests.handBack(room.key);
-    this.deps.log.info({ room: room.key, reason }, 'control handed back to the humans');
-    if (text) await this.deps.poster.system(room, text);
   }
 
   /** The agents that posted in the room after `message` (earlier answers in its round). */
