@@ -193,7 +193,10 @@ class FakeOpenAIServer implements FakeOpenAI {
     let events: SseEvent[] = chunks.map((data) => ({ data }));
     if (dialect.keepAliveComments) events.unshift({ comment: 'OPENROUTER PROCESSING' });
     if (reply.breakOffAfter !== undefined) {
-      return writeEventStream(res, events.slice(0, reply.breakOffAfter), this.idHeader(), false);
+      return writeEventStream(res, events.slice(0, reply.breakOffAfter), this.idHeader(), 'end');
+    }
+    if (reply.dropConnectionAfter !== undefined) {
+      return writeEventStream(res, events.slice(0, reply.dropConnectionAfter), this.idHeader(), 'drop');
     }
     if (reply.streamError) {
       const { message, code = 500, afterChunks = 2, asEvent = false } = reply.streamError;
@@ -201,7 +204,7 @@ class FakeOpenAIServer implements FakeOpenAI {
         ? { event: 'error', data: { message, code } }
         : { data: dialect.streamError(message, code) };
       events = [...events.slice(0, afterChunks), error];
-      return writeEventStream(res, events, this.idHeader(), false);
+      return writeEventStream(res, events, this.idHeader(), 'end');
     }
     await writeEventStream(res, events, this.idHeader());
   }

@@ -106,14 +106,15 @@ export function deltaChunks(answer: Answer, deltas: Array<Record<string, unknown
 }
 
 /**
- * Writes the events, then `data: [DONE]` unless `done` is false (a stream that breaks off). Yields to the event loop
- * between events so they leave as separate writes, and stops quietly if the client goes away mid-stream.
+ * Writes the events, then `data: [DONE]` (`end: 'done'`); or ends the response without it (`'end'`, a stream that
+ * breaks off), or drops the connection (`'drop'`). Yields to the event loop between events so they leave as separate
+ * writes, and stops quietly if the client goes away mid-stream.
  */
 export async function writeEventStream(
   res: ServerResponse,
   events: SseEvent[],
   headers: Record<string, string>,
-  done = true,
+  end: 'done' | 'end' | 'drop' = 'done',
 ): Promise<void> {
   res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   for (const event of events) {
@@ -123,5 +124,6 @@ export async function writeEventStream(
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   if (res.destroyed) return;
-  res.end(done ? 'data: [DONE]\n\n' : undefined);
+  if (end === 'drop') res.socket?.destroy();
+  else res.end(end === 'done' ? 'data: [DONE]\n\n' : undefined);
 }

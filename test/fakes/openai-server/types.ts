@@ -42,6 +42,8 @@ export interface FakeReply {
   ignoreStream?: boolean;
   /** Stream this many chunks, then end the response: no finish_reason, no `[DONE]`. */
   breakOffAfter?: number;
+  /** Stream this many chunks, then drop the connection. */
+  dropConnectionAfter?: number;
   /** Stream this many chunks, then send an error in the dialect's mid-stream shape (or as `event: error`) and end. */
   streamError?: { message: string; code?: number | string; afterChunks?: number; asEvent?: boolean };
   /** Answer 200 with the dialect's error body (OpenRouter reports upstream failures this way). */
