@@ -64,7 +64,7 @@ export function completionBody(answer: Answer): Record<string, unknown> {
     refusal: answer.refusal ?? null,
   };
   if (answer.reasoning !== undefined) message[answer.dialect.reasoningField] = answer.reasoning;
-  if (answer.reasoningDetails) message.reasoning_details = answer.reasoningDetails;
+  if (answer.reasoningDetails) message.reasoning_details = answer.reasoningDetails.map((d, index) => ({ ...d, index }));
   if (answer.toolCalls.length > 0) {
     message.tool_calls = answer.toolCalls.map((call) => ({
       ...call.extra,
