@@ -4,7 +4,7 @@ import { AnswerAssembler } from './answer-assembler.js';
 import { withReadableErrors } from './error-shapes.js';
 import { toLlmError } from './failures.js';
 import { readAnswer } from './read-answer.js';
-import { withRetries } from './retry.js';
+import { type RetryPolicy, withRetries } from './retry.js';
 import type { LlmClient, LlmRequest, LlmResponse } from './types.js';
 
 export type {
@@ -27,6 +27,8 @@ export interface OpenAiClientOptions {
   readonly maxRetries: number;
   /** Always stream (LLM_STREAM); otherwise only calls with an `onText` preview do. */
   readonly stream: boolean;
+  /** Told before each wait for another attempt (for logs). */
+  readonly onRetry?: RetryPolicy['onRetry'];
 }
 
 /** A server that refuses `stream_options` names it in its 400 (OpenAI-style "Unrecognized request argument"). */

@@ -5,6 +5,8 @@ import { type Endpoint, timeoutError } from './failures.js';
 export interface RetryPolicy extends Endpoint {
   /** Further attempts after the first, for retryable failures only. */
   readonly maxRetries: number;
+  /** Told before each wait for another attempt (for logs). */
+  readonly onRetry?: ((retry: { readonly waitMs: number; readonly error: LlmError }) => void) | undefined;
 }
 
 // The SDK's own schedule: 0.5 s doubling to at most 8 s, with up to a quarter taken off at random.
@@ -48,6 +50,7 @@ export async function withRetries<T>(
         { ...(failure.status !== undefined ? { status: failure.status } : {}), retryAfterMs: waitMs, cause: failure },
       );
     }
+    policy.onRetry?.({ waitMs, error: failure });
     try {
       await sleep(waitMs, undefined, { signal });
     } catch (error) {

@@ -1,4 +1,4 @@
-import { type Bridge, createBridge } from '../../src/bridge/index.js';
+import { type Bridge, createBridge, type LlmFactory } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import type { ChatAdapter, Sandbox } from '../../src/ports.js';
@@ -27,6 +27,8 @@ export async function startHarness(options: {
   sandbox?: Sandbox;
   storeFile?: string;
   adapters?: ChatAdapter[];
+  /** Builds each agent's LLM client instead of the bridge's default (still pointed at the fake by the config). */
+  llm?: (config: Config) => LlmFactory;
 }): Promise<Harness> {
   const llm = await startFakeOpenAI();
   const config = testConfig({
@@ -37,7 +39,14 @@ export async function startHarness(options: {
   const sandbox = options.sandbox ?? new FakeSandbox();
   const adapter = new MemoryAdapter();
   const make = () =>
-    createBridge({ config, store, sandbox, adapters: [adapter, ...(options.adapters ?? [])], logger: silentLogger() });
+    createBridge({
+      config,
+      store,
+      sandbox,
+      adapters: [adapter, ...(options.adapters ?? [])],
+      logger: silentLogger(),
+      ...(options.llm ? { llm: options.llm(config) } : {}),
+    });
   const harness: Harness = {
     llm,
     config,
