@@ -45,10 +45,13 @@ export async function withRetries<T>(
     const waitMs = failure.retryAfterMs ?? backoffMs(retry);
     if (waitMs > endsAt - Date.now()) {
       if (failure.retryAfterMs === undefined) throw failure;
-      throw new LlmError(
-        `the model endpoint asked to wait ${Math.ceil(waitMs / 1000)} s, longer than LLM_TIMEOUT_S (${Math.round(policy.timeoutMs / 1000)} s)`,
-        { ...(failure.status !== undefined ? { status: failure.status } : {}), retryAfterMs: waitMs, cause: failure },
-      );
+      const limit = `LLM_TIMEOUT_S (${Math.round(policy.timeoutMs / 1000)} s)`;
+      const beyond = waitMs > policy.timeoutMs ? limit : `what is left of ${limit}`;
+      throw new LlmError(`the model endpoint asked to wait ${Math.ceil(waitMs / 1000)} s, longer than ${beyond}`, {
+        ...(failure.status !== undefined ? { status: failure.status } : {}),
+        retryAfterMs: waitMs,
+        cause: failure,
+      });
     }
     policy.onRetry?.({ waitMs, error: failure });
     try {

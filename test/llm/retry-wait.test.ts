@@ -38,6 +38,18 @@ describe('waiting to retry', () => {
     expect((error as LlmError).status).toBe(429);
     expect(server.fake.requests).toHaveLength(1);
   });
+
+  it('fails at once when a later wait would outlast what is left of the time limit', async () => {
+    server.fake.script('m', { status: 429, retryAfter: 2 }, { status: 429, retryAfter: 5 });
+    const error = await server
+      .client({ maxRetries: 3, timeoutMs: 6_000 })
+      .complete(ask())
+      .catch((caught: unknown) => caught);
+    expect((error as LlmError).message).toBe(
+      'the model endpoint asked to wait 5 s, longer than what is left of LLM_TIMEOUT_S (6 s)',
+    );
+    expect(server.fake.requests).toHaveLength(2);
+  });
 });
 
 describe('in a room', () => {
