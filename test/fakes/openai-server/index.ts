@@ -1,2 +1,10 @@
 export { startFakeOpenAI } from './server.js';
-export type { FakeOpenAI, FakeOpenAIOptions, FakeReply, FakeToolCall, RecordedRequest, Responder } from './types.js';
+export type {
+  Dialect,
+  FakeOpenAI,
+  FakeOpenAIOptions,
+  FakeReply,
+  FakeToolCall,
+  RecordedRequest,
+  Responder,
+} from './types.js';
