@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import type { AuthorKind } from '../ports.js';
 import type { RoomMessage, ToolRun, TurnState } from '../room/types.js';
 import { ChatStore, ThreadStore } from './collaboration.js';
+import { JournalStore } from './journal.js';
 import { migrate } from './migrate.js';
 
 export interface ChannelRow {
@@ -57,6 +58,8 @@ export class Store {
   readonly db: Database.Database;
   readonly threads: ThreadStore;
   readonly chats: ChatStore;
+  /** Work in flight, the outbox and tool runs (what a restart resumes). */
+  readonly journal: JournalStore;
   private readonly q;
 
   constructor(file: string) {
@@ -70,6 +73,7 @@ export class Store {
     const db = this.db;
     this.threads = new ThreadStore(db);
     this.chats = new ChatStore(db);
+    this.journal = new JournalStore(db);
     this.q = {
       channel: db.prepare<
         [string, string],
@@ -124,6 +128,22 @@ export class Store {
          WHERE channel_id = ? AND platform_message_id IS NOT NULL ON CONFLICT DO NOTHING`,
       ),
       clear: db.prepare('DELETE FROM messages WHERE channel_id = ?'),
+      byId: db.prepare<[number, number], MessageRow>(
+        `SELECT id, author, author_id, kind, content, mentions, requests, audience, tool_runs, created_at FROM messages
+         WHERE channel_id = ? AND id = ?`,
+      ),
+      newestHuman: db.prepare<[number], { id: number | null }>(
+        "SELECT max(id) AS id FROM messages WHERE channel_id = ? AND kind = 'human'",
+      ),
+      caughtUp: db.prepare<[string, string], { caught_up: string | null }>(
+        'SELECT caught_up FROM channels WHERE platform = ? AND channel = ?',
+      ),
+      setCaughtUp: db.prepare('UPDATE channels SET caught_up = ? WHERE platform = ? AND channel = ?'),
+      byPlatformId: db.prepare<[number, string, number, string], MessageRow>(
+        `SELECT id, author, author_id, kind, content, mentions, requests, audience, tool_runs, created_at FROM messages
+         WHERE channel_id = ? AND (platform_message_id = ? OR id = (SELECT message_id FROM message_refs
+           WHERE channel_id = ? AND platform_message_id = ?))`,
+      ),
     };
   }
 
@@ -228,6 +248,37 @@ export class Store {
   /** The newest platform message id stored for a room (for catching up after a reconnect). */
   lastPlatformMessageId(platform: string, channel: string): string | undefined {
     return this.q.lastRef.get(platform, channel)?.platform_message_id;
+  }
+
+  /** The stored message a platform id belongs to (any chunk of it). */
+  messageByPlatformId(channelId: number, platformId: string): RoomMessage | undefined {
+    const row = this.q.byPlatformId.get(channelId, platformId, channelId, platformId);
+    return row ? toMessage(row) : undefined;
+  }
+
+  /** A stored message of a room by its row id. */
+  message(channelId: number, id: number): RoomMessage | undefined {
+    const row = this.q.byId.get(channelId, id);
+    return row ? toMessage(row) : undefined;
+  }
+
+  /** Row id of the newest human message in a room. */
+  newestHumanId(channelId: number): number | undefined {
+    return this.q.newestHuman.get(channelId)?.id ?? undefined;
+  }
+
+  /** Where a room's catch-up starts: the newest platform id up to which nothing is missing, if recorded. */
+  caughtUp(platform: string, channel: string): string | undefined {
+    return this.q.caughtUp.get(platform, channel)?.caught_up ?? undefined;
+  }
+
+  setCaughtUp(platform: string, channel: string, platformId: string): void {
+    this.q.setCaughtUp.run(platformId, platform, channel);
+  }
+
+  /** Runs `work` in one transaction: everything it writes is stored, or nothing (a crash cannot split it). */
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work)();
   }
 
   turnState(channelId: number): TurnState {
