@@ -38,6 +38,11 @@ export interface Inbound {
   /** Files attached to the message (Slack file shares, Discord attachments). */
   readonly files?: readonly InboundFile[];
   /**
+   * Set when a catch-up fetched this message (it was posted while nobody listened): it is stored, and the
+   * room is answered once its catch-up is done (`AdapterSink.caughtUp`) — its newest state, once.
+   */
+  readonly missed?: boolean;
+  /**
    * Set when this event is an edit of an earlier message: the edited message's platform id and when it
    * was first posted. `messageId` is then an id of its own for this edit (so the dedupe key differs).
    */
@@ -84,6 +89,21 @@ export interface Outbound {
   readonly text: string;
 }
 
+/** How a post is sent. */
+export interface PostOptions {
+  readonly signal?: AbortSignal;
+  /**
+   * The outbox entry's idempotency key (letters, digits and dots, at most 20 characters): posts with the
+   * same key are one post where the platform can tell (Discord: the nonce, with enforce_nonce).
+   */
+  readonly key?: string;
+  /**
+   * Set when the post may have reached the platform before a restart (milliseconds since the epoch when it
+   * was first tried): the adapter looks for it among the room's recent messages before posting again.
+   */
+  readonly resendSince?: number;
+}
+
 export interface Posted {
   /** Platform ids of every message the post produced (a long reply may be several chunks). */
   readonly messageIds: readonly string[];
@@ -95,8 +115,16 @@ export interface AdapterSink {
   receive(event: Inbound): Promise<void>;
   /** An operator command arrived; resolves with the text to answer (ephemeral where the platform can). */
   command(event: CommandEvent): Promise<string>;
-  /** The newest platform message id stored for a room, so an adapter can fetch what it missed. */
+  /**
+   * Where a room's catch-up starts: the platform id up to which nothing is missing (what the adapter last
+   * reported through `caughtUp`), else the newest id stored before this start — never one stored since.
+   */
   lastMessageId(platform: string, channel: string): string | undefined;
+  /**
+   * The room has everything up to this platform id: its catch-up is done (where the next one starts). The
+   * messages it fetched (`missed`) are then answered as one conversation.
+   */
+  caughtUp?(platform: string, channel: string, platformId: string): void;
   /** Resolves when the room has nothing queued or running (the terminal room waits on it between piped lines). */
   settled?(platform: string, channel: string): Promise<void>;
   /** The stored private rooms (DMs) of a platform and whose they are, so an adapter can catch up on them after a restart. */
@@ -108,7 +136,12 @@ export interface ChatAdapter {
   readonly platform: string;
   start(sink: AdapterSink): Promise<void>;
   stop(): Promise<void>;
-  post(message: Outbound, options?: { signal?: AbortSignal }): Promise<Posted>;
+  post(message: Outbound, options?: PostOptions): Promise<Posted>;
+  /**
+   * Fetches and forwards what the rooms received while nobody listened. The bridge calls it once after
+   * start, when the posts a restart left unsent are out (so they come before what was missed).
+   */
+  catchUpRooms?(): Promise<void>;
   /**
    * Starts a reply that is shown while it is written (streaming by edits), when the platform and its
    * settings allow; undefined otherwise, and the reply is posted whole.

@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import type { ChatAdapter, Sandbox } from '../ports.js';
 import type { RoomMessage } from '../room/types.js';
 import { toolsFor } from '../tools/registry.js';
-import type { Messaging } from '../tools/tool.js';
+import type { Messaging, Tool } from '../tools/tool.js';
 
 /** Builds an agent's LLM client; tests inject their own. */
 export type LlmFactory = (agent: AgentConfig) => LlmClient;
@@ -41,6 +41,8 @@ export interface AgentRunRequest {
   readonly onText?: ((textSoFar: string) => void) | undefined;
   /** Debug lines for model calls and tool runs. */
   readonly log?: Logger | undefined;
+  /** Wraps the agent's tools (the turn's journal of tool runs). */
+  readonly wrapTools?: ((tools: readonly Tool[]) => readonly Tool[]) | undefined;
 }
 
 const TYPING_EVERY_MS = 8000;
@@ -71,7 +73,7 @@ export class AgentRunner {
           historyLimit: this.config.settings.HISTORY_LIMIT,
           situation: request.situation,
         }),
-        tools: toolsFor(agent.tools),
+        tools: request.wrapTools ? request.wrapTools(toolsFor(agent.tools)) : toolsFor(agent.tools),
         toolContext: {
           agent: agent.name,
           channelKey: request.channelKey,

@@ -17,6 +17,8 @@ import { PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM, PrivateRooms } from './private-rooms.js';
 import { Reception } from './reception.js';
 import { Recorder } from './recorder.js';
+import { Recovery } from './recovery.js';
+import { RequestTurns } from './request-turns.js';
 import { Requests } from './requests.js';
 import { type Room, Rooms } from './rooms.js';
 import { TurnRunner } from './turn-runner.js';
@@ -46,15 +48,38 @@ export class Bridge {
       readonly adapters: readonly ChatAdapter[];
       readonly rooms: Rooms;
       readonly requests: Requests;
+      readonly recovery: Recovery;
       readonly stoppables: ReadonlyArray<{ stop(): void }>;
       readonly sandbox: Sandbox;
     },
   ) {}
 
+  /**
+   * Connects the adapters and resumes what a previous run left: its unsent posts go out first (before
+   * anything else in their rooms), then the adapters catch up on what was missed, then cut rounds go on
+   * and requests still waiting ask their agents again.
+   */
   async start(): Promise<void> {
-    for (const adapter of this.parts.adapters) await adapter.start(this.sink);
-    // Requests a previous run left behind: deadlines re-armed, pending agents asked, due resumes run.
-    this.parts.requests.restore();
+    const { adapters, requests, recovery } = this.parts;
+    requests.load();
+    let connected: (up: boolean) => void = () => {};
+    const ready = new Promise<boolean>((resolve) => {
+      connected = resolve;
+    });
+    const delivered = recovery.deliver(ready);
+    try {
+      for (const adapter of adapters) await adapter.start(this.sink);
+    } catch (error) {
+      connected(false);
+      throw error;
+    }
+    connected(true);
+    await delivered;
+    for (const adapter of adapters) {
+      await adapter.catchUpRooms?.().catch((error: unknown) => this.log.warn({ err: error }, 'catch-up failed'));
+    }
+    recovery.resume();
+    requests.restore();
   }
 
   /** Stops every turn, then the adapters and the sandbox. The store stays open (its owner closes it). */
@@ -96,23 +121,33 @@ export function createBridge(options: BridgeOptions): Bridge {
     log,
   });
   const recorder = new Recorder(agents.map((a) => a.name));
-  const poster = new Poster({ recorder, clock, log });
+  const { journal } = store;
+  const transaction = <T>(work: () => T): T => store.transaction(work);
+  const poster = new Poster({
+    recorder,
+    journal,
+    transaction,
+    stored: (room, id) => store.messageByPlatformId(room.state.row.id, id),
+    clock,
+    log,
+  });
   const guards = new LoopGuards({
     isAgent,
     clock,
     notify: (room, text) => void room.actor.enqueue(() => poster.system(room, text)),
   });
 
-  // The requests and the conductor need each other's work: the requests are given functions.
+  // The requests and the turns they call for need each other's work: the requests are given functions.
   let conductor: Conductor | undefined;
+  let requestTurns: RequestTurns | undefined;
   const requests = new Requests({
     store: store.threads,
     clock,
     timeoutMs: settings.REPLY_TIMEOUT_S * 1000,
     handlers: {
-      ask: (thread, agent) => conductor?.ask(thread, agent),
-      resume: (thread) => conductor?.queueResume(thread),
-      expired: (thread) => conductor?.expired(thread),
+      ask: (thread, agent) => requestTurns?.ask(thread, agent),
+      resume: (thread) => requestTurns?.queueResume(thread),
+      expired: (thread) => requestTurns?.expired(thread),
     },
   });
   const afterPost = (room: Room, message: Parameters<Conductor['agentMessage']>[1]) =>
@@ -130,6 +165,8 @@ export function createBridge(options: BridgeOptions): Bridge {
         replyTo,
       ),
     notes: (agent) => chats().notes(agent),
+    journal,
+    clock,
     log,
   });
   const chats = (): PrivateChats => {
@@ -153,10 +190,14 @@ export function createBridge(options: BridgeOptions): Bridge {
     requests,
     guards,
     handBack,
+    journal,
+    transaction,
     maxToolRounds: settings.MAX_TOOL_ROUNDS,
     afterPost: (room, message, replyTo, route, epoch) => conductor?.agentMessage(room, message, replyTo, route, epoch),
+    clock,
     log,
   });
+  requestTurns = new RequestTurns({ agents, rooms, requests, turns, runner: turnRunner, guards });
   conductor = new Conductor({
     agents,
     turnLimit: settings.TURN_LIMIT,
@@ -166,10 +207,22 @@ export function createBridge(options: BridgeOptions): Bridge {
     runner: turnRunner,
     guards,
     handBack,
+    journal,
+    message: (room, id) => store.message(room.state.row.id, id),
     clock,
     log,
   });
-  const reception = new Reception({ rooms, recorder, conductor, clock, log });
+  const reception = new Reception({ rooms, recorder, conductor, transaction, clock, log });
+  const recovery = new Recovery({
+    journal,
+    channels: () => store.channels(),
+    rooms,
+    turns,
+    resumeRound: (room, id, messageId) => conductor?.resumeRound(room, id, messageId),
+    message: (room, id) => store.message(room.state.row.id, id),
+    newestHuman: (room) => store.newestHumanId(room.state.row.id),
+    log,
+  });
 
   /**
    * Shows a private agent chat message in the operators' log room (PRIVATE_CHAT_LOG, a room key). It
@@ -194,9 +247,16 @@ export function createBridge(options: BridgeOptions): Bridge {
     sandbox,
     clock,
     threadsOf: (room: Room) => requests.ofRoom(room.key),
-    closeRequests: (room: Room) => requests.handBack(room.key),
+    closeRequests: (room: Room) => {
+      requests.handBack(room.key);
+      journal.dropRounds(room.key); // what an operator stopped is not resumed after a restart
+    },
     forgetGuards: (room: Room) => guards.forget(room),
   };
+  // Where each room's catch-up starts when its adapter recorded none: the newest id stored before this start.
+  const startMarks = new Map(
+    store.channels().map((c) => [`${c.platform}:${c.channel}`, store.lastPlatformMessageId(c.platform, c.channel)]),
+  );
   const sink: AdapterSink = {
     receive: (event: Inbound) => reception.receive(event),
     command: async (event: CommandEvent) => {
@@ -207,7 +267,15 @@ export function createBridge(options: BridgeOptions): Bridge {
         return `/${event.name} failed: ${describeError(error)}`;
       }
     },
-    lastMessageId: (platform, channel) => store.lastPlatformMessageId(platform, channel),
+    lastMessageId: (platform, channel) =>
+      store.caughtUp(platform, channel) ??
+      (startMarks.has(`${platform}:${channel}`)
+        ? startMarks.get(`${platform}:${channel}`)
+        : store.lastPlatformMessageId(platform, channel)),
+    caughtUp: (platform, channel, id) => {
+      store.setCaughtUp(platform, channel, id);
+      recovery.resume(`${platform}:${channel}`); // the backlog it fetched: answered as one conversation
+    },
     settled: async (platform, channel) => {
       await rooms.byKey(`${platform}:${channel}`)?.actor.idle();
     },
@@ -221,7 +289,8 @@ export function createBridge(options: BridgeOptions): Bridge {
     adapters: [...adapters.values()],
     rooms,
     requests,
-    stoppables: [reception, conductor, requests],
+    recovery,
+    stoppables: [reception, conductor, requestTurns, requests],
     sandbox,
   });
 }

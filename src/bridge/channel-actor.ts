@@ -36,19 +36,24 @@ export class ChannelActor {
     return run;
   }
 
-  /** Queues an agent turn that is skipped if a human spoke, an operator acted, or control was handed back. */
-  enqueueTurn(task: () => Promise<void>): Promise<void> {
+  /**
+   * Queues an agent turn that is skipped if a human spoke, an operator acted, or control was handed back
+   * (then `skipped` runs instead).
+   */
+  enqueueTurn(task: () => Promise<void>, skipped?: () => void): Promise<void> {
     const generation = this.generation;
     return this.enqueue(async () => {
       if (generation === this.generation) await task();
+      else skipped?.();
     });
   }
 
   /** Queues a human message's round: skipped if a newer human message or an operator command came first. */
-  enqueueRound(task: () => Promise<void>): Promise<void> {
+  enqueueRound(task: () => Promise<void>, skipped?: () => void): Promise<void> {
     const epoch = this.epoch;
     return this.enqueue(async () => {
       if (epoch === this.epoch) await task();
+      else skipped?.();
     });
   }
 

@@ -2,10 +2,11 @@ import type { AgentConfig } from '../config/index.js';
 import type { Situation } from '../llm/situation.js';
 import type { Logger } from '../log.js';
 import { isNoProgress } from '../room/guards.js';
+import { roundEnds } from '../room/recovery.js';
 import { planWakes, type Wake } from '../room/routing.js';
-import { isAwaitingAnswerFrom, pendingParticipants, resumeSummary, type Thread } from '../room/threads.js';
 import { handBack, handBackText, limitReached } from '../room/turns.js';
 import type { ReplyTo, RoomMessage } from '../room/types.js';
+import type { JournalStore } from '../store/index.js';
 import type { AgentTurns } from './agent-turns.js';
 import type { HandBack } from './hand-back.js';
 import type { LoopGuards } from './loop-guards.js';
@@ -16,6 +17,13 @@ import type { TurnRunner } from './turn-runner.js';
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
+/** What the journal keeps of a round: who it asks, in order (fixed when it starts), and who it leaves out. */
+interface RoundFrame {
+  readonly exclude: readonly string[];
+  readonly plan?: readonly Wake[];
+  readonly started?: number;
+}
+
 /**
  * Carries out what src/room decides: who answers a message and in which situation, request_reply
  * threads (each awaited agent answers, the requester resumes once), hand-backs, and the outcome of
@@ -23,6 +31,8 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
  */
 export class Conductor {
   private stopped = false;
+  /** Journaled rounds queued in this process. */
+  private readonly queued = new Set<number>();
 
   constructor(
     private readonly deps: {
@@ -34,6 +44,9 @@ export class Conductor {
       readonly runner: TurnRunner;
       readonly guards: LoopGuards;
       readonly handBack: HandBack;
+      readonly journal: JournalStore;
+      /** A stored message by row id (a round resumed after a restart). */
+      readonly message: (room: Room, id: number) => RoomMessage | undefined;
       readonly clock: () => number;
       readonly log: Logger;
     },
@@ -47,16 +60,59 @@ export class Conductor {
     return this.deps.agents.find((a) => same(a.name, name));
   }
 
-  /** A human message was stored: it may answer a request; then the agents it wakes take their turns. */
-  human(room: Room, message: RoomMessage): void {
+  /**
+   * A human message was stored: it may answer a request; then the agents it wakes take their turns. Called
+   * in the transaction that stores it, so its round is journaled with it (a crash cannot lose the round).
+   */
+  human(room: Room, message: RoomMessage, queue = true): void {
     if (this.stopped) return;
     room.actor.newEpoch(); // queued rounds and agent turns give way to the human
     const completed = this.deps.requests.humanAnswer(room.key, message.author, message.content);
-    void room.actor.enqueueRound(async () => {
+    const id = this.openRound(room, message, completed);
+    if (id !== null) this.deps.journal.supersede(room.key, id); // so do rounds a crash left open
+    if (queue) this.queueRound(room, message, id);
+  }
+
+  /**
+   * Queues a journaled round (once: a round already queued is not queued again). A human's round gives
+   * way to a newer human message; an agent's also to a hand-back.
+   */
+  private queueRound(room: Room, message: RoomMessage, id: number | null): void {
+    if (id !== null) {
+      if (this.queued.has(id)) return;
+      this.queued.add(id);
+    }
+    const skipped = () => {
+      if (id !== null) this.queued.delete(id);
+      this.dropRound(id);
+    };
+    const run = async () => {
+      if (id !== null) this.queued.delete(id);
       // The human spoke before a hand-back that happened while their message waited: it is answered now.
-      if (room.state.turnState.control === 'humans') room.state.setTurnState({ consecutive: 0, control: 'agents' });
-      await this.round(room, message, completed);
-    });
+      if (message.kind === 'human' && room.state.turnState.control === 'humans') {
+        room.state.setTurnState({ consecutive: 0, control: 'agents' });
+      }
+      await this.round(room, message, id);
+    };
+    if (message.kind === 'human') void room.actor.enqueueRound(run, skipped);
+    else void room.actor.enqueueTurn(run, skipped);
+  }
+
+  /** A round a crash cut or a catch-up fetched: it goes on where it stopped (the turns taken not taken again). */
+  resumeRound(room: Room, id: number, messageId: number): void {
+    const message = this.deps.message(room, messageId);
+    if (message) this.queueRound(room, message, id);
+    else this.dropRound(id);
+  }
+
+  private openRound(room: Room, message: RoomMessage, exclude: readonly string[] = []): number | null {
+    const id = this.deps.journal.openRound(room.key, message.id, this.deps.clock());
+    if (id !== null) this.deps.journal.setFrame(id, { exclude } satisfies RoundFrame);
+    return id;
+  }
+
+  private dropRound(id: number | null): void {
+    if (id !== null) this.deps.journal.finish(id, 'dropped');
   }
 
   /**
@@ -64,7 +120,14 @@ export class Conductor {
    * asks (opens a request), answers the requests its turn was asked in, or — with `route` — is plain
    * talk the others may answer.
    */
-  agentMessage(room: Room, message: RoomMessage, replyTo: ReplyTo, route: boolean, epoch = room.actor.epoch): void {
+  agentMessage(
+    room: Room,
+    message: RoomMessage,
+    replyTo: ReplyTo,
+    route: boolean,
+    epoch = room.actor.epoch,
+    queue = true,
+  ): void {
     if (this.stopped) return;
     const state = room.state.turnState;
     if (state.control === 'humans') return;
@@ -97,42 +160,70 @@ export class Conductor {
     if (replyTo.threads.length > 0 || paused || !route) return;
     if (isNoProgress(message.content, room.state.previousOwn(message.author, message.id))) return;
     if (room.actor.epoch !== epoch) return; // a human spoke meanwhile: the router decides from their message
-    void room.actor.enqueueTurn(() => this.round(room, message));
+    const id = this.openRound(room, message);
+    if (queue) this.queueRound(room, message, id);
   }
 
   /**
    * The agents woken by `message` take their turns in order. Addressed agents (and those awaiting this
    * author) each answer, seeing the answers before theirs; the first other agent that posts ends the
-   * round (its message is routed in turn). A newer human message ends the round.
+   * round (its message is routed in turn). A newer human message ends the round. The round is journaled
+   * (`id`): after a restart it goes on with the same plan, and a turn it took is not taken again.
    */
-  async round(room: Room, message: RoomMessage, exclude: readonly string[] = []): Promise<void> {
-    if (this.stopped || (message.kind === 'agent' && room.state.turnState.control === 'humans')) return;
-    const { guards } = this.deps;
-    const before = room.state.history().filter((m) => m.id < message.id);
+  async round(room: Room, message: RoomMessage, id: number | null): Promise<void> {
+    const { guards, journal } = this.deps;
+    if (this.stopped) return; // left open: resumed after the restart
+    if (message.kind === 'agent' && room.state.turnState.control === 'humans') return this.dropRound(id);
+    const saved = (id !== null ? journal.get(id)?.frame : null) as RoundFrame | null | undefined;
     const pair = privatePair(this.deps.agents, room.state.row.platform, room.state.row.channel);
-    const skip = [
-      ...exclude,
-      ...this.deps.agents.filter((a) => guards.paused(room, message.author, a.name)).map((a) => a.name),
-    ];
-    const plan: Wake[] = pair
-      ? pair.filter((a) => !same(a.name, message.author)).map((a) => ({ agent: a.name, reason: 'direct' as const }))
-      : planWakes(this.deps.agents, message, before, { directAgent: room.state.row.directAgent, exclude: skip });
+    const plan = saved?.plan ?? this.plan(room, message, pair !== undefined, saved?.exclude ?? []);
+    const started = saved?.started ?? this.deps.clock();
+    if (id !== null && !saved?.plan) journal.setFrame(id, { exclude: saved?.exclude ?? [], plan, started });
+    const taken = new Map((id !== null ? journal.turnsOf(id) : []).map((turn) => [turn.agent, turn]));
     this.deps.log.debug(
       { room: room.key, message: message.id, author: message.author, woken: plan.map((w) => `${w.agent}:${w.reason}`) },
       plan.length > 0 ? 'routing' : 'routing: nobody woken',
     );
     const epoch = room.actor.epoch;
-    const started = this.deps.clock();
     for (const wake of plan) {
-      if (this.stopped || room.actor.epoch !== epoch || room.state.turnState.control === 'humans') return;
+      if (this.stopped) return;
+      if (room.actor.epoch !== epoch || room.state.turnState.control === 'humans') break;
       const agent = this.agent(wake.agent);
       if (!agent || guards.failedThisRound(room, agent.name)) continue;
       const asked = wake.reason === 'addressed' || wake.reason === 'awaiting';
+      const before = taken.get(agent.name);
+      if (before && before.status !== 'open') {
+        if (roundEnds(before.outcome ?? 'passed', asked)) break;
+        continue;
+      }
       const { situation, replyTo } = this.frame(room, message, wake, pair !== undefined, started);
-      const end = await this.deps.turns.take(room, agent, situation, replyTo, !asked);
-      if (end.kind === 'ended') return;
-      if (end.kind === 'posted' && !asked) return;
+      const key = `round:${id ?? `m${message.id}`}/${agent.name}`;
+      const end = await this.deps.turns.take(room, agent, {
+        key,
+        round: id ?? undefined,
+        situation,
+        replyTo,
+        route: !asked,
+      });
+      if (this.stopped) return;
+      if (roundEnds(end.kind, asked)) break;
     }
+    if (id !== null) journal.finish(id, 'done');
+  }
+
+  /** Who `message` wakes, in order. */
+  private plan(room: Room, message: RoomMessage, pair: boolean, exclude: readonly string[]): Wake[] {
+    const { guards } = this.deps;
+    if (pair) {
+      const agents = privatePair(this.deps.agents, room.state.row.platform, room.state.row.channel) ?? [];
+      return agents.filter((a) => !same(a.name, message.author)).map((a) => ({ agent: a.name, reason: 'direct' }));
+    }
+    const before = room.state.history().filter((m) => m.id < message.id);
+    const skip = [
+      ...exclude,
+      ...this.deps.agents.filter((a) => guards.paused(room, message.author, a.name)).map((a) => a.name),
+    ];
+    return planWakes(this.deps.agents, message, before, { directAgent: room.state.row.directAgent, exclude: skip });
   }
 
   /** The situation and the identity of a turn woken by `message`. */
@@ -163,74 +254,6 @@ export class Conductor {
       };
     }
     return { situation: { kind: 'observe' }, replyTo: { threads: [], people, audience } };
-  }
-
-  /** An awaited agent answers a request in the target room. */
-  ask(thread: Thread, agent: string): void {
-    const room = this.deps.rooms.byKey(thread.targetRoom);
-    if (room) void room.actor.enqueue(() => this.participantTurn(room, thread.id, agent));
-  }
-
-  private async participantTurn(room: Room, threadId: number, name: string): Promise<void> {
-    const { requests, guards } = this.deps;
-    const thread = requests.get(threadId);
-    const agent = this.agent(name);
-    if (this.stopped || !thread || !agent || !isAwaitingAnswerFrom(thread, name)) return;
-    if (room.state.turnState.control === 'humans') return;
-    if (guards.failedThisRound(room, agent.name)) {
-      requests.answer(threadId, agent.name, 'its model failed earlier in this round', false, true);
-      return;
-    }
-    const audience =
-      room.state.privacy === 'mentions' ? [thread.requester, ...thread.awaited.map((p) => p.name)] : null;
-    const end = await this.deps.turns.take(
-      room,
-      agent,
-      { kind: 'requested', requesters: [thread.requester], threads: [thread.id] },
-      { threads: [thread.id], people: [thread.requester], audience },
-      false,
-    );
-    if (this.stopped) return; // a turn cut short by shutdown is asked again after the restart
-    const current = requests.get(threadId);
-    if (end.kind === 'passed' && current && isAwaitingAnswerFrom(current, name)) {
-      requests.answer(threadId, name, '', true); // `/pass <agent>` skipped it
-    }
-  }
-
-  /** The requester's resume is due: it continues once, in its own room, with every answer. */
-  queueResume(thread: Thread): void {
-    const origin = this.deps.rooms.byKey(thread.originRoom);
-    if (origin) void origin.actor.enqueue(() => this.resume(thread.id));
-  }
-
-  private async resume(threadId: number): Promise<void> {
-    if (this.stopped) return;
-    const { requests } = this.deps;
-    const thread = requests.close(threadId);
-    if (!thread) return;
-    const origin = this.deps.rooms.byKey(thread.originRoom);
-    const agent = this.agent(thread.requester);
-    if (!origin || !agent || origin.state.turnState.control === 'humans') return;
-    // It asked while answering an outer request: what it says now answers that one.
-    const parent = thread.parentId !== null ? requests.get(thread.parentId) : undefined;
-    const outer = parent && isAwaitingAnswerFrom(parent, agent.name) ? parent : undefined;
-    const replyTo: ReplyTo = {
-      threads: outer ? [outer.id] : [],
-      people: [...(thread.opener?.people ?? []), ...(outer ? [outer.requester] : [])],
-      audience: thread.opener?.audience ?? null,
-    };
-    await this.deps.turns.take(origin, agent, { kind: 'resume', summary: resumeSummary(thread) }, replyTo, true);
-  }
-
-  /** A deadline passed: the turns still working on it are stopped. */
-  expired(thread: Thread): void {
-    const target = this.deps.rooms.byKey(thread.targetRoom);
-    if (!target) return;
-    this.deps.runner.stopThreadTurns(
-      target,
-      thread.id,
-      pendingParticipants(thread).map((p) => p.name),
-    );
   }
 
   /** The agents that posted in the room after `message` (earlier answers in its round). */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig } from '../config/index.js';
-import type { AdapterSink, ChatAdapter, Outbound, Posted } from '../ports.js';
+import type { AdapterSink, ChatAdapter, Outbound, Posted, PostOptions } from '../ports.js';
 
 /** Private agent-to-agent chats live in rooms of this pseudo-platform; nothing is posted anywhere. */
 export const PRIVATE_PLATFORM = 'private';
@@ -12,9 +12,10 @@ export class PrivateRooms implements ChatAdapter {
   constructor(private readonly mirror: (message: Outbound) => Promise<void> = async () => {}) {}
   async start(_sink: AdapterSink): Promise<void> {}
   async stop(): Promise<void> {}
-  async post(message: Outbound): Promise<Posted> {
-    await this.mirror(message);
-    return { messageIds: [`private-${randomUUID()}`] };
+  async post(message: Outbound, options: PostOptions = {}): Promise<Posted> {
+    // A post sent again after a restart keeps its id: it is found as already stored.
+    if (options.resendSince === undefined) await this.mirror(message);
+    return { messageIds: [`private-${options.key ?? randomUUID()}`] };
   }
 }
 

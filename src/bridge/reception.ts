@@ -17,6 +17,8 @@ export class Reception {
       readonly rooms: Rooms;
       readonly recorder: Recorder;
       readonly conductor: Conductor;
+      /** One transaction: a human message is stored with its round, or not at all. */
+      readonly transaction: <T>(work: () => T) => T;
       readonly clock: () => number;
       readonly log: Logger;
     },
@@ -39,12 +41,15 @@ export class Reception {
         // An echo may be a later chunk of a long reply, recorded under the reply's first id.
         if (room.state.seen(event.messageId)) return;
         const stored = this.record(room, event);
-        if (stored) this.deps.conductor.agentMessage(room, stored, NOT_A_REPLY, true, epoch);
+        if (stored) this.deps.conductor.agentMessage(room, stored, NOT_A_REPLY, true, epoch, !event.missed);
       });
       return;
     }
-    const stored = this.record(room, event);
-    if (stored?.kind === 'human') this.deps.conductor.human(room, stored);
+    this.deps.transaction(() => {
+      const stored = this.record(room, event);
+      // A missed message is answered when its room's catch-up is done (the backlog as one conversation).
+      if (stored?.kind === 'human') this.deps.conductor.human(room, stored, !event.missed);
+    });
   }
 
   private record(room: Room, event: Inbound) {

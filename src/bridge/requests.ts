@@ -36,12 +36,21 @@ export class Requests {
     },
   ) {}
 
-  /** After a restart: deadlines re-armed, pending agents asked again, due resumes run. */
-  restore(): void {
+  /** After a restart, first: the threads a previous run left, in memory, their deadlines re-armed. */
+  load(): void {
     for (const thread of this.deps.store.live()) {
       this.live.set(thread.id, thread);
+      if (thread.status === 'open') this.arm(thread);
+    }
+  }
+
+  /**
+   * Then, once what a crash cut is resumed: the agents still awaited are asked (a turn a crash cut is found
+   * again under the same name, not taken twice), and due resumes run.
+   */
+  restore(): void {
+    for (const thread of this.all()) {
       if (thread.status === 'open') {
-        this.arm(thread);
         for (const p of pendingParticipants(thread)) if (p.kind === 'agent') this.deps.handlers.ask(thread, p.name);
       } else {
         this.deps.handlers.resume(thread);

@@ -4,10 +4,19 @@ import type { Logger } from '../log.js';
 import type { StreamingPost } from '../ports.js';
 import { visibleTo } from '../room/privacy.js';
 import type { ReplyTo, ToolRun } from '../room/types.js';
+import type { JournalStore, ToolRunRow } from '../store/index.js';
 import type { Messaging } from '../tools/tool.js';
 import type { AgentRunner } from './agent-runner.js';
 import type { Room } from './rooms.js';
 import { StreamPreview } from './stream-preview.js';
+import { journaledTools } from './tool-journal.js';
+
+/** A journaled turn: its row, the tool runs an earlier attempt made, and a note for the model about it. */
+export interface TurnJournal {
+  readonly work: number;
+  readonly replay: readonly ToolRunRow[];
+  readonly note?: string | undefined;
+}
 
 /** How one agent's turn ended, before anything is posted. */
 export type TurnResult = { readonly stream?: StreamingPost | undefined } & (
@@ -32,11 +41,19 @@ export class TurnRunner {
       readonly messagingFor: (room: Room, agent: AgentConfig, replyTo: ReplyTo) => Messaging;
       /** Lines the agent reads at the start of a turn (its pending chat requests, how its requests ended). */
       readonly notes: (agent: AgentConfig) => string;
+      readonly journal: JournalStore;
+      readonly clock: () => number;
       readonly log: Logger;
     },
   ) {}
 
-  async run(room: Room, agent: AgentConfig, situation: Situation, replyTo: ReplyTo): Promise<TurnResult> {
+  async run(
+    room: Room,
+    agent: AgentConfig,
+    situation: Situation,
+    replyTo: ReplyTo,
+    journal?: TurnJournal,
+  ): Promise<TurnResult> {
     const controller = new AbortController();
     room.actor.inFlight.set(agent.name, controller);
     if (replyTo.threads.length > 0) this.threadTurns.set(controller, replyTo.threads);
@@ -48,11 +65,16 @@ export class TurnRunner {
         channel: room.state.row.channel,
         channelKey: room.key,
         history: visibleTo(agent.name, room.state.history()),
-        situation: [renderSituation(situation, agent.prompts), this.deps.notes(agent)].filter(Boolean).join('\n\n'),
+        situation: [renderSituation(situation, agent.prompts), this.deps.notes(agent), journal?.note]
+          .filter(Boolean)
+          .join('\n\n'),
         signal: controller.signal,
         messaging: this.deps.messagingFor(room, agent, replyTo),
         onText: preview.enabled ? (text) => preview.show(text) : undefined,
         log: this.deps.log,
+        wrapTools: journal
+          ? (tools) => journaledTools(tools, this.deps.journal, journal.work, journal.replay, this.deps.clock)
+          : undefined,
       });
       const stream = preview.post;
       if (output.roundLimitHit) return { kind: 'round-limit', text: output.text, toolRuns: output.toolRuns, stream };
