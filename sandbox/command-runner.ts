@@ -49,6 +49,8 @@ interface End {
   readonly killed: boolean;
   readonly oomKills: number;
   readonly error: string | null;
+  /** Bytes in the workspace at the end, when asked. */
+  readonly disk?: number;
 }
 
 interface Job {
@@ -152,7 +154,13 @@ export class CommandRunner {
       job = { output, accepted: false, pid: undefined, done: resolve };
     });
     this.jobs.set(id, job as Job);
-    this.send({ op: 'run', id, command });
+    this.send({
+      op: 'run',
+      id,
+      command,
+      ...(options.fsize !== undefined ? { fsize: Math.max(0, Math.floor(options.fsize)) } : {}),
+      ...(options.measureDisk ? { disk: true } : {}),
+    });
 
     const stop = (reason: 'timeout' | 'abort'): void => {
       if (stopReason) return;
@@ -188,6 +196,7 @@ export class CommandRunner {
       pid,
       oomKills: end?.oomKills,
       spawnError: end?.error ?? undefined,
+      diskUsed: end?.disk,
     };
   }
 

@@ -8,6 +8,7 @@ import { channelSlug, containerName } from './channel-key.js';
 import { RunnerUnavailable } from './command-runner.js';
 import { parseOomKills, parseRunnerDigest, probeContainer } from './container-probe.js';
 import { containerSpec, LABEL_CHANNEL, LABEL_PROJECT, LABEL_SCOPE, PROJECT, parseMemory } from './container-spec.js';
+import { DiskQuota, parseDiskLimit } from './disk-quota.js';
 import { engineMessage, hasStatus, imageMissing, toSandboxError } from './docker-errors.js';
 import { appendNote, type ContainerAccess, cleanUpAfterRunnerLoss, explainKill, type Outcome } from './kill-report.js';
 import { type ExecTarget, type RunOptions, runExec } from './run-exec.js';
@@ -69,6 +70,7 @@ class DockerSandbox implements Sandbox {
   private readonly channels = new Map<string, ChannelState>();
   private readonly runnerEnabled: boolean;
   private readonly runnerSource: string | undefined;
+  private readonly disk: DiskQuota;
   private adoption: Promise<void> | undefined;
   private closed = false;
 
@@ -76,6 +78,7 @@ class DockerSandbox implements Sandbox {
     this.settings = options.settings;
     // Fail at start-up on a bad limit rather than at the first command.
     parseMemory(this.settings.SANDBOX_MEMORY);
+    this.disk = new DiskQuota(parseDiskLimit(this.settings.SANDBOX_DISK));
     this.docker = options.docker ?? new Dockerode();
     this.log = options.logger.child({ component: 'sandbox' });
     this.clock = options.clock ?? Date.now;
@@ -101,7 +104,10 @@ class DockerSandbox implements Sandbox {
     state.lastCommand = { text: command, at: this.clock() };
     try {
       await this.adoptAll();
-      let { live, outcome } = await this.run(state, command, options);
+      const dir = this.workspaceDir(channelKey);
+      const fsize = await this.disk.beforeCommand(channelKey, dir);
+      const runOptions: RunOptions = { ...options, fsize, measureDisk: this.disk.enabled };
+      let { live, outcome } = await this.run(state, command, runOptions);
       if (outcome.spawnError || (outcome.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(outcome.output))) {
         // The command could not even start: typically a fork bomb's leftovers still hold
         // every pid. A fresh container (same workspace) is the way out.
@@ -109,7 +115,7 @@ class DockerSandbox implements Sandbox {
         this.log.warn({ channel: channelKey, reason }, 'sandbox container wedged; recreating');
         this.forget(state);
         await this.remove(state.name);
-        ({ live, outcome } = await this.run(state, command, options));
+        ({ live, outcome } = await this.run(state, command, runOptions));
       }
       if (outcome.containerKilled) this.forget(state);
       let output = outcome.output;
@@ -120,6 +126,8 @@ class DockerSandbox implements Sandbox {
         if (stopped && state.live?.id === live.id) this.forget(state);
         output = appendNote(output, note);
       }
+      const full = await this.disk.afterCommand(channelKey, dir, outcome.diskUsed);
+      if (full) output = appendNote(output, full);
       // Kept current so a later SIGKILL is not taken for an OOM kill that happened before it.
       if (outcome.oomKills !== undefined) live.oomKills = Math.max(live.oomKills, outcome.oomKills);
       return { output, exitCode: outcome.exitCode, timedOut: outcome.timedOut };
@@ -178,6 +186,11 @@ class DockerSandbox implements Sandbox {
     return runExec(live, command, options);
   }
 
+  /** File tools check here before they write into the workspace (SANDBOX_DISK). */
+  async checkDisk(channelKey: string, adding: number): Promise<void> {
+    await this.disk.beforeWrite(channelKey, this.workspaceDir(channelKey), adding);
+  }
+
   async describe(channelKey: string): Promise<string> {
     const state = this.channel(channelKey);
     try {
@@ -206,6 +219,7 @@ class DockerSandbox implements Sandbox {
     }
     // The workspace is wiped even when Docker is down: it is only a host folder.
     if (options?.wipeWorkspace) await wipeWorkspace(this.workspaceDir(channelKey));
+    this.disk.forget(channelKey);
     this.log.info({ channel: channelKey, wipeWorkspace: options?.wipeWorkspace ?? false }, 'sandbox reset');
     if (failure) throw failure;
   }

@@ -18,6 +18,10 @@ export interface RunOptions {
   readonly signal?: AbortSignal | undefined;
   /** How long to wait for the output to end after killing the command before killing the container. */
   readonly killGraceMs?: number;
+  /** No file the command writes may grow past this many bytes (RLIMIT_FSIZE, which it cannot raise). */
+  readonly fsize?: number | undefined;
+  /** Measure the workspace when the command ends (the runner does; this path leaves it to the caller). */
+  readonly measureDisk?: boolean | undefined;
 }
 
 export interface RunOutcome {
@@ -27,6 +31,8 @@ export interface RunOutcome {
   readonly aborted: boolean;
   /** The command could not be stopped from inside, so the whole container was killed (it is recreated later). */
   readonly containerKilled: boolean;
+  /** Bytes in the workspace when the command ended, when measured. */
+  readonly diskUsed?: number | undefined;
 }
 
 /**
@@ -39,9 +45,12 @@ export interface RunOutcome {
  * dash cannot do job control without a terminal, so with plain sh the command shares the
  * wrapper's group and only a timeout cleans up.
  */
-function wrapper(shell: 'bash' | 'sh'): string {
+function wrapper(shell: 'bash' | 'sh', fsize: number | undefined): string {
+  // bash counts ulimit -f in KiB, dash in 512-byte blocks; set before the command, it cannot raise it.
+  const blocks = fsize === undefined ? undefined : Math.floor(Math.max(0, fsize) / (shell === 'bash' ? 1024 : 512));
   return [
     'exec 2>/dev/null',
+    blocks === undefined ? ':' : `ulimit -f ${blocks} || exit 126`,
     shell === 'bash' ? 'set -m' : ':',
     '"$1" -c "$2" 2>&1 & c=$!',
     'printf "%s %s\\n" "$$" "$c" > "$0"',
@@ -70,7 +79,7 @@ const KILLER_TIMEOUT_MS = 5_000;
  */
 export async function runExec(target: ExecTarget, command: string, options: RunOptions): Promise<RunOutcome> {
   const pidFile = `/tmp/.roundtable-exec-${randomUUID()}.pid`;
-  const argv = [target.shell, '-c', wrapper(target.shell), pidFile, target.shell, command];
+  const argv = [target.shell, '-c', wrapper(target.shell, options.fsize), pidFile, target.shell, command];
   const exec = await target.container.exec({
     // setsid's own complaint about a killed child goes to /dev/null; the command's stderr is merged into stdout.
     Cmd: target.setsid ? ['sh', '-c', 'exec setsid -w "$@" 2>/dev/null', 'sh', ...argv] : argv,

@@ -7,7 +7,15 @@
 export const RUNNER_PROTOCOL = 1;
 
 export type RunnerRequest =
-  | { readonly op: 'run'; readonly id: number; readonly command: string }
+  | {
+      readonly op: 'run';
+      readonly id: number;
+      readonly command: string;
+      /** No file the command writes may grow past this many bytes (RLIMIT_FSIZE). */
+      readonly fsize?: number;
+      /** Report the workspace's size when the command ends. */
+      readonly disk?: boolean;
+    }
   | { readonly op: 'kill'; readonly id: number };
 
 export type FrameKind = 'hello' | 'accepted' | 'started' | 'output' | 'gap' | 'end';

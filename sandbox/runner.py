@@ -4,7 +4,11 @@ The bridge starts it once (a Docker exec with stdin attached) and then sends it 
 that stream, which saves the ~40 ms the container runtime spends on every new exec.
 
 Bridge -> runner: frames of a 4-byte big-endian length and a UTF-8 JSON object:
-  {"op": "run", "id": N, "command": "..."}   runs `bash -c command` in /workspace
+  {"op": "run", "id": N, "command": "...", "fsize": B, "disk": true}
+                                             runs `bash -c command` in /workspace; with "fsize", no
+                                             file it writes may grow past B bytes (RLIMIT_FSIZE, set
+                                             by the shell's ulimit so the command cannot raise it);
+                                             with "disk", the end reports the workspace's size
   {"op": "kill", "id": N}                    kills that command and all it started
 Runner -> bridge: frames of a 9-byte header (length u32, kind u8, id u32) and a payload:
   H hello   JSON {"protocol", "pid", "oomKills"}            (id 0, once, at start)
@@ -12,7 +16,7 @@ Runner -> bridge: frames of a 9-byte header (length u32, kind u8, id u32) and a 
   S started JSON {"pid"}                                    (the command's pid = its session id)
   O output  raw bytes, stdout and stderr merged, never decoded here
   G gap     JSON {"skipped"}: bytes dropped between the head and the tail that follows
-  E end     JSON {"exit", "killed", "oomKills", "error"}
+  E end     JSON {"exit", "killed", "oomKills", "error"} and, when asked, "disk" (bytes in /workspace)
 
 Output is bounded here too: the first HEAD_BYTES go out as they come, then only the last
 TAIL_BYTES are kept, so a command printing a gigabyte costs neither side more than a few KB.
@@ -42,6 +46,9 @@ MAX_REQUEST = 16 * 1024 * 1024
 DRAIN_SECONDS = 2.0
 HEADER = struct.Struct(">IBI")
 OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
+WORKSPACE = "/workspace"
+# Entries one size measurement visits at most: a huge tree is reported as at least what was counted.
+DISK_SCAN_LIMIT = 200000
 
 
 def send(kind, ident, payload=b""):
@@ -65,6 +72,34 @@ def oom_kills():
         except (OSError, ValueError):
             continue
     return 0
+
+
+def disk_usage(root=WORKSPACE):
+    """Bytes allocated under root (like `du -s`): files and folders, links not followed, one filesystem."""
+    try:
+        device = os.lstat(root).st_dev
+    except OSError:
+        return 0
+    total = 0
+    seen = 0
+    stack = [root]
+    while stack and seen < DISK_SCAN_LIMIT:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_dev != device:
+                continue
+            total += info.st_blocks * 512
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    return total
 
 
 def session_members(sid):
@@ -112,9 +147,19 @@ def find_shell():
 SHELL = find_shell()
 
 
+def shell_argv(command, fsize):
+    """The command's argv; with a file-size cap, the shell sets it (soft and hard) before running the command."""
+    if fsize is None:
+        return [SHELL, "-c", command]
+    # bash counts ulimit -f in KiB, POSIX shells in 512-byte blocks.
+    block = 1024 if SHELL.endswith("bash") else 512
+    return [SHELL, "-c", 'ulimit -f %d || exit 126; exec "$0" -c "$1"' % (max(0, int(fsize)) // block), SHELL, command]
+
+
 class Job:
-    def __init__(self, ident, command):
+    def __init__(self, ident, command, fsize=None, disk=False):
         self.ident = ident
+        self.disk = disk
         self.pid = None
         self.pidfd = None
         self.out = None
@@ -131,7 +176,7 @@ class Job:
         try:
             self.pid = os.posix_spawn(
                 SHELL,
-                [SHELL, "-c", command],
+                shell_argv(command, fsize),
                 os.environ,
                 file_actions=[
                     (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
@@ -208,8 +253,10 @@ class Job:
         if self.tail:
             send("O", self.ident, bytes(self.tail))
         code = os.waitstatus_to_exitcode(self.status)
-        send_json("E", self.ident, {"exit": 128 - code if code < 0 else code, "killed": self.killed,
-                                    "oomKills": oom_kills(), "error": None})
+        end = {"exit": 128 - code if code < 0 else code, "killed": self.killed, "oomKills": oom_kills(), "error": None}
+        if self.disk:
+            end["disk"] = disk_usage()
+        send_json("E", self.ident, end)
 
 
 def main():
@@ -281,7 +328,7 @@ def handle(request, jobs):
     # Before spawning: if we die without this, the bridge knows the command never ran.
     send("A", ident)
     try:
-        job = Job(ident, request["command"])
+        job = Job(ident, request["command"], request.get("fsize"), bool(request.get("disk")))
     except Exception as error:  # e.g. EAGAIN: a fork bomb's leftovers still hold every pid
         send_json("E", ident, {"exit": None, "killed": False, "oomKills": oom_kills(), "error": str(error)})
         return

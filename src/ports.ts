@@ -176,6 +176,8 @@ export interface Sandbox {
   reset?(channelKey: string, options?: { wipeWorkspace?: boolean }): Promise<void>;
   /** The host folder mounted as the channel's workspace (file tools use it). */
   workspaceDir?(channelKey: string): string;
+  /** Rejects (SandboxError, saying why) when writing `bytes` more would overfill the workspace (SANDBOX_DISK). */
+  checkDisk?(channelKey: string, bytes: number): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -54,6 +54,7 @@ const settingsSchema = z.object({
   SANDBOX_IDLE_MINUTES: int(30, 0),
   SANDBOX_TEMPLATE_DIR: z.string().optional(),
   SANDBOX_KEEP_ON_EXIT: bool(false),
+  SANDBOX_DISK: z.string().default('1g'),
   // Discord
   DISCORD_API_URL: z.string().url().optional(),
   DISCORD_ALLOWED_BOTS: list,

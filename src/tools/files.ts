@@ -1,6 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { SandboxError } from '../errors.js';
 import { defineTool, ok, type Tool } from './tool.js';
 import {
   describeFsError,
@@ -128,6 +129,17 @@ export const writeFilesTool = defineTool({
     const input = describeRun('write_files', keys);
     const workspace = await openWorkspace(context);
     if ('error' in workspace) return ok(input, allFailed(keys, workspace.error));
+    // The workspace's allowance (SANDBOX_DISK) is checked before anything is written.
+    const adding = files
+      .slice(0, MAX_ITEMS)
+      .map((file) => Buffer.byteLength(file.content, 'utf8'))
+      .filter((bytes) => bytes <= WRITE_LIMIT_BYTES)
+      .reduce((sum, bytes) => sum + bytes, 0);
+    try {
+      await context.sandbox.checkDisk?.(context.channelKey, adding);
+    } catch (error) {
+      return ok(input, allFailed(keys, error instanceof SandboxError ? error.message : describeFsError(error)));
+    }
     const result: PerItem<string> = {};
     for (const [index, { filename, content }] of files.entries()) {
       if (index >= MAX_ITEMS) result[filename] = `[ERROR: not written: at most ${MAX_ITEMS} files per call]`;

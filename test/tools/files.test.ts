@@ -12,6 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SandboxError } from '../../src/errors.js';
 import type { ExecResult, Sandbox } from '../../src/ports.js';
 import {
   GLOB_MATCH_LIMIT,
@@ -182,6 +183,34 @@ describe('write_files', () => {
       'fine.txt': 'success',
     });
     expect(existsSync(path.join(workspace, 'huge.txt'))).toBe(false);
+  });
+
+  it('writes nothing when the workspace has no room for it (SANDBOX_DISK), and says why', async () => {
+    const asked: number[] = [];
+    const full = Object.assign(new FolderSandbox(workspace), {
+      async checkDisk(_key: string, bytes: number) {
+        asked.push(bytes);
+        if (bytes > 4) throw new SandboxError('the workspace is full: remove files first');
+      },
+    });
+    const { parsed } = await call(
+      writeFilesTool,
+      {
+        files: [
+          { filename: 'a.txt', content: 'aaa' },
+          { filename: 'b.txt', content: 'bb' },
+        ],
+      },
+      full,
+    );
+    expect(asked).toEqual([5]);
+    expect(parsed).toEqual({
+      'a.txt': '[ERROR: the workspace is full: remove files first]',
+      'b.txt': '[ERROR: the workspace is full: remove files first]',
+    });
+    expect(existsSync(path.join(workspace, 'a.txt'))).toBe(false);
+    const { parsed: fits } = await call(writeFilesTool, { files: [{ filename: 'a.txt', content: 'aaa' }] }, full);
+    expect(fits).toEqual({ 'a.txt': 'success' });
   });
 
   it('refuses a malformed call whole, naming what is wrong, and writes nothing', async () => {
