@@ -118,7 +118,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   const afterPost = (room: Room, message: Parameters<Conductor['agentMessage']>[1]) =>
     conductor?.agentMessage(room, message, NOT_A_REPLY, true);
 
-  const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config), sandbox);
+  const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config, log), sandbox);
   let privateChats: PrivateChats | undefined;
   const turnRunner: TurnRunner = new TurnRunner({
     runner,
