@@ -23,7 +23,7 @@ import { silentLogger } from '../src/log.js';
 import { openStore } from '../src/store/index.js';
 import { type FakeDiscord, type FakeMessage, startFakeDiscord } from '../test/fakes/discord/index.js';
 import { FakeSandbox } from '../test/fakes/fake-sandbox.js';
-import { startFakeOpenAI } from '../test/fakes/openai-server/index.js';
+import { startFakeOpenAI } from '../src/demo/local-model/index.js';
 import { testConfig } from '../test/helpers/config.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 500);

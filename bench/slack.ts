@@ -18,7 +18,7 @@ import { silentLogger } from '../src/log.js';
 import type { AdapterSink } from '../src/ports.js';
 import { openStore } from '../src/store/index.js';
 import { FakeSandbox } from '../test/fakes/fake-sandbox.js';
-import { startFakeOpenAI } from '../test/fakes/openai-server/index.js';
+import { startFakeOpenAI } from '../src/demo/local-model/index.js';
 import { type FakeChannel, type FakeHuman, type FakeSlack, startFakeSlack } from '../test/fakes/slack/index.js';
 import { testConfig } from '../test/helpers/config.js';
 import { slackKeys } from '../test/slack/recording-sink.js';
