@@ -8,14 +8,14 @@ import type { AgentConfig, Config } from '../../src/config/index.js';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, Outbound, Posted, StreamingPost } from '../../src/ports.js';
+import { SeenIds } from '../shared/seen-ids.js';
+import { splitMessage } from '../shared/split.js';
+import { EditStream, type StreamClock, systemClock } from '../shared/streaming-post.js';
 import { compareIds, fetchMissed } from './catch-up.js';
 import { type ClientSettings, createClient } from './client.js';
 import { answerCommand } from './commands.js';
 import { factsFromApi, factsFromMessage, type MessageFacts, PLATFORM, toInbound } from './inbound.js';
 import { Directory, namesToMentions } from './mentions.js';
-import { RecentIds } from './recent-ids.js';
-import { splitMessage } from './split.js';
-import { DiscordStreamingPost, type StreamClock, systemClock } from './streaming-post.js';
 
 export interface DiscordAdapterOptions {
   readonly config: Config;
@@ -40,6 +40,10 @@ interface Identity {
 const ALLOWED_MENTIONS = { parse: ['users'], replied_user: false };
 /** A reply still being written pings no one (edits never ping, so a mention would ping a partial text). */
 const NO_MENTIONS = { parse: [] };
+/** Discord's length limit for a message's content. */
+export const DISCORD_MESSAGE_LIMIT = 2000;
+/** A user or bot mention, which pings only when the message is created. */
+const USER_MENTION = /<@!?\d+>/;
 
 /** The control identity: `control: true` in an agent's file, else the first agent with a Discord token. */
 export function controlAgentOf(config: Config): AgentConfig | undefined {
@@ -51,7 +55,7 @@ export class DiscordAdapter implements ChatAdapter {
   readonly platform = PLATFORM;
   private readonly identities: Identity[] = [];
   private readonly directory = new Directory();
-  private readonly seen = new RecentIds();
+  private readonly seen = new SeenIds();
   /** DM channel → the agent whose private room it is. */
   private readonly dmOwner = new Map<string, string>();
   /** Room → newest message id this adapter forwarded: where a catch-up starts after a drop. */
@@ -62,7 +66,7 @@ export class DiscordAdapter implements ChatAdapter {
   /** Messages that arrived before every identity was known (they could not be told apart yet). */
   private pending: { facts: MessageFacts; receiver: string }[] | null = [];
   /** `channel:bot user id` → replies that bot is streaming there; its messages' echoes wait for them. */
-  private readonly streams = new Map<string, Set<DiscordStreamingPost>>();
+  private readonly streams = new Map<string, Set<EditStream>>();
   private sink: AdapterSink | undefined;
   /**
    * DISCORD_STREAM=edit: the reply is shown through the agent's identity while it is written. Absent otherwise,
@@ -121,7 +125,8 @@ export class DiscordAdapter implements ChatAdapter {
   async post(message: Outbound, options: { signal?: AbortSignal } = {}): Promise<Posted> {
     const { identity, prefix } = this.speaker(message);
     const text = namesToMentions(prefix + message.text, this.directory);
-    const { ids, error } = await this.send(identity, message.channel, splitMessage(text), ALLOWED_MENTIONS, options);
+    const chunks = splitMessage(text, DISCORD_MESSAGE_LIMIT);
+    const { ids, error } = await this.send(identity, message.channel, chunks, ALLOWED_MENTIONS, options);
     if (error !== undefined && ids.length === 0) {
       throw new AdapterError(PLATFORM, `${identity.agent.name} could not post: ${describeError(error)}`, {
         cause: error,
@@ -134,13 +139,17 @@ export class DiscordAdapter implements ChatAdapter {
     if (this.identities.length === 0) return undefined;
     const { identity, prefix } = this.speaker({ channel, agent, text: '' });
     const rest = identity.client.rest;
-    const post = new DiscordStreamingPost({
-      render: (text) => namesToMentions(prefix + text, this.directory),
+    const render = (text: string) =>
+      splitMessage(namesToMentions(prefix + text, this.directory), DISCORD_MESSAGE_LIMIT);
+    const post = new EditStream({
+      preview: (text) => render(text)[0] ?? '',
+      final: render,
+      notifies: (message) => USER_MENTION.test(message),
       intervalMs: this.options.streamIntervalMs ?? 1000,
       clock: this.options.streamClock ?? systemClock,
       logger: this.log,
       transport: {
-        create: async (content) => (await this.send(identity, channel, [content], NO_MENTIONS, {}, true)).ids[0] ?? '',
+        create: async (content) => (await this.send(identity, channel, [content], NO_MENTIONS, {}, true)).ids[0],
         edit: async (id, content) => {
           await rest.patch(Routes.channelMessage(channel, id), { body: { content, allowed_mentions: NO_MENTIONS } });
         },

@@ -4,11 +4,8 @@
  * `@Human_Name` become real mentions; text in code is left alone. Only mentions written in the text count:
  * a reply's ping is not in the text, so it is never a mention.
  */
-
-/** A human's name as the router sees it: the display name with whitespace replaced by `_`. */
-export function mentionName(displayName: string): string {
-  return displayName.trim().replace(/\s+/g, '_');
-}
+import { mapProse } from '../shared/code-spans.js';
+import { mentionName } from '../shared/mention-name.js';
 
 /** Who is who: our agents' bot user ids, and humans met so far (id ↔ mention name). */
 export class Directory {
@@ -77,27 +74,19 @@ export function mentionsToNames(text: string, directory: Directory, extra?: Read
   });
 }
 
-/** Fenced blocks (an unclosed fence runs to the end) and inline code spans: left untouched. */
-const CODE = /```[\s\S]*?(?:```|$)|~~~[\s\S]*?(?:~~~|$)|(`+)[^`][\s\S]*?\1/g;
 /**
  * `@name` shaped like the router's mentions (not after a word character, `.`, `@`, `+` or `-`), widened to any
  * letter so that humans with names like `@José` can be mentioned back.
  */
 const MENTION = /(^|[^\p{L}\p{N}_.@+-])@([\p{L}\p{N}_-]+)/gu;
 
-/** `@name` → `<@id>` for our agents and for humans the directory knows; everything else stays as written. */
+/** `@name` → `<@id>` for our agents and for humans the directory knows; code and everything else stay as written. */
 export function namesToMentions(text: string, directory: Directory): string {
-  const convert = (plain: string) =>
+  return mapProse(text, (plain) =>
     plain.replace(MENTION, (whole, before: string, name: string) => {
       const bare = name.replace(/-+$/, '');
       const id = directory.userOfAgent(bare) ?? directory.humanId(bare);
       return id ? `${before}<@${id}>${name.slice(bare.length)}` : whole;
-    });
-  let out = '';
-  let last = 0;
-  for (const match of text.matchAll(CODE)) {
-    out += convert(text.slice(last, match.index)) + match[0];
-    last = match.index + match[0].length;
-  }
-  return out + convert(text.slice(last));
+    }),
+  );
 }

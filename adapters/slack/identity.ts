@@ -3,24 +3,8 @@ import { App, HTTPReceiver, type SlashCommand, SocketModeReceiver, webApi } from
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import { boltLogger } from './bolt-logger.js';
+import type { SlackMessageEvent } from './inbound.js';
 import { webClientOptions, withRateLimitRetry } from './web-call.js';
-
-/** The fields of a Slack `message` / `app_mention` event the adapter reads. */
-export interface SlackMessageEvent {
-  readonly type: string;
-  readonly subtype?: string;
-  readonly channel: string;
-  readonly channel_type?: string;
-  readonly user?: string;
-  readonly bot_id?: string;
-  readonly app_id?: string;
-  readonly username?: string;
-  readonly bot_profile?: { readonly name?: string };
-  readonly text?: string;
-  readonly ts: string;
-  readonly thread_ts?: string;
-  readonly team?: string;
-}
 
 export interface IdentityHandlers {
   /** A message or app_mention reached this identity (already acked). */

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  Directory,
-  mentionName,
-  mentionsToNames,
-  namesToMentions,
-  plainMarkup,
-} from '../../adapters/discord/mentions.js';
+import { Directory, mentionsToNames, namesToMentions, plainMarkup } from '../../adapters/discord/mentions.js';
 
 function directory(): Directory {
   const dir = new Directory();
@@ -41,10 +35,6 @@ describe('Discord mentions', () => {
   it('keeps punctuation after a mention', () => {
     expect(namesToMentions('thanks @data!', directory())).toBe('thanks <@200>!');
     expect(namesToMentions('(@code)', directory())).toBe('(<@100>)');
-  });
-
-  it('replaces whitespace in display names', () => {
-    expect(mentionName('  Ada  Lovelace ')).toBe('Ada_Lovelace');
   });
 
   it('mentions humans with non-ASCII names back', () => {

@@ -1,0 +1,108 @@
+/**
+ * Slack `message` / `app_mention` events → the router's Inbound, as a pure function: which messages the router
+ * sees, who wrote them, which room they belong to, and their text in the core's plain form. The adapter first
+ * makes sure the directory knows every user named (`userIdsToLearn`), then calls `toInbound`.
+ */
+import type { Inbound } from '../../src/ports.js';
+import { mentionName } from '../shared/mention-name.js';
+import { mentionedUserIds, type NameOf, slackToPlain } from './inbound-text.js';
+import { roomOfMessage } from './rooms.js';
+
+export const SLACK = 'slack';
+
+/** The fields of a Slack `message` / `app_mention` event the adapter reads. */
+export interface SlackMessageEvent {
+  readonly type: string;
+  readonly subtype?: string;
+  readonly channel: string;
+  readonly channel_type?: string;
+  readonly user?: string;
+  readonly bot_id?: string;
+  readonly app_id?: string;
+  readonly username?: string;
+  readonly bot_profile?: { readonly name?: string };
+  readonly text?: string;
+  readonly ts: string;
+  readonly thread_ts?: string;
+  readonly team?: string;
+}
+
+/** One of our agents' apps, as Slack stamps its messages. */
+export interface OurApp {
+  readonly agent: string;
+  readonly botId: string;
+  readonly botUserId: string;
+}
+
+export interface SlackInboundContext {
+  readonly apps: readonly OurApp[];
+  /** The agent whose app received the event (a DM belongs to it). */
+  readonly receiver: string;
+  /** A user's `@name` as the core sees it, when the directory knows them. */
+  readonly nameOf: NameOf;
+  /** SLACK_ALLOWED_BOTS, lower-cased: bot ids, user ids, app ids or names of foreign bots the agents hear. */
+  readonly allowedBots: ReadonlySet<string>;
+  /** SLACK_REPLY_IN_THREAD: a top-level channel message starts a thread room of its own. */
+  readonly replyInThread: boolean;
+}
+
+/** Subtypes that are still someone writing a new message; edits, joins, deletions etc. are not. */
+const NEW_MESSAGE_SUBTYPES = new Set(['bot_message', 'file_share', 'thread_broadcast', 'me_message']);
+
+/** The agent app that posted `event`, if it is one of ours. */
+export function ourApp(event: SlackMessageEvent, apps: readonly OurApp[]): OurApp | undefined {
+  return apps.find(
+    (app) => (event.bot_id !== undefined && app.botId === event.bot_id) || (event.user && app.botUserId === event.user),
+  );
+}
+
+/** The users whose names the conversion needs: the author (a human) and everyone mentioned. */
+export function userIdsToLearn(event: SlackMessageEvent, apps: readonly OurApp[]): string[] {
+  const author = event.user && !ourApp(event, apps) ? [event.user] : [];
+  return [...new Set([...author, ...mentionedUserIds(event.text ?? '')])];
+}
+
+/** A foreign bot is heard only when SLACK_ALLOWED_BOTS names its bot id, user id, app id or name. */
+function allowedBot(event: SlackMessageEvent, allowed: ReadonlySet<string>): boolean {
+  const names = [event.bot_id, event.user, event.app_id, event.bot_profile?.name, event.username];
+  return names.some((name) => name !== undefined && allowed.has(name.toLowerCase()));
+}
+
+/** Converts an event for the router, or returns null when the router must not see it. */
+export function toInbound(event: SlackMessageEvent, context: SlackInboundContext): Inbound | null {
+  if (!event.channel || !event.ts) return null;
+  if (event.subtype && !NEW_MESSAGE_SUBTYPES.has(event.subtype)) return null;
+  const ours = ourApp(event, context.apps);
+  const isBot = !ours && (event.bot_id !== undefined || event.subtype === 'bot_message');
+  if (isBot && !allowedBot(event, context.allowedBots)) return null;
+  if (!ours && !isBot && !event.user) return null;
+
+  let author: Inbound['author'];
+  if (ours) {
+    author = { id: ours.botUserId, name: ours.agent, kind: 'agent' };
+  } else if (isBot) {
+    // An allowlisted bot may talk to the agents but gets no agent rights: it counts as a human.
+    const label = event.bot_profile?.name ?? event.username ?? (event.user && context.nameOf(event.user));
+    author = { id: event.bot_id ?? event.user ?? 'bot', name: mentionName(label || 'bot'), kind: 'human' };
+  } else {
+    const id = event.user ?? '';
+    author = { id, name: context.nameOf(id) ?? id, kind: 'human' };
+  }
+
+  const isDm = event.channel_type === 'im' || event.channel.startsWith('D');
+  const room = roomOfMessage(
+    { channel: event.channel, ts: event.ts, threadTs: event.thread_ts, isDm, byOurAgent: Boolean(ours) },
+    context.replyInThread,
+  );
+  const text = slackToPlain(event.text ?? '', context.nameOf).trim();
+  if (!text) return null;
+  return {
+    platform: SLACK,
+    channel: room,
+    messageId: event.ts,
+    author,
+    text,
+    ...(isDm ? { direct: { agent: context.receiver } } : {}),
+    at: Math.round(Number(event.ts) * 1000),
+  };
+}

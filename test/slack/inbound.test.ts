@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { type SlackInboundContext, toInbound, userIdsToLearn } from '../../adapters/slack/inbound.js';
+
+/** Our two agents' apps, as auth.test described them. */
+const apps = [
+  { agent: 'data', botId: 'B0DATA', botUserId: 'U0DATA' },
+  { agent: 'code', botId: 'B0CODE', botUserId: 'U0CODE' },
+];
+const names: Record<string, string> = { U0DATA: 'data', U0CODE: 'code', U0ALICE: 'Alice_Smith' };
+
+function context(overrides: Partial<SlackInboundContext> = {}): SlackInboundContext {
+  return {
+    apps,
+    receiver: 'data',
+    nameOf: (id) => names[id],
+    allowedBots: new Set(['helper']),
+    replyInThread: true,
+    ...overrides,
+  };
+}
+
+/** A human's channel message as the Events API delivers it (rich-text blocks beside the text, a client id). */
+const human = {
+  client_msg_id: '7e1c6c2e-5d9b-4d6c-9f3e-3d2b1a0c9e8f',
+  type: 'message',
+  text: '<@U0CODE> can you &amp; <@U0DATA|data> look at <https://example.com/q3|the Q3 sheet>?',
+  user: 'U0ALICE',
+  ts: '1700000000.000100',
+  blocks: [{ type: 'rich_text', block_id: 'x1Y2', elements: [] }],
+  team: 'T0TEAM',
+  channel: 'C0GENERAL',
+  event_ts: '1700000000.000100',
+  channel_type: 'channel',
+};
+
+describe('Slack toInbound', () => {
+  it('turns a human channel message into a thread room with plain text and @names', () => {
+    expect(toInbound(human, context())).toEqual({
+      platform: 'slack',
+      channel: 'C0GENERAL/1700000000.000100',
+      messageId: '1700000000.000100',
+      author: { id: 'U0ALICE', name: 'Alice_Smith', kind: 'human' },
+      text: '@code can you & @data look at the Q3 sheet (https://example.com/q3)?',
+      at: 1_700_000_000_000,
+    });
+    expect(userIdsToLearn(human, apps)).toEqual(['U0ALICE', 'U0CODE', 'U0DATA']);
+  });
+
+  it('keeps the channel as the room when replies do not go in threads, and a thread reply in its thread', () => {
+    expect(toInbound(human, context({ replyInThread: false }))?.channel).toBe('C0GENERAL');
+    const reply = { ...human, ts: '1700000001.000200', thread_ts: '1700000000.000100', parent_user_id: 'U0DATA' };
+    expect(toInbound(reply, context({ replyInThread: false }))?.channel).toBe('C0GENERAL/1700000000.000100');
+  });
+
+  it('makes a DM the private room of the app that received it', () => {
+    const dm = { ...human, channel: 'D0ALICE', channel_type: 'im', text: 'just for you' };
+    expect(toInbound(dm, context({ receiver: 'code' }))).toMatchObject({
+      channel: 'D0ALICE',
+      direct: { agent: 'code' },
+      text: 'just for you',
+    });
+  });
+
+  it("reads our agents' posts as agent messages in the channel they were posted to", () => {
+    const posted = {
+      bot_id: 'B0CODE',
+      type: 'message',
+      text: 'done, <@U0ALICE>',
+      user: 'U0CODE',
+      ts: '1700000002.000300',
+      app_id: 'A0CODE',
+      bot_profile: { id: 'B0CODE', app_id: 'A0CODE', name: 'code', deleted: false, team_id: 'T0TEAM' },
+      team: 'T0TEAM',
+      channel: 'C0GENERAL',
+      event_ts: '1700000002.000300',
+      channel_type: 'channel',
+    };
+    expect(toInbound(posted, context())).toMatchObject({
+      channel: 'C0GENERAL',
+      author: { id: 'U0CODE', name: 'code', kind: 'agent' },
+      text: 'done, @Alice_Smith',
+    });
+    expect(userIdsToLearn(posted, apps)).toEqual(['U0ALICE']);
+  });
+
+  it('ignores foreign bots unless allowlisted, which then count as humans', () => {
+    const legacy = {
+      type: 'message',
+      subtype: 'bot_message',
+      text: 'Build #42 passed',
+      ts: '1700000003.000400',
+      username: 'ci',
+      bot_id: 'B0CI',
+      channel: 'C0GENERAL',
+      channel_type: 'channel',
+    };
+    expect(toInbound(legacy, context())).toBeNull();
+    const helper = { ...legacy, username: 'helper', bot_id: 'B0HELP' };
+    expect(toInbound(helper, context())?.author).toEqual({ id: 'B0HELP', name: 'helper', kind: 'human' });
+  });
+
+  it('ignores joins, deletions and messages without text', () => {
+    const join = { ...human, subtype: 'channel_join', text: '<@U0ALICE> has joined the channel' };
+    expect(toInbound(join, context())).toBeNull();
+    const deleted = { type: 'message', subtype: 'message_deleted', hidden: true, channel: 'C0GENERAL', ts: '1.2' };
+    expect(toInbound(deleted, context())).toBeNull();
+    expect(toInbound({ ...human, text: '   ' }, context())).toBeNull();
+  });
+});
