@@ -5,6 +5,7 @@
 import type { APIMessage } from 'discord.js';
 import { ChannelType, type Message, MessageType } from 'discord.js';
 import type { Inbound } from '../../src/ports.js';
+import { withShared } from '../shared/quote.js';
 import { type Directory, mentionsToNames, plainMarkup } from './mentions.js';
 
 export const PLATFORM = 'discord';
@@ -22,14 +23,27 @@ export interface MessageFacts {
   readonly attachments: readonly { readonly name: string; readonly url: string }[];
   /** Users mentioned in the message, id → display name (only those written in the text are converted). */
   readonly mentioned: ReadonlyMap<string, string>;
+  /** What a forward carries: the forwarded messages' text (Discord's `message_snapshots`). */
+  readonly shared: readonly SharedFacts[];
   readonly at: number;
 }
 
+export interface SharedFacts {
+  readonly content: string;
+  readonly mentioned: ReadonlyMap<string, string>;
+}
+
+type Users = Iterable<{ id: string; displayName?: string; global_name?: string | null; username: string }>;
+
+/** Mentioned users, id → the name to show for them. */
+function namesOf(users: Users, nick: (id: string) => string | null | undefined = () => undefined): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const user of users) names.set(user.id, nick(user.id) ?? user.displayName ?? user.global_name ?? user.username);
+  return names;
+}
+
 export function factsFromMessage(message: Message): MessageFacts {
-  const mentioned = new Map<string, string>();
-  for (const user of message.mentions.users.values()) {
-    mentioned.set(user.id, message.mentions.members?.get(user.id)?.displayName ?? user.displayName);
-  }
+  const mentioned = namesOf(message.mentions.users.values(), (id) => message.mentions.members?.get(id)?.displayName);
   return {
     id: message.id,
     channelId: message.channelId,
@@ -41,17 +55,20 @@ export function factsFromMessage(message: Message): MessageFacts {
     content: message.content,
     attachments: [...message.attachments.values()].map((file) => ({ name: file.name, url: file.url })),
     mentioned,
+    shared: [...message.messageSnapshots.values()].map((snapshot) => ({
+      content: snapshot.content,
+      mentioned: namesOf(snapshot.mentions.users.values()),
+    })),
     at: message.createdTimestamp,
   };
 }
 
 /** A raw API message (from `GET /channels/:id/messages`); `isDirect` comes from the channel it was read from. */
 export function factsFromApi(message: APIMessage, isDirect: boolean): MessageFacts {
-  const mentioned = new Map<string, string>();
-  for (const user of message.mentions) {
-    const member = (user as { member?: { nick?: string | null } }).member;
-    mentioned.set(user.id, member?.nick ?? user.global_name ?? user.username);
-  }
+  const mentioned = namesOf(message.mentions, (id) => {
+    const user = message.mentions.find((candidate) => candidate.id === id);
+    return (user as { member?: { nick?: string | null } } | undefined)?.member?.nick;
+  });
   const member = (message as { member?: { nick?: string | null } }).member;
   return {
     id: message.id,
@@ -64,6 +81,10 @@ export function factsFromApi(message: APIMessage, isDirect: boolean): MessageFac
     content: message.content,
     attachments: message.attachments.map((file) => ({ name: file.filename, url: file.url })),
     mentioned,
+    shared: (message.message_snapshots ?? []).map((snapshot) => ({
+      content: snapshot.message.content,
+      mentioned: namesOf(snapshot.message.mentions),
+    })),
     at: Date.parse(message.timestamp),
   };
 }
@@ -100,8 +121,12 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
   for (const [id, name] of facts.mentioned) {
     if (!context.directory.agentOf(id)) context.directory.rememberHuman(id, name);
   }
-  let text = mentionsToNames(facts.content, context.directory, facts.mentioned);
-  text = plainMarkup(text, context.channelName ?? (() => undefined));
+  const plain = (content: string, mentioned: ReadonlyMap<string, string>) =>
+    plainMarkup(mentionsToNames(content, context.directory, mentioned), context.channelName ?? (() => undefined));
+  let text = withShared(
+    plain(facts.content, facts.mentioned),
+    facts.shared.map((shared) => ({ text: plain(shared.content, shared.mentioned) })),
+  );
   if (facts.attachments.length > 0) {
     const files = facts.attachments.map((file) => `[attachment: ${file.name} ${file.url}]`).join('\n');
     text = text ? `${text}\n${files}` : files;

@@ -23,6 +23,28 @@ export interface IdentityOptions {
   readonly logger: Logger;
 }
 
+/** The slash commands the control app answers. */
+const OPERATOR_COMMAND = /^\/(pass|reset|status)$/;
+
+/**
+ * What to acknowledge an envelope with that this app has no listener for (interactive payloads such as block
+ * actions and shortcuts, slash commands other than the operator commands on the control app), or undefined when a
+ * listener handles it. Unacknowledged, Slack would deliver it again and show the user `dispatch_failed`.
+ * Events need nothing here: Bolt acknowledges every event before its listeners run.
+ */
+export function unhandledReply(body: unknown, control: boolean): string | undefined {
+  const { type, command } = (body ?? {}) as { type?: unknown; command?: unknown };
+  if (type === 'event_callback') return undefined;
+  if (typeof command === 'string') {
+    if (control && OPERATOR_COMMAND.test(command)) return undefined;
+    // An empty acknowledgement would leave the user wondering; say so, privately.
+    return control
+      ? `${command} is not a Roundtable command here: use /pass, /reset or /status.`
+      : `${command} is not handled by this app: the operator commands belong to the control agent's app.`;
+  }
+  return '';
+}
+
 /** Where an HTTP-mode app receives its events on the shared server. */
 export function eventsPath(agent: string): string {
   return `/slack/events/${encodeURIComponent(agent)}`;
@@ -109,6 +131,13 @@ export class SlackIdentity {
       logger,
       clientOptions,
     });
+    // First in line: whatever this app has no listener for is acknowledged at once.
+    app.use(async (args) => {
+      const reply = unhandledReply(args.body, this.control);
+      const ack = (args as { ack?: (response?: string) => Promise<void> }).ack;
+      if (reply === undefined || !ack) return args.next();
+      await ack(reply || undefined);
+    });
     app.event('message', async ({ event, body }) => {
       handlers.message(this, event as unknown as SlackMessageEvent, body.team_id);
     });
@@ -116,7 +145,7 @@ export class SlackIdentity {
       handlers.message(this, event as unknown as SlackMessageEvent, body.team_id);
     });
     if (this.control) {
-      app.command(/^\/(pass|reset|status)$/, async ({ command, ack, respond }) => {
+      app.command(OPERATOR_COMMAND, async ({ command, ack, respond }) => {
         // Ack first: Slack shows an error if the answer takes over 3 s; the real answer follows via response_url.
         await ack();
         await handlers.command(this, command, async (text) => {

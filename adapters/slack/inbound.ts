@@ -5,6 +5,7 @@
  */
 import type { Inbound } from '../../src/ports.js';
 import { mentionName } from '../shared/mention-name.js';
+import { withShared } from '../shared/quote.js';
 import { mentionedUserIds, type NameOf, slackToPlain } from './inbound-text.js';
 import { roomOfMessage } from './rooms.js';
 
@@ -25,7 +26,23 @@ export interface SlackMessageEvent {
   readonly ts: string;
   readonly thread_ts?: string;
   readonly team?: string;
+  /** Legacy attachments: a shared message (`is_share`) or an unfurled message link (`is_msg_unfurl`) among them. */
+  readonly attachments?: readonly SlackAttachment[];
 }
+
+/** The fields of a message attachment the adapter reads. */
+export interface SlackAttachment {
+  readonly is_share?: boolean;
+  readonly is_msg_unfurl?: boolean;
+  readonly text?: string;
+  readonly fallback?: string;
+  readonly author_id?: string;
+  readonly author_name?: string;
+  readonly author_subname?: string;
+}
+
+/** Slackbot's user id: its notices (in an app's DM too) are not someone talking to the agents. */
+export const SLACKBOT = 'USLACKBOT';
 
 /** One of our agents' apps, as Slack stamps its messages. */
 export interface OurApp {
@@ -56,10 +73,17 @@ export function ourApp(event: SlackMessageEvent, apps: readonly OurApp[]): OurAp
   );
 }
 
-/** The users whose names the conversion needs: the author (a human) and everyone mentioned. */
+/** Attachments that carry another message: a share, or a message link Slack unfurled. */
+function sharedMessages(event: SlackMessageEvent): SlackAttachment[] {
+  return (event.attachments ?? []).filter((attachment) => attachment.is_share || attachment.is_msg_unfurl);
+}
+
+/** The users whose names the conversion needs: the author (a human) and everyone mentioned, in shares too. */
 export function userIdsToLearn(event: SlackMessageEvent, apps: readonly OurApp[]): string[] {
+  if (event.user === SLACKBOT) return [];
   const author = event.user && !ourApp(event, apps) ? [event.user] : [];
-  return [...new Set([...author, ...mentionedUserIds(event.text ?? '')])];
+  const shared = sharedMessages(event).flatMap((attachment) => mentionedUserIds(attachment.text ?? ''));
+  return [...new Set([...author, ...mentionedUserIds(event.text ?? ''), ...shared])];
 }
 
 /** A foreign bot is heard only when SLACK_ALLOWED_BOTS names its bot id, user id, app id or name. */
@@ -72,6 +96,7 @@ function allowedBot(event: SlackMessageEvent, allowed: ReadonlySet<string>): boo
 export function toInbound(event: SlackMessageEvent, context: SlackInboundContext): Inbound | null {
   if (!event.channel || !event.ts) return null;
   if (event.subtype && !NEW_MESSAGE_SUBTYPES.has(event.subtype)) return null;
+  if (event.user === SLACKBOT) return null;
   const ours = ourApp(event, context.apps);
   const isBot = !ours && (event.bot_id !== undefined || event.subtype === 'bot_message');
   if (isBot && !allowedBot(event, context.allowedBots)) return null;
@@ -94,7 +119,11 @@ export function toInbound(event: SlackMessageEvent, context: SlackInboundContext
     { channel: event.channel, ts: event.ts, threadTs: event.thread_ts, isDm, byOurAgent: Boolean(ours) },
     context.replyInThread,
   );
-  const text = slackToPlain(event.text ?? '', context.nameOf).trim();
+  const shared = sharedMessages(event).map((attachment) => ({
+    author: attachment.author_name ?? attachment.author_subname,
+    text: slackToPlain(attachment.text || attachment.fallback || '', context.nameOf),
+  }));
+  const text = withShared(slackToPlain(event.text ?? '', context.nameOf), shared);
   if (!text) return null;
   return {
     platform: SLACK,

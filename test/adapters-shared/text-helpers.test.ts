@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { closesFence, fenceMarker, mapProse, segments } from '../../adapters/shared/code-spans.js';
 import { mentionName } from '../../adapters/shared/mention-name.js';
+import { withShared } from '../../adapters/shared/quote.js';
 import { SeenIds } from '../../adapters/shared/seen-ids.js';
 
 describe('code spans', () => {
@@ -49,5 +50,20 @@ describe('seen ids', () => {
     seen.add('c');
     expect(seen.has('a')).toBe(false);
     expect(seen.has('b') && seen.has('c')).toBe(true);
+  });
+});
+
+describe('shared messages', () => {
+  it('quotes each shared text under the comment, with its author when known', () => {
+    expect(withShared('look', [{ author: 'Bob', text: 'line one\nline two' }, { text: 'another' }])).toBe(
+      'look\n> Bob: line one\n> line two\n> another',
+    );
+    expect(withShared('', [{ text: 'only the share' }, { text: '  ' }])).toBe('> only the share');
+  });
+
+  it('takes the @ off mentions in the quote, leaving addresses and code alone', () => {
+    expect(withShared('@code see', [{ text: '@data do it, mail a@b.c, `@code`' }])).toBe(
+      '@code see\n> data do it, mail a@b.c, `@code`',
+    );
   });
 });

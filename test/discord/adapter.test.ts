@@ -115,6 +115,15 @@ describe('Discord adapter against the fake', () => {
     expect(sink.inbound.find((event) => event.messageId === reply.id)?.text).toBe('thanks');
   });
 
+  it('forwards a forwarded message as a quote, its mentions addressing no one', async () => {
+    const original = fake.humanSays('dev', 'bob', `<@${fake.bot('code-bot').id}> the build is red`);
+    await sink.until(() => sink.inbound.some((event) => event.messageId === original.id));
+    const forward = fake.forward('general', 'alice', original);
+    await sink.until(() => sink.inbound.some((event) => event.messageId === forward.id));
+    expect(forward.content).toBe('');
+    expect(sink.inbound.find((event) => event.messageId === forward.id)?.text).toBe('> code the build is red');
+  });
+
   it("makes a DM the agent's private room", async () => {
     const sent = fake.dm('carol', 'code-bot', 'secret question');
     await sink.until(() => sink.inbound.some((event) => event.messageId === sent.id));

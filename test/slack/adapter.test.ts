@@ -197,6 +197,40 @@ describe('Slack adapter with a recording sink', () => {
     ]);
   });
 
+  it('forwards a shared message as a quote and ignores Slackbot in the DM', async () => {
+    const { sink } = await start();
+    const room = slack.addChannel('shares', [alice, data, code]);
+    const elsewhere = slack.addChannel('sales', [alice, operator]);
+    const original = slack.say(operator, elsewhere, 'Q3 numbers are final');
+    const dm = slack.dm(data, alice);
+
+    slack.slackbot(dm, 'You have been removed from #ops');
+    const shared = slack.share(alice, room, original);
+    await slack.waitFor(() => sink.received.length === 1, 5000, 'share');
+
+    expect(sink.received[0]).toMatchObject({ messageId: shared.ts, text: '> Olga: Q3 numbers are final' });
+  });
+
+  it('acknowledges envelopes it has no listener for: interactive payloads and other slash commands', async () => {
+    const { sink } = await start();
+    const room = slack.addChannel('buttons', [alice, operator, data, code]);
+    const envelopes = [
+      slack.blockAction(code, { user: alice, channel: room, actionId: 'approve_deploy' }),
+      slack.shortcut(data, { user: alice, callbackId: 'open_ticket' }),
+      slack.slashCommand(data, { command: '/deploy', text: 'prod', user: operator, channel: room }),
+      slack.slashCommand(code, { command: '/pass', user: operator, channel: room }),
+    ];
+    const ackOf = (id: string) => slack.acks.find((ack) => ack.envelopeId === id);
+    await slack.waitFor(() => envelopes.every((id) => ackOf(id)), 10_000, 'acks');
+
+    expect(ackOf(envelopes[0] ?? '')?.payload).toEqual({});
+    expect(ackOf(envelopes[2] ?? '')?.payload).toEqual({
+      text: '/deploy is not a Roundtable command here: use /pass, /reset or /status.',
+    });
+    expect(ackOf(envelopes[3] ?? '')?.payload?.text).toMatch(/^\/pass is not handled by this app/);
+    expect(sink.commands).toEqual([]);
+  });
+
   it('takes slash commands on the control app, with the operator flag, and answers ephemerally', async () => {
     const { sink } = await start();
     const room = slack.addChannel('ops', [alice, operator, data, code]);

@@ -106,4 +106,75 @@ describe('Slack toInbound', () => {
     expect(toInbound(deleted, context())).toBeNull();
     expect(toInbound({ ...human, text: '   ' }, context())).toBeNull();
   });
+
+  it('renders a shared message as a quote under the comment, its mentions addressing no one', () => {
+    // "Share message" with a comment: the comment is the text, the original rides in an attachment.
+    const share = {
+      ...human,
+      ts: '1700000005.000600',
+      text: '<@U0CODE> can you check this?',
+      attachments: [
+        {
+          ts: '1699990000.000100',
+          channel_id: 'C0SALES',
+          channel_name: 'sales',
+          is_share: true,
+          color: 'D0D0D0',
+          fallback: '[November 14th, 2023 10:13 PM] bob: Q3 revenue is <@U0DATA|data>’s call',
+          text: 'Q3 revenue is <@U0DATA|data>’s call\nsee the sheet',
+          author_id: 'U0BOB',
+          author_name: 'Bob Jones',
+          author_subname: 'Bob Jones',
+          author_link: 'https://example.slack.com/team/U0BOB',
+          mrkdwn_in: ['text'],
+          id: 1,
+          original_url: 'https://example.slack.com/archives/C0SALES/p1699990000000100',
+          footer: 'Posted in #sales',
+          from_url: 'https://example.slack.com/archives/C0SALES/p1699990000000100',
+          private_channel_prompt: true,
+        },
+      ],
+    };
+    expect(toInbound(share, context())?.text).toBe(
+      '@code can you check this?\n> Bob Jones: Q3 revenue is data’s call\n> see the sheet',
+    );
+    expect(userIdsToLearn(share, apps)).toContain('U0DATA');
+  });
+
+  it('keeps a share without a comment, and a message link Slack unfurled', () => {
+    const bare = {
+      ...human,
+      text: '',
+      attachments: [{ is_share: true, text: 'the deploy is done', fallback: 'the deploy is done', author_name: 'Bob' }],
+    };
+    expect(toInbound(bare, context())?.text).toBe('> Bob: the deploy is done');
+    const unfurl = {
+      ...human,
+      text: '<https://example.slack.com/archives/C0SALES/p1699990000000100>',
+      attachments: [{ is_msg_unfurl: true, text: 'numbers are in', author_name: 'Bob', footer: 'Posted in #sales' }],
+    };
+    expect(toInbound(unfurl, context())?.text).toBe(
+      'https://example.slack.com/archives/C0SALES/p1699990000000100\n> Bob: numbers are in',
+    );
+    // Other attachments (a bot's card, a link preview) are not shared messages.
+    const card = { ...human, text: '', attachments: [{ text: 'CI passed', fallback: 'CI passed' }] };
+    expect(toInbound(card, context())).toBeNull();
+  });
+
+  it("ignores Slackbot, also its notices in an app's DM", () => {
+    const notice = {
+      type: 'message',
+      user: 'USLACKBOT',
+      text: 'You have been removed from #ops by <@U0ALICE>',
+      ts: '1700000006.000700',
+      channel: 'D0DATA',
+      event_ts: '1700000006.000700',
+      channel_type: 'im',
+      team: 'T0TEAM',
+    };
+    expect(toInbound(notice, context())).toBeNull();
+    expect(userIdsToLearn(notice, apps)).toEqual([]);
+    const response = { ...notice, subtype: 'slackbot_response', channel: 'C0GENERAL', channel_type: 'channel' };
+    expect(toInbound(response, context())).toBeNull();
+  });
 });

@@ -52,6 +52,8 @@ export interface FakeDiscord {
     text: string,
     options?: { replyTo?: string },
   ): FakeMessage;
+  /** A human forwards an earlier message into a channel (a forward carries no text of its own). */
+  forward(channel: FakeChannel | string, human: FakeHuman | string, original: FakeMessage): FakeMessage;
   /** A human sends a DM to a bot; only that bot receives it. */
   dm(human: FakeHuman | string, bot: FakeBot | string, text: string): FakeMessage;
   /**
@@ -182,6 +184,16 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
         authorId: bot(who).id,
         content: text,
         replyTo: extra.replyTo ?? null,
+      });
+      context.publish(message);
+      return message;
+    },
+    forward(where, who, original) {
+      const message = world.createMessage({
+        channelId: channel(where).id,
+        authorId: human(who).id,
+        content: '',
+        forwardOf: original,
       });
       context.publish(message);
       return message;

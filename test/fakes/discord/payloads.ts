@@ -6,6 +6,7 @@ import {
   type FakeHuman,
   type FakeMessage,
   type FakeUser,
+  type ForwardSnapshot,
   type World,
 } from './world.js';
 
@@ -143,10 +144,22 @@ export function messageJson(world: World, message: FakeMessage, options: { gatew
     attachments: [],
     embeds: [],
     pinned: false,
-    flags: 0,
+    // A forward carries HAS_SNAPSHOT (1 << 14).
+    flags: message.forwarded ? 1 << 14 : 0,
     components: [],
     ...(message.replyTo
       ? { message_reference: { type: 0, message_id: message.replyTo, channel_id: message.channelId } }
+      : {}),
+    ...(message.forwarded
+      ? {
+          message_reference: {
+            type: 1,
+            message_id: message.forwarded.messageId,
+            channel_id: message.forwarded.channelId,
+            guild_id: world.guildId,
+          },
+          message_snapshots: [snapshotJson(world, message.forwarded)],
+        }
       : {}),
   };
   if (options.gateway) {
@@ -159,6 +172,27 @@ export function messageJson(world: World, message: FakeMessage, options: { gatew
     }
   }
   return json;
+}
+
+/** A forward's `message_snapshots` entry: the original's content and mentions, without author or id. */
+function snapshotJson(world: World, snapshot: ForwardSnapshot): Json {
+  return {
+    message: {
+      type: 0,
+      content: snapshot.content,
+      embeds: [],
+      attachments: [],
+      timestamp: new Date(snapshot.createdAt).toISOString(),
+      edited_timestamp: null,
+      flags: 0,
+      mentions: snapshot.mentionIds
+        .map((id) => world.user(id))
+        .filter((user): user is FakeUser => user !== undefined)
+        .map(userJson),
+      mention_roles: [],
+      components: [],
+    },
+  };
 }
 
 /** Permissions string sent with an interaction for its member. */

@@ -42,6 +42,8 @@ export interface FakeMessage {
   content: string;
   readonly nonce: string | null;
   readonly replyTo: string | null;
+  /** Set for a forward: a snapshot of the forwarded message, taken when it was forwarded. */
+  readonly forwarded: ForwardSnapshot | null;
   /** User ids mentioned: `<@id>` in the text, plus the replied-to author when the reply pings. */
   mentionIds: readonly string[];
   /** User ids notified when the message was created: the mentions its `allowed_mentions` let through. */
@@ -50,6 +52,15 @@ export interface FakeMessage {
   editedAt: number | null;
   /** Every content an edit gave the message, oldest first. */
   readonly edits: string[];
+}
+
+/** What a forward carries of the original message (Discord sends no author with it). */
+export interface ForwardSnapshot {
+  readonly messageId: string;
+  readonly channelId: string;
+  readonly content: string;
+  readonly mentionIds: readonly string[];
+  readonly createdAt: number;
 }
 
 /** Discord's `allowed_mentions` (absent: every mention in the text pings). */
@@ -178,6 +189,7 @@ export class World {
     replyTo?: string | null;
     pingReplied?: boolean;
     allowedMentions?: AllowedMentions;
+    forwardOf?: FakeMessage;
   }): FakeMessage {
     const inText = this.mentionsIn(input.content);
     const mentionIds = new Set(inText);
@@ -198,6 +210,15 @@ export class World {
       content: input.content,
       nonce: input.nonce ?? null,
       replyTo: input.replyTo ?? null,
+      forwarded: input.forwardOf
+        ? {
+            messageId: input.forwardOf.id,
+            channelId: input.forwardOf.channelId,
+            content: input.forwardOf.content,
+            mentionIds: this.mentionsIn(input.forwardOf.content),
+            createdAt: input.forwardOf.createdAt,
+          }
+        : null,
       mentionIds: [...mentionIds],
       pinged,
       createdAt: Date.now(),

@@ -133,6 +133,100 @@ export class FakeSlack implements WebApiHost {
     return message;
   }
 
+  /** A human shares an earlier message into a conversation, with or without a comment ("Share message"). */
+  share(human: FakeHuman, channel: FakeChannel, original: FakeMessage, comment = ''): FakeMessage {
+    const message = this.workspace.addMessage({
+      channel: channel.id,
+      text: comment,
+      user: human.id,
+      threadTs: undefined,
+      botId: undefined,
+      appId: undefined,
+      via: 'human',
+      attachments: [this.workspace.shareAttachment(original)],
+    });
+    this.publish(message);
+    return message;
+  }
+
+  /** Slackbot writes in a conversation (its notices land in an app's DM too); it has no bot id. */
+  slackbot(channel: FakeChannel, text: string): FakeMessage {
+    const message = this.workspace.addMessage({
+      channel: channel.id,
+      text,
+      user: 'USLACKBOT',
+      threadTs: undefined,
+      botId: undefined,
+      appId: undefined,
+      via: 'human',
+    });
+    this.publish(message);
+    return message;
+  }
+
+  /**
+   * An interactive payload (a button in a block, a shortcut, a modal submission) sent to one app as Slack does:
+   * a Socket Mode `interactive` envelope, or a signed form POST with `payload=<json>` in HTTP mode.
+   * `payload` is the type-specific part; the team, the app and a token are filled in. Returns the envelope id.
+   */
+  interactive(app: FakeApp, payload: Record<string, unknown>): string {
+    const envelopeId = randomUUID();
+    const body = {
+      token: 'verification-token',
+      api_app_id: app.appId,
+      team: { id: this.workspace.teamId, domain: 'fake' },
+      enterprise: null,
+      is_enterprise_install: false,
+      trigger_id: randomUUID(),
+      ...payload,
+    };
+    const envelope = { envelope_id: envelopeId, type: 'interactive', accepts_response_payload: false, payload: body };
+    this.deliver(app, envelopeId, 'interactive', envelope);
+    return envelopeId;
+  }
+
+  /** A human clicks a button in a message an app posted (a `block_actions` payload). */
+  blockAction(
+    app: FakeApp,
+    options: { user: FakeHuman; channel: FakeChannel; actionId: string; value?: string },
+  ): string {
+    const ts = this.workspace.nextTs();
+    return this.interactive(app, {
+      type: 'block_actions',
+      user: {
+        id: options.user.id,
+        username: options.user.name,
+        name: options.user.name,
+        team_id: this.workspace.teamId,
+      },
+      container: { type: 'message', message_ts: ts, channel_id: options.channel.id, is_ephemeral: false },
+      channel: { id: options.channel.id, name: options.channel.name },
+      message: { type: 'message', ts, text: 'Approve the deploy?', user: app.botUserId, bot_id: app.botId },
+      state: { values: {} },
+      response_url: `${this.baseUrl}/response/${randomUUID()}`,
+      actions: [
+        {
+          action_id: options.actionId,
+          block_id: 'b1',
+          text: { type: 'plain_text', text: 'Approve', emoji: true },
+          value: options.value ?? 'yes',
+          type: 'button',
+          action_ts: ts,
+        },
+      ],
+    });
+  }
+
+  /** A human runs a global shortcut from the shortcut menu (a `shortcut` payload). */
+  shortcut(app: FakeApp, options: { user: FakeHuman; callbackId: string }): string {
+    return this.interactive(app, {
+      type: 'shortcut',
+      action_ts: this.workspace.nextTs(),
+      user: { id: options.user.id, username: options.user.name, team_id: this.workspace.teamId },
+      callback_id: options.callbackId,
+    });
+  }
+
   /** A human edits an earlier message: apps get `message_changed`. */
   edit(message: FakeMessage, text: string): void {
     const previous = message.text;
@@ -341,10 +435,13 @@ export class FakeSlack implements WebApiHost {
     const retry = Number(envelope.retry_attempt ?? 0);
     const options: SignedPostOptions =
       retry > 0 ? { retryNum: retry, retryReason: String(envelope.retry_reason ?? 'timeout') } : {};
+    const form = 'application/x-www-form-urlencoded';
     const [body, contentType] =
       type === 'slash_commands'
-        ? [new URLSearchParams(payload as Record<string, string>).toString(), 'application/x-www-form-urlencoded']
-        : [JSON.stringify(payload), 'application/json'];
+        ? [new URLSearchParams(payload as Record<string, string>).toString(), form]
+        : type === 'interactive'
+          ? [new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), form]
+          : [JSON.stringify(payload), 'application/json'];
     try {
       const result = await postSigned(url, app.signingSecret, body, contentType, options);
       this.httpResults.push({ app: app.name, envelopeId, status: result.status });

@@ -44,13 +44,15 @@ export interface FakeMessage {
   /** How it entered: a human typing, or a Web API method called by an app. */
   via: 'human' | 'chat.postMessage' | 'chat.update';
   edited: boolean;
+  /** Legacy attachments as Slack sends them (a shared message rides in one with `is_share`). */
+  attachments?: Record<string, unknown>[];
 }
 
 /** One envelope the fake sent to an app (over Socket Mode or HTTP). */
 export interface Delivery {
   readonly app: string;
   readonly envelopeId: string;
-  readonly type: 'events_api' | 'slash_commands';
+  readonly type: 'events_api' | 'slash_commands' | 'interactive';
   readonly envelope: Record<string, unknown>;
   readonly sentAt: number;
 }

@@ -121,6 +121,7 @@ export class Workspace {
       team: this.teamId,
     };
     if (message.threadTs) event.thread_ts = message.threadTs;
+    if (message.attachments) event.attachments = message.attachments;
     if (message.botId) {
       event.bot_id = message.botId;
       event.app_id = message.appId;
@@ -128,6 +129,36 @@ export class Workspace {
       event.bot_profile = { id: message.botId, app_id: message.appId, name: app?.name ?? 'bot', team_id: this.teamId };
     }
     return event;
+  }
+
+  /**
+   * The attachment Slack adds when `original` is shared into another conversation ("Share message" / forward):
+   * the original's text with its author, a fallback line and the permalink.
+   */
+  shareAttachment(original: FakeMessage): Record<string, unknown> {
+    const channel = this.channels.get(original.channel);
+    const author = this.humans.get(original.user);
+    const name = author?.displayName ?? this.appByBotUser(original.user)?.name ?? original.user;
+    const permalink = `https://fake.slack.test/archives/${original.channel}/p${original.ts.replace('.', '')}`;
+    return {
+      ts: original.ts,
+      channel_id: original.channel,
+      channel_name: channel?.name ?? '',
+      is_share: true,
+      color: 'D0D0D0',
+      fallback: `[${new Date(Number(original.ts) * 1000).toUTCString()}] ${author?.name ?? name}: ${original.text}`,
+      text: original.text,
+      author_id: original.user,
+      author_name: name,
+      author_subname: name,
+      author_link: `https://fake.slack.test/team/${original.user}`,
+      mrkdwn_in: ['text'],
+      id: 1,
+      original_url: permalink,
+      footer: `Posted in #${channel?.name ?? ''}`,
+      from_url: permalink,
+      private_channel_prompt: true,
+    };
   }
 
   /** The `app_mention` event payload for a message that mentions an app's bot user. */
