@@ -50,7 +50,15 @@ export interface CommandContext {
   readonly controlAgent: string;
   /** How long to wait for the bridge's answer before deferring (default DEFER_AFTER_MS). */
   readonly deferAfterMs?: number | undefined;
+  /**
+   * The interaction's `channel_id` as sent, for an interaction without a `channel` object (discord.js reads the
+   * channel from that object only).
+   */
+  readonly sentChannel?: ((interactionId: string) => string | undefined) | undefined;
 }
+
+/** Said when Discord does not tell which room a command was used in. */
+export const NO_ROOM = 'Discord did not say where this command was used: try it again in the channel or DM.';
 
 export function isCommandName(name: string): name is CommandName {
   return (COMMANDS as readonly string[]).includes(name);
@@ -63,9 +71,14 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
   const isOperator =
     context.operators.has(interaction.user.id) ||
     interaction.memberPermissions?.has(PermissionFlagsBits.ManageChannels) === true;
+  const channel = interaction.channelId ?? context.sentChannel?.(interaction.id);
+  if (!channel) {
+    await interaction.reply({ content: NO_ROOM, flags: MessageFlags.Ephemeral });
+    return;
+  }
   const event: CommandEvent = {
     platform: PLATFORM,
-    channel: interaction.channelId,
+    channel,
     name,
     args: interaction.options.getString('agent')?.trim() ?? '',
     user: {

@@ -3,7 +3,7 @@
  * arrive through whichever bots see them and are forwarded once; replies leave through the speaking agent's bot.
  */
 import { randomBytes } from 'node:crypto';
-import { type APIMessage, ChannelType, type Client, Events, type Message, Routes } from 'discord.js';
+import { type APIMessage, ChannelType, type Client, Events, type Guild, type Message, Routes } from 'discord.js';
 import type { AgentConfig, Config } from '../../src/config/index.js';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
@@ -68,6 +68,8 @@ export class DiscordAdapter implements ChatAdapter {
   /** `channel:bot user id` → replies that bot is streaming there; its messages' echoes wait for them. */
   private readonly streams = new Map<string, Set<EditStream>>();
   private sink: AdapterSink | undefined;
+  /** Interaction id → its `channel_id` as sent (read from the raw gateway event, for interactions without one). */
+  private readonly interactionChannels = new Map<string, string>();
   /**
    * DISCORD_STREAM=edit: the reply is shown through the agent's identity while it is written. Absent otherwise,
    * so the bridge does not ask the model to stream for nothing.
@@ -255,6 +257,21 @@ export class DiscordAdapter implements ChatAdapter {
     return { identity, prefix: message.agent ? `**${message.agent}:** ` : '' };
   }
 
+  private roleName(id: string): string | undefined {
+    for (const { client } of this.identities) {
+      for (const guild of client.guilds.cache.values()) {
+        const role = guild.roles.cache.get(id);
+        if (role) return role.name;
+      }
+    }
+    return undefined;
+  }
+
+  /** Every bot's managed role (`tags.bot_id`): a mention of it addresses that bot. */
+  private learnRoles(guild: Guild): void {
+    for (const role of guild.roles.cache.values()) this.directory.setRole(role.id, role.tags?.botId);
+  }
+
   private channelName(id: string): string | undefined {
     for (const { client } of this.identities) {
       const channel = client.channels.cache.get(id);
@@ -274,11 +291,25 @@ export class DiscordAdapter implements ChatAdapter {
     client.on(Events.Error, (error) => this.log.error({ err: error, agent: agent.name }, 'discord client error'));
     client.on(Events.ShardError, (error) => this.log.warn({ err: error, agent: agent.name }, 'discord gateway error'));
     client.on(Events.ShardResume, () => void this.catchUp(identity));
+    // A bot's managed role appears when the bot joins a server (and with every guild the client learns of).
+    client.on(Events.GuildCreate, (guild) => this.learnRoles(guild));
+    client.on(Events.GuildRoleCreate, (role) => this.directory.setRole(role.id, role.tags?.botId));
+    client.on(Events.GuildRoleUpdate, (_old, role) => this.directory.setRole(role.id, role.tags?.botId));
+    client.on(Events.GuildRoleDelete, (role) => this.directory.forgetRole(role.id));
     client.on(Events.ShardReady, () => {
       // The first READY is covered by start(); a later one follows a session Discord would not resume.
       if (this.pending === null) void this.catchUp(identity);
     });
     if (isControl) {
+      client.on(Events.Raw, (packet: { t?: string; d?: { id?: string; channel_id?: string } }) => {
+        if (packet.t !== 'INTERACTION_CREATE' || !packet.d?.id || !packet.d.channel_id) return;
+        this.interactionChannels.set(packet.d.id, packet.d.channel_id);
+        // Only the newest few are ever needed: each is read once, right after this event.
+        if (this.interactionChannels.size > 100) {
+          const oldest = this.interactionChannels.keys().next().value;
+          if (oldest !== undefined) this.interactionChannels.delete(oldest);
+        }
+      });
       client.on(Events.InteractionCreate, (interaction) => {
         if (!interaction.isChatInputCommand() || !this.sink) return;
         const context = {
@@ -286,6 +317,11 @@ export class DiscordAdapter implements ChatAdapter {
           operators: this.operators,
           controlAgent: agent.name,
           deferAfterMs: this.options.commandDeferMs,
+          sentChannel: (id: string) => {
+            const channel = this.interactionChannels.get(id);
+            this.interactionChannels.delete(id);
+            return channel;
+          },
         };
         answerCommand(interaction, context).catch((error: unknown) =>
           this.log.warn({ err: error, command: interaction.commandName }, 'slash command failed'),
@@ -306,6 +342,7 @@ export class DiscordAdapter implements ChatAdapter {
     }
     await ready;
     if (client.user) this.directory.setAgent(agent.name, client.user.id);
+    for (const guild of client.guilds.cache.values()) this.learnRoles(guild);
     this.log.info({ agent: agent.name, user: client.user?.tag }, 'discord identity ready');
   }
 
@@ -329,6 +366,7 @@ export class DiscordAdapter implements ChatAdapter {
       allowedBots: this.allowedBots,
       receiver,
       channelName: (id) => this.channelName(id),
+      roleName: (id) => this.roleName(id),
     });
     const last = this.lastForwarded.get(facts.channelId);
     if (!last || compareIds(facts.id, last) > 0) this.lastForwarded.set(facts.channelId, facts.id);

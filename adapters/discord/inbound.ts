@@ -6,7 +6,8 @@ import type { APIMessage } from 'discord.js';
 import { ChannelType, type Message, MessageType } from 'discord.js';
 import type { Inbound } from '../../src/ports.js';
 import { withShared } from '../shared/quote.js';
-import { type Directory, mentionsToNames, plainMarkup } from './mentions.js';
+import { plainMarkup } from './markup.js';
+import { type Directory, mentionsToNames } from './mentions.js';
 
 export const PLATFORM = 'discord';
 
@@ -95,8 +96,10 @@ export interface InboundContext {
   readonly allowedBots: ReadonlySet<string>;
   /** The agent whose bot received the message (the DM's owner for a DM). */
   readonly receiver: string;
-  /** A guild channel's name by id, for `<#id>` (from the receiving client's cache). */
+  /** A guild channel's name by id, for `<#id>` and channel links (from the receiving client's cache). */
   readonly channelName?: (id: string) => string | undefined;
+  /** A guild role's name by id, for `<@&id>` of roles that are not our bots' (from the client's cache). */
+  readonly roleName?: (id: string) => string | undefined;
 }
 
 /** Converts a message for the router, or returns null when the router must not see it. */
@@ -121,8 +124,9 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
   for (const [id, name] of facts.mentioned) {
     if (!context.directory.agentOf(id)) context.directory.rememberHuman(id, name);
   }
+  const markup = { channelName: context.channelName ?? (() => undefined), at: facts.at };
   const plain = (content: string, mentioned: ReadonlyMap<string, string>) =>
-    plainMarkup(mentionsToNames(content, context.directory, mentioned), context.channelName ?? (() => undefined));
+    plainMarkup(mentionsToNames(content, context.directory, mentioned, context.roleName), markup);
   let text = withShared(
     plain(facts.content, facts.mentioned),
     facts.shared.map((shared) => ({ text: plain(shared.content, shared.mentioned) })),

@@ -1,6 +1,7 @@
 /**
  * Mentions both ways. Inbound, `<@id>` / `<@!id>` becomes `@agent` for one of our bots and `@Display_Name` for a
- * human (whitespace turned into `_` so the router's `@name` rule can read it). Outbound, `@agent` and a known
+ * human (whitespace turned into `_` so the router's `@name` rule can read it); `<@&role>` of a bot's managed role
+ * (the one the @-picker offers first) is a mention of that bot's agent. Outbound, `@agent` and a known
  * `@Human_Name` become real mentions; text in code is left alone. Only mentions written in the text count:
  * a reply's ping is not in the text, so it is never a mention.
  */
@@ -13,6 +14,8 @@ export class Directory {
   private readonly userByAgent = new Map<string, string>();
   private readonly humanById = new Map<string, string>();
   private readonly humanByName = new Map<string, string>();
+  /** Managed roles of bots (`tags.bot_id`): role id → bot user id. */
+  private readonly botByRole = new Map<string, string>();
 
   setAgent(agent: string, userId: string): void {
     this.agentByUser.set(userId, agent);
@@ -25,6 +28,26 @@ export class Directory {
 
   userOfAgent(agent: string): string | undefined {
     return this.userByAgent.get(agent.toLowerCase());
+  }
+
+  /** Notes a guild role; a bot's managed role (`tags.bot_id`) then stands for that bot. */
+  setRole(roleId: string, botUserId: string | undefined): void {
+    if (botUserId) this.botByRole.set(roleId, botUserId);
+    else this.botByRole.delete(roleId);
+  }
+
+  forgetRole(roleId: string): void {
+    this.botByRole.delete(roleId);
+  }
+
+  /** The agent whose bot a role belongs to, if it is one of our bots' managed roles. */
+  agentOfRole(roleId: string): string | undefined {
+    const bot = this.botByRole.get(roleId);
+    return bot ? this.agentOf(bot) : undefined;
+  }
+
+  isAgentName(name: string): boolean {
+    return this.userByAgent.has(name.toLowerCase());
   }
 
   /** Remembers a human (bounded: the oldest entries go first). */
@@ -52,19 +75,23 @@ export class Directory {
   }
 }
 
-/** Turns `<#id>` into `#channel-name` and custom emoji `<:name:id>` into `:name:`, so the text reads plainly. */
-export function plainMarkup(text: string, channelName: (id: string) => string | undefined): string {
-  return text
-    .replace(/<#(\d+)>/g, (raw, id: string) => {
-      const name = channelName(id);
-      return name ? `#${name}` : raw;
-    })
-    .replace(/<a?:(\w+):\d+>/g, ':$1:');
-}
-
-/** Platform mentions → `@name`. `extra` names users mentioned in this very message (from its `mentions`). */
-export function mentionsToNames(text: string, directory: Directory, extra?: ReadonlyMap<string, string>): string {
-  return text.replace(/<@!?(\d+)>/g, (raw, id: string) => {
+/**
+ * Platform mentions → `@name`. `extra` names users mentioned in this very message (from its `mentions`);
+ * `roleName` names other roles, shown as `@Role_Name` unless that reads as an agent's name.
+ */
+export function mentionsToNames(
+  text: string,
+  directory: Directory,
+  extra?: ReadonlyMap<string, string>,
+  roleName: (id: string) => string | undefined = () => undefined,
+): string {
+  return text.replace(/<@([!&]?)(\d+)>/g, (raw, kind: string, id: string) => {
+    if (kind === '&') {
+      const agent = directory.agentOfRole(id);
+      if (agent) return `@${agent}`;
+      const role = mentionName(roleName(id) ?? '');
+      return role && !directory.isAgentName(role) ? `@${role}` : raw;
+    }
     const agent = directory.agentOf(id);
     if (agent) return `@${agent}`;
     const display = extra?.get(id);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { NO_ROOM } from '../../adapters/discord/commands.js';
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { silentLogger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound } from '../../src/ports.js';
@@ -124,6 +125,14 @@ describe('Discord adapter against the fake', () => {
     expect(sink.inbound.find((event) => event.messageId === forward.id)?.text).toBe('> code the build is red');
   });
 
+  it("reads a mention of an agent bot's managed role as a mention of that agent", async () => {
+    const role = fake.bot('code-bot').roleId;
+    const sent = fake.humanSays('general', 'alice', `<@&${role}> can you look?`);
+    await sink.until(() => sink.inbound.some((event) => event.messageId === sent.id));
+    expect(fake.world.roleMentionsIn(sent.content)).toEqual([role]);
+    expect(sink.inbound.find((event) => event.messageId === sent.id)?.text).toBe('@code can you look?');
+  });
+
   it("makes a DM the agent's private room", async () => {
     const sent = fake.dm('carol', 'code-bot', 'secret question');
     await sink.until(() => sink.inbound.some((event) => event.messageId === sent.id));
@@ -208,6 +217,22 @@ describe('Discord adapter against the fake', () => {
     const byOther = await fake.slash('code-bot', 'carol', 'general', 'reset');
     expect(byOther).toMatchObject({ content: 'reset  operator=false', ephemeral: true });
     expect(sink.commands.map((event) => event.channel)).toEqual(Array(3).fill(fake.channel('general').id));
+  });
+
+  it('takes the room of a slash command from channel_id when the interaction has no channel object', async () => {
+    const answer = await fake.slash('code-bot', 'alice', 'dev', 'status', {}, { channelObject: false });
+    expect(answer).toMatchObject({ content: 'status  operator=true', ephemeral: true });
+    expect(sink.commands.map((event) => event.channel)).toEqual([fake.channel('dev').id]);
+    const nowhere = await fake.slash(
+      'code-bot',
+      'alice',
+      'dev',
+      'status',
+      {},
+      { channelObject: false, channelId: false },
+    );
+    expect(nowhere).toMatchObject({ content: NO_ROOM, ephemeral: true });
+    expect(sink.commands).toHaveLength(1);
   });
 
   it('fetches what was posted while every bot was disconnected, once', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Directory, mentionsToNames, namesToMentions, plainMarkup } from '../../adapters/discord/mentions.js';
+import { Directory, mentionsToNames, namesToMentions } from '../../adapters/discord/mentions.js';
 
 function directory(): Directory {
   const dir = new Directory();
@@ -41,12 +41,5 @@ describe('Discord mentions', () => {
     const dir = directory();
     dir.rememberHuman('902', 'José Núñez');
     expect(namesToMentions('gracias @José_Núñez.', dir)).toBe('gracias <@902>.');
-  });
-
-  it('shows channel links and custom emoji as plain text', () => {
-    const names = new Map([['42', 'dev']]);
-    expect(plainMarkup('see <#42> and <#43> <:party:123> <a:wave:456>', (id) => names.get(id))).toBe(
-      'see #dev and <#43> :party: :wave:',
-    );
   });
 });

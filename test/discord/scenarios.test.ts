@@ -154,6 +154,21 @@ describe('Discord scenarios through the bridge', () => {
     expect(h.discord.botMessages('general')).toHaveLength(2);
   });
 
+  it('answers a slash command whose interaction lacks a channel object, never with a database error', async () => {
+    h = await startDiscordHarness({ agents: [{ name: 'data', control: true }], operators: ['alice'] });
+    const status = await h.discord.slash('data-bot', 'alice', 'general', 'status', {}, { channelObject: false });
+    expect(status.content).toMatch(/Working: nobody/);
+    const nowhere = await h.discord.slash(
+      'data-bot',
+      'alice',
+      'general',
+      'status',
+      {},
+      { channelObject: false, channelId: false },
+    );
+    expect(nowhere.content).not.toMatch(/constraint|SQL|failed/i);
+  });
+
   it('/pass by an operator stops an agent mid-turn; a non-operator is refused', async () => {
     h = await startDiscordHarness({
       agents: [{ name: 'data', activation: 'always', control: true }],

@@ -58,6 +58,8 @@ export interface FakeDiscord {
   dm(human: FakeHuman | string, bot: FakeBot | string, text: string): FakeMessage;
   /**
    * A human runs a slash command in a channel (or their DM with `bot`); resolves with the reply the bot gives.
+   * `channelObject: false` sends only `channel_id`, as some interactions arrive, without the `channel` object;
+   * `channelId: false` leaves out `channel_id` too.
    */
   slash(
     bot: FakeBot | string,
@@ -65,6 +67,7 @@ export interface FakeDiscord {
     channel: FakeChannel | string,
     command: string,
     options?: Record<string, string>,
+    shape?: { channelObject?: boolean; channelId?: boolean },
   ): Promise<InteractionReply>;
   /** Messages in a channel, oldest first. */
   messages(channel: FakeChannel | string): FakeMessage[];
@@ -204,7 +207,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       context.publish(message);
       return message;
     },
-    slash(to, who, where, command, values = {}) {
+    slash(to, who, where, command, values = {}, shape = {}) {
       const app = bot(to);
       const user = human(who);
       const room = typeof where === 'string' && where === 'dm' ? world.dmChannel(user.id, app.id) : channel(where);
@@ -228,8 +231,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
             options: Object.entries(values).map(([name, value]) => ({ name, type: 3, value })),
             ...(inGuild ? { guild_id: world.guildId } : {}),
           },
-          channel_id: room.id,
-          channel: channelJson(world, room),
+          ...(shape.channelId === false ? {} : { channel_id: room.id }),
+          ...(shape.channelObject === false ? {} : { channel: channelJson(world, room) }),
           ...(inGuild
             ? {
                 guild_id: world.guildId,

@@ -38,7 +38,8 @@ function memberPermissions(user: FakeUser): bigint {
 
 /** A guild member without its `user` (the shape inside MESSAGE_CREATE), or with it (GUILD_CREATE). */
 export function memberJson(world: World, user: FakeUser, withUser: boolean): Json {
-  const roles = isHuman(user) && user.manageChannels ? [managerRoleId(world)] : [];
+  const roles =
+    isHuman(user) && user.manageChannels ? [managerRoleId(world)] : user.bot ? [(user as FakeBot).roleId] : [];
   return {
     ...(withUser ? { user: userJson(user) } : {}),
     nick: isHuman(user) ? user.nick : null,
@@ -81,6 +82,26 @@ export function channelJson(world: World, channel: FakeChannel): Json {
   };
 }
 
+/** The managed role Discord gives a bot in each server it joins: the @-picker offers it before the bot itself. */
+function botRoleJson(bot: FakeBot, position: number): Json {
+  return {
+    id: bot.roleId,
+    name: bot.username,
+    description: null,
+    permissions: EVERYONE_PERMISSIONS.toString(),
+    position,
+    color: 0,
+    colors: { primary_color: 0, secondary_color: null, tertiary_color: null },
+    hoist: false,
+    icon: null,
+    unicode_emoji: null,
+    managed: true,
+    mentionable: false,
+    flags: 0,
+    tags: { bot_id: bot.id },
+  };
+}
+
 export function guildJson(world: World, bot: FakeBot): Json {
   const members = [bot, ...world.humans];
   return {
@@ -105,6 +126,7 @@ export function guildJson(world: World, bot: FakeBot): Json {
     roles: [
       { id: world.guildId, name: '@everyone', permissions: EVERYONE_PERMISSIONS.toString(), position: 0, color: 0 },
       { id: managerRoleId(world), name: 'manager', permissions: MANAGE_CHANNELS.toString(), position: 1, color: 0 },
+      ...world.bots.map((member, index) => botRoleJson(member, index + 2)),
     ],
     emojis: [],
     stickers: [],
@@ -140,7 +162,7 @@ export function messageJson(world: World, message: FakeMessage, options: { gatew
     tts: false,
     mention_everyone: false,
     mentions,
-    mention_roles: [],
+    mention_roles: world.roleMentionsIn(message.content),
     attachments: [],
     embeds: [],
     pinned: false,

@@ -18,6 +18,8 @@ export interface FakeBot extends FakeUser {
   readonly token: string;
   /** A bot's application id; Discord makes it equal to the bot user's id for new applications. */
   readonly applicationId: string;
+  /** The role Discord creates for a bot when it joins a server (managed, `tags.bot_id`), named after the bot. */
+  readonly roleId: string;
 }
 
 export interface FakeHuman extends FakeUser {
@@ -102,7 +104,15 @@ export class World {
 
   addBot(token: string, username: string): FakeBot {
     const id = this.ids.next();
-    const bot: FakeBot = { id, username, globalName: null, bot: true, token, applicationId: id };
+    const bot: FakeBot = {
+      id,
+      username,
+      globalName: null,
+      bot: true,
+      token,
+      applicationId: id,
+      roleId: this.ids.next(),
+    };
     this.bots.push(bot);
     return bot;
   }
@@ -169,6 +179,14 @@ export class World {
     const at = this.messages.indexOf(message);
     if (at >= 0) this.messages.splice(at, 1);
     this.deleted.push(message);
+  }
+
+  /** Bots' managed roles named by `<@&id>` in a text (Discord fills `mention_roles` with them). */
+  roleMentionsIn(content: string): string[] {
+    const roles = new Set(this.bots.map((bot) => bot.roleId));
+    return [...new Set([...content.matchAll(/<@&(\d+)>/g)].map((match) => match[1] ?? ''))].filter((id) =>
+      roles.has(id),
+    );
   }
 
   /** Known users named by `<@id>` / `<@!id>` in a text. */
