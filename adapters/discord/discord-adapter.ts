@@ -14,7 +14,15 @@ import { EditStream, type StreamClock, systemClock } from '../shared/streaming-p
 import { compareIds, fetchMissed } from './catch-up.js';
 import { type ClientSettings, createClient } from './client.js';
 import { answerCommand } from './commands.js';
-import { factsFromApi, factsFromMessage, type MessageFacts, PLATFORM, toInbound } from './inbound.js';
+import {
+  editId,
+  factsFromApi,
+  factsFromMessage,
+  factsFromUpdate,
+  type MessageFacts,
+  PLATFORM,
+  toInbound,
+} from './inbound.js';
 import { Directory, namesToMentions } from './mentions.js';
 
 export interface DiscordAdapterOptions {
@@ -288,6 +296,10 @@ export class DiscordAdapter implements ChatAdapter {
   private wire(identity: Identity, isControl: boolean): void {
     const { client, agent } = identity;
     client.on(Events.MessageCreate, (message) => this.onMessage(identity, message));
+    // Messages are not cached, so discord.js emits no MessageUpdate: the raw event carries the whole message.
+    client.on(Events.Raw, (packet: { t?: string; d?: unknown }) => {
+      if (packet.t === 'MESSAGE_UPDATE' && this.pending === null) this.onUpdate(identity, packet.d);
+    });
     client.on(Events.Error, (error) => this.log.error({ err: error, agent: agent.name }, 'discord client error'));
     client.on(Events.ShardError, (error) => this.log.warn({ err: error, agent: agent.name }, 'discord gateway error'));
     client.on(Events.ShardResume, () => void this.catchUp(identity));
@@ -355,10 +367,15 @@ export class DiscordAdapter implements ChatAdapter {
     void this.forward(facts, identity.agent.name);
   }
 
-  /** Hands one message to the bridge, once, whichever bots received it. */
+  private onUpdate(identity: Identity, data: unknown): void {
+    const facts = factsFromUpdate(data as Parameters<typeof factsFromUpdate>[0]);
+    if (facts) void this.forward(facts, identity.agent.name);
+  }
+
+  /** Hands one message (or edit) to the bridge, once, whichever bots received it. */
   private async forward(facts: MessageFacts, receiver: string): Promise<void> {
     const sink = this.sink;
-    if (!sink || !this.seen.add(facts.id)) return;
+    if (!sink || !this.seen.add(editId(facts))) return;
     // Only the DM's own bot receives a DM, so the receiver is the agent whose private room it is.
     if (facts.isDirect) this.dmOwner.set(facts.channelId, receiver);
     const inbound = toInbound(facts, {
@@ -369,7 +386,8 @@ export class DiscordAdapter implements ChatAdapter {
       roleName: (id) => this.roleName(id),
     });
     const last = this.lastForwarded.get(facts.channelId);
-    if (!last || compareIds(facts.id, last) > 0) this.lastForwarded.set(facts.channelId, facts.id);
+    const isNewer = facts.editedAt === undefined && (!last || compareIds(facts.id, last) > 0);
+    if (isNewer) this.lastForwarded.set(facts.channelId, facts.id);
     if (!inbound) return;
     if (!(await this.awaitStreams(facts))) return;
     try {
@@ -403,7 +421,8 @@ export class DiscordAdapter implements ChatAdapter {
     }
     for (const [id, owner] of this.dmOwner) if (owner === identity.agent.name) rooms.push({ id, direct: true });
     for (const room of rooms) {
-      const after = this.lastForwarded.get(room.id) ?? sink.lastMessageId(PLATFORM, room.id);
+      // The newest stored id may be an edit's (`<id>:edit:<time>`): the message's own id is the cursor.
+      const after = (this.lastForwarded.get(room.id) ?? sink.lastMessageId(PLATFORM, room.id))?.split(':')[0];
       // A room the bridge never heard of has no history worth answering now.
       if (!after || this.catchingUp.has(room.id)) continue;
       this.catchingUp.add(room.id);

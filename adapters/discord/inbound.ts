@@ -3,7 +3,7 @@
  * channel history (catch-up) are reduced to the same plain facts first, so both paths classify alike.
  */
 import type { APIMessage } from 'discord.js';
-import { ChannelType, type Message, MessageType } from 'discord.js';
+import { ChannelType, type Message, MessageReferenceType, MessageType } from 'discord.js';
 import type { Inbound } from '../../src/ports.js';
 import { withShared } from '../shared/quote.js';
 import { plainMarkup } from './markup.js';
@@ -26,7 +26,11 @@ export interface MessageFacts {
   readonly mentioned: ReadonlyMap<string, string>;
   /** What a forward carries: the forwarded messages' text (Discord's `message_snapshots`). */
   readonly shared: readonly SharedFacts[];
+  /** For a reply: who wrote the message it replies to (Discord's `referenced_message.author`). */
+  readonly repliedTo?: string | undefined;
   readonly at: number;
+  /** Set when these facts are an edit (MESSAGE_UPDATE with `edited_timestamp`): when it was made. */
+  readonly editedAt?: number | undefined;
 }
 
 export interface SharedFacts {
@@ -60,6 +64,8 @@ export function factsFromMessage(message: Message): MessageFacts {
       content: snapshot.content,
       mentioned: namesOf(snapshot.mentions.users.values()),
     })),
+    // discord.js keeps the replied-to author from `referenced_message` as `mentions.repliedUser`.
+    repliedTo: message.reference?.type === MessageReferenceType.Default ? message.mentions.repliedUser?.id : undefined,
     at: message.createdTimestamp,
   };
 }
@@ -86,6 +92,10 @@ export function factsFromApi(message: APIMessage, isDirect: boolean): MessageFac
       content: snapshot.message.content,
       mentioned: namesOf(snapshot.message.mentions),
     })),
+    repliedTo:
+      (message.message_reference?.type ?? MessageReferenceType.Default) === MessageReferenceType.Default
+        ? (message.referenced_message?.author.id ?? undefined)
+        : undefined,
     at: Date.parse(message.timestamp),
   };
 }
@@ -100,6 +110,20 @@ export interface InboundContext {
   readonly channelName?: (id: string) => string | undefined;
   /** A guild role's name by id, for `<@&id>` of roles that are not our bots' (from the client's cache). */
   readonly roleName?: (id: string) => string | undefined;
+}
+
+/**
+ * The facts of an edit, from a MESSAGE_UPDATE (a whole message object since API v10). Null when it is no edit by
+ * someone: an update that only adds embeds (a link preview resolving) has no `edited_timestamp`.
+ */
+export function factsFromUpdate(update: APIMessage & { guild_id?: string }): MessageFacts | null {
+  if (!update.edited_timestamp || !update.author || typeof update.content !== 'string') return null;
+  return { ...factsFromApi(update, update.guild_id === undefined), editedAt: Date.parse(update.edited_timestamp) };
+}
+
+/** The id an edit is stored and deduplicated under: the message's, the edit's time. */
+export function editId(facts: Pick<MessageFacts, 'id' | 'editedAt'>): string {
+  return facts.editedAt === undefined ? facts.id : `${facts.id}:edit:${facts.editedAt}`;
 }
 
 /** Converts a message for the router, or returns null when the router must not see it. */
@@ -136,13 +160,21 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
     text = text ? `${text}\n${files}` : files;
   }
   if (!text.trim()) return null;
+  // A human's reply to an agent's message addresses that agent; an agent replying to an agent asks nothing
+  // (reply pings are how bot loops start).
+  const replied = author.kind === 'human' && facts.repliedTo ? context.directory.agentOf(facts.repliedTo) : undefined;
+  const edit = facts.editedAt;
+  // Only people's edits can address someone; an agent's edits are its streamed replies.
+  if (edit !== undefined && author.kind !== 'human') return null;
   return {
     platform: PLATFORM,
     channel: facts.channelId,
-    messageId: facts.id,
+    messageId: editId(facts),
     author,
     text,
     ...(facts.isDirect ? { direct: { agent: context.receiver } } : {}),
-    at: facts.at,
+    ...(replied ? { addressed: [replied] } : {}),
+    ...(edit !== undefined ? { edit: { of: facts.id, originalAt: facts.at } } : {}),
+    at: edit ?? facts.at,
   };
 }

@@ -25,10 +25,19 @@ export interface SlackMessageEvent {
   readonly text?: string;
   readonly ts: string;
   readonly thread_ts?: string;
+  /** In a thread reply: who posted the thread's parent message. */
+  readonly parent_user_id?: string;
   readonly team?: string;
+  /** `message_changed`: the message as it is now (with `edited` when someone edited it), and as it was. */
+  readonly message?: ChangedMessage;
   /** Legacy attachments: a shared message (`is_share`) or an unfurled message link (`is_msg_unfurl`) among them. */
   readonly attachments?: readonly SlackAttachment[];
 }
+
+/** The message inside `message_changed`: a message event without its channel, plus who edited it when. */
+export type ChangedMessage = Omit<SlackMessageEvent, 'channel' | 'message'> & {
+  readonly edited?: { readonly user?: string; readonly ts: string };
+};
 
 /** The fields of a message attachment the adapter reads. */
 export interface SlackAttachment {
@@ -80,6 +89,9 @@ function sharedMessages(event: SlackMessageEvent): SlackAttachment[] {
 
 /** The users whose names the conversion needs: the author (a human) and everyone mentioned, in shares too. */
 export function userIdsToLearn(event: SlackMessageEvent, apps: readonly OurApp[]): string[] {
+  if (event.subtype === 'message_changed') {
+    return event.message ? userIdsToLearn({ ...event.message, channel: event.channel }, apps) : [];
+  }
   if (event.user === SLACKBOT) return [];
   const author = event.user && !ourApp(event, apps) ? [event.user] : [];
   const shared = sharedMessages(event).flatMap((attachment) => mentionedUserIds(attachment.text ?? ''));
@@ -92,8 +104,11 @@ function allowedBot(event: SlackMessageEvent, allowed: ReadonlySet<string>): boo
   return names.some((name) => name !== undefined && allowed.has(name.toLowerCase()));
 }
 
+const ms = (ts: string) => Math.round(Number(ts) * 1000);
+
 /** Converts an event for the router, or returns null when the router must not see it. */
 export function toInbound(event: SlackMessageEvent, context: SlackInboundContext): Inbound | null {
+  if (event.subtype === 'message_changed') return editToInbound(event, context);
   if (!event.channel || !event.ts) return null;
   if (event.subtype && !NEW_MESSAGE_SUBTYPES.has(event.subtype)) return null;
   if (event.user === SLACKBOT) return null;
@@ -115,10 +130,18 @@ export function toInbound(event: SlackMessageEvent, context: SlackInboundContext
   }
 
   const isDm = event.channel_type === 'im' || event.channel.startsWith('D');
+  // A thread's parent carries its own ts as thread_ts once it has replies: it still belongs where it was posted.
+  const threadTs = event.thread_ts !== event.ts ? event.thread_ts : undefined;
   const room = roomOfMessage(
-    { channel: event.channel, ts: event.ts, threadTs: event.thread_ts, isDm, byOurAgent: Boolean(ours) },
+    { channel: event.channel, ts: event.ts, threadTs, isDm, byOurAgent: Boolean(ours) },
     context.replyInThread,
   );
+  // A human's reply in a thread whose parent one of our agents posted addresses that agent. Slack names the
+  // parent's author on every thread reply (`parent_user_id`), so this costs no lookup. An agent's reply asks nothing.
+  const parent =
+    author.kind === 'human' && threadTs
+      ? context.apps.find((app) => app.botUserId === event.parent_user_id)?.agent
+      : undefined;
   const shared = sharedMessages(event).map((attachment) => ({
     author: attachment.author_name ?? attachment.author_subname,
     text: slackToPlain(attachment.text || attachment.fallback || '', context.nameOf),
@@ -132,6 +155,25 @@ export function toInbound(event: SlackMessageEvent, context: SlackInboundContext
     author,
     text,
     ...(isDm ? { direct: { agent: context.receiver } } : {}),
-    at: Math.round(Number(event.ts) * 1000),
+    ...(parent ? { addressed: [parent] } : {}),
+    at: ms(event.ts),
+  };
+}
+
+/**
+ * A `message_changed` event: a person's edit, as an Inbound of its own (`<ts>:edit:<edited ts>`) marked as an
+ * edit of the message. Changes nobody made (a link unfurling, our own streamed replies) are not edits.
+ */
+function editToInbound(event: SlackMessageEvent, context: SlackInboundContext): Inbound | null {
+  const now = event.message;
+  if (!now?.edited || !event.channel) return null;
+  const where = { channel: event.channel, ...(event.channel_type ? { channel_type: event.channel_type } : {}) };
+  const inbound = toInbound({ ...now, ...where }, context);
+  if (inbound?.author.kind !== 'human') return null;
+  return {
+    ...inbound,
+    messageId: `${now.ts}:edit:${now.edited.ts}`,
+    edit: { of: now.ts, originalAt: ms(now.ts) },
+    at: ms(now.edited.ts),
   };
 }

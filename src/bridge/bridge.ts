@@ -3,6 +3,7 @@ import { describeError } from '../errors.js';
 import type { Situation } from '../llm/situation.js';
 import type { Logger } from '../log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox, StreamingPost } from '../ports.js';
+import { withAddressed } from '../room/addressed.js';
 import { isNoProgress } from '../room/guards.js';
 import { extractMentions, handBack, handBackText, limitReached } from '../room/index.js';
 import { requestsOf, type Thread } from '../room/threads.js';
@@ -12,6 +13,7 @@ import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.
 import { ChannelActor } from './channel-actor.js';
 import { handleCommand } from './commands.js';
 import { Conductor } from './conductor.js';
+import { receiveEdit } from './edits.js';
 import { PRIVATE_PLATFORM, PrivateRooms } from './messaging.js';
 import { RoomState } from './room-state.js';
 import { ThreadBook } from './thread-book.js';
@@ -153,6 +155,7 @@ export class Bridge {
   /** A platform message: stored once, then handled in its room's order. */
   async receive(event: Inbound): Promise<void> {
     if (this.stopped) return;
+    if (event.edit) return receiveEdit(this, event); // [adapter-kit] edits that address someone new: ./edits.ts
     const room = this.room(event.platform, event.channel, event.direct?.agent);
     if (event.author.kind === 'agent') {
       // Our own agents' messages are usually echoes of posts still being recorded by this room's
@@ -182,6 +185,7 @@ export class Bridge {
       text: event.text,
       at: event.at ?? this.clock(),
       platformIds: [event.messageId],
+      ...(event.addressed ? { addressed: event.addressed } : {}),
     });
     if (!stored) this.log.debug({ room: room.key, id: event.messageId }, 'duplicate message ignored');
     return stored;
@@ -200,17 +204,18 @@ export class Bridge {
       toolRuns?: readonly ToolRun[];
       /** Who this message asks for a reply, when the caller decides (messaging actions). */
       requests?: string[];
+      /** Agents the platform says it addresses beyond its text (Inbound.addressed). */
+      addressed?: readonly string[];
     },
   ): RoomMessage | null {
     const isAgent = message.kind === 'agent';
+    const known = this.config.agents.map((a) => a.name);
+    const self = isAgent ? message.author : undefined;
+    // [adapter-kit] platform addressing (a human's reply to an agent): added to the mentions (src/room/addressed.ts).
     const mentions =
       message.kind === 'system'
         ? []
-        : extractMentions(
-            message.text,
-            this.config.agents.map((a) => a.name),
-            isAgent ? message.author : undefined,
-          );
+        : withAddressed(extractMentions(message.text, known, self), message.addressed, known, self);
     let requests: string[] | undefined = message.requests;
     if (isAgent && !requests) {
       const answering = this.threads.awaiting(room.key, message.author);

@@ -70,6 +70,8 @@ const settingsSchema = z.object({
   PRIVACY: z.enum(['off', 'mentions']).default('off'),
   PRIVACY_ROOMS: list,
   PRIVATE_CHAT_LOG: z.string().optional(),
+  // Platform messages
+  EDIT_WAKE_MINUTES: int(5, 0, MAX_TIMER_S),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

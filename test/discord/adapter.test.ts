@@ -107,13 +107,40 @@ describe('Discord adapter against the fake', () => {
     expect(sink.inbound[0]?.author).toMatchObject({ name: 'helper', kind: 'human' });
   });
 
-  it('does not turn a reply ping into a mention', async () => {
+  it("makes a human's reply to an agent's message address that agent, and an agent's reply address no one", async () => {
     const agentMessage = fake.botSays('general', 'data-bot', 'here is the plan');
     await sink.until(() => sink.inbound.some((event) => event.messageId === agentMessage.id));
-    const reply = fake.humanSays('general', 'carol', 'thanks', { replyTo: agentMessage.id });
-    await sink.until(() => sink.inbound.some((event) => event.messageId === reply.id));
-    expect(reply.mentionIds).toContain(fake.bot('data-bot').id); // Discord did ping the bot
-    expect(sink.inbound.find((event) => event.messageId === reply.id)?.text).toBe('thanks');
+    const reply = fake.humanSays('general', 'carol', 'why this order?', { replyTo: agentMessage.id });
+    const botReply = fake.botSays('general', 'code-bot', 'agreed', { replyTo: agentMessage.id });
+    const toHuman = fake.humanSays('general', 'alice', 'same question', { replyTo: reply.id });
+    await sink.until(() => [reply, botReply, toHuman].every((m) => sink.inbound.some((e) => e.messageId === m.id)));
+    const received = (id: string) => sink.inbound.find((event) => event.messageId === id);
+    // The reply's ping is not in the text; the reply itself addresses the agent.
+    expect(received(reply.id)).toMatchObject({ text: 'why this order?', addressed: ['data'] });
+    expect(received(botReply.id)?.addressed).toBeUndefined();
+    expect(received(toHuman.id)?.addressed).toBeUndefined();
+  });
+
+  it('delivers a human edit once, marked as an edit of the message, and ignores link previews resolving', async () => {
+    const sent = fake.humanSays('dev', 'alice', 'can someone look at the build?');
+    await sink.until(() => sink.inbound.some((event) => event.messageId === sent.id));
+    fake.embedResolves(sent);
+    fake.humanEdits(sent, `<@${fake.bot('code-bot').id}> can someone look at the build?`);
+    await sink.until(() => sink.inbound.some((event) => event.edit?.of === sent.id));
+    fake.humanSays('dev', 'alice', 'marker');
+    await sink.until(() => sink.inbound.some((event) => event.text === 'marker'));
+    const edits = sink.inbound.filter((event) => event.edit);
+    expect(edits).toEqual([
+      {
+        platform: 'discord',
+        channel: fake.channel('dev').id,
+        messageId: `${sent.id}:edit:${sent.editedAt}`,
+        author: { id: fake.human('alice').id, name: 'Alice_Smith', kind: 'human' },
+        text: '@code can someone look at the build?',
+        edit: { of: sent.id, originalAt: sent.createdAt },
+        at: sent.editedAt,
+      },
+    ]);
   });
 
   it('forwards a forwarded message as a quote, its mentions addressing no one', async () => {

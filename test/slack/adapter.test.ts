@@ -159,7 +159,7 @@ describe('Slack adapter with a recording sink', () => {
     expect(calls.map((c) => c.status)).toEqual([429, 200, 200]);
   });
 
-  it('ignores edits, joins and foreign bots, forwards an allowlisted bot as a human, and a re-delivery once', async () => {
+  it('delivers edits as edits, ignores joins and foreign bots, forwards an allowlisted bot as a human, and a re-delivery once', async () => {
     const { sink } = await start({ SLACK_ALLOWED_BOTS: 'helper' });
     const room = slack.addChannel('noise', [alice, data]);
     const helper = slack.addApp('helper');
@@ -169,7 +169,7 @@ describe('Slack adapter with a recording sink', () => {
 
     const first = slack.say(alice, room, 'original');
     slack.edit(first, 'edited');
-    await slack.waitFor(() => sink.received.length === 1, 5000, 'first');
+    await slack.waitFor(() => sink.received.length === 2, 5000, 'first and its edit');
     const delivered = slack.deliveries.find(
       (d) => d.app === 'data' && (d.envelope as { payload: { event: { ts?: string } } }).payload.event.ts === first.ts,
     );
@@ -184,17 +184,19 @@ describe('Slack adapter with a recording sink', () => {
       headers: { authorization: `Bearer ${helper.botToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ channel: room.id, text: 'I am allowed' }),
     });
-    await slack.waitFor(() => sink.received.length === 2, 5000, 'allowed bot');
+    await slack.waitFor(() => sink.received.length === 3, 5000, 'allowed bot');
     const acked = () =>
       slack.deliveries
         .filter((d) => d.app === 'data')
         .every((d) => slack.acks.some((a) => a.envelopeId === d.envelopeId));
     await slack.waitFor(acked, 5000, 'acks');
 
-    expect(sink.received.map((e) => [e.text, e.author.kind, e.author.name])).toEqual([
-      ['original', 'human', 'Alice_Smith'],
-      ['I am allowed', 'human', 'helper'],
+    expect(sink.received.map((e) => [e.text, e.author.kind, e.author.name, e.edit?.of])).toEqual([
+      ['original', 'human', 'Alice_Smith', undefined],
+      ['edited', 'human', 'Alice_Smith', first.ts],
+      ['I am allowed', 'human', 'helper', undefined],
     ]);
+    expect(sink.received[1]?.messageId).toBe(`${first.ts}:edit:${first.editedTs}`);
   });
 
   it('forwards a shared message as a quote and ignores Slackbot in the DM', async () => {

@@ -177,4 +177,68 @@ describe('Slack toInbound', () => {
     const response = { ...notice, subtype: 'slackbot_response', channel: 'C0GENERAL', channel_type: 'channel' };
     expect(toInbound(response, context())).toBeNull();
   });
+
+  it("makes a human's reply in a thread an agent started address that agent", () => {
+    const reply = {
+      ...human,
+      text: 'why that order?',
+      ts: '1700000007.000800',
+      thread_ts: '1700000002.000300',
+      parent_user_id: 'U0CODE',
+    };
+    expect(toInbound(reply, context())).toMatchObject({
+      channel: 'C0GENERAL/1700000002.000300',
+      addressed: ['code'],
+    });
+    // A thread a human started, and an agent replying in an agent's thread, address no one.
+    expect(toInbound({ ...reply, parent_user_id: 'U0ALICE' }, context())?.addressed).toBeUndefined();
+    const byAgent = { ...reply, user: 'U0DATA', bot_id: 'B0DATA', app_id: 'A0DATA' };
+    expect(toInbound(byAgent, context())?.addressed).toBeUndefined();
+  });
+
+  it('delivers a human edit (message_changed) as an edit of the message, in its room', () => {
+    const changed = {
+      type: 'message',
+      subtype: 'message_changed',
+      message: {
+        client_msg_id: '7e1c6c2e-5d9b-4d6c-9f3e-3d2b1a0c9e8f',
+        type: 'message',
+        text: '<@U0CODE> <@U0DATA> can you look?',
+        user: 'U0ALICE',
+        team: 'T0TEAM',
+        edited: { user: 'U0ALICE', ts: '1700000060.000000' },
+        ts: '1700000000.000100',
+        source_team: 'T0TEAM',
+        user_team: 'T0TEAM',
+      },
+      channel: 'C0GENERAL',
+      hidden: true,
+      ts: '1700000060.000200',
+      event_ts: '1700000060.000200',
+      channel_type: 'channel',
+      previous_message: { type: 'message', text: '<@U0CODE> can you look?', user: 'U0ALICE', ts: '1700000000.000100' },
+    };
+    expect(toInbound(changed, context())).toEqual({
+      platform: 'slack',
+      channel: 'C0GENERAL/1700000000.000100',
+      messageId: '1700000000.000100:edit:1700000060.000000',
+      author: { id: 'U0ALICE', name: 'Alice_Smith', kind: 'human' },
+      text: '@code @data can you look?',
+      edit: { of: '1700000000.000100', originalAt: 1_700_000_000_000 },
+      at: 1_700_000_060_000,
+    });
+    expect(userIdsToLearn(changed, apps)).toEqual(['U0ALICE', 'U0CODE', 'U0DATA']);
+    // A link unfurling is a change nobody made; our agents' edits are their streamed replies.
+    const { edited: _edited, ...unfurled } = changed.message;
+    expect(
+      toInbound({ ...changed, message: { ...unfurled, attachments: [{ fallback: 'Example Domain' }] } }, context()),
+    ).toBeNull();
+    const streamed = { ...changed.message, user: 'U0CODE', bot_id: 'B0CODE', edited: { user: 'U0CODE', ts: '1.0' } };
+    expect(toInbound({ ...changed, message: streamed }, context())).toBeNull();
+  });
+
+  it('keeps a thread parent that has replies in the room it was posted to', () => {
+    const parent = { ...human, thread_ts: human.ts, reply_count: 2 };
+    expect(toInbound(parent, context({ replyInThread: false }))?.channel).toBe('C0GENERAL');
+  });
 });

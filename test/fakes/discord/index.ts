@@ -52,6 +52,13 @@ export interface FakeDiscord {
     text: string,
     options?: { replyTo?: string },
   ): FakeMessage;
+  /** A human edits their message: every bot that sees it gets MESSAGE_UPDATE with the whole message. */
+  humanEdits(message: FakeMessage, text: string): void;
+  /**
+   * Discord resolves a link preview in a message: MESSAGE_UPDATE with the embed and no `edited_timestamp`
+   * (nobody edited anything).
+   */
+  embedResolves(message: FakeMessage): void;
   /** A human forwards an earlier message into a channel (a forward carries no text of its own). */
   forward(channel: FakeChannel | string, human: FakeHuman | string, original: FakeMessage): FakeMessage;
   /** A human sends a DM to a bot; only that bot receives it. */
@@ -124,6 +131,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       events.emit('message', message);
       events.emit('change');
     },
+    update(message, extra = {}) {
+      const data = { ...messageJson(world, message, { gateway: true }), ...extra };
+      gateway.dispatch('MESSAGE_UPDATE', data, visibleBots(context, message));
+      events.emit('change');
+    },
   };
 
   const server: Server = createServer((request, response) => {
@@ -190,6 +202,18 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       });
       context.publish(message);
       return message;
+    },
+    humanEdits(message, text) {
+      message.content = text;
+      message.mentionIds = world.mentionsIn(text);
+      message.edits.push(text);
+      message.editedAt = Date.now();
+      context.update(message);
+    },
+    embedResolves(message) {
+      context.update(message, {
+        embeds: [{ type: 'link', url: 'https://example.com/', title: 'Example Domain', description: 'An example.' }],
+      });
     },
     forward(where, who, original) {
       const message = world.createMessage({

@@ -143,7 +143,7 @@ export function guildJson(world: World, bot: FakeBot): Json {
   };
 }
 
-export function messageJson(world: World, message: FakeMessage, options: { gateway: boolean }): Json {
+export function messageJson(world: World, message: FakeMessage, options: { gateway: boolean; nested?: boolean }): Json {
   const channel = world.channels.get(message.channelId);
   const author = world.user(message.authorId);
   const inGuild = channel?.type !== ChannelType.DM;
@@ -170,7 +170,11 @@ export function messageJson(world: World, message: FakeMessage, options: { gatew
     flags: message.forwarded ? 1 << 14 : 0,
     components: [],
     ...(message.replyTo
-      ? { message_reference: { type: 0, message_id: message.replyTo, channel_id: message.channelId } }
+      ? {
+          message_reference: { type: 0, message_id: message.replyTo, channel_id: message.channelId },
+          // Discord sends the replied-to message along, one level deep (null once it is deleted).
+          ...(options.nested ? {} : { referenced_message: referencedJson(world, message.replyTo) }),
+        }
       : {}),
     ...(message.forwarded
       ? {
@@ -194,6 +198,11 @@ export function messageJson(world: World, message: FakeMessage, options: { gatew
     }
   }
   return json;
+}
+
+function referencedJson(world: World, id: string): Json | null {
+  const replied = world.message(id);
+  return replied ? messageJson(world, replied, { gateway: false, nested: true }) : null;
 }
 
 /** A forward's `message_snapshots` entry: the original's content and mentions, without author or id. */

@@ -364,7 +364,9 @@ export class FakeSlack implements WebApiHost {
   }
 
   publishChanged(message: FakeMessage, previousText: string): void {
-    this.fanOut(message.channel, () => this.workspace.changedEvent(message, previousText));
+    const ts = this.workspace.nextTs();
+    message.editedTs = ts;
+    this.fanOut(message.channel, () => this.workspace.changedEvent(message, previousText, ts));
   }
 
   publishDeleted(message: FakeMessage): void {

@@ -44,6 +44,8 @@ export interface FakeMessage {
   /** How it entered: a human typing, or a Web API method called by an app. */
   via: 'human' | 'chat.postMessage' | 'chat.update';
   edited: boolean;
+  /** When it was last edited (the `edited.ts` Slack reports). */
+  editedTs?: string;
   /** Legacy attachments as Slack sends them (a shared message rides in one with `is_share`). */
   attachments?: Record<string, unknown>[];
 }

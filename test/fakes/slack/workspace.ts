@@ -120,7 +120,12 @@ export class Workspace {
       event_ts: message.ts,
       team: this.teamId,
     };
-    if (message.threadTs) event.thread_ts = message.threadTs;
+    if (message.threadTs) {
+      event.thread_ts = message.threadTs;
+      // Every thread reply names who posted the thread's parent.
+      const parent = this.findMessage(message.channel, message.threadTs);
+      if (parent && parent !== message) event.parent_user_id = parent.user;
+    }
     if (message.attachments) event.attachments = message.attachments;
     if (message.botId) {
       event.bot_id = message.botId;
@@ -167,11 +172,10 @@ export class Workspace {
     return { ...rest, type: 'app_mention' };
   }
 
-  /** The `message_changed` event Slack sends after an edit. */
-  changedEvent(message: FakeMessage, previousText: string): Record<string, unknown> {
+  /** The `message_changed` event Slack sends after an edit made at `ts` (the same for every app). */
+  changedEvent(message: FakeMessage, previousText: string, ts: string): Record<string, unknown> {
     const channel = this.channels.get(message.channel);
     const inner = this.messageEvent(message);
-    const ts = this.nextTs();
     return {
       type: 'message',
       subtype: 'message_changed',
