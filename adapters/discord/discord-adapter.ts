@@ -7,7 +7,8 @@ import { type APIMessage, ChannelType, type Client, Events, type Guild, type Mes
 import type { AgentConfig, Config } from '../../src/config/index.js';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
-import type { AdapterSink, ChatAdapter, Outbound, Posted, StreamingPost } from '../../src/ports.js';
+import type { AdapterSink, ChatAdapter, InboundFile, Outbound, Posted, StreamingPost } from '../../src/ports.js';
+import { download } from '../shared/download.js';
 import { SeenIds } from '../shared/seen-ids.js';
 import { splitMessage } from '../shared/split.js';
 import { EditStream, type StreamClock, systemClock } from '../shared/streaming-post.js';
@@ -15,6 +16,7 @@ import { compareIds, fetchMissed } from './catch-up.js';
 import { type ClientSettings, createClient } from './client.js';
 import { answerCommand } from './commands.js';
 import {
+  type AttachmentFacts,
   editId,
   factsFromApi,
   factsFromMessage,
@@ -48,6 +50,8 @@ interface Identity {
 const ALLOWED_MENTIONS = { parse: ['users'], replied_user: false };
 /** A reply still being written pings no one (edits never ping, so a mention would ping a partial text). */
 const NO_MENTIONS = { parse: [] };
+/** Where Discord serves attachments. */
+const CDN_ORIGINS = ['https://cdn.discordapp.com', 'https://media.discordapp.net'];
 /** Discord's length limit for a message's content. */
 export const DISCORD_MESSAGE_LIMIT = 2000;
 /** A user or bot mention, which pings only when the message is created. */
@@ -265,6 +269,22 @@ export class DiscordAdapter implements ChatAdapter {
     return { identity, prefix: message.agent ? `**${message.agent}:** ` : '' };
   }
 
+  /**
+   * An attachment, downloadable from Discord's CDN (or the host of DISCORD_API_URL) only. Its URL is signed, so no
+   * token is sent with it.
+   */
+  private fileOf(attachment: AttachmentFacts): InboundFile {
+    const api = this.options.config.settings.DISCORD_API_URL;
+    const origins = new Set([...CDN_ORIGINS, ...(api ? [new URL(api).origin] : [])]);
+    const maxBytes = this.options.config.settings.DISCORD_MAX_FILE_MB * 1024 * 1024;
+    return {
+      name: attachment.name,
+      mimeType: attachment.contentType,
+      size: attachment.size,
+      download: (signal) => download(attachment.url, { origins, maxBytes, signal }),
+    };
+  }
+
   private roleName(id: string): string | undefined {
     for (const { client } of this.identities) {
       for (const guild of client.guilds.cache.values()) {
@@ -384,6 +404,7 @@ export class DiscordAdapter implements ChatAdapter {
       receiver,
       channelName: (id) => this.channelName(id),
       roleName: (id) => this.roleName(id),
+      fileOf: (attachment) => this.fileOf(attachment),
     });
     const last = this.lastForwarded.get(facts.channelId);
     const isNewer = facts.editedAt === undefined && (!last || compareIds(facts.id, last) > 0);

@@ -4,7 +4,7 @@
  */
 import type { APIMessage } from 'discord.js';
 import { ChannelType, type Message, MessageReferenceType, MessageType } from 'discord.js';
-import type { Inbound } from '../../src/ports.js';
+import type { Inbound, InboundFile } from '../../src/ports.js';
 import { withShared } from '../shared/quote.js';
 import { plainMarkup } from './markup.js';
 import { type Directory, mentionsToNames } from './mentions.js';
@@ -21,7 +21,7 @@ export interface MessageFacts {
   /** Display name: server nickname, else global name, else username. */
   readonly authorName: string;
   readonly content: string;
-  readonly attachments: readonly { readonly name: string; readonly url: string }[];
+  readonly attachments: readonly AttachmentFacts[];
   /** Users mentioned in the message, id → display name (only those written in the text are converted). */
   readonly mentioned: ReadonlyMap<string, string>;
   /** What a forward carries: the forwarded messages' text (Discord's `message_snapshots`). */
@@ -31,6 +31,14 @@ export interface MessageFacts {
   readonly at: number;
   /** Set when these facts are an edit (MESSAGE_UPDATE with `edited_timestamp`): when it was made. */
   readonly editedAt?: number | undefined;
+}
+
+/** A file attached to a message, as Discord describes it (its `url` is a signed CDN address). */
+export interface AttachmentFacts {
+  readonly name: string;
+  readonly url: string;
+  readonly size: number;
+  readonly contentType?: string | undefined;
 }
 
 export interface SharedFacts {
@@ -58,7 +66,12 @@ export function factsFromMessage(message: Message): MessageFacts {
     authorIsBot: message.author.bot || message.webhookId !== null,
     authorName: message.member?.displayName ?? message.author.displayName,
     content: message.content,
-    attachments: [...message.attachments.values()].map((file) => ({ name: file.name, url: file.url })),
+    attachments: [...message.attachments.values()].map((file) => ({
+      name: file.name,
+      url: file.url,
+      size: file.size,
+      contentType: file.contentType ?? undefined,
+    })),
     mentioned,
     shared: [...message.messageSnapshots.values()].map((snapshot) => ({
       content: snapshot.content,
@@ -86,7 +99,12 @@ export function factsFromApi(message: APIMessage, isDirect: boolean): MessageFac
     authorIsBot: message.author.bot === true || message.webhook_id !== undefined,
     authorName: member?.nick ?? message.author.global_name ?? message.author.username,
     content: message.content,
-    attachments: message.attachments.map((file) => ({ name: file.filename, url: file.url })),
+    attachments: message.attachments.map((file) => ({
+      name: file.filename,
+      url: file.url,
+      size: file.size,
+      contentType: file.content_type,
+    })),
     mentioned,
     shared: (message.message_snapshots ?? []).map((snapshot) => ({
       content: snapshot.message.content,
@@ -110,6 +128,8 @@ export interface InboundContext {
   readonly channelName?: (id: string) => string | undefined;
   /** A guild role's name by id, for `<@&id>` of roles that are not our bots' (from the client's cache). */
   readonly roleName?: (id: string) => string | undefined;
+  /** Makes an attachment downloadable; without it, attachments are left out. */
+  readonly fileOf?: (attachment: AttachmentFacts) => InboundFile;
 }
 
 /**
@@ -151,19 +171,18 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
   const markup = { channelName: context.channelName ?? (() => undefined), at: facts.at };
   const plain = (content: string, mentioned: ReadonlyMap<string, string>) =>
     plainMarkup(mentionsToNames(content, context.directory, mentioned, context.roleName), markup);
-  let text = withShared(
+  const text = withShared(
     plain(facts.content, facts.mentioned),
     facts.shared.map((shared) => ({ text: plain(shared.content, shared.mentioned) })),
   );
-  if (facts.attachments.length > 0) {
-    const files = facts.attachments.map((file) => `[attachment: ${file.name} ${file.url}]`).join('\n');
-    text = text ? `${text}\n${files}` : files;
-  }
-  if (!text.trim()) return null;
+  const edit = facts.editedAt;
+  // People's files only (our agents attach none); an edit brings no new files.
+  const fileOf = author.kind === 'human' && edit === undefined ? context.fileOf : undefined;
+  const files = fileOf ? facts.attachments.map(fileOf) : [];
+  if (!text.trim() && files.length === 0) return null;
   // A human's reply to an agent's message addresses that agent; an agent replying to an agent asks nothing
   // (reply pings are how bot loops start).
   const replied = author.kind === 'human' && facts.repliedTo ? context.directory.agentOf(facts.repliedTo) : undefined;
-  const edit = facts.editedAt;
   // Only people's edits can address someone; an agent's edits are its streamed replies.
   if (edit !== undefined && author.kind !== 'human') return null;
   return {
@@ -174,6 +193,7 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
     text,
     ...(facts.isDirect ? { direct: { agent: context.receiver } } : {}),
     ...(replied ? { addressed: [replied] } : {}),
+    ...(files.length > 0 ? { files } : {}),
     ...(edit !== undefined ? { edit: { of: facts.id, originalAt: facts.at } } : {}),
     at: edit ?? facts.at,
   };

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { App, HTTPReceiver, type SlashCommand, SocketModeReceiver, webApi } from '@slack/bolt';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
+import { download } from '../shared/download.js';
 import { boltLogger } from './bolt-logger.js';
 import type { SlackMessageEvent } from './inbound.js';
 import { webClientOptions, withRateLimitRetry } from './web-call.js';
@@ -22,6 +23,9 @@ export interface IdentityOptions {
   readonly apiUrl: string | undefined;
   readonly logger: Logger;
 }
+
+/** Where Slack serves the files shared in a workspace. */
+const FILE_HOST = 'https://files.slack.com';
 
 /** The slash commands the control app answers. */
 const OPERATOR_COMMAND = /^\/(pass|reset|status)$/;
@@ -172,6 +176,28 @@ export class SlackIdentity {
 
   async stop(): Promise<void> {
     if (this.socket) await this.socket.client.disconnect();
+  }
+
+  /**
+   * Downloads a file Slack shared with this app (`url_private_download`), with this app's token and from Slack's
+   * file host only (files.slack.com, or the host of SLACK_API_URL).
+   */
+  async downloadFile(
+    url: string,
+    options: { maxBytes: number; mimeType?: string | undefined; signal?: AbortSignal | undefined },
+  ): Promise<Uint8Array> {
+    const origins = new Set([FILE_HOST, ...(this.options.apiUrl ? [new URL(this.options.apiUrl).origin] : [])]);
+    return download(url, {
+      origins,
+      headers: { authorization: `Bearer ${this.options.botToken}` },
+      maxBytes: options.maxBytes,
+      signal: options.signal,
+      // Without the files:read scope Slack answers 200 with its sign-in page instead of the file.
+      check: (response) =>
+        response.headers.get('content-type')?.startsWith('text/html') && !options.mimeType?.startsWith('text/html')
+          ? `Slack sent a sign-in page instead of the file: @${this.agent}'s app needs the files:read scope (add it, then reinstall the app)`
+          : undefined,
+    });
   }
 
   /** Serves one HTTP request addressed to this app (signature checked by Bolt: 401 when bad or stale). */

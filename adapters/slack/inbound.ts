@@ -3,7 +3,7 @@
  * sees, who wrote them, which room they belong to, and their text in the core's plain form. The adapter first
  * makes sure the directory knows every user named (`userIdsToLearn`), then calls `toInbound`.
  */
-import type { Inbound } from '../../src/ports.js';
+import type { Inbound, InboundFile } from '../../src/ports.js';
 import { mentionName } from '../shared/mention-name.js';
 import { withShared } from '../shared/quote.js';
 import { mentionedUserIds, type NameOf, slackToPlain } from './inbound-text.js';
@@ -32,6 +32,23 @@ export interface SlackMessageEvent {
   readonly message?: ChangedMessage;
   /** Legacy attachments: a shared message (`is_share`) or an unfurled message link (`is_msg_unfurl`) among them. */
   readonly attachments?: readonly SlackAttachment[];
+  /** Files shared with the message (subtype `file_share`). */
+  readonly files?: readonly SlackFile[];
+}
+
+/** The fields of a shared file the adapter reads. */
+export interface SlackFile {
+  readonly id: string;
+  readonly name?: string;
+  readonly title?: string;
+  readonly mimetype?: string;
+  readonly size?: number;
+  readonly url_private?: string;
+  readonly url_private_download?: string;
+  /** `check_file_info` (and no URLs) when Slack shares only the file's id, as in some Slack Connect channels. */
+  readonly file_access?: string;
+  /** `tombstone` for a deleted file, `hidden_by_limit` beyond a free workspace's limit. */
+  readonly mode?: string;
 }
 
 /** The message inside `message_changed`: a message event without its channel, plus who edited it when. */
@@ -70,6 +87,8 @@ export interface SlackInboundContext {
   readonly allowedBots: ReadonlySet<string>;
   /** SLACK_REPLY_IN_THREAD: a top-level channel message starts a thread room of its own. */
   readonly replyInThread: boolean;
+  /** Makes a shared file downloadable (through the app that received it); without it, files are left out. */
+  readonly fileOf?: (file: SlackFile) => InboundFile;
 }
 
 /** Subtypes that are still someone writing a new message; edits, joins, deletions etc. are not. */
@@ -147,7 +166,10 @@ export function toInbound(event: SlackMessageEvent, context: SlackInboundContext
     text: slackToPlain(attachment.text || attachment.fallback || '', context.nameOf),
   }));
   const text = withShared(slackToPlain(event.text ?? '', context.nameOf), shared);
-  if (!text) return null;
+  const fileOf = context.fileOf;
+  const files = fileOf ? (event.files ?? []).filter((file) => file.mode !== 'tombstone').map(fileOf) : [];
+  // An upload without a comment is still a message: its files are what it says.
+  if (!text && files.length === 0) return null;
   return {
     platform: SLACK,
     channel: room,
@@ -156,6 +178,7 @@ export function toInbound(event: SlackMessageEvent, context: SlackInboundContext
     text,
     ...(isDm ? { direct: { agent: context.receiver } } : {}),
     ...(parent ? { addressed: [parent] } : {}),
+    ...(files.length > 0 ? { files } : {}),
     at: ms(event.ts),
   };
 }
@@ -170,8 +193,10 @@ function editToInbound(event: SlackMessageEvent, context: SlackInboundContext): 
   const where = { channel: event.channel, ...(event.channel_type ? { channel_type: event.channel_type } : {}) };
   const inbound = toInbound({ ...now, ...where }, context);
   if (inbound?.author.kind !== 'human') return null;
+  const { files: _unchanged, ...edited } = inbound; // an edit shares no new files
+  if (!edited.text) return null;
   return {
-    ...inbound,
+    ...edited,
     messageId: `${now.ts}:edit:${now.edited.ts}`,
     edit: { of: now.ts, originalAt: ms(now.ts) },
     at: ms(now.edited.ts),

@@ -2,14 +2,22 @@ import type { SlashCommand } from '@slack/bolt';
 import type { Config } from '../../src/config/index.js';
 import { AdapterError, ConfigError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
-import type { AdapterSink, ChatAdapter, CommandName, Outbound, Posted, StreamingPost } from '../../src/ports.js';
+import type {
+  AdapterSink,
+  ChatAdapter,
+  CommandName,
+  InboundFile,
+  Outbound,
+  Posted,
+  StreamingPost,
+} from '../../src/ports.js';
 import { SeenIds } from '../shared/seen-ids.js';
 import { splitMessage } from '../shared/split.js';
 import { EditStream, systemClock } from '../shared/streaming-post.js';
 import { Directory } from './directory.js';
 import { SlackHttpServer } from './http-server.js';
 import { type SlackIdentity as Identity, SlackIdentity } from './identity.js';
-import { ourApp, SLACK, type SlackMessageEvent, toInbound, userIdsToLearn } from './inbound.js';
+import { ourApp, SLACK, type SlackFile, type SlackMessageEvent, toInbound, userIdsToLearn } from './inbound.js';
 import { type MentionResolver, markdownToMrkdwn } from './mrkdwn.js';
 import { parseRoom } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
@@ -278,11 +286,27 @@ export class SlackAdapter implements ChatAdapter {
       nameOf: (id) => this.directory.nameOf(id),
       allowedBots: this.allowedBots,
       replyInThread: this.config.settings.SLACK_REPLY_IN_THREAD,
+      fileOf: (file) => this.fileOf(identity, file),
     });
     if (!inbound) return;
     if (inbound.direct) this.dmOwner.set(event.channel, identity.agent);
     this.lastRoom.set(event.channel, { room: inbound.channel, direct: inbound.direct?.agent });
     await sink.receive(inbound);
+  }
+
+  /** A shared file, downloadable through the app that received it (its token, Slack's file host only). */
+  private fileOf(identity: Identity, file: SlackFile): InboundFile {
+    const url = file.url_private_download ?? file.url_private;
+    const maxBytes = this.config.settings.SLACK_MAX_FILE_MB * 1024 * 1024;
+    return {
+      name: file.name ?? file.title ?? file.id,
+      mimeType: file.mimetype,
+      size: file.size ?? 0,
+      download: (signal) =>
+        url
+          ? identity.downloadFile(url, { maxBytes, mimeType: file.mimetype, signal })
+          : Promise.reject(new Error('Slack did not share the file itself with the app')),
+    };
   }
 
   // ---- operator commands ----

@@ -17,6 +17,7 @@ import { receiveEdit } from './edits.js';
 import { PRIVATE_PLATFORM, PrivateRooms } from './messaging.js';
 import { RoomState } from './room-state.js';
 import { ThreadBook } from './thread-book.js';
+import { Uploads } from './uploads.js';
 
 export interface BridgeOptions {
   readonly config: Config;
@@ -61,6 +62,7 @@ export class Bridge {
   readonly clock: () => number;
   private readonly adapters = new Map<string, ChatAdapter>();
   readonly conductor: Conductor;
+  private readonly uploads: Uploads;
   private stopped = false;
 
   constructor(readonly options: BridgeOptions) {
@@ -69,6 +71,12 @@ export class Bridge {
     this.runner = new AgentRunner(options.config, options.llm ?? defaultLlmFactory(options.config), options.sandbox);
     this.clock = options.clock ?? Date.now;
     this.conductor = new Conductor(this);
+    this.uploads = new Uploads({
+      sandbox: options.sandbox,
+      settings: options.config.settings,
+      logger: options.logger,
+      stored: (event) => this.room(event.platform, event.channel, event.direct?.agent).state.seen(event.messageId),
+    });
     this.threads = new ThreadBook(options.store.threads, this.clock, (thread) => this.conductor.expire(thread));
     this.sink = {
       receive: (event) => this.receive(event),
@@ -153,9 +161,11 @@ export class Bridge {
   }
 
   /** A platform message: stored once, then handled in its room's order. */
-  async receive(event: Inbound): Promise<void> {
+  async receive(input: Inbound): Promise<void> {
     if (this.stopped) return;
-    if (event.edit) return receiveEdit(this, event); // [adapter-kit] edits that address someone new: ./edits.ts
+    if (input.edit) return receiveEdit(this, input); // [adapter-kit] edits that address someone new: ./edits.ts
+    const event = this.uploads.holds(input) ? await this.uploads.take(input) : input; // [adapter-kit] files: ./uploads.ts
+    if (this.stopped) return;
     const room = this.room(event.platform, event.channel, event.direct?.agent);
     if (event.author.kind === 'agent') {
       // Our own agents' messages are usually echoes of posts still being recorded by this room's

@@ -160,6 +160,23 @@ describe('Discord adapter against the fake', () => {
     expect(sink.inbound.find((event) => event.messageId === sent.id)?.text).toBe('@code can you look?');
   });
 
+  it('hands over attachments as files, fetched from Discord only', async () => {
+    const sent = fake.humanSays('general', 'alice', 'two files', {
+      attachments: [
+        { filename: 'a.csv', contentType: 'text/csv', content: 'a,b\n' },
+        { filename: 'b.csv', contentType: 'text/csv', content: 'c,d\n', url: 'https://files.example.com/b.csv' },
+      ],
+    });
+    await sink.until(() => sink.inbound.some((event) => event.messageId === sent.id));
+    const files = sink.inbound.find((event) => event.messageId === sent.id)?.files ?? [];
+    expect(files.map(({ name, mimeType, size }) => ({ name, mimeType, size }))).toEqual([
+      { name: 'a.csv', mimeType: 'text/csv', size: 4 },
+      { name: 'b.csv', mimeType: 'text/csv', size: 4 },
+    ]);
+    expect(new TextDecoder().decode(await files[0]?.download())).toBe('a,b\n');
+    await expect(files[1]?.download()).rejects.toThrow(/fetched from the platform only, not files\.example\.com/);
+  });
+
   it("makes a DM the agent's private room", async () => {
     const sent = fake.dm('carol', 'code-bot', 'secret question');
     await sink.until(() => sink.inbound.some((event) => event.messageId === sent.id));

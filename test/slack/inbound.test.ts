@@ -241,4 +241,58 @@ describe('Slack toInbound', () => {
     const parent = { ...human, thread_ts: human.ts, reply_count: 2 };
     expect(toInbound(parent, context({ replyInThread: false }))?.channel).toBe('C0GENERAL');
   });
+
+  it('hands over the files of a file_share, also without a comment, leaving out deleted ones', () => {
+    const upload = {
+      type: 'message',
+      subtype: 'file_share',
+      text: '',
+      files: [
+        {
+          id: 'F0SALES',
+          created: 1700000008,
+          timestamp: 1700000008,
+          name: 'sales.csv',
+          title: 'sales.csv',
+          mimetype: 'text/csv',
+          filetype: 'csv',
+          pretty_type: 'CSV',
+          user: 'U0ALICE',
+          user_team: 'T0TEAM',
+          editable: true,
+          size: 1234,
+          mode: 'hosted',
+          is_external: false,
+          external_type: '',
+          is_public: true,
+          public_url_shared: false,
+          display_as_bot: false,
+          username: '',
+          url_private: 'https://files.slack.com/files-pri/T0TEAM-F0SALES/sales.csv',
+          url_private_download: 'https://files.slack.com/files-pri/T0TEAM-F0SALES/download/sales.csv',
+          permalink: 'https://example.slack.com/files/U0ALICE/F0SALES/sales.csv',
+          has_rich_preview: false,
+          file_access: 'visible',
+        },
+        { id: 'F0GONE', mode: 'tombstone' },
+      ],
+      upload: false,
+      user: 'U0ALICE',
+      display_as_bot: false,
+      ts: '1700000008.000900',
+      channel: 'C0GENERAL',
+      event_ts: '1700000008.000900',
+      channel_type: 'channel',
+    };
+    const seen: string[] = [];
+    const fileOf = (file: { id: string; name?: string; size?: number; url_private_download?: string }) => {
+      seen.push(file.url_private_download ?? '');
+      return { name: file.name ?? file.id, size: file.size ?? 0, download: async () => new Uint8Array() };
+    };
+    const inbound = toInbound(upload, context({ fileOf }));
+    expect(inbound).toMatchObject({ text: '', files: [{ name: 'sales.csv', size: 1234 }] });
+    expect(seen).toEqual(['https://files.slack.com/files-pri/T0TEAM-F0SALES/download/sales.csv']);
+    // Without a way to fetch files, an upload without a comment says nothing.
+    expect(toInbound(upload, context())).toBeNull();
+  });
 });

@@ -4,7 +4,7 @@
  * fanned out to each connected bot like Discord does. Test controls say what humans do.
  */
 import { EventEmitter } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeGateway } from './gateway.js';
 import { channelJson, memberJson, messageJson, permissionsOf, userJson } from './payloads.js';
@@ -17,7 +17,15 @@ import {
   type RestContext,
   visibleBots,
 } from './rest.js';
-import { ChannelType, type FakeBot, type FakeChannel, type FakeHuman, type FakeMessage, World } from './world.js';
+import {
+  attachmentSignature,
+  ChannelType,
+  type FakeBot,
+  type FakeChannel,
+  type FakeHuman,
+  type FakeMessage,
+  World,
+} from './world.js';
 
 export type { FakeBot, FakeChannel, FakeHuman, FakeMessage, InteractionReply, RecordedRequest };
 
@@ -38,13 +46,22 @@ export interface FakeDiscord {
   bot(name: string): FakeBot;
   human(name: string): FakeHuman;
   channel(name: string): FakeChannel;
-  /** A human posts in a channel; `replyTo` makes it a Discord reply (pinging the replied author by default). */
+  /**
+   * A human posts in a channel; `replyTo` makes it a Discord reply (pinging the replied author by default), and
+   * `attachments` uploads files with it (served, signed, at their `url`).
+   */
   humanSays(
     channel: FakeChannel | string,
     human: FakeHuman | string,
     text: string,
-    options?: { replyTo?: string; pingReplied?: boolean },
+    options?: {
+      replyTo?: string;
+      pingReplied?: boolean;
+      attachments?: readonly { filename: string; contentType: string; content: Buffer | string; url?: string }[];
+    },
   ): FakeMessage;
+  /** Requests for attachments' bytes: which attachment, and the status the fake answered. */
+  readonly attachmentRequests: readonly { id: string; status: number; authorization: string | undefined }[];
   /** A bot posts as if through its own client (a foreign bot, or an agent's bot replying with a ping). */
   botSays(
     channel: FakeChannel | string,
@@ -100,6 +117,28 @@ export interface FakeDiscord {
   close(): Promise<void>;
 }
 
+/** Serves an attachment like Discord's CDN: only with a valid signature for an unexpired link. */
+function serveAttachment(world: World, raw: string, response: ServerResponse): number {
+  const url = new URL(raw, 'http://fake');
+  const [, , channelId, id] = url.pathname.split('/');
+  const file = world.messages
+    .filter((message) => message.channelId === channelId)
+    .flatMap((message) => message.attachments)
+    .find((candidate) => candidate.id === id);
+  const expires = url.searchParams.get('ex') ?? '';
+  const valid =
+    file &&
+    url.searchParams.get('hm') === attachmentSignature(file.id, expires) &&
+    Number.parseInt(expires, 16) * 1000 > Date.now();
+  if (!file || !valid) {
+    response.writeHead(404, { 'content-type': 'text/plain' }).end('This content is no longer available.');
+    return 404;
+  }
+  response.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.content.byteLength) });
+  response.end(file.content);
+  return 200;
+}
+
 export async function startFakeDiscord(options: FakeDiscordOptions): Promise<FakeDiscord> {
   const world = new World();
   for (const bot of options.bots) world.addBot(bot.token, bot.name);
@@ -138,7 +177,18 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     },
   };
 
+  const attachmentRequests: { id: string; status: number; authorization: string | undefined }[] = [];
   const server: Server = createServer((request, response) => {
+    if (request.method === 'GET' && request.url?.startsWith('/attachments/')) {
+      const status = serveAttachment(world, request.url, response);
+      attachmentRequests.push({
+        id: request.url.split('/')[3] ?? '',
+        status,
+        authorization: request.headers.authorization,
+      });
+      events.emit('change');
+      return;
+    }
     void handleRest(context, request, response).finally(() => events.emit('change'));
   });
   server.on('upgrade', (request, socket, head) => {
@@ -147,6 +197,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
+  world.cdnBase = `http://127.0.0.1:${port}`;
 
   const bot = (ref: FakeBot | string): FakeBot => {
     if (typeof ref !== 'string') return ref;
@@ -177,6 +228,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     gatewayURL: gatewayUrl(),
     world,
     requests: context.requests,
+    attachmentRequests,
     commands: context.commands,
     identifies: gateway.log,
     bot,
@@ -189,6 +241,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
         content: text,
         replyTo: extra.replyTo ?? null,
         pingReplied: extra.pingReplied ?? true,
+        attachments: (extra.attachments ?? []).map((file) => ({ ...file, content: Buffer.from(file.content) })),
       });
       context.publish(message);
       return message;

@@ -163,7 +163,15 @@ export function messageJson(world: World, message: FakeMessage, options: { gatew
     mention_everyone: false,
     mentions,
     mention_roles: world.roleMentionsIn(message.content),
-    attachments: [],
+    attachments: message.attachments.map((file) => ({
+      id: file.id,
+      filename: file.filename,
+      size: file.content.byteLength,
+      url: file.url,
+      proxy_url: file.url.replace('/attachments/', '/media/attachments/'),
+      content_type: file.contentType,
+      content_scan_version: 0,
+    })),
     embeds: [],
     pinned: false,
     // A forward carries HAS_SNAPSHOT (1 << 14).

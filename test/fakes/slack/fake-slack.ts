@@ -14,6 +14,7 @@ import type {
   FakeHuman,
   FakeMessage,
   Fault,
+  FileDownload,
   SlashResponse,
 } from './types.js';
 import { callWebApi, type WebApiHost } from './web-api.js';
@@ -44,6 +45,10 @@ export class FakeSlack implements WebApiHost {
   readonly acks: Ack[] = [];
   readonly apiCalls: ApiCall[] = [];
   readonly slashResponses: SlashResponse[] = [];
+  /** Requests for files' bytes, oldest first. */
+  readonly fileDownloads: FileDownload[] = [];
+  /** Apps installed without the `files:read` scope: Slack shows them the sign-in page instead of a file. */
+  readonly withoutFilesScope = new Set<string>();
   /** Status codes HTTP-mode apps answered to signed event POSTs. */
   readonly httpResults: Array<{ app: string; envelopeId: string; status: number }> = [];
   private readonly server: Server;
@@ -144,6 +149,37 @@ export class FakeSlack implements WebApiHost {
       appId: undefined,
       via: 'human',
       attachments: [this.workspace.shareAttachment(original)],
+    });
+    this.publish(message);
+    return message;
+  }
+
+  /**
+   * A human uploads files into a conversation, with or without a comment: a `file_share` message whose `files`
+   * point at the fake's file host (which wants a bot token of an app in the conversation).
+   */
+  upload(
+    human: FakeHuman,
+    channel: FakeChannel,
+    files: readonly { name: string; mimetype: string; content: Buffer | string }[],
+    comment = '',
+  ): FakeMessage {
+    const message = this.workspace.addMessage({
+      channel: channel.id,
+      text: comment,
+      user: human.id,
+      threadTs: undefined,
+      botId: undefined,
+      appId: undefined,
+      via: 'human',
+      subtype: 'file_share',
+      files: files.map((file) =>
+        this.workspace.addFile(
+          { name: file.name, mimetype: file.mimetype, content: Buffer.from(file.content), channel: channel.id },
+          human.id,
+          this.baseUrl,
+        ),
+      ),
     });
     this.publish(message);
     return message;
@@ -475,8 +511,38 @@ export class FakeSlack implements WebApiHost {
     else socket.destroy();
   }
 
+  /**
+   * Serves a file's bytes to a bot token of an app in the file's conversation. Anyone else gets what Slack gives a
+   * request it cannot authorise for files: 200 with the sign-in page.
+   */
+  private serveFile(req: IncomingMessage, res: ServerResponse, pathname: string): void {
+    const id = /^\/files-pri\/[A-Z0-9]+-(F[0-9]+)\//.exec(pathname)?.[1] ?? '';
+    const file = this.workspace.files.get(id);
+    const token = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+    const app = this.workspace.appByToken(token);
+    const member = file && app && this.workspace.channels.get(file.channel)?.members.has(app.botUserId);
+    const record = (status: number, served: FileDownload['served']) => {
+      this.fileDownloads.push({ fileId: id, app: app?.name, status, served });
+      this.notify();
+    };
+    if (!file) {
+      record(404, 'none');
+      return void res.writeHead(404).end();
+    }
+    if (!member || token !== app.botToken || this.withoutFilesScope.has(app.name)) {
+      record(200, 'sign-in page');
+      return void res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end('<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>');
+    }
+    record(200, 'file');
+    res.writeHead(200, { 'content-type': file.mimetype, 'content-length': String(file.content.byteLength) });
+    res.end(file.content);
+  }
+
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
+    if (req.method === 'GET' && url.pathname.startsWith('/files-pri/')) return this.serveFile(req, res, url.pathname);
     const raw = await readBody(req);
     const contentType = String(req.headers['content-type'] ?? '');
     const response = /^\/response\/([0-9a-f-]+)$/.exec(url.pathname);

@@ -1,4 +1,4 @@
-import type { ChannelType, FakeApp, FakeChannel, FakeHuman, FakeMessage } from './types.js';
+import type { ChannelType, FakeApp, FakeChannel, FakeFile, FakeHuman, FakeMessage } from './types.js';
 
 /** Ids in Slack's shapes, unique within one fake workspace. */
 class IdMaker {
@@ -18,6 +18,8 @@ export class Workspace {
   readonly humans = new Map<string, FakeHuman>();
   readonly channels = new Map<string, FakeChannel>();
   readonly messages: FakeMessage[] = [];
+  /** Files humans uploaded, by id. */
+  readonly files = new Map<string, FakeFile>();
   /** Messages removed with chat.delete, oldest first. */
   readonly deleted: FakeMessage[] = [];
   private readonly ids = new IdMaker();
@@ -127,6 +129,12 @@ export class Workspace {
       if (parent && parent !== message) event.parent_user_id = parent.user;
     }
     if (message.attachments) event.attachments = message.attachments;
+    if (message.subtype) event.subtype = message.subtype;
+    if (message.files) {
+      event.files = message.files;
+      event.upload = false;
+      event.display_as_bot = false;
+    }
     if (message.botId) {
       event.bot_id = message.botId;
       event.app_id = message.appId;
@@ -134,6 +142,41 @@ export class Workspace {
       event.bot_profile = { id: message.botId, app_id: message.appId, name: app?.name ?? 'bot', team_id: this.teamId };
     }
     return event;
+  }
+
+  /** Stores an uploaded file and describes it as Slack's `files[]` entries do; `base` is the fake's address. */
+  addFile(input: Omit<FakeFile, 'id'>, user: string, base: string): Record<string, unknown> {
+    const file: FakeFile = { ...input, id: this.ids.make('F') };
+    this.files.set(file.id, file);
+    const created = Math.floor(Date.now() / 1000);
+    const path = `/files-pri/${this.teamId}-${file.id}`;
+    return {
+      id: file.id,
+      created,
+      timestamp: created,
+      name: file.name,
+      title: file.name,
+      mimetype: file.mimetype,
+      filetype: file.name.split('.').pop() ?? 'binary',
+      pretty_type: file.mimetype,
+      user,
+      user_team: this.teamId,
+      editable: false,
+      size: file.content.byteLength,
+      mode: 'hosted',
+      is_external: false,
+      external_type: '',
+      is_public: true,
+      public_url_shared: false,
+      display_as_bot: false,
+      username: '',
+      url_private: `${base}${path}/${encodeURIComponent(file.name)}`,
+      url_private_download: `${base}${path}/download/${encodeURIComponent(file.name)}`,
+      permalink: `https://fake.slack.test/files/${user}/${file.id}/${encodeURIComponent(file.name)}`,
+      permalink_public: `https://slack-files.com/${this.teamId}-${file.id}-0a1b2c3d4e`,
+      has_rich_preview: false,
+      file_access: 'visible',
+    };
   }
 
   /**
