@@ -7,16 +7,15 @@ import { type APIMessage, ChannelType, type Client, Events, type Guild, type Mes
 import type { AgentConfig, Config } from '../../src/config/index.js';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
-import type { AdapterSink, ChatAdapter, InboundFile, Outbound, Posted, StreamingPost } from '../../src/ports.js';
-import { download } from '../shared/download.js';
+import type { AdapterSink, ChatAdapter, Outbound, Posted, StreamingPost } from '../../src/ports.js';
 import { SeenIds } from '../shared/seen-ids.js';
 import { splitMessage } from '../shared/split.js';
 import { EditStream, type StreamClock, systemClock } from '../shared/streaming-post.js';
+import { attachmentFile } from './attachments.js';
 import { compareIds, fetchMissed } from './catch-up.js';
 import { type ClientSettings, createClient } from './client.js';
-import { answerCommand } from './commands.js';
+import { answerCommand, SentChannels } from './commands.js';
 import {
-  type AttachmentFacts,
   editId,
   factsFromApi,
   factsFromMessage,
@@ -50,8 +49,6 @@ interface Identity {
 const ALLOWED_MENTIONS = { parse: ['users'], replied_user: false };
 /** A reply still being written pings no one (edits never ping, so a mention would ping a partial text). */
 const NO_MENTIONS = { parse: [] };
-/** Where Discord serves attachments. */
-const CDN_ORIGINS = ['https://cdn.discordapp.com', 'https://media.discordapp.net'];
 /** Discord's length limit for a message's content. */
 export const DISCORD_MESSAGE_LIMIT = 2000;
 /** A user or bot mention, which pings only when the message is created. */
@@ -80,8 +77,8 @@ export class DiscordAdapter implements ChatAdapter {
   /** `channel:bot user id` → replies that bot is streaming there; its messages' echoes wait for them. */
   private readonly streams = new Map<string, Set<EditStream>>();
   private sink: AdapterSink | undefined;
-  /** Interaction id → its `channel_id` as sent (read from the raw gateway event, for interactions without one). */
-  private readonly interactionChannels = new Map<string, string>();
+  /** Interactions' `channel_id` as sent, for interactions without a `channel` object. */
+  private readonly interactionChannels = new SentChannels();
   /**
    * DISCORD_STREAM=edit: the reply is shown through the agent's identity while it is written. Absent otherwise,
    * so the bridge does not ask the model to stream for nothing.
@@ -269,22 +266,6 @@ export class DiscordAdapter implements ChatAdapter {
     return { identity, prefix: message.agent ? `**${message.agent}:** ` : '' };
   }
 
-  /**
-   * An attachment, downloadable from Discord's CDN (or the host of DISCORD_API_URL) only. Its URL is signed, so no
-   * token is sent with it.
-   */
-  private fileOf(attachment: AttachmentFacts): InboundFile {
-    const api = this.options.config.settings.DISCORD_API_URL;
-    const origins = new Set([...CDN_ORIGINS, ...(api ? [new URL(api).origin] : [])]);
-    const maxBytes = this.options.config.settings.DISCORD_MAX_FILE_MB * 1024 * 1024;
-    return {
-      name: attachment.name,
-      mimeType: attachment.contentType,
-      size: attachment.size,
-      download: (signal) => download(attachment.url, { origins, maxBytes, signal }),
-    };
-  }
-
   private roleName(id: string): string | undefined {
     for (const { client } of this.identities) {
       for (const guild of client.guilds.cache.values()) {
@@ -333,15 +314,7 @@ export class DiscordAdapter implements ChatAdapter {
       if (this.pending === null) void this.catchUp(identity);
     });
     if (isControl) {
-      client.on(Events.Raw, (packet: { t?: string; d?: { id?: string; channel_id?: string } }) => {
-        if (packet.t !== 'INTERACTION_CREATE' || !packet.d?.id || !packet.d.channel_id) return;
-        this.interactionChannels.set(packet.d.id, packet.d.channel_id);
-        // Only the newest few are ever needed: each is read once, right after this event.
-        if (this.interactionChannels.size > 100) {
-          const oldest = this.interactionChannels.keys().next().value;
-          if (oldest !== undefined) this.interactionChannels.delete(oldest);
-        }
-      });
+      client.on(Events.Raw, (packet) => this.interactionChannels.note(packet));
       client.on(Events.InteractionCreate, (interaction) => {
         if (!interaction.isChatInputCommand() || !this.sink) return;
         const context = {
@@ -349,11 +322,7 @@ export class DiscordAdapter implements ChatAdapter {
           operators: this.operators,
           controlAgent: agent.name,
           deferAfterMs: this.options.commandDeferMs,
-          sentChannel: (id: string) => {
-            const channel = this.interactionChannels.get(id);
-            this.interactionChannels.delete(id);
-            return channel;
-          },
+          sentChannel: (id: string) => this.interactionChannels.take(id),
         };
         answerCommand(interaction, context).catch((error: unknown) =>
           this.log.warn({ err: error, command: interaction.commandName }, 'slash command failed'),
@@ -404,7 +373,11 @@ export class DiscordAdapter implements ChatAdapter {
       receiver,
       channelName: (id) => this.channelName(id),
       roleName: (id) => this.roleName(id),
-      fileOf: (attachment) => this.fileOf(attachment),
+      fileOf: (attachment) =>
+        attachmentFile(attachment, {
+          apiUrl: this.options.config.settings.DISCORD_API_URL,
+          maxBytes: this.options.config.settings.DISCORD_MAX_FILE_MB * 1024 * 1024,
+        }),
     });
     const last = this.lastForwarded.get(facts.channelId);
     const isNewer = facts.editedAt === undefined && (!last || compareIds(facts.id, last) > 0);
