@@ -71,6 +71,7 @@ export class Bridge {
     this.runner = new AgentRunner(options.config, options.llm ?? defaultLlmFactory(options.config), options.sandbox);
     this.clock = options.clock ?? Date.now;
     this.conductor = new Conductor(this);
+    // [adapter-kit] files attached to incoming messages: ./uploads.ts (used in receive).
     this.uploads = new Uploads({
       sandbox: options.sandbox,
       settings: options.config.settings,
