@@ -143,6 +143,11 @@ export interface Sandbox {
   reset?(channelKey: string, options?: { wipeWorkspace?: boolean }): Promise<void>;
   /** The host folder mounted as the channel's workspace (file tools use it). */
   workspaceDir?(channelKey: string): string;
+  /**
+   * Creates the channel's workspace folder when it does not exist yet (seeded from the template, as the first
+   * container would), without starting anything; resolves with its host path. Uploads use it.
+   */
+  ensureWorkspace?(channelKey: string): Promise<string>;
   close(): Promise<void>;
 }
 

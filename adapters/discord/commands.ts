@@ -66,7 +66,41 @@ export interface CommandContext {
   readonly controlAgent: string;
   /** How long to wait for the bridge's answer before deferring (default DEFER_AFTER_MS). */
   readonly deferAfterMs?: number | undefined;
+  /**
+   * The interaction's `channel_id` as sent, for an interaction without a `channel` object (discord.js reads the
+   * channel from that object only).
+   */
+  readonly sentChannel?: ((interactionId: string) => string | undefined) | undefined;
 }
+
+/**
+ * discord.js reads an interaction's channel from its `channel` object only; some interactions come with just
+ * `channel_id`. This keeps that id from the raw gateway event, which comes first, until the handler takes it.
+ */
+export class SentChannels {
+  private readonly byInteraction = new Map<string, string>();
+
+  /** Notes an INTERACTION_CREATE's `channel_id` (other gateway events are ignored). */
+  note(packet: { t?: string; d?: unknown }): void {
+    const data = packet.d as { id?: string; channel_id?: string } | undefined;
+    if (packet.t !== 'INTERACTION_CREATE' || !data?.id || !data.channel_id) return;
+    this.byInteraction.set(data.id, data.channel_id);
+    // Only the newest few are ever needed: each is taken right after its event.
+    if (this.byInteraction.size > 100) {
+      const oldest = this.byInteraction.keys().next().value;
+      if (oldest !== undefined) this.byInteraction.delete(oldest);
+    }
+  }
+
+  take(interactionId: string): string | undefined {
+    const channel = this.byInteraction.get(interactionId);
+    this.byInteraction.delete(interactionId);
+    return channel;
+  }
+}
+
+/** Said when Discord does not tell which room a command was used in. */
+export const NO_ROOM = 'Discord did not say where this command was used: try it again in the channel or DM.';
 
 export function isCommandName(name: string): name is CommandName {
   return (COMMANDS as readonly string[]).includes(name);
@@ -79,9 +113,14 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
   const isOperator =
     context.operators.has(interaction.user.id) ||
     interaction.memberPermissions?.has(PermissionFlagsBits.ManageChannels) === true;
+  const channel = interaction.channelId ?? context.sentChannel?.(interaction.id);
+  if (!channel) {
+    await interaction.reply({ content: NO_ROOM, flags: MessageFlags.Ephemeral });
+    return;
+  }
   const event: CommandEvent = {
     platform: PLATFORM,
-    channel: interaction.channelId,
+    channel,
     name,
     args: (interaction.options.getString('agent') ?? interaction.options.getString('mode'))?.trim() ?? '',
     user: {

@@ -9,6 +9,7 @@ import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.
 import { AgentTurns } from './agent-turns.js';
 import { handleCommand } from './commands.js';
 import { Conductor } from './conductor.js';
+import { Edits } from './edits.js';
 import { handBackWith } from './hand-back.js';
 import { LoopGuards } from './loop-guards.js';
 import { RoomMessaging } from './messaging.js';
@@ -20,6 +21,7 @@ import { Recorder } from './recorder.js';
 import { Requests } from './requests.js';
 import { type Room, Rooms } from './rooms.js';
 import { TurnRunner } from './turn-runner.js';
+import { Uploads } from './uploads.js';
 
 export interface BridgeOptions {
   readonly config: Config;
@@ -169,7 +171,22 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
-  const reception = new Reception({ rooms, recorder, conductor, clock, log });
+  const edits = new Edits({
+    rooms,
+    agents: agents.map((a) => a.name),
+    clock,
+    windowMs: settings.EDIT_WAKE_MINUTES * 60_000,
+    addressedBy: (channelId, platformId) => store.addressedBy(channelId, platformId),
+    wake: (room, message, exclude) =>
+      void room.actor.enqueueRound(() => conductor?.round(room, message, exclude) ?? Promise.resolve()),
+  });
+  const uploads = new Uploads({
+    sandbox,
+    settings,
+    logger: log,
+    stored: (event) => rooms.get(event.platform, event.channel, event.direct?.agent).state.seen(event.messageId),
+  });
+  const reception = new Reception({ rooms, recorder, conductor, edits, uploads, clock, log });
 
   /**
    * Shows a private agent chat message in the operators' log room (PRIVATE_CHAT_LOG, a room key). It

@@ -124,6 +124,10 @@ export class Store {
          WHERE channel_id = ? AND platform_message_id IS NOT NULL ON CONFLICT DO NOTHING`,
       ),
       clear: db.prepare('DELETE FROM messages WHERE channel_id = ?'),
+      addressedBy: db.prepare<[number, string, string, string], { mentions: string }>(
+        `SELECT mentions FROM messages WHERE channel_id = ?
+         AND (platform_message_id = ? OR (platform_message_id >= ? AND platform_message_id < ?))`,
+      ),
     };
   }
 
@@ -218,6 +222,18 @@ export class Store {
     this.db.transaction(() => {
       for (const id of ids) this.q.insertRef.run(channelId, id, messageId);
     })();
+  }
+
+  /**
+   * The agents a stored platform message and its stored edits (platform ids `<id>:edit:…`) addressed, or
+   * undefined when none of them was stored.
+   */
+  addressedBy(channelId: number, platformId: string): string[] | undefined {
+    const prefix = `${platformId}:edit:`;
+    // `;` follows `:`: the range holds exactly the ids that start with the prefix (and uses the unique index).
+    const rows = this.q.addressedBy.all(channelId, platformId, prefix, `${platformId}:edit;`);
+    if (rows.length === 0) return undefined;
+    return [...new Set(rows.flatMap((row) => JSON.parse(row.mentions) as string[]))];
   }
 
   /** The last `limit` messages of a room, oldest first. */

@@ -159,7 +159,7 @@ describe('Slack adapter with a recording sink', () => {
     expect(calls.map((c) => c.status)).toEqual([429, 200, 200]);
   });
 
-  it('ignores edits, joins and foreign bots, forwards an allowlisted bot as a human, and a re-delivery once', async () => {
+  it('delivers edits as edits, ignores joins and foreign bots, forwards an allowlisted bot as a human, and a re-delivery once', async () => {
     const { sink } = await start({ SLACK_ALLOWED_BOTS: 'helper' });
     const room = slack.addChannel('noise', [alice, data]);
     const helper = slack.addApp('helper');
@@ -169,7 +169,7 @@ describe('Slack adapter with a recording sink', () => {
 
     const first = slack.say(alice, room, 'original');
     slack.edit(first, 'edited');
-    await slack.waitFor(() => sink.received.length === 1, 5000, 'first');
+    await slack.waitFor(() => sink.received.length === 2, 5000, 'first and its edit');
     const delivered = slack.deliveries.find(
       (d) => d.app === 'data' && (d.envelope as { payload: { event: { ts?: string } } }).payload.event.ts === first.ts,
     );
@@ -184,17 +184,53 @@ describe('Slack adapter with a recording sink', () => {
       headers: { authorization: `Bearer ${helper.botToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ channel: room.id, text: 'I am allowed' }),
     });
-    await slack.waitFor(() => sink.received.length === 2, 5000, 'allowed bot');
+    await slack.waitFor(() => sink.received.length === 3, 5000, 'allowed bot');
     const acked = () =>
       slack.deliveries
         .filter((d) => d.app === 'data')
         .every((d) => slack.acks.some((a) => a.envelopeId === d.envelopeId));
     await slack.waitFor(acked, 5000, 'acks');
 
-    expect(sink.received.map((e) => [e.text, e.author.kind, e.author.name])).toEqual([
-      ['original', 'human', 'Alice_Smith'],
-      ['I am allowed', 'human', 'helper'],
+    expect(sink.received.map((e) => [e.text, e.author.kind, e.author.name, e.edit?.of])).toEqual([
+      ['original', 'human', 'Alice_Smith', undefined],
+      ['edited', 'human', 'Alice_Smith', first.ts],
+      ['I am allowed', 'human', 'helper', undefined],
     ]);
+    expect(sink.received[1]?.messageId).toBe(`${first.ts}:edit:${first.editedTs}`);
+  });
+
+  it('forwards a shared message as a quote and ignores Slackbot in the DM', async () => {
+    const { sink } = await start();
+    const room = slack.addChannel('shares', [alice, data, code]);
+    const elsewhere = slack.addChannel('sales', [alice, operator]);
+    const original = slack.say(operator, elsewhere, 'Q3 numbers are final');
+    const dm = slack.dm(data, alice);
+
+    slack.slackbot(dm, 'You have been removed from #ops');
+    const shared = slack.share(alice, room, original);
+    await slack.waitFor(() => sink.received.length === 1, 5000, 'share');
+
+    expect(sink.received[0]).toMatchObject({ messageId: shared.ts, text: '> Olga: Q3 numbers are final' });
+  });
+
+  it('acknowledges envelopes it has no listener for: interactive payloads and other slash commands', async () => {
+    const { sink } = await start();
+    const room = slack.addChannel('buttons', [alice, operator, data, code]);
+    const envelopes = [
+      slack.blockAction(code, { user: alice, channel: room, actionId: 'approve_deploy' }),
+      slack.shortcut(data, { user: alice, callbackId: 'open_ticket' }),
+      slack.slashCommand(data, { command: '/deploy', text: 'prod', user: operator, channel: room }),
+      slack.slashCommand(code, { command: '/pass', user: operator, channel: room }),
+    ];
+    const ackOf = (id: string) => slack.acks.find((ack) => ack.envelopeId === id);
+    await slack.waitFor(() => envelopes.every((id) => ackOf(id)), 10_000, 'acks');
+
+    expect(ackOf(envelopes[0] ?? '')?.payload).toEqual({});
+    expect(ackOf(envelopes[2] ?? '')?.payload).toEqual({
+      text: '/deploy is not a Roundtable command here: use /pass, /reset or /status.',
+    });
+    expect(ackOf(envelopes[3] ?? '')?.payload?.text).toMatch(/^\/pass is not handled by this app/);
+    expect(sink.commands).toEqual([]);
   });
 
   it('takes slash commands on the control app, with the operator flag, and answers ephemerally', async () => {

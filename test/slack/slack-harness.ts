@@ -91,10 +91,12 @@ export interface SlackHarness {
 export async function startSlackHarness(options: {
   agents: readonly SlackHarnessAgent[];
   env?: Record<string, string>;
+  /** A folder for the channels' workspaces (uploads land there); none by default. */
+  workspaces?: string;
 }): Promise<SlackHarness> {
   const slack = await startFakeSlack();
   const llm = await startFakeOpenAI();
-  const sandbox = new FakeSandbox();
+  const sandbox = new FakeSandbox(undefined, options.workspaces ? { workspaces: options.workspaces } : {});
   const apps: Record<string, FakeApp> = {};
   for (const agent of options.agents) apps[agent.name] = slack.addApp(agent.name);
   const alice = slack.addHuman('alice', 'Alice Smith');

@@ -54,6 +54,8 @@ export interface RestContext {
   gatewayUrl(): string;
   /** Fans a new message out to the bots that can see it. */
   publish(message: FakeMessage): void;
+  /** Sends MESSAGE_UPDATE (the whole message, plus `extra` fields) to the bots that can see it. */
+  update(message: FakeMessage, extra?: Record<string, unknown>): void;
 }
 
 class HttpError extends Error {
@@ -224,13 +226,8 @@ function route(
       message.edits.push(content);
     }
     message.editedAt = Date.now();
-    const json = messageJson(world, message, { gateway: false });
-    context.gateway.dispatch(
-      'MESSAGE_UPDATE',
-      { ...json, ...gatewayFields(context, message) },
-      visibleBots(context, message),
-    );
-    return send(response, 200, json);
+    context.update(message);
+    return send(response, 200, messageJson(world, message, { gateway: false }));
   }
   throw new HttpError(404, 0, `404: no fake route for ${method} ${path}`);
 }
@@ -238,11 +235,6 @@ function route(
 function guildIdOf(context: RestContext, message: FakeMessage): { guild_id?: string } {
   const channel = context.world.channels.get(message.channelId);
   return channel?.type === ChannelType.DM ? {} : { guild_id: context.world.guildId };
-}
-
-function gatewayFields(context: RestContext, message: FakeMessage): Record<string, unknown> {
-  const json = messageJson(context.world, message, { gateway: true });
-  return { channel_type: json.channel_type, ...(json.guild_id ? { guild_id: json.guild_id } : {}) };
 }
 
 /** Bot ids that receive a message's events: every bot for a guild channel, the DM's bot for a DM. */
