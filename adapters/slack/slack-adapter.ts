@@ -74,6 +74,7 @@ export class SlackAdapter implements ChatAdapter {
     this.log = options.logger.child({ adapter: SLACK });
     const settings = options.config.settings;
     this.operators = new Set(settings.OPERATORS);
+    if (settings.SLACK_STREAM === 'update') this.stream = (room, agent) => this.openStream(room, agent);
     this.allowedBots = new Set(settings.SLACK_ALLOWED_BOTS.map((b) => b.toLowerCase()));
     const agents = options.config.agents.filter((a) => a.slack);
     const control = agents.find((a) => a.slack?.control) ?? agents[0];
@@ -157,10 +158,13 @@ export class SlackAdapter implements ChatAdapter {
 
   /**
    * With SLACK_STREAM=update: a reply shown while it is written, posted once and then edited
-   * with chat.update (at most once a second) through the agent's own app.
+   * with chat.update (at most once a second) through the agent's own app. Absent otherwise, so the
+   * bridge does not ask the model to stream for nothing (unless LLM_STREAM says so).
    */
-  stream(room: string, agent: string): StreamingPost | undefined {
-    if (this.config.settings.SLACK_STREAM !== 'update' || this.identities.length === 0) return undefined;
+  readonly stream?: (room: string, agent: string) => StreamingPost | undefined;
+
+  private openStream(room: string, agent: string): StreamingPost | undefined {
+    if (this.identities.length === 0) return undefined;
     const { channel, threadTs } = parseRoom(room);
     const { identity, render } = this.senderOf(channel, agent);
     const client = identity.client;

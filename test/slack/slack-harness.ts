@@ -28,6 +28,8 @@ class ObservedAdapter implements ChatAdapter {
 
   constructor(readonly inner: SlackAdapter) {
     this.platform = inner.platform;
+    const stream = inner.stream;
+    if (stream) this.stream = (channel, agent) => stream(channel, agent);
   }
 
   start(sink: AdapterSink): Promise<void> {
@@ -57,9 +59,8 @@ class ObservedAdapter implements ChatAdapter {
     return this.inner.resolveChannel(reference);
   }
 
-  stream(channel: string, agent: string): StreamingPost | undefined {
-    return this.inner.stream(channel, agent);
-  }
+  /** Present only when the adapter streams (SLACK_STREAM=update), like the adapter's own. */
+  readonly stream?: (channel: string, agent: string) => StreamingPost | undefined;
 }
 
 export interface SlackHarnessAgent extends Omit<TestAgent, 'slack'> {
