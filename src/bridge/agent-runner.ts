@@ -1,7 +1,8 @@
 import type { AgentConfig, Config } from '../config/index.js';
 import { runAgentTurn, type TurnOutput } from '../llm/agent-turn.js';
 import { createOpenAiClient, type LlmClient } from '../llm/client.js';
-import { buildContext, stripSpeakerPrefix } from '../llm/context.js';
+import { stripSpeakerPrefix } from '../llm/context.js';
+import { turnContext } from '../llm/turn-context.js';
 import type { ChatAdapter, Sandbox } from '../ports.js';
 import type { RoomMessage } from '../room/types.js';
 import { toolsFor } from '../tools/registry.js';
@@ -57,18 +58,21 @@ export class AgentRunner {
     const typing = setInterval(showTyping, TYPING_EVERY_MS);
     typing.unref();
     try {
+      const tools = toolsFor(agent.tools);
       const output = await runAgentTurn({
         client: this.llm(agent),
         model: agent.model,
         temperature: agent.temperature,
-        messages: buildContext({
+        ...(await turnContext({
           agent,
           agentNames: this.config.agents.map((a) => a.name),
+          roomKey: request.channelKey,
           history: request.history,
-          historyLimit: this.config.settings.HISTORY_LIMIT,
           situation: request.situation,
-        }),
-        tools: toolsFor(agent.tools),
+          tools,
+          settings: this.config.settings,
+        })),
+        tools,
         toolContext: {
           agent: agent.name,
           channelKey: request.channelKey,

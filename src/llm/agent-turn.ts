@@ -1,7 +1,8 @@
 import { describeError } from '../errors.js';
 import type { ToolRun } from '../room/types.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
-import type { ChatCompletionMessageParam, LlmClient } from './client.js';
+import type { ChatCompletionMessageParam, LlmClient, LlmUsage } from './client.js';
+import type { TurnBudget } from './turn-budget.js';
 
 export interface TurnInput {
   readonly client: LlmClient;
@@ -16,6 +17,10 @@ export interface TurnInput {
   readonly onToolRun?: ((run: ToolRun) => void) | undefined;
   /** Called with each round's text so far while it streams in (a new round starts again from empty). */
   readonly onText?: ((textSoFar: string) => void) | undefined;
+  /** Keeps every call within the agent's context budget (tool results clipped, earlier rounds shortened). */
+  readonly budget?: TurnBudget | undefined;
+  /** Called with what the server reported for each call. */
+  readonly onUsage?: ((usage: LlmUsage) => void) | undefined;
 }
 
 export interface TurnOutput {
@@ -44,6 +49,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
   const definitions = input.tools.map((tool) => tool.definition);
   for (let round = 0; ; round++) {
     input.toolContext.signal.throwIfAborted();
+    input.budget?.fit(messages);
     const response = await input.client.complete({
       model: input.model,
       messages,
@@ -52,6 +58,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       signal: input.toolContext.signal,
       onText: input.onText,
     });
+    if (response.usage) input.onUsage?.(response.usage);
     if (response.toolCalls.length === 0) return { text: response.content, toolRuns, roundLimitHit: false };
     if (round >= input.maxRounds) return { text: response.content, toolRuns, roundLimitHit: true };
 
@@ -87,7 +94,9 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       }
       toolRuns.push(run);
       input.onToolRun?.(run);
-      messages.push({ role: 'tool', tool_call_id: call.id, content: run.output });
+      // Clipped before it enters the messages: one read_files answer can be hundreds of KB.
+      const content = input.budget ? input.budget.clipResult(run.output) : run.output;
+      messages.push({ role: 'tool', tool_call_id: call.id, content });
       if (ended) endTurn = true;
     }
     // An action that ends the turn (a private `chat` message): nothing more is said in the room.

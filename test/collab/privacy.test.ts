@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, type Harness, startHarness, toolResultsOf } from '../helpers/harness.js';
+import { agentOf, type Harness, situationOf, startHarness, toolResultsOf } from '../helpers/harness.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -84,11 +84,7 @@ describe('private agent-to-agent chats', () => {
     // b sees the request at its next turn, accepts (its turn goes on) and sends one private message (ending it).
     h.llm.respond((r) => {
       const agent = agentOf(r);
-      if (
-        agent === 'b' &&
-        String(r.messages[0]?.content).includes('#1 from @a: budget details') &&
-        toolResultsOf(r).length === 0
-      ) {
+      if (agent === 'b' && situationOf(r).includes('#1 from @a: budget details') && toolResultsOf(r).length === 0) {
         return {
           toolCalls: [
             { name: 'chat_response', arguments: { request_id: 1, accept: true } },
@@ -193,7 +189,7 @@ describe('per-room privacy, the private chat log and prompt frames', () => {
     await h.adapter.say('just talking');
     await h.adapter.say('@a your turn');
     await h.bridge.idle();
-    const systems = h.llm.requests.map((r) => String(r.messages[0]?.content));
+    const systems = h.llm.requests.map(situationOf);
     expect(systems[0]).toContain('OBSERVE-FRAME');
     expect(systems[1]).toContain('ASKED BY @user');
   });

@@ -1,3 +1,4 @@
+import { countTokens as countWhole } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import {
   APPROXIMATION_MARGIN,
@@ -83,5 +84,23 @@ describe('token counting', () => {
     expect(call).toBeGreaterThan(MESSAGE_OVERHEAD + 3);
     expect(countRequest(counter, messages, tools)).toBe(REQUEST_OVERHEAD + system + call + countTools(counter, tools));
     expect(countTools(counter, [])).toBe(0);
+  });
+});
+
+describe('token counting on hostile input', () => {
+  it('counts 200 KB without a single space quickly (BPE is quadratic in a word, so words are counted in pieces)', () => {
+    const counter = tokenCounter('gpt-4o');
+    const started = Date.now();
+    const tokens = counter.count('x'.repeat(200_000));
+    // Whole, this takes over a minute; in pieces, milliseconds. The bound is generous for a busy machine.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(tokens).toBeGreaterThan(200_000 / 16);
+  });
+
+  it('counts ordinary prose in pieces exactly as whole', () => {
+    const counter = tokenCounter('gpt-4o');
+    const prose = 'The quick brown fox jumps over the lazy dog; numbers 12345 and code() {} '.repeat(300);
+    expect(prose.length).toBeGreaterThan(10_000);
+    expect(counter.count(prose)).toBe(countWhole(prose, { disallowedSpecial: new Set() }));
   });
 });
