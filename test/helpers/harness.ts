@@ -27,8 +27,10 @@ export async function startHarness(options: {
   sandbox?: Sandbox;
   storeFile?: string;
   adapters?: ChatAdapter[];
+  /** How the fake model reports usage (default: a chars/4 estimate). */
+  llmUsage?: 'estimate' | 'openai';
 }): Promise<Harness> {
-  const llm = await startFakeOpenAI();
+  const llm = await startFakeOpenAI(options.llmUsage ? { usage: options.llmUsage } : {});
   const config = testConfig({
     agents: options.agents,
     env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', LLM_TIMEOUT_S: '10', ...options.env },

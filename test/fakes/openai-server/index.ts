@@ -1,2 +1,3 @@
+export { PromptCache, promptText, repeatedPrefixShare } from './prompt-cache.js';
 export { startFakeOpenAI } from './server.js';
 export type { FakeOpenAI, FakeOpenAIOptions, FakeReply, FakeToolCall, RecordedRequest, Responder } from './types.js';

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { completionBody, errorBody, resolveAnswer } from './completion.js';
+import { PromptCache } from './prompt-cache.js';
 import { completionChunks, writeEventStream } from './sse.js';
 import type { FakeOpenAI, FakeOpenAIOptions, FakeReply, RecordedRequest, Responder } from './types.js';
 
@@ -57,9 +58,11 @@ class FakeOpenAIServer implements FakeOpenAI {
   private closing: Promise<void> | undefined;
   private port = 0;
   private responses = 0;
+  private readonly cache: PromptCache | undefined;
 
   constructor(options: FakeOpenAIOptions) {
     this.responder = options.responder ?? passResponder;
+    this.cache = options.usage === 'openai' ? new PromptCache() : undefined;
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => this.fail(res, error));
     });
@@ -172,7 +175,7 @@ class FakeOpenAIServer implements FakeOpenAI {
       return this.json(res, reply.status, errorBody(reply.status, reply.errorMessage), headers);
     }
 
-    const answer = resolveAnswer(reply, request, index);
+    const answer = resolveAnswer(reply, request, index, this.cache?.measure(request));
     if (!request.stream) return this.json(res, 200, completionBody(answer));
     const streamOptions = body.stream_options;
     const includeUsage = isObject(streamOptions) && streamOptions.include_usage === true;

@@ -53,4 +53,9 @@ export interface FakeOpenAI {
 
 export interface FakeOpenAIOptions {
   responder?: Responder;
+  /**
+   * `estimate` (default): prompt tokens are characters / 4. `openai`: real o200k counts, and cached tokens by
+   * OpenAI's prompt-cache rule (the longest prefix shared with an earlier request, 1024 tokens on, 128 a step).
+   */
+  usage?: 'estimate' | 'openai';
 }
