@@ -2,7 +2,7 @@ import type { AgentConfig, Config } from '../config/index.js';
 import { runAgentTurn, type TurnOutput } from '../llm/agent-turn.js';
 import { createOpenAiClient, type LlmClient } from '../llm/client.js';
 import { stripSpeakerPrefix } from '../llm/context.js';
-import { turnContext } from '../llm/turn-context.js';
+import { type TurnServices, turnContext } from '../llm/turn-context.js';
 import type { ChatAdapter, Sandbox } from '../ports.js';
 import type { RoomMessage } from '../room/types.js';
 import { toolsFor } from '../tools/registry.js';
@@ -49,6 +49,8 @@ export class AgentRunner {
     private readonly config: Config,
     private readonly llm: LlmFactory,
     private readonly sandbox: Sandbox,
+    /** Memory, retrieval and usage bookkeeping (absent: none). */
+    private readonly services?: TurnServices,
   ) {}
 
   async run(adapter: ChatAdapter, request: AgentRunRequest): Promise<TurnOutput> {
@@ -71,6 +73,7 @@ export class AgentRunner {
           situation: request.situation,
           tools,
           settings: this.config.settings,
+          sources: this.services,
         })),
         tools,
         toolContext: {
@@ -82,7 +85,11 @@ export class AgentRunner {
           messaging: request.messaging,
         },
         maxRounds: this.config.settings.MAX_TOOL_ROUNDS,
-        onToolRun: (run) => adapter.toolRun?.(channel, agent.name, run.input, run.output),
+        onToolRun: (run) => {
+          adapter.toolRun?.(channel, agent.name, run.input, run.output);
+          this.services?.recordAction?.(agent.name, request.channelKey, run);
+        },
+        onUsage: (usage) => this.services?.recordUsage?.(agent.name, request.channelKey, usage),
         onText: request.onText,
       });
       return { ...output, text: stripSpeakerPrefix(agent.name, output.text) };

@@ -1,6 +1,7 @@
 import type { AgentConfig, Config } from '../config/index.js';
 import { describeError } from '../errors.js';
 import type { Situation } from '../llm/situation.js';
+import { storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox, StreamingPost } from '../ports.js';
 import { isNoProgress } from '../room/guards.js';
@@ -64,7 +65,13 @@ export class Bridge {
   constructor(readonly options: BridgeOptions) {
     const privateRooms = new PrivateRooms((message) => this.mirrorPrivate(message));
     for (const adapter of [...options.adapters, privateRooms]) this.adapters.set(adapter.platform, adapter);
-    this.runner = new AgentRunner(options.config, options.llm ?? defaultLlmFactory(options.config), options.sandbox);
+    const services = storeServices(options.store, options.logger);
+    this.runner = new AgentRunner(
+      options.config,
+      options.llm ?? defaultLlmFactory(options.config),
+      options.sandbox,
+      services,
+    );
     this.clock = options.clock ?? Date.now;
     this.conductor = new Conductor(this);
     this.threads = new ThreadBook(options.store.threads, this.clock, (thread) => this.conductor.expire(thread));

@@ -1,3 +1,4 @@
+import { usageLines } from '../llm/usage.js';
 import type { CommandEvent } from '../ports.js';
 import { handBack } from '../room/index.js';
 import { pendingParticipants } from '../room/threads.js';
@@ -79,6 +80,7 @@ async function statusText(bridge: Bridge, room: Room): Promise<string> {
         : `${thread.status}, resuming`;
     lines.push(`Request #${thread.id}: @${thread.requester} ${what}, since ${since} UTC`);
   }
+  lines.push(...usageLines(bridge.options.store.usage, bridge.config.agents, key));
   lines.push(...privateChatLines(bridge));
   const sandbox = await bridge.options.sandbox.describe?.(key).catch((error: unknown) => `unknown (${String(error)})`);
   if (sandbox) lines.push(`Sandbox: ${sandbox.replace(/^sandbox:\s*/i, '')}`);

@@ -1,8 +1,8 @@
 import type { AgentConfig, Settings } from '../config/index.js';
-import type { RoomMessage } from '../room/types.js';
+import type { RoomMessage, ToolRun } from '../room/types.js';
 import type { Tool } from '../tools/tool.js';
 import { requestLimit } from './budget.js';
-import type { ChatCompletionMessageParam } from './client.js';
+import type { ChatCompletionMessageParam, LlmUsage } from './client.js';
 import { type ActionEntry, buildContext, type KnowledgeEntry, type Recall } from './context.js';
 import { tokenCounter } from './tokens.js';
 import { TurnBudget } from './turn-budget.js';
@@ -14,6 +14,12 @@ export interface ContextSources {
   recentActions?(agent: string): readonly ActionEntry[];
   /** Retrieval of older messages in a room (embeddings). */
   recall?(roomKey: string): Recall | undefined;
+}
+
+/** The token economy's side of a turn: where its context comes from and where its usage and actions go. */
+export interface TurnServices extends ContextSources {
+  recordUsage?(agent: string, roomKey: string, usage: LlmUsage): void;
+  recordAction?(agent: string, roomKey: string, run: ToolRun): void;
 }
 
 export interface TurnContextInput {

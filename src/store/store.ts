@@ -5,6 +5,7 @@ import type { AuthorKind } from '../ports.js';
 import type { RoomMessage, ToolRun, TurnState } from '../room/types.js';
 import { ChatStore, ThreadStore } from './collaboration.js';
 import { migrate } from './migrate.js';
+import { UsageStore } from './usage.js';
 
 export interface ChannelRow {
   readonly id: number;
@@ -53,6 +54,7 @@ export class Store {
   readonly db: Database.Database;
   readonly threads: ThreadStore;
   readonly chats: ChatStore;
+  readonly usage: UsageStore;
   private readonly q;
 
   constructor(file: string) {
@@ -66,6 +68,7 @@ export class Store {
     const db = this.db;
     this.threads = new ThreadStore(db);
     this.chats = new ChatStore(db);
+    this.usage = new UsageStore(db);
     this.q = {
       channel: db.prepare<[string, string], { id: number; direct_agent: string | null }>(
         'SELECT id, direct_agent FROM channels WHERE platform = ? AND channel = ?',
