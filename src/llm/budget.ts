@@ -123,18 +123,17 @@ export interface BudgetUse {
 
 const n = (value: number) => value.toLocaleString('en-US');
 
-/** seed 004's budget status, as the agent reads it at the end of its context. */
+/** seed 004's budget status, as the agent reads it at the end of its context (short: it is sent every turn). */
 export function budgetStatus(plan: BudgetPlan, use: BudgetUse): string {
   const limit = requestLimit(plan);
   const percent = Math.round((use.total / limit) * 100);
   const notes: string[] = [];
   if (use.historyLeftOut > 0) notes.push(`the ${use.historyLeftOut} oldest room messages are not shown`);
   if (use.clipped) notes.push('some long items are shortened');
-  const status = percent >= 90 ? 'WARNING - approaching the budget limit' : notes.length > 0 ? 'OK (trimmed)' : 'OK';
-  return [
-    `Budget: ${n(use.total)}/${n(limit)} tokens (${percent}%), ${n(plan.reserve)} more kept for your answer.`,
-    `Knowledge ${n(use.knowledge)}/${n(plan.knowledge)}, recent actions ${n(use.recentActions)}/${n(plan.recentActions)}, ` +
-      `room history ${n(use.history)}/${n(plan.history)}.`,
-    `Status: ${status}${notes.length > 0 ? `: ${notes.join('; ')}` : ''}.`,
-  ].join('\n');
+  const status = percent >= 90 ? 'WARNING - approaching the budget limit' : 'OK';
+  return (
+    `${n(use.total)}/${n(limit)} tokens (${percent}%; ${n(plan.reserve)} more kept for your answer): ` +
+    `knowledge ${n(use.knowledge)}/${n(plan.knowledge)}, recent actions ${n(use.recentActions)}/${n(plan.recentActions)}, ` +
+    `room history ${n(use.history)}/${n(plan.history)}. Status: ${status}${notes.length > 0 ? `; ${notes.join('; ')}` : ''}.`
+  );
 }

@@ -4,8 +4,7 @@
  * blocks, and it is a pure function of the history (no memory between calls), so every turn finds the same one.
  *
  * Blocks are cut at message ids: a message starts a block of width w when its id falls in another w-wide id range
- * than the message before it. Ids only grow, so a block boundary, once seen, stays one. Widths are powers of two,
- * so a wide block's boundaries are boundaries of every narrower width too.
+ * than the message before it. Ids only grow, so a block boundary, once seen, stays one.
  */
 
 export interface WindowItem {
@@ -21,11 +20,9 @@ export interface WindowLimits {
   readonly maxTokens: number;
 }
 
-/** The widest block: a power of two, at most a quarter of the message limit (so a cut keeps over half of it). */
+/** The widest block: half the message limit, so a cut drops about the oldest half. */
 export function widestBlock(maxMessages: number): number {
-  let width = 1;
-  while (width * 4 <= maxMessages) width *= 2;
-  return width;
+  return Math.max(1, Math.floor(maxMessages / 2));
 }
 
 function startsBlock(items: readonly WindowItem[], index: number, width: number): boolean {
@@ -35,16 +32,18 @@ function startsBlock(items: readonly WindowItem[], index: number, width: number)
   return Math.floor(id / width) !== Math.floor(before / width);
 }
 
-/** How many messages ending at `last` (inclusive, walking back) fit the limits. */
+/**
+ * How many messages ending at `last` (inclusive, walking back) fit the limits. Running out of messages before the
+ * token share is full means the tokens do not bind: the message limit does (the window passed in is only a part of
+ * the room).
+ */
 function fittingBefore(items: readonly WindowItem[], last: number, limits: WindowLimits): number {
   let tokens = 0;
-  let count = 0;
-  for (let i = last; i >= 0 && count < limits.maxMessages; i--) {
+  for (let i = last, count = 0; i >= 0 && count < limits.maxMessages; i--, count++) {
     tokens += items[i]?.tokens ?? 0;
-    if (tokens > limits.maxTokens) break;
-    count++;
+    if (tokens > limits.maxTokens) return count;
   }
-  return count;
+  return limits.maxMessages;
 }
 
 /**
@@ -72,11 +71,11 @@ export function historyStart(items: readonly WindowItem[], limits: WindowLimits)
   }
   const fitting = anchor > 0 ? fittingBefore(items, anchor - 1, limits) : fittingBefore(items, count - 1, limits);
   let width = widest;
-  while (width > 1 && width * 2 > fitting) width /= 2;
+  while (width > 1 && width * 2 > fitting) width = Math.ceil(width / 2);
 
   for (;;) {
     for (let i = 0; i < count; i++) if (startsBlock(items, i, width) && fits(i)) return i;
     if (width === 1) return count - 1;
-    width /= 2;
+    width = Math.ceil(width / 2);
   }
 }

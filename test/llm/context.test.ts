@@ -66,7 +66,9 @@ describe('the context layout', () => {
     expect(alice.messages[3]?.role).toBe('assistant');
     const note = alice.messages.at(-1);
     expect(note?.role).toBe('user');
-    expect(text(note?.content)).toMatch(/>>> BUDGET STATUS <<<\nBudget: [\d,]+\/7,168 tokens/);
+    expect(text(note?.content)).toMatch(
+      />>> BUDGET STATUS <<<\n[\d,]+\/7,168 tokens \(\d+%; 1,024 more kept for your answer\)/,
+    );
     expect(text(note?.content).endsWith('>>> SITUATION <<<\nA new message arrived.')).toBe(true);
   });
 

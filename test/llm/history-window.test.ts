@@ -31,16 +31,16 @@ describe('the history window', () => {
 
   it('past HISTORY_LIMIT, cuts whole blocks: the start stays put for many messages, then jumps', () => {
     const limits = { maxMessages: 50, maxTokens: 1_000_000 };
-    expect(widestBlock(50)).toBe(16);
+    expect(widestBlock(50)).toBe(25);
     const ids = starts(51, 250, 64, limits);
     const changes = ids.filter((id, i) => i > 0 && id !== ids[i - 1]).length;
-    // A sliding window would move 199 times; blocks of 16 move about 200 / 16 times.
-    expect(changes).toBeLessThanOrEqual(14);
+    // A sliding window would move 199 times; blocks of 25 (half the limit) move about 200 / 25 times.
+    expect(changes).toBeLessThanOrEqual(9);
     ids.forEach((id, i) => {
       const total = 51 + i;
       const kept = total - id + 1;
       expect(kept).toBeLessThanOrEqual(50);
-      expect(kept).toBeGreaterThanOrEqual(50 - 16 + 1);
+      expect(kept).toBeGreaterThanOrEqual(50 - 25 + 1);
       if (i > 0) expect(id).toBeGreaterThanOrEqual(ids[i - 1] ?? 0);
     });
   });
