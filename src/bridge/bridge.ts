@@ -65,7 +65,7 @@ export class Bridge {
   constructor(readonly options: BridgeOptions) {
     const privateRooms = new PrivateRooms((message) => this.mirrorPrivate(message));
     for (const adapter of [...options.adapters, privateRooms]) this.adapters.set(adapter.platform, adapter);
-    const services = storeServices(options.store, options.logger);
+    const services = storeServices(options.store, options.config, options.logger);
     this.runner = new AgentRunner(
       options.config,
       options.llm ?? defaultLlmFactory(options.config),

@@ -5,3 +5,4 @@ export type { ChannelRow, NewMessage } from './store.js';
 export { openStore, Store } from './store.js';
 export type { UsageRow } from './usage.js';
 export { UsageStore } from './usage.js';
+export { EmbeddingStore } from './embeddings.js';

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import type { AuthorKind } from '../ports.js';
 import type { RoomMessage, ToolRun, TurnState } from '../room/types.js';
 import { ChatStore, ThreadStore } from './collaboration.js';
+import { EmbeddingStore } from './embeddings.js';
 import { migrate } from './migrate.js';
 import { UsageStore } from './usage.js';
 
@@ -55,6 +56,7 @@ export class Store {
   readonly threads: ThreadStore;
   readonly chats: ChatStore;
   readonly usage: UsageStore;
+  readonly embeddings: EmbeddingStore;
   private readonly q;
 
   constructor(file: string) {
@@ -69,6 +71,7 @@ export class Store {
     this.threads = new ThreadStore(db);
     this.chats = new ChatStore(db);
     this.usage = new UsageStore(db);
+    this.embeddings = new EmbeddingStore(db);
     this.q = {
       channel: db.prepare<[string, string], { id: number; direct_agent: string | null }>(
         'SELECT id, direct_agent FROM channels WHERE platform = ? AND channel = ?',

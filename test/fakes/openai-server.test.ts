@@ -408,3 +408,38 @@ describe('fake OpenAI server: usage like OpenAI (prompt caching)', () => {
     expect(repeatedPrefixShare([a, b])).toBeCloseTo(12 / 32);
   });
 });
+
+describe('fake OpenAI server: embeddings', () => {
+  let fake: FakeOpenAI;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'test', maxRetries: 0 });
+  });
+
+  afterAll(async () => {
+    await fake.close();
+  });
+
+  it('answers deterministic vectors, as floats or base64 (the SDK default), similar for texts sharing words', async () => {
+    const floats = await client.embeddings.create({
+      model: 'emb',
+      input: ['the ocean launch code', 'ocean launch code please', 'printer jammed'],
+      encoding_format: 'float',
+    });
+    const [a, b, c] = floats.data.map((d) => d.embedding);
+    const dot = (x: number[] = [], y: number[] = []) => x.reduce((sum, v, i) => sum + v * (y[i] ?? 0), 0);
+    expect(a).toHaveLength(64);
+    expect(dot(a, b)).toBeGreaterThan(dot(a, c));
+    const base64 = await client.embeddings.create({ model: 'emb', input: 'the ocean launch code' });
+    expect(base64.data[0]?.embedding.map((v) => v.toFixed(5))).toEqual(a?.map((v) => v.toFixed(5)));
+    expect(fake.embeddingRequests.map((r) => r.input.length)).toEqual([3, 1]);
+  });
+
+  it('fails on request, with an OpenAI-style error', async () => {
+    fake.failEmbeddings(503);
+    await expect(client.embeddings.create({ model: 'emb', input: 'x' })).rejects.toMatchObject({ status: 503 });
+    fake.failEmbeddings(undefined);
+  });
+});

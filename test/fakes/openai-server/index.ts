@@ -1,3 +1,4 @@
+export { FAKE_EMBEDDING_DIMENSIONS, fakeEmbedding } from './embeddings.js';
 export { PromptCache, promptText, repeatedPrefixShare } from './prompt-cache.js';
 export { startFakeOpenAI } from './server.js';
 export type { FakeOpenAI, FakeOpenAIOptions, FakeReply, FakeToolCall, RecordedRequest, Responder } from './types.js';

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { completionBody, errorBody, resolveAnswer } from './completion.js';
+import { base64Embedding, fakeEmbedding } from './embeddings.js';
 import { PromptCache } from './prompt-cache.js';
 import { completionChunks, writeEventStream } from './sse.js';
 import type { FakeOpenAI, FakeOpenAIOptions, FakeReply, RecordedRequest, Responder } from './types.js';
@@ -50,6 +51,8 @@ function waitUnlessDisconnected(res: ServerResponse, ms: number): Promise<boolea
 /** Wire-level fake of the OpenAI Chat Completions API on 127.0.0.1, for the real `openai` SDK. */
 class FakeOpenAIServer implements FakeOpenAI {
   readonly requests: RecordedRequest[] = [];
+  readonly embeddingRequests: Array<{ model: string; input: string[] }> = [];
+  private embeddingsStatus: number | undefined;
   private responder: Responder;
   private readonly queues = new Map<string, FakeReply[]>();
   private readonly models = new Set<string>();
@@ -111,6 +114,7 @@ class FakeOpenAIServer implements FakeOpenAI {
     const path = (req.url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
     const method = req.method ?? 'GET';
     if (method === 'POST' && path === '/v1/chat/completions') return this.chatCompletion(req, res);
+    if (method === 'POST' && path === '/v1/embeddings') return this.embeddings(req, res);
     if (method === 'GET' && path === '/v1/models') {
       return this.json(res, 200, { object: 'list', data: [...this.models].map((id) => this.modelObject(id)) });
     }
@@ -180,6 +184,42 @@ class FakeOpenAIServer implements FakeOpenAI {
     const streamOptions = body.stream_options;
     const includeUsage = isObject(streamOptions) && streamOptions.include_usage === true;
     await writeEventStream(res, completionChunks(answer, includeUsage), this.idHeader());
+  }
+
+  /** `/v1/embeddings`: one deterministic vector per input (float arrays, or base64 when asked). */
+  private async embeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch {
+      return this.json(res, 400, errorBody(400, 'We could not parse the JSON body of your request.'));
+    }
+    if (!isObject(body) || typeof body.model !== 'string') {
+      return this.json(res, 400, errorBody(400, 'You must provide a model.'));
+    }
+    const input = typeof body.input === 'string' ? [body.input] : body.input;
+    if (!Array.isArray(input) || input.length === 0 || !input.every((item) => typeof item === 'string')) {
+      return this.json(res, 400, errorBody(400, "'input' must be a string or a non-empty array of strings."));
+    }
+    this.embeddingRequests.push({ model: body.model, input: input as string[] });
+    if (this.embeddingsStatus !== undefined)
+      return this.json(res, this.embeddingsStatus, errorBody(this.embeddingsStatus));
+    const base64 = body.encoding_format === 'base64';
+    const data = (input as string[]).map((text, index) => {
+      const vector = fakeEmbedding(text);
+      return { object: 'embedding', index, embedding: base64 ? base64Embedding(vector) : vector };
+    });
+    const tokens = (input as string[]).reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
+    return this.json(res, 200, {
+      object: 'list',
+      data,
+      model: body.model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
+  }
+
+  failEmbeddings(status: number | undefined): void {
+    this.embeddingsStatus = status;
   }
 
   private modelObject(id: string): Record<string, unknown> {

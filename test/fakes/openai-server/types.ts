@@ -43,6 +43,10 @@ export interface FakeOpenAI {
   readonly baseURL: string;
   /** Every chat completion request, in arrival order (index = position). */
   readonly requests: RecordedRequest[];
+  /** Every `/v1/embeddings` request: its model and inputs. */
+  readonly embeddingRequests: ReadonlyArray<{ model: string; input: string[] }>;
+  /** Answer `/v1/embeddings` with this error status from now on (undefined: answer normally again). */
+  failEmbeddings(status: number | undefined): void;
   /** Replace the fallback responder, used when the model's script queue is empty. */
   respond(responder: Responder): void;
   /** Append replies to a per-model FIFO queue, consumed before the responder. */
