@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { createBridge } from '../src/bridge/index.js';
 import { silentLogger } from '../src/log.js';
 import type { AdapterSink, ChatAdapter } from '../src/ports.js';
-import { nextCandidates } from '../src/room/turns.js';
+import { planWakes } from '../src/room/routing.js';
 import type { AgentProfile } from '../src/room/types.js';
 import type { WakeInput } from '../src/room/wake.js';
 import { migrate, openStore } from '../src/store/index.js';
@@ -45,13 +45,13 @@ function routerBench(): void {
     kind: i % 2 ? 'human' : 'agent',
     mentions: [names[(i * 3) % 10] ?? ''],
   }));
-  console.log('Router: nextCandidates for 10 agents over a 5000-message history');
+  console.log('Router: planWakes for 10 agents over a 5000-message history');
   const baseline = rate('baseline: filter agents by mention only', 200_000, (i) => {
     const m = messages[i % 64];
     agents.filter((a) => a.activation === 'always' || m?.mentions.includes(a.name));
   });
   const router = rate('router: full wake rules (awaiting, DM, activation)', 200_000, (i) => {
-    nextCandidates(agents, messages[i % 64] as WakeInput, history);
+    planWakes(agents, messages[i % 64] as WakeInput, history);
   });
   console.log(
     `  ratio router/baseline: ${(router / baseline).toFixed(2)}  (decisions per second relative to the bare filter)\n`,

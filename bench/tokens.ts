@@ -19,7 +19,7 @@ import {
 import { renderMessage } from '../src/llm/context.js';
 import { renderSituation, type Situation } from '../src/llm/situation.js';
 import { turnContext } from '../src/llm/turn-context.js';
-import { nextCandidates } from '../src/room/turns.js';
+import { planWakes } from '../src/room/routing.js';
 import type { RoomMessage } from '../src/room/types.js';
 import { toolsFor } from '../src/tools/registry.js';
 import type { ToolContext } from '../src/tools/tool.js';
@@ -101,19 +101,20 @@ function agentReply(agent: string, about: string, n: number): string {
 interface Mode {
   readonly name: string;
   /**
-   * Asks the agents `message` woke (best first) and returns the replies to post, in order. One call per agent asks
-   * them one at a time until one answers, as the bridge does; a batched mode would ask them all in one call.
+   * Asks the agents `message` woke (in the router's order) and returns the replies to post, in order. One call per
+   * agent asks them one at a time as the bridge does (every agent asked by name answers; of the others, the first
+   * reply ends the round); a batched mode would ask them all in one call.
    */
   turn(
-    woken: readonly AgentConfig[],
+    woken: ReadonlyArray<{ readonly agent: AgentConfig; readonly asked: boolean }>,
     room: readonly RoomMessage[],
     message: RoomMessage,
   ): Promise<Array<{ agent: string; text: string }>>;
 }
 
-function situationFor(agent: AgentConfig, message: RoomMessage): string {
-  const situation: Situation = message.mentions.includes(agent.name)
-    ? { kind: 'requested', requester: message.author }
+function situationFor(agent: AgentConfig, asked: boolean, message: RoomMessage): string {
+  const situation: Situation = asked
+    ? { kind: 'requested', requesters: [message.author], threads: [] }
     : { kind: 'observe' };
   return renderSituation(situation, agent.prompts);
 }
@@ -167,12 +168,15 @@ function oneCallPerAgent(
   return {
     name,
     async turn(woken, room, message) {
-      for (const agent of woken) {
-        const { messages, budget } = await build(agent, room, situationFor(agent, message));
+      const replies: Array<{ agent: string; text: string }> = [];
+      for (const { agent, asked } of woken) {
+        const { messages, budget } = await build(agent, room, situationFor(agent, asked, message));
         const text = await call(client, onUsage, agent, messages, budget);
-        if (text.trim() !== '[pass]') return [{ agent: agent.name, text }];
+        if (text.trim() === '[pass]') continue;
+        replies.push({ agent: agent.name, text });
+        if (!asked) break;
       }
-      return [];
+      return replies;
     },
   };
 }
@@ -293,9 +297,10 @@ async function play(make: MakeMode): Promise<Figures> {
     for (let turns = 0; turns < config.settings.TURN_LIMIT; turns++) {
       const message = pending.shift();
       if (!message) break;
-      const woken = nextCandidates(agents, message, room.slice(0, -1))
-        .map((profile) => agents.find((a) => a.name === profile.name))
-        .filter((a): a is AgentConfig => a !== undefined);
+      const woken = planWakes(agents, message, room.slice(0, -1)).flatMap((wake) => {
+        const agent = agents.find((a) => a.name === wake.agent);
+        return agent ? [{ agent, asked: wake.reason === 'addressed' || wake.reason === 'awaiting' }] : [];
+      });
       if (woken.length === 0) continue;
       for (const reply of await mode.turn(woken, room, message)) pending.push(add(reply.agent, 'agent', reply.text));
     }

@@ -1,3 +1,5 @@
+import { redact } from './secrets.js';
+
 /** Base error: a code for programs, a message for people, the cause for the log. */
 export class RoundtableError extends Error {
   readonly code: string;
@@ -46,8 +48,10 @@ export class AdapterError extends RoundtableError {
   }
 }
 
-/** A short, human-readable description of any thrown value (for chat and logs). */
+/**
+ * A short, human-readable description of any thrown value (for chat and logs), with secrets redacted:
+ * a server's error may echo the key it was sent, and connection errors name the URL.
+ */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
+  return redact(error instanceof Error ? error.message : String(error));
 }

@@ -2,6 +2,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
+import { REDACTED, redact, rememberSecrets } from './secrets.js';
 
 export type { Logger } from 'pino';
 
@@ -18,24 +19,6 @@ const REDACT_PATHS = [
   '*.appToken',
   '*.signingSecret',
 ];
-
-/** Token shapes redacted even when they are not among the configured secrets. */
-const TOKEN_PATTERNS = [
-  /\bsk-[A-Za-z0-9_-]{16,}/g, // OpenAI-style API keys
-  /\bxox[abposr]-[A-Za-z0-9-]{8,}/g, // Slack bot/user tokens
-  /\bxapp-[A-Za-z0-9-]{8,}/g, // Slack app tokens
-  /\b[MN][A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,40}/g, // Discord bot tokens
-];
-
-/** Replaces every known secret and token-shaped string in a line. */
-export function redact(line: string, secrets: readonly string[]): string {
-  let out = line;
-  for (const secret of secrets) {
-    if (secret.length >= 6) out = out.split(secret).join('[redacted]');
-  }
-  for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, '[redacted]');
-  return out;
-}
 
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 
@@ -57,10 +40,10 @@ export function prettyLine(line: string): string {
 }
 
 /** A stream that redacts each log line (and, for a terminal, makes it readable) before passing it on. */
-function redactingStream(target: NodeJS.WritableStream, secrets: readonly string[], pretty: boolean): Writable {
+function redactingStream(target: NodeJS.WritableStream, pretty: boolean): Writable {
   return new Writable({
     write(chunk: Buffer, _encoding, done) {
-      const line = redact(chunk.toString('utf8'), secrets);
+      const line = redact(chunk.toString('utf8'));
       target.write(pretty ? prettyLine(line) : line, () => done());
     },
   });
@@ -70,13 +53,15 @@ export interface LogOptions {
   readonly level: string;
   /** A file to append JSON lines to; when absent, stderr. */
   readonly file?: string | undefined;
+  /** Secrets to redact besides those the configuration made known (src/secrets.ts). */
   readonly secrets?: readonly string[];
   /** `json` (default for files and pipes) or `pretty` (default for a terminal). */
   readonly format?: 'json' | 'pretty' | undefined;
 }
 
-/** pino with redaction by field name and by value (configured secrets and token shapes). */
+/** pino with redaction by field name and by value (known secrets, URL credentials, token shapes). */
 export function createLogger(options: LogOptions): Logger {
+  rememberSecrets(options.secrets ?? []);
   let target: NodeJS.WritableStream = process.stderr;
   // JSON lines for files and pipes; short readable lines when a person watches stderr.
   const pretty = options.format === 'pretty' || (options.format !== 'json' && !options.file && process.stderr.isTTY);
@@ -87,10 +72,10 @@ export function createLogger(options: LogOptions): Logger {
   return pino(
     {
       level: options.level,
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      redact: { paths: REDACT_PATHS, censor: REDACTED },
       base: { app: 'roundtable' },
     },
-    redactingStream(target, options.secrets ?? [], pretty),
+    redactingStream(target, pretty),
   );
 }
 

@@ -3,7 +3,7 @@
  * to the bridge. The only file in src/ that imports adapters/ and sandbox/.
  */
 import path from 'node:path';
-import { ConsoleAdapter } from '../adapters/console/index.js';
+import { CONSOLE_PLATFORM, CONSOLE_ROOM, ConsoleAdapter } from '../adapters/console/index.js';
 import { type Bridge, createBridge, type LlmFactory } from './bridge/index.js';
 import { type Config, environmentWithDotenv, loadConfig } from './config/index.js';
 import { ConfigError, describeError } from './errors.js';
@@ -135,9 +135,13 @@ export async function run(options: RunOptions = {}): Promise<Running> {
     const banner =
       options.banner ??
       `Roundtable terminal room. Agents: ${config.agents.map((a) => `@${a.name}`).join(', ')}. ` +
-        'Commands: /status /pass /reset /clear /quit. Log: ' +
+        'Commands: /help /status /pass /reset /privacy /clear /quit. Log: ' +
         (logFile ?? 'stderr');
     consoleAdapter.print(`[system]: ${banner}`);
+    // After a restart: how much of the room's history the agents will see again.
+    const loaded = store.history(store.channel(CONSOLE_PLATFORM, CONSOLE_ROOM).id, settings.HISTORY_LIMIT).length;
+    if (loaded > 0)
+      consoleAdapter.print(`[system]: ${loaded} message${loaded === 1 ? '' : 's'} of history loaded for this room.`);
   }
   return { bridge, store, console: consoleAdapter, shutdown };
 }

@@ -59,9 +59,9 @@ export interface InboundFile {
 }
 
 /** Operator commands; `clear` is the terminal room's own (forget this room's history). */
-export type CommandName = 'pass' | 'reset' | 'status' | 'clear';
+export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear';
 
-/** An operator command (`/pass`, `/reset`, `/status`) issued in a room. */
+/** An operator command (`/pass`, `/reset`, `/status`, `/privacy`) issued in a room. */
 export interface CommandEvent {
   readonly platform: string;
   readonly channel: string;

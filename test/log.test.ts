@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger, redact } from '../src/log.js';
+import { createLogger } from '../src/log.js';
+import { redact } from '../src/secrets.js';
 
 describe('log redaction', () => {
   it('removes configured secrets and token-shaped strings from every line', async () => {
@@ -24,7 +25,7 @@ describe('log redaction', () => {
 
   it('redacts Discord-shaped bot tokens', () => {
     const token = `MTA${'x'.repeat(21)}.Gabcde.${'y'.repeat(30)}`;
-    expect(redact(`login with ${token} failed`, [])).toBe('login with [redacted] failed');
+    expect(redact(`login with ${token} failed`)).toBe('login with [redacted] failed');
   });
 });
 

@@ -1,12 +1,34 @@
 import { randomUUID } from 'node:crypto';
-import { createInterface, type Interface } from 'node:readline';
+import { createInterface, type Interface, type Key } from 'node:readline';
 import { describeError } from '../../src/errors.js';
 import type { AdapterSink, ChatAdapter, CommandName, Outbound, Posted } from '../../src/ports.js';
+import { interruptAction, QUIT_WINDOW_MS } from './interrupt.js';
+import { Screen } from './screen.js';
+import { safeForTerminal } from './terminal-text.js';
 
 export const CONSOLE_PLATFORM = 'console';
 export const CONSOLE_ROOM = 'main';
-const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'clear'];
+const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'clear'];
 const RESULT_SHOWN = 500;
+/** The prompt that continues a multi-line paste until Enter sends it. */
+const CONTINUATION = '... ';
+export const STOPPED_LINE = '[system]: stopped; control is with the humans';
+
+const HELP = [
+  '[system]: Commands:',
+  '  /help                     this list',
+  '  /status                   who works, turn counter, open requests, sandbox',
+  "  /pass [agent]             stop the turns (or one agent's); humans get control",
+  '  /reset [agent|workspace]  stop turns, reset the counter, remove the sandbox',
+  '  /privacy [mentions|off]   show or set what agents see in this room',
+  "  /clear                    forget this room's history",
+  '  /quit                     leave once the room is done',
+  'Keys:',
+  '  Ctrl-C   while agents work: stop them, as /pass does;',
+  `           at an idle prompt, or pressed again within ${QUIT_WINDOW_MS / 1000} s: quit`,
+  '  Ctrl-D   leave, like /quit',
+  '  paste    a multi-line paste is one message; Enter sends it',
+].join('\n');
 
 export interface ConsoleAdapterOptions {
   readonly input: NodeJS.ReadableStream;
@@ -15,59 +37,101 @@ export interface ConsoleAdapterOptions {
   readonly interactive: boolean;
   /** The human's name in the room. */
   readonly userName?: string;
+  /** The clock that times a second Ctrl-C (tests pass their own). */
+  readonly now?: () => number;
 }
 
 /**
  * The terminal room: one room (`console:main`), one human (`@user`, an operator), every agent.
  * Piped input: each line is one message, sent once the room has settled; at end of input the room
- * finishes what it is doing and `finished` resolves.
+ * finishes what it is doing and `finished` resolves. On a terminal: a prompt, a "thinking" line
+ * while an agent works, Ctrl-C to stop the agents or quit, and bracketed paste.
  */
 export class ConsoleAdapter implements ChatAdapter {
   readonly platform = CONSOLE_PLATFORM;
-  /** Resolves at end of input or `/quit`, after the room has settled. */
+  /** Resolves at end of input, `/quit` or Ctrl-C; after the room has settled unless Ctrl-C quit. */
   readonly finished: Promise<void>;
   private resolveFinished!: () => void;
   private rl: Interface | undefined;
   private sink: AdapterSink | undefined;
   private chain: Promise<void> = Promise.resolve();
   private readonly user: string;
+  private readonly screen: Screen;
+  private readonly now: () => number;
+  /** True from a message sent or an agent's typing until the room settles: Ctrl-C then stops turns. */
+  private working = false;
+  /** Bumped by every sign of work, so watching the room goes on while it keeps coming. */
+  private activity = 0;
+  private lastInterrupt: number | undefined;
+  /** Ctrl-C quit: finish at once, the bridge stops the turns. */
+  private interrupted = false;
 
   constructor(private readonly options: ConsoleAdapterOptions) {
     this.user = options.userName ?? 'user';
+    this.screen = new Screen(options.output, options.interactive);
+    this.now = options.now ?? Date.now;
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
     });
   }
 
+  private get promptText(): string {
+    return `[@${this.user}]: `;
+  }
+
   async start(sink: AdapterSink): Promise<void> {
     this.sink = sink;
-    const rl = createInterface({
-      input: this.options.input,
-      ...(this.options.interactive ? { output: this.options.output, terminal: true } : { terminal: false }),
-    });
+    const { input, output, interactive } = this.options;
+    const rl = createInterface({ input, ...(interactive ? { output, terminal: true } : { terminal: false }) });
     this.rl = rl;
-    rl.setPrompt(`[@${this.user}]: `);
+    rl.setPrompt(this.promptText);
     let quit = false;
+    let pasting = false;
+    /** Lines of a paste so far: they go out with the line Enter finishes, as one message. */
+    const held: string[] = [];
+    if (interactive) {
+      // Before readline's own handler: mark pastes, and let the status line step aside on Enter.
+      input.prependListener('keypress', (_text: string | undefined, key: Key | undefined) => {
+        if (key?.name === 'paste-start') pasting = true;
+        else if (key?.name === 'paste-end') pasting = false;
+        else if (key?.name === 'return' || key?.name === 'enter') this.screen.beforeEnter();
+      });
+      // With a listener here, readline reports Ctrl-C instead of closing the input (its default).
+      rl.on('SIGINT', () => this.interrupt());
+    }
     rl.on('line', (line) => {
       if (quit) return;
-      if (line.trim() === '/quit') {
+      if (pasting) {
+        held.push(line);
+        rl.setPrompt(CONTINUATION);
+        this.screen.afterEnter(true);
+        return;
+      }
+      const text = [...held.splice(0), line].join('\n');
+      rl.setPrompt(this.promptText);
+      this.screen.afterEnter(false);
+      if (text.trim() === '/quit') {
         quit = true;
         rl.close();
         return;
       }
-      // Lines are handled one at a time, each after the room settled: like a person waiting for answers.
+      // Lines are handled one at a time (piped: each after the room settled, like a person waiting for answers).
       this.chain = this.chain
-        .then(() => this.handleLine(line))
-        .catch((error: unknown) => this.print(`[system]: that message could not be handled: ${describeError(error)}`))
-        .then(() => this.prompt());
+        .then(() => this.handleLine(text))
+        .catch((error: unknown) => this.print(`[system]: that message could not be handled: ${describeError(error)}`));
     });
     rl.on('close', () => {
+      this.screen.close();
+      if (this.interrupted) {
+        this.resolveFinished();
+        return;
+      }
       this.chain = this.chain
         .then(() => this.settle())
         .catch(() => {})
         .then(() => this.resolveFinished());
     });
-    this.prompt();
+    this.screen.attach(rl);
   }
 
   async stop(): Promise<void> {
@@ -75,33 +139,80 @@ export class ConsoleAdapter implements ChatAdapter {
   }
 
   async post(message: Outbound): Promise<Posted> {
+    if (message.agent && this.screen.statusText === thinking(message.agent)) this.screen.setStatus(undefined);
     this.print(message.agent ? `[@${message.agent}]: ${message.text}` : `[system]: ${message.text}`);
     return { messageIds: [`console-${randomUUID()}`] };
   }
 
+  async typing(_channel: string, agent: string): Promise<void> {
+    if (!this.options.interactive) return;
+    this.screen.setStatus(thinking(agent));
+    void this.watch();
+  }
+
   toolRun(_channel: string, agent: string, command: string, output: string): void {
-    const trimmed = output.replace(/\s+$/, '');
-    const shown = trimmed.length > RESULT_SHOWN ? `${trimmed.slice(0, RESULT_SHOWN)}...` : trimmed;
+    const clean = safeForTerminal(output).replace(/\s+$/, '');
+    const shown = clean.length > RESULT_SHOWN ? `${clean.slice(0, RESULT_SHOWN)}...` : clean;
     this.print(`[@${agent}] running: ${command}\n[result]: ${shown}`);
   }
 
-  /** Prints one line block, keeping an interactive prompt below it. */
+  /** Prints one block of lines (above the prompt on a terminal); escape sequences in it are removed. */
   print(text: string): void {
-    const out = this.options.output as NodeJS.WriteStream;
-    if (this.options.interactive && typeof out.clearLine === 'function') {
-      out.clearLine(0);
-      out.cursorTo(0);
-    }
-    out.write(`${text}\n`);
-    if (this.options.interactive) this.rl?.prompt(true);
-  }
-
-  private prompt(): void {
-    if (this.options.interactive) this.rl?.prompt(true);
+    this.screen.print(safeForTerminal(text));
   }
 
   private async settle(): Promise<void> {
     await this.sink?.settled?.(CONSOLE_PLATFORM, CONSOLE_ROOM);
+  }
+
+  /** Tracks that the room is at work until it settles; the thinking line goes with it. */
+  private async watch(): Promise<void> {
+    this.activity++;
+    if (this.working) return;
+    this.working = true;
+    let seen: number;
+    do {
+      seen = this.activity;
+      await this.settle().catch(() => {});
+    } while (seen !== this.activity);
+    this.working = false;
+    this.screen.setStatus(undefined);
+  }
+
+  private interrupt(): void {
+    const now = this.now();
+    const action = interruptAction({ busy: this.working, now, previous: this.lastInterrupt });
+    this.lastInterrupt = now;
+    if (action === 'quit') {
+      this.interrupted = true;
+      this.rl?.close();
+      return;
+    }
+    void this.stopTurns();
+  }
+
+  /** Ctrl-C while agents work: what `/pass` does, said in one line. */
+  private async stopTurns(): Promise<void> {
+    try {
+      await this.command('pass', '');
+      this.screen.setStatus(undefined);
+      this.print(STOPPED_LINE);
+    } catch (error) {
+      this.print(`[system]: the agents could not be stopped: ${describeError(error)}`);
+    }
+  }
+
+  private command(name: CommandName, args: string): Promise<string> {
+    const sink = this.sink;
+    if (!sink) return Promise.resolve('');
+    return sink.command({
+      platform: CONSOLE_PLATFORM,
+      channel: CONSOLE_ROOM,
+      name,
+      args,
+      user: { id: this.user, name: this.user },
+      isOperator: true, // the terminal user runs the bridge
+    });
   }
 
   private async handleLine(raw: string): Promise<void> {
@@ -110,20 +221,18 @@ export class ConsoleAdapter implements ChatAdapter {
     if (!sink || !line) return;
     const command = /^\/(\w+)\s*(.*)$/.exec(line);
     if (command) {
-      const name = command[1]?.toLowerCase() as CommandName;
-      if (!COMMANDS.includes(name)) {
-        this.print(`[system]: Unknown command /${command[1]}. Commands: /pass, /reset, /status, /clear, /quit.`);
+      const name = command[1]?.toLowerCase() ?? '';
+      if (name === 'help') {
+        this.print(HELP);
         return;
       }
-      const answer = await sink.command({
-        platform: CONSOLE_PLATFORM,
-        channel: CONSOLE_ROOM,
-        name,
-        args: command[2] ?? '',
-        user: { id: this.user, name: this.user },
-        isOperator: true, // the terminal user runs the bridge
-      });
-      this.print(`[system]: ${answer}`);
+      if (!(COMMANDS as readonly string[]).includes(name)) {
+        this.print(
+          `[system]: Unknown command /${command[1]}. Commands: /help, /status, /pass, /reset, /privacy, /clear, /quit.`,
+        );
+        return;
+      }
+      this.print(`[system]: ${await this.command(name as CommandName, command[2] ?? '')}`);
       return;
     }
     if (!this.options.interactive) this.print(`[@${this.user}]: ${line}`);
@@ -134,6 +243,11 @@ export class ConsoleAdapter implements ChatAdapter {
       author: { id: this.user, name: this.user, kind: 'human' },
       text: line,
     });
-    if (!this.options.interactive) await this.settle();
+    if (this.options.interactive) void this.watch();
+    else await this.settle();
   }
+}
+
+function thinking(agent: string): string {
+  return `@${agent} is thinking…`;
 }

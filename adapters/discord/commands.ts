@@ -1,5 +1,5 @@
 /**
- * Operator slash commands (`/pass [agent]`, `/reset [agent]`, `/status`): their definitions for registration,
+ * Operator slash commands (`/pass [agent]`, `/reset [agent]`, `/status`, `/privacy [mode]`): their definitions for registration,
  * and the handling of an interaction on the control identity. Who may use them is decided here (OPERATORS or
  * Manage Channels); what they do is the bridge's business.
  */
@@ -13,7 +13,7 @@ import type { AdapterSink, CommandEvent, CommandName } from '../../src/ports.js'
 import { PLATFORM } from './inbound.js';
 import { DISCORD_MESSAGE_LIMIT, splitMessage } from './split.js';
 
-const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status'];
+const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy'];
 
 /** Discord accepts an interaction's answer only within 3 s; a slower command is deferred, then its reply edited in. */
 export const DEFER_AFTER_MS = 2000;
@@ -41,6 +41,22 @@ export function commandDefinitions(agentNames: readonly string[]): RESTPutAPIApp
       ],
     },
     { name: 'status', description: 'Who is working, the turn counter, the sandbox' },
+    {
+      name: 'privacy',
+      description: 'Show or set what agents see here: mentions (only their exchanges) or off (everything)',
+      options: [
+        {
+          type: 3,
+          name: 'mode',
+          description: 'mentions or off; leave out to show the current mode',
+          required: false,
+          choices: [
+            { name: 'mentions', value: 'mentions' },
+            { name: 'off', value: 'off' },
+          ],
+        },
+      ],
+    },
   ];
 }
 
@@ -68,7 +84,7 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
     platform: PLATFORM,
     channel: interaction.channelId,
     name,
-    args: interaction.options.getString('agent')?.trim() ?? '',
+    args: (interaction.options.getString('agent') ?? interaction.options.getString('mode'))?.trim() ?? '',
     user: {
       id: interaction.user.id,
       name: interaction.member ? interaction.user.displayName : interaction.user.username,

@@ -31,12 +31,13 @@ const COMMANDS = [
   { command: '/pass', description: 'Stop the agents here and give control back to the humans', usage_hint: '[agent]' },
   { command: '/reset', description: "Reset this room's turns and sandbox", usage_hint: '[agent|workspace]' },
   { command: '/status', description: 'Show who holds control and what is running here', usage_hint: '' },
+  { command: '/privacy', description: 'Show or set what agents see in this room', usage_hint: '[mentions|off]' },
 ];
 
 /**
  * A Slack app manifest for one agent (paste it at api.slack.com/apps → Create New App →
  * From a manifest). Every agent is its own app and bot user; the control app also
- * gets /pass, /reset and /status.
+ * gets /pass, /reset, /status and /privacy.
  */
 export function buildManifest(agent: ManifestAgent): Record<string, unknown> {
   const url = agent.socketMode ? undefined : agent.requestUrl;

@@ -3,6 +3,7 @@ import { runAgentTurn, type TurnOutput } from '../llm/agent-turn.js';
 import { createOpenAiClient, type LlmClient } from '../llm/client.js';
 import { stripSpeakerPrefix } from '../llm/context.js';
 import { type TurnServices, turnContext } from '../llm/turn-context.js';
+import type { Logger } from '../log.js';
 import type { ChatAdapter, Sandbox } from '../ports.js';
 import type { RoomMessage } from '../room/types.js';
 import { toolsFor } from '../tools/registry.js';
@@ -39,6 +40,8 @@ export interface AgentRunRequest {
   readonly messaging?: Messaging | undefined;
   /** Each round's text so far, while it streams in. */
   readonly onText?: ((textSoFar: string) => void) | undefined;
+  /** Debug lines for model calls and tool runs. */
+  readonly log?: Logger | undefined;
 }
 
 const TYPING_EVERY_MS = 8000;
@@ -91,6 +94,7 @@ export class AgentRunner {
         },
         onUsage: (usage) => this.services?.recordUsage?.(agent.name, request.channelKey, usage),
         onText: request.onText,
+        log: request.log,
       });
       return { ...output, text: stripSpeakerPrefix(agent.name, output.text) };
     } finally {

@@ -13,6 +13,7 @@ export const KNOWN_TOOLS = [
   'chat_request',
   'chat_response',
   'chat',
+  'look',
 ] as const;
 export type ToolName = (typeof KNOWN_TOOLS)[number];
 

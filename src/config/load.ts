@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { ConfigError } from '../errors.js';
+import { rememberSecrets, urlSecrets } from '../secrets.js';
 import { type FrontMatter, KNOWN_TOOLS, parseAgentFile, type ToolName } from './agent-file.js';
 import { type Env, readSettings, type Settings } from './settings.js';
 
@@ -56,7 +57,10 @@ export interface Config {
   readonly settings: Settings;
   /** Agents in configured order: agent files sorted by file name. */
   readonly agents: readonly AgentConfig[];
-  /** Every secret value read (API keys, tokens), so the log can redact them. */
+  /**
+   * Every secret value read (API keys, tokens, signing secrets, credentials inside URLs); loading the
+   * configuration makes them known to redaction (src/secrets.ts).
+   */
   readonly secrets: readonly string[];
 }
 
@@ -187,5 +191,13 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       ...(slack ? { slack } : {}),
     });
   }
-  return { settings, agents, secrets };
+  const urls = [
+    settings.OPENAI_BASE_URL,
+    settings.DISCORD_API_URL,
+    settings.SLACK_API_URL,
+    ...agents.map((a) => a.endpoint),
+  ];
+  for (const url of urls) if (url) secrets.push(...urlSecrets(url));
+  rememberSecrets(secrets);
+  return { settings, agents, secrets: [...new Set(secrets)] };
 }

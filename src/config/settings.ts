@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { redact } from '../secrets.js';
 
 /** The process environment, or a test's stand-in for it. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -96,7 +97,7 @@ export function readSettings(env: Env): Settings {
     throw new ConfigError(
       'environment',
       field,
-      `${issue?.message ?? 'invalid'} (got ${JSON.stringify(present[field])})`,
+      `${issue?.message ?? 'invalid'} (got ${JSON.stringify(present[field] && redact(present[field]))})`,
     );
   }
   return parsed.data;

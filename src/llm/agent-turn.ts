@@ -1,6 +1,7 @@
 import { describeError } from '../errors.js';
+import type { Logger } from '../log.js';
 import type { ToolRun } from '../room/types.js';
-import type { Tool, ToolContext } from '../tools/tool.js';
+import { failed, refused, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
 import type { ChatCompletionMessageParam, LlmClient, LlmUsage } from './client.js';
 import type { TurnBudget } from './turn-budget.js';
 
@@ -21,6 +22,8 @@ export interface TurnInput {
   readonly budget?: TurnBudget | undefined;
   /** Called with what the server reported for each call. */
   readonly onUsage?: ((usage: LlmUsage) => void) | undefined;
+  /** Debug lines for each model call and tool run; unexpected tool errors at error level. */
+  readonly log?: Logger | undefined;
 }
 
 export interface TurnOutput {
@@ -42,6 +45,42 @@ function parseArguments(raw: string): Record<string, unknown> | string {
   }
 }
 
+/** Runs one tool call; the one place where a tool's unexpected error is caught and logged. */
+async function runTool(input: TurnInput, call: { name: string; arguments: string }): Promise<ToolResult> {
+  const tool = input.tools.find((t) => t.name === call.name);
+  if (!tool) return refused(call.arguments, `there is no tool named "${call.name}"`);
+  const args = parseArguments(call.arguments);
+  if (typeof args === 'string') return refused(call.arguments, args);
+  const started = Date.now();
+  let result: ToolResult;
+  try {
+    result = await tool.run(args, input.toolContext);
+  } catch (error) {
+    input.toolContext.signal.throwIfAborted();
+    input.log?.error({ err: error, agent: input.toolContext.agent, tool: call.name }, 'tool failed unexpectedly');
+    result = failed(call.arguments, describeError(error));
+  }
+  input.log?.debug(
+    {
+      agent: input.toolContext.agent,
+      room: input.toolContext.channelKey,
+      tool: call.name,
+      status: result.status,
+      ms: Date.now() - started,
+      ...exitCodeOf(result),
+    },
+    'tool run',
+  );
+  return result;
+}
+
+/** The exit code a bash run reported, for the debug line. */
+function exitCodeOf(result: ToolResult): { exitCode?: number } {
+  if (result.status !== 'ok') return {};
+  const code = /\[exit code: (\d+)\]$/.exec(result.output)?.[1];
+  return { exitCode: code === undefined ? 0 : Number(code) };
+}
+
 /** Call the model, run each tool call, append results, call again, until a reply has no tool calls. */
 export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
   const messages = [...input.messages];
@@ -50,6 +89,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
   for (let round = 0; ; round++) {
     input.toolContext.signal.throwIfAborted();
     input.budget?.fit(messages);
+    const started = Date.now();
     const response = await input.client.complete({
       model: input.model,
       messages,
@@ -59,6 +99,19 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       onText: input.onText,
     });
     if (response.usage) input.onUsage?.(response.usage);
+    input.log?.debug(
+      {
+        agent: input.toolContext.agent,
+        model: input.model,
+        ms: Date.now() - started,
+        round,
+        toolCalls: response.toolCalls.length,
+        ...(response.usage
+          ? { tokensIn: response.usage.input, tokensCached: response.usage.cached, tokensOut: response.usage.output }
+          : {}),
+      },
+      'llm call',
+    );
     if (response.toolCalls.length === 0) return { text: response.content, toolRuns, roundLimitHit: false };
     if (round >= input.maxRounds) return { text: response.content, toolRuns, roundLimitHit: true };
 
@@ -74,30 +127,14 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
     let endTurn = false;
     for (const call of response.toolCalls) {
       input.toolContext.signal.throwIfAborted(); // /pass stops a batch of tool calls between two of them
-      const tool = input.tools.find((t) => t.name === call.name);
-      const args = parseArguments(call.arguments);
-      let run: ToolRun;
-      let ended = false;
-      if (!tool) {
-        run = { tool: call.name, input: call.arguments, output: `[ERROR: there is no tool named "${call.name}"]` };
-      } else if (typeof args === 'string') {
-        run = { tool: call.name, input: call.arguments, output: `[ERROR: ${args}]` };
-      } else {
-        try {
-          const result = await tool.run(args, input.toolContext);
-          run = { tool: call.name, input: result.input, output: result.output };
-          ended = result.endTurn === true;
-        } catch (error) {
-          input.toolContext.signal.throwIfAborted();
-          run = { tool: call.name, input: call.arguments, output: `[ERROR: ${describeError(error)}]` };
-        }
-      }
+      const result = await runTool(input, call);
+      const run: ToolRun = { tool: call.name, input: result.input, output: result.output };
       toolRuns.push(run);
       input.onToolRun?.(run);
       // Clipped before it enters the messages: one read_files answer can be hundreds of KB.
       const content = input.budget ? input.budget.clipResult(run.output) : run.output;
       messages.push({ role: 'tool', tool_call_id: call.id, content });
-      if (ended) endTurn = true;
+      if (result.endTurn) endTurn = true;
     }
     // An action that ends the turn (a private `chat` message): nothing more is said in the room.
     if (endTurn) return { text: '', toolRuns, roundLimitHit: false };

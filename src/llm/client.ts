@@ -1,6 +1,8 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { LlmError } from '../errors.js';
+import { redactUrl } from '../secrets.js';
+import { parseEndpoint } from './endpoint.js';
 
 export type { ChatCompletionMessageParam, ChatCompletionTool };
 
@@ -68,12 +70,15 @@ export interface OpenAiClientOptions {
 
 /** An OpenAI-compatible endpoint through the official SDK. */
 export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
+  const endpoint = parseEndpoint(options.baseURL);
   const client = new OpenAI({
-    baseURL: options.baseURL,
+    baseURL: endpoint.baseURL,
     // Local endpoints (Ollama, llama.cpp) need no key, but the SDK insists on one.
     apiKey: options.apiKey ?? 'no-key',
     timeout: options.timeoutMs,
     maxRetries: options.maxRetries,
+    ...(Object.keys(endpoint.query).length > 0 ? { defaultQuery: endpoint.query } : {}),
+    ...(endpoint.authorization ? { defaultHeaders: { Authorization: endpoint.authorization } } : {}),
   });
   const llm = {
     async complete(request: LlmRequest): Promise<LlmResponse> {
@@ -150,7 +155,7 @@ function toLlmError(error: unknown, options: OpenAiClientOptions): LlmError {
   }
   if (error instanceof OpenAI.APIUserAbortError) return new LlmError('stopped', { cause: error });
   if (error instanceof OpenAI.APIConnectionError) {
-    return new LlmError(`cannot reach the model endpoint ${options.baseURL}`, { cause: error });
+    return new LlmError(`cannot reach the model endpoint ${redactUrl(options.baseURL)}`, { cause: error });
   }
   if (error instanceof OpenAI.APIError) {
     const retryAfter = Number(error.headers?.get?.('retry-after'));

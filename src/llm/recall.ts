@@ -64,7 +64,10 @@ export function createRecall(embedder: Embedder, vectors: VectorStore, log: Logg
         .map((c): RoomMessage => c.message);
     } catch (error) {
       if (!failing) {
-        log.warn({ model: embedder.model, err: describeError(error) }, 'embeddings failed: no retrieval of older messages');
+        log.warn(
+          { model: embedder.model, err: describeError(error) },
+          'embeddings failed: no retrieval of older messages',
+        );
       }
       failing = true;
       return [];

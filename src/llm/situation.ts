@@ -1,18 +1,22 @@
 /**
- * The situation frames the router picks for a turn (the model does not choose): appended to the
- * agent's system prompt. Agents may override the first three with `prompts:` in their file;
- * `{requester}`, `{thread}` and `{user}` are filled in.
+ * The situation frames the router picks for a turn (the model does not choose). Agents may override
+ * observe, requested and direct with `prompts:` in their file; `{requester}`, `{thread}` and `{user}`
+ * are filled in.
  */
 
 export type Situation =
   /** A room message the agent may answer without being asked. */
   | { readonly kind: 'observe' }
-  /** A message that asks for its action: from a human mention, or a request_reply thread. */
-  | { readonly kind: 'requested'; readonly requester: string; readonly thread?: number | undefined }
+  /** Someone asked for its action: a human who named it, and/or request_reply threads. */
+  | { readonly kind: 'requested'; readonly requesters: readonly string[]; readonly threads: readonly number[] }
+  /** It had asked the author of the newest message, who has now answered. */
+  | { readonly kind: 'answered'; readonly by: string }
   /** A private conversation with one human. */
   | { readonly kind: 'direct'; readonly user: string }
   /** Its own request is complete (or expired): the answers follow. */
-  | { readonly kind: 'resume'; readonly summary: string };
+  | { readonly kind: 'resume'; readonly summary: string }
+  /** Another agent asks for a private chat (seed 001). */
+  | { readonly kind: 'chat-request'; readonly from: string; readonly reason: string; readonly id: number };
 
 export interface SituationOverrides {
   readonly observe?: string | undefined;
@@ -34,18 +38,36 @@ function fill(template: string, values: Record<string, string>): string {
   return template.replace(/\{(\w+)\}/g, (whole, key: string) => values[key] ?? whole);
 }
 
+const names = (list: readonly string[]) => {
+  const tagged = list.map((n) => `@${n}`);
+  return tagged.length <= 1 ? (tagged[0] ?? '') : `${tagged.slice(0, -1).join(', ')} and ${tagged.at(-1)}`;
+};
+
 export function renderSituation(situation: Situation, overrides: SituationOverrides = {}): string {
   switch (situation.kind) {
     case 'observe':
       return overrides.observe ?? DEFAULTS.observe;
-    case 'requested':
+    case 'requested': {
+      const ids = situation.threads.map((id) => `#${id}`);
       return fill(overrides.requested ?? DEFAULTS.requested, {
-        requester: `@${situation.requester}`,
-        thread: situation.thread !== undefined ? ` (request #${situation.thread})` : '',
+        requester: names(situation.requesters),
+        thread: ids.length === 0 ? '' : ` (request ${ids.join(', ')})`,
       });
+    }
+    case 'answered':
+      return (
+        `@${situation.by} answered the question you asked them (the newest message). Continue from their answer; ` +
+        'if nothing is left to do, reply with exactly [pass].'
+      );
     case 'direct':
       return fill(overrides.direct ?? DEFAULTS.direct, { user: `@${situation.user}` });
     case 'resume':
       return situation.summary;
+    case 'chat-request':
+      return [
+        `@${situation.from} asks you for a private chat (request #${situation.id}): ${situation.reason}`,
+        `Accept or decline with chat_response(request_id: ${situation.id}, accept). Nobody else sees this turn.`,
+        `If you accept, your reply is your first private message to @${situation.from}; if you decline, your reply is not shown to anyone.`,
+      ].join('\n');
   }
 }

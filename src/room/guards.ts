@@ -70,7 +70,7 @@ const ACK_WORDS = new Set([
 function words(text: string): string[] {
   return stripCode(text)
     .toLowerCase()
-    .replace(/@[a-z0-9_-]+/g, ' ')
+    .replace(/@[\p{L}\p{N}_.-]+/gu, ' ')
     .replace(/[^a-z0-9'\s]/g, ' ')
     .split(/\s+/)
     .filter(Boolean);
@@ -82,7 +82,7 @@ export function isAcknowledgement(text: string): boolean {
   if (list.length === 0)
     return (
       stripCode(text)
-        .replace(/@[A-Za-z0-9_-]+/g, '')
+        .replace(/@[\p{L}\p{N}_.-]+/gu, '')
         .trim().length < 8
     );
   return list.length <= 8 && list.every((word) => ACK_WORDS.has(word));

@@ -1,9 +1,12 @@
 /**
  * Mentions are `@name`, case-insensitive, names only. Ignored: `@@x`, a bare `@`, unknown names,
  * the speaker's own name, e-mail addresses, and anything inside code blocks or inline code.
+ * Names are letters of any script, digits, `_`, `-` and inner dots (`@José`, `@jane.doe`).
  */
 
-const NAME = /[A-Za-z0-9_-]+/y;
+const NAME = /[\p{L}\p{N}_][\p{L}\p{N}\p{M}_.-]*/uy;
+/** A character that makes a following `@` part of a word or address, not a mention. */
+const WORD_BEFORE = /[\p{L}\p{N}\p{M}_.@+-]/u;
 
 /** Removes fenced code blocks (an unclosed fence runs to the end) and inline code spans. */
 export function stripCode(text: string): string {
@@ -19,11 +22,12 @@ export function mentionTokens(text: string): string[] {
     if (plain[i] !== '@') continue;
     const before = i > 0 ? plain[i - 1] : '';
     // `a@b` is an address, `@@x` is not a mention, `x.@y` / `x-@y` neither.
-    if (before && /[A-Za-z0-9_.@+-]/.test(before)) continue;
+    if (before && WORD_BEFORE.test(before)) continue;
     NAME.lastIndex = i + 1;
     const match = NAME.exec(plain);
     if (!match) continue;
-    const name = match[0].replace(/-+$/, '');
+    // Sentence punctuation after a name is not part of it: "ask @code." / "@data-".
+    const name = match[0].replace(/[.-]+$/, '');
     if (name) tokens.push(name);
     i += match[0].length;
   }

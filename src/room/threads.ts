@@ -13,6 +13,8 @@ export interface Answer {
   readonly text: string;
   /** The participant answered `[pass]`: counted as answered, noted as a pass. */
   readonly passed: boolean;
+  /** Its turn failed (its model could not be reached): counted as done, so the requester is not kept waiting. */
+  readonly failed?: boolean | undefined;
   readonly at: number;
 }
 
@@ -38,6 +40,11 @@ export interface Thread {
   readonly status: ThreadStatus;
   readonly openedAt: number;
   readonly deadline: number;
+  /**
+   * Whom the requester was answering when it asked, and that exchange's audience under privacy: its
+   * resume answers the same people, so naming them then is an answer, not a new question.
+   */
+  readonly opener?: { readonly people: readonly string[]; readonly audience: readonly string[] | null } | undefined;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -52,8 +59,8 @@ export function isAwaitingAnswerFrom(thread: Thread, name: string): boolean {
 }
 
 /**
- * The open thread in `room` that awaits `name`'s answer, innermost (most recently opened) first:
- * a request made while answering another is answered before the outer one.
+ * The open thread in `room` that awaits `name`'s answer, innermost (most recently opened) first. Used
+ * for humans' answers only: a human's message carries no turn identity. Agents' turns carry theirs.
  */
 export function threadAwaiting(threads: readonly Thread[], room: string, name: string): Thread | undefined {
   let found: Thread | undefined;
@@ -62,15 +69,6 @@ export function threadAwaiting(threads: readonly Thread[], room: string, name: s
     if (!found || thread.id > found.id) found = thread;
   }
   return found;
-}
-
-/**
- * Which of a message's mentions ask for a reply. Mentioning the requester of the thread one is
- * answering is the answer, not a new request; self-mentions never count. Asking anyone else (a
- * co-participant included) while answering opens a nested request.
- */
-export function requestsOf(mentions: readonly string[], author: string, answering?: Thread): string[] {
-  return mentions.filter((name) => !same(name, author) && !(answering && same(name, answering.requester)));
 }
 
 /** Records an answer (a participant's first answer counts; later ones are ignored). */
@@ -104,21 +102,43 @@ export function threadsToCancel(threads: readonly Thread[], room: string): Threa
   return live.filter((t) => cancel.has(t.id));
 }
 
+/**
+ * When control goes to a room's humans: the threads it started (and those nested in them) are
+ * cancelled; an open thread whose requester waits in another room expires instead, so that requester
+ * resumes with what it has rather than waiting for a deadline.
+ */
+export function closeForHandBack(threads: readonly Thread[], room: string): { cancel: Thread[]; expire: Thread[] } {
+  const cancel: Thread[] = [];
+  const expire: Thread[] = [];
+  for (const thread of threadsToCancel(threads, room)) {
+    if (thread.originRoom === room) cancel.push({ ...thread, status: 'cancelled' });
+    else if (thread.status === 'open') expire.push({ ...thread, status: 'expired' });
+  }
+  return { cancel, expire };
+}
+
 /** What the requester reads when it resumes: every answer, passes noted, and who did not answer. */
 export function resumeSummary(thread: Thread): string {
-  const lines = thread.answers.map((a) =>
+  const answered = thread.answers.filter((a) => !a.failed);
+  const failed = thread.answers.filter((a) => a.failed);
+  const lines = answered.map((a) =>
     a.passed ? `- @${a.participant} passed (nothing to add)` : `- @${a.participant}: ${a.text}`,
   );
   const missing = pendingParticipants(thread).map((p) => `@${p.name}`);
   const head =
     thread.status === 'expired'
       ? `Your request #${thread.id} reached its deadline before everyone answered.`
-      : `Everyone you asked in request #${thread.id} has answered.`;
+      : failed.length > 0
+        ? `Your request #${thread.id} is settled, but not everyone could answer.`
+        : `Everyone you asked in request #${thread.id} has answered.`;
   return [
     head,
     `You asked: ${thread.request}`,
     'Answers:',
     ...(lines.length > 0 ? lines : ['- (none)']),
+    ...(failed.length > 0
+      ? [`Could not answer: ${failed.map((a) => `@${a.participant} (${a.text})`).join(', ')}`]
+      : []),
     ...(missing.length > 0 ? [`Did not answer: ${missing.join(', ')}`] : []),
     'Continue from here: use these answers in your reply.',
   ].join('\n');

@@ -13,6 +13,7 @@ interface ThreadRow {
   status: ThreadStatus;
   opened_at: number;
   deadline: number;
+  opener: string | null;
 }
 
 const toThread = (row: ThreadRow): Thread => ({
@@ -27,6 +28,7 @@ const toThread = (row: ThreadRow): Thread => ({
   status: row.status,
   openedAt: row.opened_at,
   deadline: row.deadline,
+  ...(row.opener ? { opener: JSON.parse(row.opener) as NonNullable<Thread['opener']> } : {}),
 });
 
 /** request_reply threads, persisted so they survive a restart. */
@@ -35,8 +37,8 @@ export class ThreadStore {
   constructor(db: Database.Database) {
     this.q = {
       insert: db.prepare(
-        `INSERT INTO threads (requester, origin_room, target_room, parent_id, request, awaited, answers, status, opened_at, deadline)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO threads (requester, origin_room, target_room, parent_id, request, awaited, answers, status, opened_at, deadline, opener)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       update: db.prepare('UPDATE threads SET answers = ?, status = ? WHERE id = ?'),
       live: db.prepare<[], ThreadRow>(
@@ -58,6 +60,7 @@ export class ThreadStore {
       thread.status,
       thread.openedAt,
       thread.deadline,
+      thread.opener ? JSON.stringify(thread.opener) : null,
     );
     return { ...thread, id: Number(info.lastInsertRowid) };
   }
@@ -86,6 +89,8 @@ export interface ChatRequest {
   readonly status: ChatRequestStatus;
   readonly createdAt: number;
   readonly expiresAt: number;
+  /** The sender was told it expired or was declined. */
+  readonly senderTold: boolean;
 }
 
 interface ChatRow {
@@ -96,6 +101,7 @@ interface ChatRow {
   status: ChatRequestStatus;
   created_at: number;
   expires_at: number;
+  sender_told: number;
 }
 
 const toChat = (row: ChatRow): ChatRequest => ({
@@ -106,6 +112,7 @@ const toChat = (row: ChatRow): ChatRequest => ({
   status: row.status,
   createdAt: row.created_at,
   expiresAt: row.expires_at,
+  senderTold: row.sender_told === 1,
 });
 
 /** Private agent-to-agent chat requests. */
@@ -119,6 +126,7 @@ export class ChatStore {
       ),
       get: db.prepare<[number], ChatRow>('SELECT * FROM chat_requests WHERE id = ?'),
       setStatus: db.prepare('UPDATE chat_requests SET status = ? WHERE id = ?'),
+      told: db.prepare('UPDATE chat_requests SET sender_told = 1 WHERE id = ?'),
       expire: db.prepare("UPDATE chat_requests SET status = 'expired' WHERE status = 'pending' AND expires_at <= ?"),
       involving: db.prepare<[string, string], ChatRow>(
         `SELECT * FROM chat_requests WHERE lower(from_agent) = lower(?) OR lower(to_agent) = lower(?) ORDER BY id`,
@@ -138,6 +146,11 @@ export class ChatStore {
 
   setStatus(id: number, status: ChatRequestStatus): void {
     this.q.setStatus.run(status, id);
+  }
+
+  /** The sender has been told how its request ended. */
+  markTold(id: number): void {
+    this.q.told.run(id);
   }
 
   /** Marks requests past their expiry as expired. */

@@ -14,6 +14,8 @@ export interface ChannelRow {
   readonly channel: string;
   /** The agent whose private room this is, for DMs. */
   readonly directAgent: string | null;
+  /** The room's privacy as an operator set it (/privacy); null: the configured default. */
+  readonly privacy: 'off' | 'mentions' | null;
 }
 
 /** A message to store: a RoomMessage before it has a row id. */
@@ -32,6 +34,7 @@ interface MessageRow {
   content: string;
   mentions: string;
   requests: string | null;
+  audience: string | null;
   tool_runs: string | null;
   created_at: number;
 }
@@ -45,6 +48,7 @@ function toMessage(row: MessageRow): RoomMessage {
     content: row.content,
     mentions: JSON.parse(row.mentions) as string[],
     ...(row.requests !== null ? { requests: JSON.parse(row.requests) as string[] } : {}),
+    ...(row.audience !== null ? { audience: JSON.parse(row.audience) as string[] } : {}),
     toolRuns: row.tool_runs ? (JSON.parse(row.tool_runs) as ToolRun[]) : [],
     at: row.created_at,
   };
@@ -73,15 +77,28 @@ export class Store {
     this.usage = new UsageStore(db);
     this.embeddings = new EmbeddingStore(db);
     this.q = {
-      channel: db.prepare<[string, string], { id: number; direct_agent: string | null }>(
-        'SELECT id, direct_agent FROM channels WHERE platform = ? AND channel = ?',
+      channel: db.prepare<
+        [string, string],
+        { id: number; direct_agent: string | null; privacy: 'off' | 'mentions' | null }
+      >('SELECT id, direct_agent, privacy FROM channels WHERE platform = ? AND channel = ?'),
+      setPrivacy: db.prepare('UPDATE channels SET privacy = ? WHERE id = ?'),
+      humans: db.prepare<[number, number], { author: string }>(
+        `SELECT author FROM messages WHERE channel_id = ? AND kind = 'human'
+         GROUP BY lower(author) ORDER BY max(id) DESC LIMIT ?`,
       ),
       insertChannel: db.prepare(
         'INSERT INTO channels (platform, channel, direct_agent, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
       ),
-      channels: db.prepare<[], { id: number; platform: string; channel: string; direct_agent: string | null }>(
-        'SELECT id, platform, channel, direct_agent FROM channels ORDER BY id',
-      ),
+      channels: db.prepare<
+        [],
+        {
+          id: number;
+          platform: string;
+          channel: string;
+          direct_agent: string | null;
+          privacy: 'off' | 'mentions' | null;
+        }
+      >('SELECT id, platform, channel, direct_agent, privacy FROM channels ORDER BY id'),
       refExists: db.prepare<[number, string, number, string], { one: number }>(
         `SELECT 1 AS one FROM messages WHERE channel_id = ? AND platform_message_id = ?
          UNION ALL SELECT 1 FROM message_refs WHERE channel_id = ? AND platform_message_id = ? LIMIT 1`,
@@ -90,13 +107,13 @@ export class Store {
         'INSERT INTO message_refs (channel_id, platform_message_id, message_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
       ),
       insertMessage: db.prepare(
-        `INSERT INTO messages (channel_id, platform_message_id, author, author_id, kind, content, mentions, requests, tool_runs, created_at)
-         SELECT :channel, :pid, :author, :authorId, :kind, :content, :mentions, :requests, :toolRuns, :at
+        `INSERT INTO messages (channel_id, platform_message_id, author, author_id, kind, content, mentions, requests, audience, tool_runs, created_at)
+         SELECT :channel, :pid, :author, :authorId, :kind, :content, :mentions, :requests, :audience, :toolRuns, :at
          WHERE NOT EXISTS (SELECT 1 FROM message_refs WHERE channel_id = :channel AND platform_message_id = :pid)
          ON CONFLICT DO NOTHING`,
       ),
       history: db.prepare<[number, number], MessageRow>(
-        `SELECT * FROM (SELECT id, author, author_id, kind, content, mentions, requests, tool_runs, created_at
+        `SELECT * FROM (SELECT id, author, author_id, kind, content, mentions, requests, audience, tool_runs, created_at
            FROM messages WHERE channel_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`,
       ),
       lastRef: db.prepare<[string, string], { platform_message_id: string }>(
@@ -124,13 +141,26 @@ export class Store {
       row = this.q.channel.get(platform, channel);
     }
     if (!row) throw new Error(`channel ${platform}:${channel} could not be stored`);
-    return { id: row.id, platform, channel, directAgent: row.direct_agent };
+    return { id: row.id, platform, channel, directAgent: row.direct_agent, privacy: row.privacy };
   }
 
   channels(): ChannelRow[] {
-    return this.q.channels
-      .all()
-      .map((r) => ({ id: r.id, platform: r.platform, channel: r.channel, directAgent: r.direct_agent }));
+    return this.q.channels.all().map((r) => ({
+      id: r.id,
+      platform: r.platform,
+      channel: r.channel,
+      directAgent: r.direct_agent,
+      privacy: r.privacy,
+    }));
+  }
+
+  setPrivacy(channelId: number, privacy: 'off' | 'mentions' | null): void {
+    this.q.setPrivacy.run(privacy, channelId);
+  }
+
+  /** The humans who spoke in a room, most recent first (their display names). */
+  humans(channelId: number, limit = 50): string[] {
+    return this.q.humans.all(channelId, limit).map((r) => r.author);
   }
 
   /** True when this platform message id was already stored in the room. */
@@ -161,6 +191,7 @@ export class Store {
       content: message.content,
       mentions: JSON.stringify(message.mentions),
       requests: message.requests ? JSON.stringify(message.requests) : null,
+      audience: message.audience ? JSON.stringify(message.audience) : null,
       toolRuns,
       at: message.at,
     });
@@ -173,6 +204,7 @@ export class Store {
       content: message.content,
       mentions: [...message.mentions],
       ...(message.requests ? { requests: [...message.requests] } : {}),
+      ...(message.audience ? { audience: [...message.audience] } : {}),
       toolRuns: message.toolRuns ? [...message.toolRuns] : [],
       at: message.at,
     };

@@ -1,26 +1,26 @@
+import { z } from 'zod';
 import { describeError, SandboxError } from '../errors.js';
-import type { Tool } from './tool.js';
+import { defineTool, failed, ok } from './tool.js';
+
+const COMMAND_ERROR = 'the "command" argument is missing or empty';
 
 /** Runs a shell command in the room's sandbox (one container per channel). */
-export const bashTool: Tool = {
+export const bashTool = defineTool({
   name: 'bash',
-  definition: {
-    type: 'function',
-    function: {
-      name: 'bash',
-      description:
-        "Run a bash command in this channel's sandbox (working directory /workspace, no network). " +
-        'Returns combined stdout and stderr; long output is truncated.',
-      parameters: {
-        type: 'object',
-        properties: { command: { type: 'string', description: 'The command line to run with bash -c.' } },
-        required: ['command'],
-      },
-    },
+  description:
+    "Run a bash command in this channel's sandbox (working directory /workspace, no network). " +
+    'Returns combined stdout and stderr; long output is truncated.',
+  schema: z.object({
+    command: z
+      .string({ error: COMMAND_ERROR })
+      .refine((command) => command.trim() !== '', { error: COMMAND_ERROR })
+      .describe('The command line to run with bash -c.'),
+  }),
+  inputOf: (args) => {
+    const command = (args as { command?: unknown } | null)?.command;
+    return typeof command === 'string' ? command : '';
   },
-  async run(args, context) {
-    const command = typeof args.command === 'string' ? args.command : '';
-    if (!command.trim()) return { input: command, output: '[ERROR: the "command" argument is missing or empty]' };
+  async run({ command }, context) {
     try {
       const result = await context.sandbox.exec(context.channelKey, command, {
         timeoutMs: context.commandTimeoutMs,
@@ -32,10 +32,11 @@ export const bashTool: Tool = {
       } else if (result.exitCode !== 0 && result.exitCode !== null) {
         output += `${output && !output.endsWith('\n') ? '\n' : ''}[exit code: ${result.exitCode}]`;
       }
-      return { input: command, output: output || '(no output)' };
+      // A command that ran is `ok` whatever its exit code: the model reads the code and decides.
+      return ok(command, output || '(no output)');
     } catch (error) {
       const message = error instanceof SandboxError ? error.message : `the sandbox failed: ${describeError(error)}`;
-      return { input: command, output: `[ERROR: ${message}]` };
+      return failed(command, message);
     }
   },
-};
+});

@@ -1,6 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Tool } from './tool.js';
+import { z } from 'zod';
+import { defineTool, ok, type Tool } from './tool.js';
 import {
   describeFsError,
   openWorkspace,
@@ -54,55 +55,39 @@ function allFailed(keys: readonly string[], message: string): string {
   return json(Object.fromEntries(keys.map((key) => [key, `[ERROR: ${message}]`])));
 }
 
-function itemKey(value: unknown, index: number): string {
-  return typeof value === 'string' && value !== '' ? value : `[item ${index + 1}]`;
-}
+const PATHS_ERROR = 'the "files" argument must be a non-empty list of paths';
 
-export const readFilesTool: Tool = {
+export const readFilesTool = defineTool({
   name: 'read_files',
-  definition: {
-    type: 'function',
-    function: {
-      name: 'read_files',
-      description:
-        `Read text files from this channel's workspace (${WORKSPACE_MOUNT}). Paths are relative to it. ` +
-        `Returns a JSON object mapping each path to its content or to "[ERROR: ...]". ` +
-        `Files over ${sizeText(READ_LIMIT_BYTES)} are cut.`,
-      parameters: {
-        type: 'object',
-        properties: {
-          files: { type: 'array', items: { type: 'string' }, description: 'Paths of the files to read.' },
-        },
-        required: ['files'],
-      },
-    },
-  },
-  async run(args, context) {
-    const files = args.files;
-    if (!Array.isArray(files) || files.length === 0) {
-      return { input: 'read_files', output: '[ERROR: the "files" argument must be a non-empty list of paths]' };
-    }
-    const keys = files.map(itemKey);
-    const input = describeRun('read_files', keys);
+  description:
+    `Read text files from this channel's workspace (${WORKSPACE_MOUNT}). Paths are relative to it. ` +
+    `Returns a JSON object mapping each path to its content or to "[ERROR: ...]". ` +
+    `Files over ${sizeText(READ_LIMIT_BYTES)} are cut.`,
+  schema: z.object({
+    files: z
+      .array(z.string({ error: 'each path must be a string' }), { error: PATHS_ERROR })
+      .min(1, { error: PATHS_ERROR })
+      .describe('Paths of the files to read.'),
+  }),
+  async run({ files }, context) {
+    const input = describeRun('read_files', files);
     const workspace = await openWorkspace(context);
-    if ('error' in workspace) return { input, output: allFailed(keys, workspace.error) };
+    if ('error' in workspace) return ok(input, allFailed(files, workspace.error));
     const result: PerItem<string> = {};
     let total = 0;
     for (const [index, file] of files.entries()) {
-      const key = itemKey(file, index);
-      if (index >= MAX_ITEMS) result[key] = `[ERROR: not read: at most ${MAX_ITEMS} files per call]`;
-      else if (typeof file !== 'string') result[key] = '[ERROR: each path must be a string]';
+      if (index >= MAX_ITEMS) result[file] = `[ERROR: not read: at most ${MAX_ITEMS} files per call]`;
       else if (total >= READ_TOTAL_LIMIT_BYTES) {
-        result[key] = `[ERROR: not read: this call already returned ${sizeText(total)}; read fewer files at once]`;
+        result[file] = `[ERROR: not read: this call already returned ${sizeText(total)}; read fewer files at once]`;
       } else {
         const text = await readOne(workspace.root, file, Math.min(READ_LIMIT_BYTES, READ_TOTAL_LIMIT_BYTES - total));
         total += Buffer.byteLength(text);
-        result[key] = text;
+        result[file] = text;
       }
     }
-    return { input, output: json(result) };
+    return ok(input, json(result));
   },
-};
+});
 
 async function readOne(root: string, file: string, limit: number): Promise<string> {
   try {
@@ -117,62 +102,40 @@ async function readOne(root: string, file: string, limit: number): Promise<strin
   }
 }
 
-export const writeFilesTool: Tool = {
+const WRITES_ERROR = 'the "files" argument must be a non-empty list of {filename, content} objects';
+
+export const writeFilesTool = defineTool({
   name: 'write_files',
-  definition: {
-    type: 'function',
-    function: {
-      name: 'write_files',
-      description:
-        `Write text files in this channel's workspace (${WORKSPACE_MOUNT}), creating parent folders and ` +
-        `replacing existing files. Returns a JSON object mapping each filename to "success" or "[ERROR: ...]".`,
-      parameters: {
-        type: 'object',
-        properties: {
-          files: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: {
-                filename: { type: 'string', description: 'Path relative to the workspace.' },
-                content: { type: 'string', description: 'The whole new content of the file.' },
-              },
-              required: ['filename', 'content'],
-            },
-          },
-        },
-        required: ['files'],
-      },
-    },
-  },
-  async run(args, context) {
-    const files = args.files;
-    if (!Array.isArray(files) || files.length === 0) {
-      return {
-        input: 'write_files',
-        output: '[ERROR: the "files" argument must be a non-empty list of {filename, content} objects]',
-      };
-    }
-    const filenameOf = (item: unknown): unknown =>
-      typeof item === 'object' && item !== null && 'filename' in item ? item.filename : undefined;
-    const keys = files.map((item, index) => itemKey(filenameOf(item), index));
+  description:
+    `Write text files in this channel's workspace (${WORKSPACE_MOUNT}), creating parent folders and ` +
+    `replacing existing files. Returns a JSON object mapping each filename to "success" or "[ERROR: ...]".`,
+  schema: z.object({
+    files: z
+      .array(
+        z.object({
+          filename: z
+            .string({ error: '"filename" must be a path' })
+            .min(1, { error: '"filename" must be a path' })
+            .describe('Path relative to the workspace.'),
+          content: z.string({ error: '"content" must be a string' }).describe('The whole new content of the file.'),
+        }),
+        { error: WRITES_ERROR },
+      )
+      .min(1, { error: WRITES_ERROR }),
+  }),
+  async run({ files }, context) {
+    const keys = files.map((file) => file.filename);
     const input = describeRun('write_files', keys);
     const workspace = await openWorkspace(context);
-    if ('error' in workspace) return { input, output: allFailed(keys, workspace.error) };
+    if ('error' in workspace) return ok(input, allFailed(keys, workspace.error));
     const result: PerItem<string> = {};
-    for (const [index, item] of files.entries()) {
-      const key = itemKey(filenameOf(item), index);
-      const filename = filenameOf(item);
-      const content: unknown =
-        typeof item === 'object' && item !== null && 'content' in item ? item.content : undefined;
-      if (index >= MAX_ITEMS) result[key] = `[ERROR: not written: at most ${MAX_ITEMS} files per call]`;
-      else if (typeof filename !== 'string' || filename === '') result[key] = '[ERROR: "filename" must be a path]';
-      else if (typeof content !== 'string') result[key] = '[ERROR: "content" must be a string]';
-      else result[key] = await writeOne(workspace.root, filename, content);
+    for (const [index, { filename, content }] of files.entries()) {
+      if (index >= MAX_ITEMS) result[filename] = `[ERROR: not written: at most ${MAX_ITEMS} files per call]`;
+      else result[filename] = await writeOne(workspace.root, filename, content);
     }
-    return { input, output: json(result) };
+    return ok(input, json(result));
   },
-};
+});
 
 async function writeOne(root: string, filename: string, content: string): Promise<string> {
   const bytes = Buffer.from(content, 'utf8');
@@ -188,45 +151,35 @@ async function writeOne(root: string, filename: string, content: string): Promis
   }
 }
 
-export const globTool: Tool = {
+const PATTERNS_ERROR = 'the "patterns" argument must be a non-empty list of glob patterns';
+
+export const globTool = defineTool({
   name: 'glob',
-  definition: {
-    type: 'function',
-    function: {
-      name: 'glob',
-      description:
-        `Find files in this channel's workspace (${WORKSPACE_MOUNT}) by pattern: * and ? within a name, ` +
-        `** across folders, [abc] and {a,b} alternatives; names starting with "." only match a pattern that does. ` +
-        `Returns a JSON object mapping each pattern to its sorted relative paths (folders end with "/"), ` +
-        `at most ${GLOB_MATCH_LIMIT} per pattern.`,
-      parameters: {
-        type: 'object',
-        properties: {
-          patterns: { type: 'array', items: { type: 'string' }, description: 'e.g. ["**/*.py", "data/*.csv"]' },
-        },
-        required: ['patterns'],
-      },
-    },
-  },
-  async run(args, context) {
-    const patterns = args.patterns;
-    if (!Array.isArray(patterns) || patterns.length === 0) {
-      return { input: 'glob', output: '[ERROR: the "patterns" argument must be a non-empty list of glob patterns]' };
-    }
-    const keys = patterns.map(itemKey);
-    const input = describeRun('glob', keys);
+  description:
+    `Find files in this channel's workspace (${WORKSPACE_MOUNT}) by pattern: * and ? within a name, ` +
+    `** across folders, [abc] and {a,b} alternatives; names starting with "." only match a pattern that does. ` +
+    `Returns a JSON object mapping each pattern to its sorted relative paths (folders end with "/"), ` +
+    `at most ${GLOB_MATCH_LIMIT} per pattern.`,
+  schema: z.object({
+    patterns: z
+      .array(z.string({ error: 'each pattern must be a string' }).min(1, { error: 'each pattern must be a string' }), {
+        error: PATTERNS_ERROR,
+      })
+      .min(1, { error: PATTERNS_ERROR })
+      .describe('e.g. ["**/*.py", "data/*.csv"]'),
+  }),
+  async run({ patterns }, context) {
+    const input = describeRun('glob', patterns);
     const workspace = await openWorkspace(context);
-    if ('error' in workspace) return { input, output: allFailed(keys, workspace.error) };
+    if ('error' in workspace) return ok(input, allFailed(patterns, workspace.error));
     const result: PerItem<string[] | string> = {};
     for (const [index, pattern] of patterns.entries()) {
-      const key = itemKey(pattern, index);
-      if (index >= MAX_ITEMS) result[key] = `[ERROR: not searched: at most ${MAX_ITEMS} patterns per call]`;
-      else if (typeof pattern !== 'string' || pattern === '') result[key] = '[ERROR: each pattern must be a string]';
-      else result[key] = await globOne(workspace.root, pattern);
+      if (index >= MAX_ITEMS) result[pattern] = `[ERROR: not searched: at most ${MAX_ITEMS} patterns per call]`;
+      else result[pattern] = await globOne(workspace.root, pattern);
     }
-    return { input, output: json(result) };
+    return ok(input, json(result));
   },
-};
+});
 
 async function globOne(root: string, pattern: string): Promise<string[] | string> {
   try {

@@ -5,7 +5,9 @@ import { messagingTools } from './messaging.js';
 import type { Tool } from './tool.js';
 
 /** Every tool the bridge implements, by name. Agents pick theirs with `tools:` in their file. */
-const TOOLS = new Map<string, Tool>([bashTool, ...fileTools, ...messagingTools].map((tool) => [tool.name, tool]));
+const TOOLS = new Map<string, Tool>(
+  [bashTool, ...fileTools, ...messagingTools].map((tool) => [tool.name, tool]),
+);
 
 /** The tools an agent has; names listed in config but not implemented yet are left out. */
 export function toolsFor(names: readonly ToolName[]): Tool[] {

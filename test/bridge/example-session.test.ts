@@ -51,12 +51,13 @@ describe('the example session', () => {
       { channelKey: 'test:room', command: 'python3 top.py sales.csv', timeoutMs: 30_000 },
     ]);
 
-    // Who was asked, in order: @data; @code (its request, two rounds for the tool call); @data resumes
-    // with the answer; after its summary only @reviewer wakes (an answer's mention is not a request) and passes.
-    expect(h.llm.requests.map(agentOf)).toEqual(['data', 'code', 'code', 'data', 'reviewer']);
+    // Who was asked, in order: @data (addressed), then the other always agent, @reviewer, which passes;
+    // @code (the request, two rounds for the tool call); @data resumes with the answer; after its summary
+    // only @reviewer wakes (an answer's mention is not a request) and passes.
+    expect(h.llm.requests.map(agentOf)).toEqual(['data', 'reviewer', 'code', 'code', 'data', 'reviewer']);
 
     // Context: system prompt, then history as [@speaker]: text (own messages as assistant), then the turn's note.
-    const dataSecond = h.llm.requests[3] as RecordedRequest;
+    const dataSecond = h.llm.requests[4] as RecordedRequest;
     expect(dataSecond.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'user']);
     const shown = roomMessagesOf(dataSecond);
     expect(shown[0]?.content).toBe('[@user]: @data who are our top 3 customers in sales.csv?');
@@ -65,7 +66,7 @@ describe('the example session', () => {
         '[@code]: @data top 3 customers by revenue:\nAcme 5200\nGlobex 3100\nInitech 900',
     );
     // The tool definition reached only the agent with the bash tool.
-    expect(h.llm.requests[1]?.tools).toHaveLength(1);
+    expect(h.llm.requests[2]?.tools).toHaveLength(1);
     expect(h.llm.requests[0]?.tools).toBeUndefined();
 
     // Stored: 1 human + 3 agent messages (echoes deduplicated), with the tool run kept.

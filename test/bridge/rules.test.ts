@@ -74,14 +74,17 @@ describe('[pass] and <world>pass</world>', () => {
     expect(h.llm.requests.map(agentOf)).toEqual(['alice', 'bob', 'alice']);
   });
 
-  it('replaces a reply containing <world>pass</world>, resets the counter and ends the loop', async () => {
+  it('posts a reply without its <world>pass</world> tag, then the hand-back line; resets the counter and ends the loop', async () => {
     h = await startHarness({ agents: twoAlways });
     h.llm.respond((request) =>
       agentOf(request) === 'alice' ? { content: 'Done here. <world>pass</world>' } : { content: 'never asked' },
     );
     await h.adapter.say('finish up');
     await h.bridge.idle();
-    expect(h.adapter.transcript()).toEqual(['[@alice]: @human alice is passing control to you']);
+    expect(h.adapter.transcript()).toEqual([
+      '[@alice]: Done here.',
+      '[system]: @human alice is passing control to you',
+    ]);
     expect(h.llm.requests.map(agentOf)).toEqual(['alice']);
     const room = h.store.channel('test', 'room');
     expect(h.store.turnState(room.id)).toMatchObject({ consecutive: 0, control: 'humans', reason: 'world pass' });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { withoutWorldPass } from '../../src/bridge/stream-preview.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
@@ -32,14 +33,18 @@ describe('streaming replies (platforms that edit a message as the agent writes)'
     expect(h.adapter.posts).toEqual([]);
   });
 
-  it('replaces a streamed <world>pass</world> reply with the hand-back line', async () => {
+  it('finishes a streamed <world>pass</world> reply without the tag, then posts the hand-back line', async () => {
     h = await startHarness({ agents: [{ name: 'data', activation: 'mention' }] });
     h.adapter.streaming = true;
     h.llm.script('data', { content: 'All answered, nothing left to do here. <world>pass</world>' });
     await h.adapter.say('@data done?');
     await h.bridge.idle();
     expect(h.adapter.streams[0]?.updates.some((u) => u.includes('<world>'))).toBe(false);
-    expect(h.adapter.streams[0]?.finished).toBe('@human data is passing control to you');
+    expect(h.adapter.streams[0]?.finished).toBe('All answered, nothing left to do here.');
+    expect(h.adapter.transcript()).toEqual([
+      '[@data]: All answered, nothing left to do here.',
+      '[system]: @human data is passing control to you',
+    ]);
   });
 
   it('removes what was shown when an operator stops the agent mid-turn', async () => {
@@ -64,5 +69,15 @@ describe('streaming replies (platforms that edit a message as the agent writes)'
     await h.bridge.idle();
     expect(h.adapter.streams[0]?.cancelled).toBe(true);
     expect(h.adapter.posts).toEqual([]);
+  });
+});
+
+describe('what a preview may show', () => {
+  it('never shows a hand-back tag, whole or half written', () => {
+    expect(withoutWorldPass('All done. <world>pass</world>')).toBe('All done. ');
+    expect(withoutWorldPass('All done. <world>pa')).toBe('All done. ');
+    expect(withoutWorldPass('All done. <wor')).toBe('All done. ');
+    expect(withoutWorldPass('All done. <')).toBe('All done. ');
+    expect(withoutWorldPass('a < b and c')).toBe('a < b and c');
   });
 });

@@ -40,7 +40,9 @@ describe('adversarial loops end by themselves', () => {
     const count = await play('two agents thanking each other', (r) =>
       agentOf(r) === 'a' ? { content: 'Thanks so much @b!' } : { content: 'Thank you @a, really!' },
     );
-    expect(count).toBe(1); // an acknowledgement wakes no one
+    // @a answers (addressed) with an acknowledgement, which wakes no one; @b (always) has its turn in the
+    // same round and its thanks reach @a, whose repeated thanks are no progress: the exchange ends there.
+    expect(count).toBe(3);
   });
 
   it('two agents each ending with a question to the other', async () => {

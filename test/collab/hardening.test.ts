@@ -81,7 +81,7 @@ describe('requests across rooms when one of them is handed back', () => {
     h = await startHarness({ agents: [{ name: 'pm', tools: ['send_channel_message'] }, { name: 'code' }] });
     h.llm.respond((r) => {
       const agent = agentOf(r);
-      if (agent === 'code') return { status: 500, errorMessage: 'model down' };
+      if (agent === 'code') return { hang: true };
       if (/reached its deadline/.test(situationOf(r))) return { content: 'Nobody could help; I will continue alone.' };
       if (r.messages.some((m) => m.role === 'tool')) return { content: 'Asked in #other.' };
       return {
@@ -94,16 +94,32 @@ describe('requests across rooms when one of them is handed back', () => {
       };
     });
     await h.adapter.say('@pm ask in other');
+    await until(() => h.llm.requests.some((r) => agentOf(r) === 'code'));
+    expect(await h.adapter.command('pass', '', { channel: 'other' })).toMatch(/Control is with the humans/);
     await h.bridge.idle();
-    expect(h.adapter.transcript('other')).toEqual([
-      '[@pm]: @code help?',
-      '[system]: @code could not answer: the model endpoint answered 500: model down',
-    ]);
+    expect(h.adapter.transcript('other')).toEqual(['[@pm]: @code help?']);
     expect(h.adapter.transcript()).toEqual([
       '[@pm]: Asked in #other.',
       '[@pm]: Nobody could help; I will continue alone.',
     ]);
     expect(situationOf(h.llm.requests.at(-1) as RecordedRequest)).toContain('Did not answer: @code');
+  });
+
+  it('resumes a requester at once when an awaited agent cannot answer (its model fails)', async () => {
+    h = await startHarness({ agents: [{ name: 'pm' }, { name: 'code' }] });
+    h.llm.respond((r) => {
+      const agent = agentOf(r);
+      if (agent === 'code') return { status: 500, errorMessage: 'model down' };
+      if (/Could not answer: @code/.test(situationOf(r))) return { content: 'I will do it myself then.' };
+      return { content: '@code can you check the totals?' };
+    });
+    await h.adapter.say('@pm check the totals');
+    await h.bridge.idle();
+    expect(h.adapter.transcript()).toEqual([
+      '[@pm]: @code can you check the totals?',
+      '[system]: @code could not answer: the model endpoint answered 500: model down',
+      '[@pm]: I will do it myself then.',
+    ]);
   });
 
   it("a deadline stops only the participant's turn for that request, not other work", async () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, type Harness, situationOf, startHarness, toolResultsOf } from '../helpers/harness.js';
+import { agentOf, type Harness, newestOf, situationOf, startHarness, toolResultsOf } from '../helpers/harness.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -37,10 +37,10 @@ describe('privacy', () => {
     });
     h.llm.respond(() => ({ content: '[pass]' }));
     const marker = 'MARKER-1b2c3d';
-    await h.adapter.say(`@a between us: ${marker}`);
-    await h.adapter.say('public note for all');
-    await h.adapter.say('@b what do you think?');
-    await h.bridge.idle();
+    for (const text of [`@a between us: ${marker}`, 'public note for all', '@b what do you think?']) {
+      await h.adapter.say(text);
+      await h.bridge.idle();
+    }
     expect(sees(h.llm.requests, 'a', marker)).toBeGreaterThan(0);
     expect(sees(h.llm.requests, 'b', marker)).toBe(0);
     expect(sees(h.llm.requests, 'c', marker)).toBe(0);
@@ -64,46 +64,90 @@ describe('private agent-to-agent chats', () => {
     { name: 'c', activation: 'always' as const },
   ];
 
-  it('request, accept, chat: only the two agents see it; operators see it in /status', async () => {
+  it('a chat request gives its mention-only recipient a turn at once; accepted, the pair talks privately', async () => {
     h = await startHarness({ agents: chatAgents });
     const marker = 'MARKER-chat-42';
-    // a asks b for a chat.
-    h.llm.script(
-      'a',
-      { toolCalls: [{ name: 'chat_request', arguments: { to: 'b', reason: 'budget details' } }] },
-      { content: 'I asked @b for a word.' },
-    );
-    h.llm.script('b', { content: '[pass]' }); // b answers the thread opened by the mention above
-    h.llm.script('c', { content: '[pass]' }, { content: '[pass]' });
-    await h.adapter.say('@a sort it out with b');
-    await h.bridge.idle();
-    expect(h.llm.requests[1] && toolResultsOf(h.llm.requests[1])).toEqual([
-      'Chat request #1 sent to @b; they will see it at the start of their next turn.',
-    ]);
-
-    // b sees the request at its next turn, accepts (its turn goes on) and sends one private message (ending it).
     h.llm.respond((r) => {
       const agent = agentOf(r);
-      if (agent === 'b' && situationOf(r).includes('#1 from @a: budget details') && toolResultsOf(r).length === 0) {
-        return {
-          toolCalls: [
-            { name: 'chat_response', arguments: { request_id: 1, accept: true } },
-            { name: 'chat', arguments: { to: 'a', message: `the real number is ${marker}` } },
-          ],
-        };
+      if (agent === 'a') {
+        if (JSON.stringify(r.messages).includes(marker)) return { content: 'Understood, keeping it quiet.' };
+        if (toolResultsOf(r).length > 0) return { content: 'I asked b for a word.' };
+        return { toolCalls: [{ name: 'chat_request', arguments: { to: 'b', reason: 'budget details' } }] };
       }
-      if (agent === 'a' && JSON.stringify(r.messages).includes(marker))
-        return { content: 'Understood, keeping it quiet.' };
+      if (agent === 'b' && situationOf(r).includes('asks you for a private chat (request #1): budget details')) {
+        return toolResultsOf(r).length === 0
+          ? { toolCalls: [{ name: 'chat_response', arguments: { request_id: 1, accept: true } }] }
+          : { content: `the real number is ${marker}` };
+      }
       return { content: '[pass]' };
     });
-    await h.adapter.say('@b anything for me?');
+    await h.adapter.say('@a sort it out with b');
     await h.bridge.idle();
+    const asked = h.llm.requests.find((r) => agentOf(r) === 'a' && toolResultsOf(r).length > 0);
+    expect(asked && toolResultsOf(asked)).toEqual([
+      'Chat request #1 sent to @b; they are asked to accept or decline now.',
+    ]);
+    // b was asked at once (it is mention-only and nobody mentioned it), accepted, and its reply went to a only.
+    expect(h.store.chats.get(1)?.status).toBe('accepted');
     expect(sees(h.llm.requests, 'a', marker)).toBeGreaterThan(0);
     expect(sees(h.llm.requests, 'c', marker)).toBe(0);
     // Nothing private was posted in the room.
     expect(h.adapter.posts.some((p) => p.text.includes(marker))).toBe(false);
+    expect(h.adapter.transcript()).toEqual(['[@a]: I asked b for a word.']);
     const status = await h.adapter.command('status');
     expect(status).toMatch(/Private chats: @a \+ @b: 2 messages/);
+  });
+
+  it('a declined or expired request shows nothing anywhere, and its sender is told once, at its next turn', async () => {
+    h = await startHarness({ agents: chatAgents, env: { CHAT_REQUEST_TIMEOUT_S: '600' } });
+    h.llm.respond((r) => {
+      const agent = agentOf(r);
+      const last = newestOf(r);
+      if (agent === 'a' && last.endsWith('@a first')) {
+        return { toolCalls: [{ name: 'chat_request', arguments: { to: 'b', reason: 'gossip' } }] };
+      }
+      if (agent === 'b' && situationOf(r).includes('asks you for a private chat')) {
+        return toolResultsOf(r).length === 0
+          ? { toolCalls: [{ name: 'chat_response', arguments: { request_id: 2, accept: false } }] }
+          : { content: 'MARKER-declined no thanks' };
+      }
+      return { content: '[pass]' };
+    });
+    const old = h.store.chats.create('a', 'c', 'stale', Date.now() - 5000, 1000);
+    await h.adapter.say('@a first');
+    await h.bridge.idle();
+    expect(h.store.chats.get(2)?.status).toBe('declined');
+    expect(JSON.stringify(h.adapter.posts)).not.toContain('MARKER-declined');
+    expect(h.store.history(h.store.channel('private', 'a+b').id, 10)).toEqual([]);
+    await h.adapter.say('@a again');
+    await h.adapter.say('@a and again');
+    await h.bridge.idle();
+    const told = (r: RecordedRequest) =>
+      agentOf(r) === 'a' && /Your chat request #2 to @b was declined/.test(situationOf(r));
+    const expired = (r: RecordedRequest) =>
+      agentOf(r) === 'a' && new RegExp(`Your chat request #${old.id} to @c expired unanswered`).test(situationOf(r));
+    // Counted per turn (a turn's first call: a tool round repeats the same context).
+    const turns = h.llm.requests.filter((r) => toolResultsOf(r).length === 0);
+    expect(turns.filter(told)).toHaveLength(1);
+    expect(turns.filter(expired)).toHaveLength(1);
+  });
+
+  it('look lists who is at the table and the pending requests', async () => {
+    h = await startHarness({
+      agents: [
+        { name: 'a', tools: ['look'] },
+        { name: 'b', activation: 'always' },
+      ],
+    });
+    h.store.chats.create('b', 'a', 'a quick word', Date.now(), 60_000);
+    h.llm.script('a', { toolCalls: [{ name: 'look', arguments: {} }] }, { content: 'done' });
+    await h.adapter.say('hello all', { user: 'ann' });
+    await h.adapter.say('@a who is here?', { user: 'bo' });
+    await h.bridge.idle();
+    const result = toolResultsOf(h.llm.requests.find((r) => agentOf(r) === 'a' && toolResultsOf(r).length > 0))[0];
+    expect(result).toContain('Agents at the table: @b (always).');
+    expect(result).toMatch(/Humans recently active here: (@ann, @bo|@bo, @ann)\./);
+    expect(result).toContain('Pending chat requests: #1 from @b (a quick word).');
   });
 
   it('answers bad requests with clear errors: unknown agent, bad id, one pending per pair, three per turn', async () => {
@@ -127,13 +171,13 @@ describe('private agent-to-agent chats', () => {
     );
     await h.adapter.say('@a go');
     await h.bridge.idle();
-    expect(toolResultsOf(h.llm.requests[1])).toEqual([
+    expect(toolResultsOf(h.llm.requests.find((r) => agentOf(r) === 'a' && toolResultsOf(r).length > 0))).toEqual([
       '[ERROR: there is no agent named @zed]',
       '[ERROR: there is no chat request #99 addressed to you]',
       '[ERROR: you have no accepted chat with @b: send chat_request first]',
-      'Chat request #1 sent to @b; they will see it at the start of their next turn.',
+      'Chat request #1 sent to @b; they are asked to accept or decline now.',
       '[ERROR: request #1 between you and @b is already pending]',
-      'Chat request #2 sent to @d; they will see it at the start of their next turn.',
+      'Chat request #2 sent to @d; they are asked to accept or decline now.',
       '[ERROR: at most 3 new chat requests per turn]',
     ]);
   });
@@ -217,10 +261,10 @@ describe('chat request expiry', () => {
     );
     await h.adapter.say('@b go');
     await h.bridge.idle();
-    const tools = h.llm.requests[1]?.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    const tools = toolResultsOf(h.llm.requests.find((r) => agentOf(r) === 'b' && toolResultsOf(r).length > 0));
     expect(tools).toEqual([
       `[ERROR: chat request #${old.id} is expired]`,
-      'Chat request #2 sent to @a; they will see it at the start of their next turn.',
+      'Chat request #2 sent to @a; they are asked to accept or decline now.',
     ]);
     expect(h.store.chats.get(2)?.expiresAt).toBeLessThanOrEqual(Date.now() + 1000);
   });

@@ -104,6 +104,23 @@ describe('agent files', () => {
     expect(config.secrets).toContain('discord-token-value');
   });
 
+  it('counts credentials inside URLs among the secrets', () => {
+    write('a.md', agent('name: alpha\nmodel: m\nendpoint: http://proxy:agent-pw-1@127.0.0.1:9/v1?api-key=agent-key-2'));
+    const config = load({
+      OPENAI_BASE_URL: 'http://127.0.0.1:8/v1?key=base-key-3&api-version=2024',
+      DISCORD_API_URL: 'http://discord-api-token-4@127.0.0.1:7/api',
+      SLACK_API_URL: 'http://127.0.0.1:6/api/?token=slack-token-5',
+    });
+    expect(config.secrets).toEqual(['base-key-3', 'discord-api-token-4', 'slack-token-5', 'agent-pw-1', 'agent-key-2']);
+  });
+
+  it('shows a bad URL setting without its credentials', () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    expect(errorOf(() => load({ OPENAI_BASE_URL: 'http://u:pw-in-url@host:99999/v1' })).message).toBe(
+      'environment: OPENAI_BASE_URL: Invalid URL (got "http://[redacted]@host:99999/v1")',
+    );
+  });
+
   it('refuses timeouts too long for a timer', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
     expect(errorOf(() => load({ REPLY_TIMEOUT_S: '99999999' })).message).toMatch(/^environment: REPLY_TIMEOUT_S: /);

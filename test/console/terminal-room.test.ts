@@ -5,10 +5,13 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { STOPPED_LINE } from '../../adapters/console/console-adapter.js';
 import { run } from '../../src/main.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { agentOf, newestOf, roomMessagesOf } from '../helpers/harness.js';
+import { until } from '../helpers/until.js';
+import { FakeTerminal } from './fake-terminal.js';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -88,8 +91,12 @@ describe('terminal room', () => {
       'Working: nobody',
       'Agent messages in a row: 3 of 20',
       'Control: agents',
+      'Privacy: off',
       'Agents: @code (mention), @data (always)',
       'Open requests: none',
+      'Tokens (this room; all rooms):',
+      expect.stringMatching(/^- @code: [\d,]+ in \(0 cached\), \d+ out; [\d,]+ in \(0 cached\), \d+ out$/),
+      expect.stringMatching(/^- @data: [\d,]+ in \(0 cached\), \d+ out; [\d,]+ in \(0 cached\), \d+ out$/),
       'Sandbox: fake sandbox, last command: wc -l sales.csv',
       '',
     ]);
@@ -113,6 +120,77 @@ describe('terminal room', () => {
     const { printed } = await room(['go']);
     const result = printed.split('\n').find((l) => l.startsWith('[result]: ')) ?? '';
     expect(result).toBe(`[result]: output of ${'x'.repeat(490)}...`);
+  });
+});
+
+describe('terminal room across a restart', () => {
+  it('says how many messages of history were loaded for the room', async () => {
+    agentFile('echo', 'activation: always');
+    llm.respond(() => ({ content: 'pong' }));
+    const first = await room(['ping', 'ping again']);
+    expect(first.printed).not.toContain('of history loaded');
+    const second = await room(['/status']);
+    expect(second.printed.split('\n')[1]).toBe('[system]: 4 messages of history loaded for this room.');
+    const limited = await room([], { HISTORY_LIMIT: '3' });
+    expect(limited.printed.split('\n')[1]).toBe('[system]: 3 messages of history loaded for this room.');
+  });
+});
+
+describe('terminal room on a terminal, with the bridge', () => {
+  async function terminalRoom() {
+    const terminal = new FakeTerminal();
+    const running = await run({
+      argv: [],
+      cwd: dir,
+      env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0' },
+      stdin: terminal.input,
+      stdout: terminal.output,
+      sandbox: async () => new FakeSandbox(),
+    });
+    return { terminal, running };
+  }
+
+  it('Ctrl-C stops a slow answer, hands control to the humans, and the next line is answered', async () => {
+    agentFile('data', 'activation: always');
+    llm.respond((request) =>
+      String(request.messages.at(-1)?.content).includes('take your time')
+        ? { content: 'too late', delayMs: 60_000 }
+        : { content: 'quick answer' },
+    );
+    const { terminal, running } = await terminalRoom();
+    terminal.type('take your time\r');
+    await terminal.waitFor((rows) => rows.includes('@data is thinking…'));
+    terminal.type('\x03');
+    await terminal.waitFor((rows) => rows.includes(STOPPED_LINE) && !rows.includes('@data is thinking…'));
+    expect(running.store.turnState(running.store.channel('console', 'main').id)).toMatchObject({
+      control: 'humans',
+      reason: '/pass',
+    });
+    terminal.type('and now?\r');
+    await terminal.waitFor((rows) => rows.includes('[@data]: quick answer'));
+    expect((await terminal.screen()).join('\n')).not.toContain('too late');
+    terminal.type('\x03'); // idle now: quits
+    await running.console?.finished;
+    await running.shutdown();
+  });
+
+  it('a pasted code block is one message, and the mentions inside it wake nobody', async () => {
+    agentFile('code', 'activation: mention');
+    llm.respond(() => ({ content: 'on it' }));
+    const { terminal, running } = await terminalRoom();
+    terminal.paste('please review:\n```\n@code rm -rf /\n```\n');
+    terminal.type('\r');
+    await until(() => running.store.history(running.store.channel('console', 'main').id, 10).length === 1);
+    await running.bridge.idle();
+    expect(running.store.history(running.store.channel('console', 'main').id, 10).map((m) => m.content)).toEqual([
+      'please review:\n```\n@code rm -rf /\n```',
+    ]);
+    expect(llm.requests).toEqual([]);
+    terminal.type('@code go\r');
+    await terminal.waitFor((rows) => rows.includes('[@code]: on it'));
+    terminal.type('/quit\r');
+    await running.console?.finished;
+    await running.shutdown();
   });
 });
 

@@ -209,7 +209,7 @@ describe('Discord scenarios through the bridge', () => {
     expect(h.store.history(room.id, 50).filter((message) => message.kind === 'agent')).toHaveLength(1);
   });
 
-  it('answers each message posted during a gateway drop exactly once', async () => {
+  it('stores each message posted during a gateway drop once, and answers the newest state once', async () => {
     h = await startDiscordHarness({
       agents: [
         { name: 'data', activation: 'always', control: true },
@@ -226,8 +226,10 @@ describe('Discord scenarios through the bridge', () => {
     h.discord.dropGateway('data-bot', { resumable: true });
     h.discord.dropGateway('code-bot', { resumable: false });
     const missed = [h.discord.humanSays('general', 'alice', 'q1'), h.discord.humanSays('general', 'carol', 'q2')];
-    await h.discord.until(() => h.discord.botMessages('general').length === 3);
     await h.settle(missed[1]?.id ?? '');
+    // q1 is answered on its own only when its turn started before q2 arrived; q2 always is.
+    await h.discord.until(() => h.discord.botMessages('general').length >= 2);
+    const afterDrop = h.discord.botMessages('general').length;
     const codeId = h.discord.bot('code-bot').id;
     const historyReads = () =>
       h.discord.requests.filter(
@@ -235,7 +237,7 @@ describe('Discord scenarios through the bridge', () => {
       );
     await h.discord.until(() => historyReads().length > 0);
     const after = h.discord.humanSays('general', 'alice', 'after');
-    await h.discord.until(() => h.discord.botMessages('general').length === 4);
+    await h.discord.until(() => h.discord.botMessages('general').length === afterDrop + 1);
     await h.settle(after.id);
 
     // Every human message reached the room once and got its one turn; nothing was answered twice.
@@ -247,13 +249,12 @@ describe('Discord scenarios through the bridge', () => {
       'q2',
       'after',
     ]);
-    expect(transcript(h.discord.botMessages('general'))).toEqual([
-      '[data-bot]: reply 1',
-      '[data-bot]: reply 2',
-      '[data-bot]: reply 3',
-      '[data-bot]: reply 4',
-    ]);
-    expect(h.llm.requests.map(agentOf).filter((agent) => agent === 'data')).toHaveLength(4);
+    const replies = transcript(h.discord.botMessages('general'));
+    expect(replies).toEqual(Array.from({ length: afterDrop + 1 }, (_, i) => `[data-bot]: reply ${i + 1}`));
+    expect([3, 4]).toContain(replies.length);
+    expect(h.llm.requests.map(agentOf).filter((agent) => agent === 'data')).toHaveLength(replies.length);
+    // The newest missed message was answered, with q2 in view.
+    expect(h.llm.requests.some((r) => agentOf(r) === 'data' && JSON.stringify(r.messages).includes('q2'))).toBe(true);
     // Both ways back were taken: data's bot resumed, code's bot read the channel history.
     const dataId = h.discord.bot('data-bot').id;
     expect(h.discord.identifies.filter((entry) => entry.botId === dataId).map((entry) => entry.op)).toEqual([

@@ -1,6 +1,7 @@
+import pino from 'pino';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
-import { silentLogger } from '../../src/log.js';
+import { type Logger, silentLogger } from '../../src/log.js';
 import type { ChatAdapter, Sandbox } from '../../src/ports.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
@@ -27,19 +28,25 @@ export async function startHarness(options: {
   sandbox?: Sandbox;
   storeFile?: string;
   adapters?: ChatAdapter[];
+  /** Builds the configuration instead (e.g. with loadConfig), given the fake model server's URL. */
+  config?: (llmBaseURL: string) => Config;
+  /** Where the bridge logs (default: nowhere). */
+  logger?: Logger;
   /** How the fake model reports usage (default: a chars/4 estimate). */
   llmUsage?: 'estimate' | 'openai';
 }): Promise<Harness> {
   const llm = await startFakeOpenAI(options.llmUsage ? { usage: options.llmUsage } : {});
-  const config = testConfig({
-    agents: options.agents,
-    env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', LLM_TIMEOUT_S: '10', ...options.env },
-  });
+  const config =
+    options.config?.(llm.baseURL) ??
+    testConfig({
+      agents: options.agents,
+      env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', LLM_TIMEOUT_S: '10', ...options.env },
+    });
+  const logger = options.logger ?? silentLogger();
   const store = openStore(options.storeFile ?? ':memory:');
   const sandbox = options.sandbox ?? new FakeSandbox();
   const adapter = new MemoryAdapter();
-  const make = () =>
-    createBridge({ config, store, sandbox, adapters: [adapter, ...(options.adapters ?? [])], logger: silentLogger() });
+  const make = () => createBridge({ config, store, sandbox, adapters: [adapter, ...(options.adapters ?? [])], logger });
   const harness: Harness = {
     llm,
     config,
@@ -108,4 +115,18 @@ export function newestOf(request: Request): string {
 /** What the tools answered within a recorded request, in order. */
 export function toolResultsOf(request: Request | undefined): string[] {
   return (request?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
+}
+
+/** A debug-level logger whose JSON lines are kept in `lines` (for tests of what the log says). */
+export function captureLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino(
+    { level: 'debug' },
+    {
+      write(line: string) {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      },
+    },
+  );
+  return { logger, lines };
 }

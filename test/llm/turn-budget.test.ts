@@ -4,7 +4,7 @@ import { BudgetError } from '../../src/llm/budget.js';
 import type { ChatCompletionMessageParam, LlmClient, LlmRequest, LlmResponse } from '../../src/llm/client.js';
 import { countRequest, tokenCounter } from '../../src/llm/tokens.js';
 import { TurnBudget } from '../../src/llm/turn-budget.js';
-import type { Tool } from '../../src/tools/tool.js';
+import { ok, type Tool } from '../../src/tools/tool.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 
 const counter = tokenCounter('gpt-4o');
@@ -17,7 +17,7 @@ function bigTool(size: number): Tool {
       type: 'function',
       function: { name: 'read_files', description: 'Read files.', parameters: { type: 'object', properties: {} } },
     },
-    run: async () => ({ input: 'read_files big.csv', output: `HEAD ${'row,value,42\n'.repeat(size / 13)} TAIL` }),
+    run: async () => ok('read_files big.csv', `HEAD ${'row,value,42\n'.repeat(size / 13)} TAIL`),
   };
 }
 

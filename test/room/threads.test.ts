@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   addAnswer,
+  closeForHandBack,
   dueForExpiry,
   isAwaitingAnswerFrom,
   pendingParticipants,
-  requestsOf,
   resumeSummary,
   type Thread,
   threadAwaiting,
@@ -87,12 +87,12 @@ describe('request_reply threads', () => {
     expect(isAwaitingAnswerFrom({ ...outer, status: 'cancelled' }, 'lead')).toBe(false);
   });
 
-  it('treats mentioning the requester in an answer as the answer; asking anyone else nests a request', () => {
-    const t = thread();
-    expect(requestsOf(['pm'], 'science', t)).toEqual([]);
-    expect(requestsOf(['pm', 'character_dev'], 'science', t)).toEqual(['character_dev']);
-    expect(requestsOf(['pm', 'lead_writer'], 'science', t)).toEqual(['lead_writer']);
-    expect(requestsOf(['science', 'pm'], 'pm')).toEqual(['science']);
+  it('on a hand-back, cancels what the room started and expires what another room waits for', () => {
+    const own = thread({ id: 1 });
+    const fromElsewhere = thread({ id: 2, originRoom: 'test:other' });
+    const { cancel, expire } = closeForHandBack([own, fromElsewhere], 'test:room');
+    expect(cancel.map((t) => [t.id, t.status])).toEqual([[1, 'cancelled']]);
+    expect(expire.map((t) => [t.id, t.status])).toEqual([[2, 'expired']]);
   });
 
   it("cancels a room's threads and those nested in them", () => {

@@ -33,7 +33,7 @@ describe('Slack app manifest', () => {
     });
     expect(
       (control.features as { slash_commands: Array<{ command: string }> }).slash_commands.map((c) => c.command),
-    ).toEqual(['/pass', '/reset', '/status']);
+    ).toEqual(['/pass', '/reset', '/status', '/privacy']);
     expect(JSON.stringify(control)).toContain('"commands"');
     expect(other.features).not.toHaveProperty('slash_commands');
     expect(JSON.stringify(other)).not.toContain('"commands"');

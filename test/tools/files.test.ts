@@ -130,11 +130,10 @@ describe('read_files', () => {
   it('answers a call without a list of paths with one error line', async () => {
     const result = await call(readFilesTool, {});
     expect(result.output).toBe('[ERROR: the "files" argument must be a non-empty list of paths]');
+    // The arguments are checked against the tool's schema first: a malformed call is refused whole.
     const mixed = await call(readFilesTool, { files: [42, 'a.txt'] });
-    expect(mixed.parsed).toEqual({
-      '[item 1]': '[ERROR: each path must be a string]',
-      'a.txt': '[ERROR: no such file]',
-    });
+    expect(mixed.status).toBe('refused');
+    expect(mixed.output).toBe('[ERROR: each path must be a string]');
   });
 });
 
@@ -168,25 +167,32 @@ describe('write_files', () => {
     }
   });
 
-  it('refuses content over the limit, a folder as target, and bad items, each on its own', async () => {
+  it('refuses content over the limit and a folder as target, each on its own', async () => {
     mkdirSync(path.join(workspace, 'dir'));
     const { parsed } = await call(writeFilesTool, {
       files: [
         { filename: 'huge.txt', content: 'y'.repeat(WRITE_LIMIT_BYTES + 1) },
         { filename: 'dir', content: 'x' },
-        { filename: 'no-content.txt' },
-        { content: 'no name' },
         { filename: 'fine.txt', content: 'ok' },
       ],
     });
     expect(parsed).toEqual({
       'huge.txt': '[ERROR: the content is 1048577 bytes; the limit is 1048576 bytes (1 MB) per file]',
       dir: '[ERROR: is a directory]',
-      'no-content.txt': '[ERROR: "content" must be a string]',
-      '[item 4]': '[ERROR: "filename" must be a path]',
       'fine.txt': 'success',
     });
     expect(existsSync(path.join(workspace, 'huge.txt'))).toBe(false);
+  });
+
+  it('refuses a malformed call whole, naming what is wrong, and writes nothing', async () => {
+    const noContent = await call(writeFilesTool, {
+      files: [{ filename: 'a.txt' }, { filename: 'b.txt', content: 'b' }],
+    });
+    expect(noContent.status).toBe('refused');
+    expect(noContent.output).toBe('[ERROR: "content" must be a string]');
+    const noName = await call(writeFilesTool, { files: [{ content: 'no name' }] });
+    expect(noName.output).toBe('[ERROR: "filename" must be a path]');
+    expect(existsSync(path.join(workspace, 'b.txt'))).toBe(false);
   });
 
   it('answers a call without files with one error line', async () => {

@@ -144,6 +144,7 @@ class FakeOpenAIServer implements FakeOpenAI {
       messages: body.messages as RecordedRequest['messages'],
       tools: Array.isArray(body.tools) ? body.tools : undefined,
       stream: body.stream === true,
+      url: req.url ?? '/',
       headers: flattenHeaders(req),
       body,
     };

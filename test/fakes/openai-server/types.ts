@@ -30,6 +30,8 @@ export interface RecordedRequest {
   messages: Array<{ role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string; name?: string }>;
   tools: unknown[] | undefined;
   stream: boolean;
+  /** The request's path and query, as sent (`/v1/chat/completions?api-version=...`). */
+  url: string;
   /** Lower-cased header names; repeated headers joined with ', '. */
   headers: Record<string, string>;
   body: Record<string, unknown>;

@@ -1,0 +1,63 @@
+import type { Logger } from '../log.js';
+import type { Inbound } from '../ports.js';
+import { NOT_A_REPLY } from '../room/types.js';
+import type { Conductor } from './conductor.js';
+import type { Recorder } from './recorder.js';
+import type { Room, Rooms } from './rooms.js';
+
+/**
+ * Inbound: a platform event is stored once (however many agent bots received it), then handed to the
+ * conductor in its room's order.
+ */
+export class Reception {
+  private stopped = false;
+
+  constructor(
+    private readonly deps: {
+      readonly rooms: Rooms;
+      readonly recorder: Recorder;
+      readonly conductor: Conductor;
+      readonly clock: () => number;
+      readonly log: Logger;
+    },
+  ) {}
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  async receive(event: Inbound): Promise<void> {
+    if (this.stopped) return;
+    const room = this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
+    if (event.author.kind === 'agent') {
+      // Our own agents' messages are usually echoes of posts still being recorded by this room's
+      // actor: check them in order, after the post that produced them.
+      const epoch = room.actor.epoch;
+      void room.actor.enqueue(async () => {
+        // A post to this room from another room's turn may still be on its way to the store.
+        if (room.posting.size > 0) await Promise.allSettled([...room.posting]);
+        // An echo may be a later chunk of a long reply, recorded under the reply's first id.
+        if (room.state.seen(event.messageId)) return;
+        const stored = this.record(room, event);
+        if (stored) this.deps.conductor.agentMessage(room, stored, NOT_A_REPLY, true, epoch);
+      });
+      return;
+    }
+    const stored = this.record(room, event);
+    if (stored?.kind === 'human') this.deps.conductor.human(room, stored);
+  }
+
+  private record(room: Room, event: Inbound) {
+    const stored = this.deps.recorder.record(room, {
+      author: event.author.name,
+      authorId: event.author.id,
+      kind: event.author.kind,
+      text: event.text,
+      at: event.at ?? this.deps.clock(),
+      platformIds: [event.messageId],
+      addressed: event.author.kind === 'human' ? event.addressed : undefined,
+    });
+    if (!stored) this.deps.log.debug({ room: room.key, id: event.messageId }, 'duplicate message ignored');
+    return stored;
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * Privacy (`mentions` mode, seed 003): a message that mentions agents is visible to its author and the
+ * agents it mentions; a reply written in answer to a private message is visible to the same participants
+ * (and anyone it names). Everything else is public. Agents are never woken by, nor shown, a message they
+ * cannot see. Humans see the platform's room as it is: this governs what agents are given.
+ */
+import type { RoomMessage } from './types.js';
+
+export type PrivacyMode = 'off' | 'mentions';
+
+const key = (name: string) => name.toLowerCase();
+
+function unique(names: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return names.filter((name) => {
+    const k = key(name);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/**
+ * Who may see a new message. `mentions` are the agents it addresses; `replyAudience` is the audience of
+ * the private exchange the message answers (null: it answers nothing private).
+ */
+export function audienceOf(input: {
+  readonly mode: PrivacyMode;
+  readonly kind: RoomMessage['kind'];
+  readonly author: string;
+  readonly mentions: readonly string[];
+  readonly replyAudience?: readonly string[] | null | undefined;
+}): string[] | null {
+  if (input.mode !== 'mentions' || input.kind === 'system') return null;
+  if (input.replyAudience) return unique([...input.replyAudience, input.author, ...input.mentions]);
+  if (input.mentions.length === 0) return null;
+  return unique([input.author, ...input.mentions]);
+}
+
+/** True when `agent` may see `message`. */
+export function canSee(agent: string, message: Pick<RoomMessage, 'audience'>): boolean {
+  return !message.audience || message.audience.some((name) => key(name) === key(agent));
+}
+
+/** The messages `agent` may see, in order. */
+export function visibleTo<T extends Pick<RoomMessage, 'audience'>>(agent: string, messages: readonly T[]): T[] {
+  return messages.filter((message) => canSee(agent, message));
+}
+
+/** The room's mode: the operators' stored choice (/privacy) wins over the configured default. */
+export function privacyMode(stored: PrivacyMode | null, configured: PrivacyMode): PrivacyMode {
+  return stored ?? configured;
+}
