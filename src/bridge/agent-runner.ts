@@ -86,6 +86,7 @@ export class AgentRunner {
           commandTimeoutMs: this.config.settings.SANDBOX_TIMEOUT_S * 1000,
           signal,
           messaging: request.messaging,
+          memory: this.services?.memoryFor?.(agent.name),
         },
         maxRounds: this.config.settings.MAX_TOOL_ROUNDS,
         onToolRun: (run) => {

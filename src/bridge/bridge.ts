@@ -119,7 +119,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   const afterPost = (room: Room, message: Parameters<Conductor['agentMessage']>[1]) =>
     conductor?.agentMessage(room, message, NOT_A_REPLY, true);
 
-  const services = storeServices(store, config, options.logger);
+  const services = storeServices(store, config, options.logger, clock);
   const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config), sandbox, services);
   let privateChats: PrivateChats | undefined;
   const turnRunner: TurnRunner = new TurnRunner({

@@ -14,6 +14,8 @@ export const KNOWN_TOOLS = [
   'chat_response',
   'chat',
   'look',
+  'remember',
+  'forget',
 ] as const;
 export type ToolName = (typeof KNOWN_TOOLS)[number];
 

@@ -1,6 +1,6 @@
 import type { AgentConfig, Settings } from '../config/index.js';
 import type { RoomMessage, ToolRun } from '../room/types.js';
-import type { Tool } from '../tools/tool.js';
+import type { AgentMemory, Tool } from '../tools/tool.js';
 import { requestLimit } from './budget.js';
 import type { ChatCompletionMessageParam, LlmUsage } from './client.js';
 import { type ActionEntry, buildContext, type KnowledgeEntry, type Recall } from './context.js';
@@ -20,6 +20,8 @@ export interface ContextSources {
 export interface TurnServices extends ContextSources {
   recordUsage?(agent: string, roomKey: string, usage: LlmUsage): void;
   recordAction?(agent: string, roomKey: string, run: ToolRun): void;
+  /** The agent's knowledge store, for its `remember` and `forget` tools. */
+  memoryFor?(agent: string): AgentMemory;
 }
 
 export interface TurnContextInput {
@@ -31,6 +33,14 @@ export interface TurnContextInput {
   readonly tools: readonly Tool[];
   readonly settings: Pick<Settings, 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'>;
   readonly sources?: ContextSources | undefined;
+}
+
+/** Without `remember` an agent has no knowledge to show: its knowledge share goes to the rooms. */
+function allocationsFor(agent: AgentConfig): AgentConfig['allocations'] {
+  const { knowledge, recentActions, rooms } = agent.allocations;
+  return agent.tools.includes('remember')
+    ? agent.allocations
+    : { knowledge: 0, recentActions, rooms: rooms + knowledge };
 }
 
 /** The agent's context for this turn and the budget its tool loop keeps to. */
@@ -51,7 +61,7 @@ export async function turnContext(
     budget: {
       contextTokens: agent.contextTokens,
       reserve: input.settings.ANSWER_RESERVE_TOKENS,
-      allocations: agent.allocations,
+      allocations: allocationsFor(agent),
     },
     knowledge: sources?.knowledge?.(agent.name),
     recentActions: sources?.recentActions?.(agent.name),

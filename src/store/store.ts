@@ -5,6 +5,7 @@ import type { AuthorKind } from '../ports.js';
 import type { RoomMessage, ToolRun, TurnState } from '../room/types.js';
 import { ChatStore, ThreadStore } from './collaboration.js';
 import { EmbeddingStore } from './embeddings.js';
+import { ActionLog, KnowledgeStore } from './memory.js';
 import { migrate } from './migrate.js';
 import { UsageStore } from './usage.js';
 
@@ -61,6 +62,8 @@ export class Store {
   readonly chats: ChatStore;
   readonly usage: UsageStore;
   readonly embeddings: EmbeddingStore;
+  readonly knowledge: KnowledgeStore;
+  readonly actions: ActionLog;
   private readonly q;
 
   constructor(file: string) {
@@ -76,6 +79,8 @@ export class Store {
     this.chats = new ChatStore(db);
     this.usage = new UsageStore(db);
     this.embeddings = new EmbeddingStore(db);
+    this.knowledge = new KnowledgeStore(db);
+    this.actions = new ActionLog(db);
     this.q = {
       channel: db.prepare<
         [string, string],
