@@ -63,7 +63,7 @@ export async function turnContext(
       reserve: input.settings.ANSWER_RESERVE_TOKENS,
       allocations: allocationsFor(agent),
     },
-    knowledge: sources?.knowledge?.(agent.name),
+    knowledge: agent.tools.includes('remember') ? sources?.knowledge?.(agent.name) : undefined,
     recentActions: sources?.recentActions?.(agent.name),
     recall: sources?.recall?.(input.roomKey),
   });

@@ -51,7 +51,7 @@ describe('a prompt that caches', () => {
     }
     const requests = h.llm.requests;
     expect(requests.length).toBeGreaterThan(50);
-    // The layout before this one (situation in the system prompt, a window sliding by one message) repeated ~20%.
+    // The layout before this one put the situation in the system prompt and slid the history by one message.
     expect(repeatedPrefixShare(requests)).toBeGreaterThanOrEqual(0.8);
   });
 });
