@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
+
+type Encode = (text: string, options: { disallowedSpecial: Set<string> }) => number[];
+let encoder: Encode | undefined;
+// Loaded on first use: the rank table takes a moment, and most users of the fake never ask for OpenAI-like usage.
+const encode: Encode = (text, options) => {
+  encoder ??= (createRequire(import.meta.url)('gpt-tokenizer/cjs/encoding/o200k_base') as { encode: Encode }).encode;
+  return encoder(text, options);
+};
 
 type Request = {
   messages: ReadonlyArray<{ role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string }>;
