@@ -165,6 +165,14 @@ describe('the context layout', () => {
     );
   });
 
+  it('leaves out a retrieved message whose text the history already shows', async () => {
+    const repeated = [...history(29), message(30, 'message number 3 about the quarterly plan')];
+    const built = await buildContext(
+      input({ history: repeated, historyLimit: 8, recall: async (candidates) => [candidates[2] as RoomMessage] }),
+    );
+    expect(text(built.messages.at(-1)?.content)).not.toContain('OLDER MESSAGES');
+  });
+
   it('refuses clearly when the prompt and tools alone do not fit the budget', async () => {
     await expect(buildContext(input({ agent: { name: 'alice', systemPrompt: 'rule '.repeat(8000) } }))).rejects.toThrow(
       BudgetError,

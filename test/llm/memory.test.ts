@@ -108,3 +108,30 @@ describe("an agent's memory (seed 004: knowledge and recent actions)", () => {
     expect(kept[0]?.text).toBe('bash: step 249');
   });
 });
+
+describe('the remember tool', () => {
+  it('refuses a new key once 200 are kept, but still updates a known one', async () => {
+    const { rememberTool } = await import('../../src/tools/memory.js');
+    const saved: string[] = [];
+    const memory = {
+      has: (key: string) => key === 'known',
+      count: () => 200,
+      remember: (key: string) => void saved.push(key),
+      forget: () => false,
+    };
+    const context = {
+      agent: 'ana',
+      channelKey: 'test:room',
+      sandbox: new FakeSandbox(),
+      commandTimeoutMs: 1000,
+      signal: new AbortController().signal,
+      memory,
+    };
+    expect(await rememberTool.run({ key: 'new', value: 'x' }, context)).toMatchObject({
+      status: 'refused',
+      output: '[ERROR: you already remember 200 things; forget one first]',
+    });
+    expect(await rememberTool.run({ key: 'known', value: 'y' }, context)).toMatchObject({ status: 'ok' });
+    expect(saved).toEqual(['known']);
+  });
+});

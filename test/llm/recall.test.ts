@@ -135,3 +135,48 @@ describe('recall', () => {
     expect(lines.filter((l) => l.includes('embeddings failed'))).toHaveLength(2);
   });
 });
+
+describe('recall ranking', () => {
+  const message = (id: number, content: string): RoomMessage => ({
+    id,
+    author: 'user',
+    authorId: 'u',
+    kind: 'human',
+    content,
+    mentions: [],
+    toolRuns: [],
+    at: id,
+  });
+  // Each text names its direction: "x" along the first axis, "y" along the second, "xy" between them.
+  const direction: Record<string, number[]> = { x: [1, 0], y: [0, 1], xy: [1, 1], nx: [-1, 0] };
+
+  it('returns at most five messages, most similar first, and none below the similarity floor', async () => {
+    const vectors = new Map<number, Float32Array>();
+    const recall = createRecall(
+      {
+        model: 'emb',
+        embed: async (texts) => texts.map((t) => Float32Array.from(direction[t.split(' ')[0] ?? ''] ?? [0, 0])),
+      },
+      {
+        get: (ids) => new Map(ids.flatMap((id) => (vectors.has(id) ? [[id, vectors.get(id) as Float32Array]] : []))),
+        put: (entries) => {
+          for (const e of entries) vectors.set(e.id, e.vector);
+        },
+      },
+      pino({ level: 'silent' }),
+    );
+    const candidates = [
+      message(1, 'y far'),
+      message(2, 'xy close'),
+      ...Array.from({ length: 6 }, (_, i) => message(3 + i, `x same ${i}`)),
+      message(9, 'nx opposite'),
+    ];
+    const found = await recall(candidates, message(10, 'x query'));
+    expect(found.map((m) => m.id)).toEqual([3, 4, 5, 6, 7]);
+    const fewer = await recall(
+      [message(1, 'y far'), message(2, 'xy close'), message(9, 'nx opposite')],
+      message(10, 'x'),
+    );
+    expect(fewer.map((m) => m.id)).toEqual([2]);
+  });
+});
