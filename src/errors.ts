@@ -25,10 +25,16 @@ export class ConfigError extends RoundtableError {
 export class LlmError extends RoundtableError {
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
-  constructor(message: string, options: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+  /** Worth another attempt (429, 5xx, a dropped connection, an answer that broke off). */
+  readonly retryable: boolean;
+  constructor(
+    message: string,
+    options: { status?: number; retryAfterMs?: number; retryable?: boolean; cause?: unknown } = {},
+  ) {
     super('llm', message, { cause: options.cause });
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.retryable = options.retryable ?? false;
   }
 }
 

@@ -12,7 +12,7 @@ import type { Messaging } from '../tools/tool.js';
 /** Builds an agent's LLM client; tests inject their own. */
 export type LlmFactory = (agent: AgentConfig) => LlmClient;
 
-export function defaultLlmFactory(config: Config): LlmFactory {
+export function defaultLlmFactory(config: Config, log?: Logger): LlmFactory {
   const cache = new Map<string, LlmClient>();
   return (agent) => {
     let client = cache.get(agent.name);
@@ -23,6 +23,8 @@ export function defaultLlmFactory(config: Config): LlmFactory {
         timeoutMs: config.settings.LLM_TIMEOUT_S * 1000,
         maxRetries: config.settings.LLM_MAX_RETRIES,
         stream: config.settings.LLM_STREAM,
+        onRetry: ({ waitMs, error }) =>
+          log?.info({ agent: agent.name, waitMs, status: error.status, err: error }, 'model call retried'),
       });
       cache.set(agent.name, client);
     }

@@ -120,7 +120,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     conductor?.agentMessage(room, message, NOT_A_REPLY, true);
 
   const services = storeServices(store, config, options.logger, clock);
-  const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config), sandbox, services);
+  const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config, log), sandbox, services);
   let privateChats: PrivateChats | undefined;
   const turnRunner: TurnRunner = new TurnRunner({
     runner,

@@ -1,5 +1,5 @@
 import type { AgentConfig } from '../config/index.js';
-import { usageLines } from '../llm/usage.js';
+import { usageLines } from '../llm/usage-report.js';
 import type { CommandEvent, Sandbox } from '../ports.js';
 import { pendingParticipants, type Thread } from '../room/threads.js';
 import { handBack } from '../room/turns.js';

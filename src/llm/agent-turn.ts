@@ -1,9 +1,10 @@
-import { describeError } from '../errors.js';
+import { describeError, LlmError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ToolRun } from '../room/types.js';
 import { failed, refused, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
-import type { ChatCompletionMessageParam, LlmClient, LlmUsage } from './client.js';
 import type { TurnBudget } from './turn-budget.js';
+import type { ChatCompletionMessageParam, LlmClient, LlmResponse } from './types.js';
+import type { LlmUsage } from './usage.js';
 
 export interface TurnInput {
   readonly client: LlmClient;
@@ -81,6 +82,30 @@ function exitCodeOf(result: ToolResult): { exitCode?: number } {
   return { exitCode: code === undefined ? 0 : Number(code) };
 }
 
+/**
+ * The assistant message as it goes back with the tool results: the provider's reasoning state and thought
+ * signatures included, which reasoning models need to carry on (DeepSeek, OpenRouter, Gemini).
+ */
+function assistantMessage(response: LlmResponse): ChatCompletionMessageParam {
+  return {
+    ...response.carry,
+    role: 'assistant',
+    content: response.content || null,
+    tool_calls: response.toolCalls.map((call) => ({
+      ...call.carry,
+      id: call.id,
+      type: 'function' as const,
+      function: { name: call.name, arguments: call.arguments },
+    })),
+  };
+}
+
+/** Reasoning and nothing said is a failure the room should see, not a silent [pass]. */
+function onlyReasoning(response: LlmResponse): LlmError {
+  const cutOff = response.finishReason === 'length' ? ' (it reached its output limit)' : '';
+  return new LlmError(`the model returned only reasoning${cutOff}`);
+}
+
 /** Call the model, run each tool call, append results, call again, until a reply has no tool calls. */
 export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
   const messages = [...input.messages];
@@ -112,18 +137,13 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       },
       'llm call',
     );
-    if (response.toolCalls.length === 0) return { text: response.content, toolRuns, roundLimitHit: false };
+    if (response.toolCalls.length === 0) {
+      if (!response.content.trim() && response.reasoning) throw onlyReasoning(response);
+      return { text: response.content, toolRuns, roundLimitHit: false };
+    }
     if (round >= input.maxRounds) return { text: response.content, toolRuns, roundLimitHit: true };
 
-    messages.push({
-      role: 'assistant',
-      content: response.content || null,
-      tool_calls: response.toolCalls.map((call) => ({
-        id: call.id,
-        type: 'function' as const,
-        function: { name: call.name, arguments: call.arguments },
-      })),
-    });
+    messages.push(assistantMessage(response));
     let endTurn = false;
     for (const call of response.toolCalls) {
       input.toolContext.signal.throwIfAborted(); // /pass stops a batch of tool calls between two of them

@@ -1,176 +1,100 @@
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { LlmError } from '../errors.js';
-import { redactUrl } from '../secrets.js';
+import { AnswerAssembler } from './answer-assembler.js';
 import { parseEndpoint } from './endpoint.js';
+import { withReadableErrors } from './error-shapes.js';
+import { toLlmError } from './failures.js';
+import { readAnswer } from './read-answer.js';
+import { type RetryPolicy, withRetries } from './retry.js';
+import type { LlmClient, LlmRequest, LlmResponse } from './types.js';
 
-export type { ChatCompletionMessageParam, ChatCompletionTool };
-
-export interface LlmToolCall {
-  readonly id: string;
-  readonly name: string;
-  /** Raw JSON text as the model produced it. */
-  readonly arguments: string;
-}
-
-export interface LlmRequest {
-  readonly model: string;
-  readonly messages: ChatCompletionMessageParam[];
-  readonly tools?: ChatCompletionTool[] | undefined;
-  readonly temperature?: number | undefined;
-  readonly signal?: AbortSignal | undefined;
-  /** Called with the text so far while a streamed answer arrives (forces streaming for this call). */
-  readonly onText?: ((textSoFar: string) => void) | undefined;
-}
-
-/** Token counts a server reported for one call (`usage`); cached is the part of input served from its prompt cache. */
-export interface LlmUsage {
-  readonly input: number;
-  readonly cached: number;
-  readonly output: number;
-}
-
-export interface LlmResponse {
-  readonly content: string;
-  readonly toolCalls: readonly LlmToolCall[];
-  /** What the server reported, when it did. */
-  readonly usage?: LlmUsage | undefined;
-}
-
-/** Reads an OpenAI-shaped `usage` object; undefined when absent or not numeric. */
-export function readUsage(raw: unknown): LlmUsage | undefined {
-  if (!raw || typeof raw !== 'object') return undefined;
-  const usage = raw as {
-    prompt_tokens?: unknown;
-    completion_tokens?: unknown;
-    prompt_tokens_details?: { cached_tokens?: unknown } | null;
-  };
-  const input = Number(usage.prompt_tokens);
-  const output = Number(usage.completion_tokens);
-  if (!Number.isFinite(input) || !Number.isFinite(output)) return undefined;
-  const cached = Number(usage.prompt_tokens_details?.cached_tokens ?? 0);
-  return { input, cached: Number.isFinite(cached) ? cached : 0, output };
-}
-
-/** The seam the tool loop talks to; tests may pass their own. */
-export interface LlmClient {
-  complete(request: LlmRequest): Promise<LlmResponse>;
-}
+export type {
+  CarriedFields,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+  LlmClient,
+  LlmRequest,
+  LlmResponse,
+  LlmToolCall,
+} from './types.js';
+export { type LlmUsage, readUsage } from './usage.js';
 
 export interface OpenAiClientOptions {
   readonly baseURL: string;
   readonly apiKey: string | undefined;
-  /** Per attempt, in milliseconds. */
+  /** For the whole call, retries and the waits between them included, in milliseconds. */
   readonly timeoutMs: number;
-  /** 429 and 5xx are retried with backoff (Retry-After honoured) this many times. */
+  /** 429, 5xx, dropped connections and broken-off streams are retried with backoff (Retry-After honoured). */
   readonly maxRetries: number;
-  /** Use SSE streaming. */
+  /** Always stream (LLM_STREAM); otherwise only calls with an `onText` preview do. */
   readonly stream: boolean;
+  /** Told before each wait for another attempt (for logs). */
+  readonly onRetry?: RetryPolicy['onRetry'];
+}
+
+/** A server that refuses `stream_options` names it in its 400 (OpenAI-style "Unrecognized request argument"). */
+function rejectsStreamOptions(error: LlmError): boolean {
+  return (error.status === 400 || error.status === 422) && /stream_options/i.test(error.message);
 }
 
 /** An OpenAI-compatible endpoint through the official SDK. */
 export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
+  // Credentials in the URL (user:pass@, ?api-key=) are sent as headers and query, never in an error.
   const endpoint = parseEndpoint(options.baseURL);
   const client = new OpenAI({
     baseURL: endpoint.baseURL,
     // Local endpoints (Ollama, llama.cpp) need no key, but the SDK insists on one.
     apiKey: options.apiKey ?? 'no-key',
     timeout: options.timeoutMs,
-    maxRetries: options.maxRetries,
+    // Retries are ours (retry.ts): the SDK would wait out any Retry-After, past the time limit and past /pass.
+    maxRetries: 0,
+    fetch: withReadableErrors(globalThis.fetch),
     ...(Object.keys(endpoint.query).length > 0 ? { defaultQuery: endpoint.query } : {}),
     ...(endpoint.authorization ? { defaultHeaders: { Authorization: endpoint.authorization } } : {}),
   });
-  const llm = {
-    async complete(request: LlmRequest): Promise<LlmResponse> {
-      // The SDK's own timeout stops once headers arrive; this one also covers a body or stream that
-      // stalls after them, and the SDK's retries: one limit for the whole call.
-      const deadline = AbortSignal.timeout(options.timeoutMs);
-      const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
-      try {
-        return await llm.attempt(request, signal);
-      } catch (error) {
-        if (deadline.aborted && !request.signal?.aborted) {
-          throw new LlmError(`the model did not answer within ${Math.round(options.timeoutMs / 1000)} s`, {
-            cause: error,
-          });
-        }
-        throw error;
+  // Asked for until the server refuses it once; then never again from this client.
+  let askForUsage = true;
+
+  async function attempt(request: LlmRequest, signal: AbortSignal): Promise<LlmResponse> {
+    const stream = options.stream || request.onText !== undefined;
+    const tools = request.tools ?? [];
+    const toolsOffered = tools.length > 0;
+    const body = {
+      model: request.model,
+      messages: request.messages,
+      ...(toolsOffered ? { tools } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    };
+    const usageAsked = stream && askForUsage;
+    try {
+      // The raw response: the SDK's stream reader hides `[DONE]`, a JSON answer to a streamed request and errors
+      // that are not under an `error` key; read-answer.ts sees all of them.
+      const response = await (stream
+        ? client.chat.completions.create(
+            { ...body, stream: true, ...(usageAsked ? { stream_options: { include_usage: true } } : {}) },
+            { signal },
+          )
+        : client.chat.completions.create(body, { signal })
+      ).asResponse();
+      const answer = new AnswerAssembler(request.onText);
+      const complete = await readAnswer(response, answer);
+      signal.throwIfAborted();
+      if (!complete && !answer.finishReason) {
+        throw new LlmError("the model's answer broke off before it was complete", { retryable: true });
       }
-    },
-    async attempt(request: LlmRequest, signal: AbortSignal): Promise<LlmResponse> {
-      const body = {
-        model: request.model,
-        messages: request.messages,
-        ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
-        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-      };
-      const requestOptions = { signal };
-      try {
-        if (!options.stream && !request.onText) {
-          const completion = await client.chat.completions.create(body, requestOptions);
-          const message = completion.choices[0]?.message;
-          const usage = readUsage(completion.usage);
-          return {
-            ...(usage ? { usage } : {}),
-            content: message?.content ?? '',
-            toolCalls: (message?.tool_calls ?? [])
-              .filter((call) => call.type === 'function')
-              .map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })),
-          };
-        }
-        const stream = await client.chat.completions.create({ ...body, stream: true }, requestOptions);
-        let content = '';
-        const calls: Array<{ id: string; name: string; arguments: string }> = [];
-        let usage: LlmUsage | undefined;
-        for await (const chunk of stream) {
-          usage = readUsage(chunk.usage) ?? usage;
-          const delta = chunk.choices[0]?.delta;
-          if (!delta) continue;
-          if (delta.content) {
-            content += delta.content;
-            request.onText?.(content);
-          }
-          for (const part of delta.tool_calls ?? []) {
-            const call = calls[part.index] ?? { id: '', name: '', arguments: '' };
-            calls[part.index] = call;
-            if (part.id) call.id = part.id;
-            if (part.function?.name) call.name += part.function.name;
-            if (part.function?.arguments) call.arguments += part.function.arguments;
-          }
-        }
-        // The SDK ends a stream quietly when it is aborted: that is not a complete answer.
-        signal.throwIfAborted();
-        return { content, toolCalls: calls.filter(Boolean), ...(usage ? { usage } : {}) };
-      } catch (error) {
-        throw toLlmError(error, options);
+      if (!answer.started) throw new LlmError('the model endpoint sent an empty answer');
+      return answer.result(toolsOffered);
+    } catch (error) {
+      const failure = toLlmError(error, options);
+      if (usageAsked && rejectsStreamOptions(failure)) {
+        askForUsage = false;
+        return attempt(request, signal);
       }
-    },
+      throw failure;
+    }
+  }
+
+  return {
+    complete: (request) => withRetries((signal) => attempt(request, signal), options, request.signal),
   };
-  return llm;
-}
-
-function toLlmError(error: unknown, options: OpenAiClientOptions): LlmError {
-  if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new LlmError(`the model did not answer within ${Math.round(options.timeoutMs / 1000)} s`, { cause: error });
-  }
-  if (error instanceof OpenAI.APIUserAbortError) return new LlmError('stopped', { cause: error });
-  if (error instanceof OpenAI.APIConnectionError) {
-    return new LlmError(`cannot reach the model endpoint ${redactUrl(options.baseURL)}`, { cause: error });
-  }
-  if (error instanceof OpenAI.APIError) {
-    const retryAfter = Number(error.headers?.get?.('retry-after'));
-    return new LlmError(
-      `the model endpoint answered ${error.status ?? 'an error'}: ${firstLine(error.message).replace(/^\d{3}\s+/, '')}`,
-      {
-        ...(error.status !== undefined ? { status: error.status } : {}),
-        ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1000 } : {}),
-        cause: error,
-      },
-    );
-  }
-  return new LlmError(firstLine(error instanceof Error ? error.message : String(error)), { cause: error });
-}
-
-function firstLine(text: string): string {
-  return (text.split('\n')[0] ?? '').slice(0, 200);
 }

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { withoutWorldPass } from '../../src/bridge/stream-preview.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { until } from '../helpers/until.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -62,7 +63,8 @@ describe('streaming replies (platforms that edit a message as the agent writes)'
       toolCalls: [{ name: 'bash', arguments: { command: 'ls' } }],
     });
     await h.adapter.say('@code look');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The whole first-round text is shown while the tool runs.
+    await until(() => sandbox.calls.length === 1);
     expect(h.adapter.streams[0]?.updates.at(-1)).toBe('Let me check the files first, one moment.');
     await h.adapter.command('pass');
     release();

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { type Bridge, createBridge } from '../../src/bridge/index.js';
+import { type Bridge, createBridge, type LlmFactory } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
 import { type Logger, silentLogger } from '../../src/log.js';
 import type { ChatAdapter, Sandbox } from '../../src/ports.js';
@@ -32,6 +32,8 @@ export async function startHarness(options: {
   config?: (llmBaseURL: string) => Config;
   /** Where the bridge logs (default: nowhere). */
   logger?: Logger;
+  /** Builds each agent's LLM client instead of the bridge's default (still pointed at the fake by the config). */
+  llm?: (config: Config) => LlmFactory;
   /** How the fake model reports usage (default: a chars/4 estimate). */
   llmUsage?: 'estimate' | 'openai';
 }): Promise<Harness> {
@@ -46,7 +48,15 @@ export async function startHarness(options: {
   const store = openStore(options.storeFile ?? ':memory:');
   const sandbox = options.sandbox ?? new FakeSandbox();
   const adapter = new MemoryAdapter();
-  const make = () => createBridge({ config, store, sandbox, adapters: [adapter, ...(options.adapters ?? [])], logger });
+  const make = () =>
+    createBridge({
+      config,
+      store,
+      sandbox,
+      adapters: [adapter, ...(options.adapters ?? [])],
+      logger,
+      ...(options.llm ? { llm: options.llm(config) } : {}),
+    });
   const harness: Harness = {
     llm,
     config,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { estimateCost, usageLines } from '../../src/llm/usage.js';
+import { estimateCost, usageLines } from '../../src/llm/usage-report.js';
 import { openStore } from '../../src/store/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 

@@ -1,4 +1,2 @@
-export { FAKE_EMBEDDING_DIMENSIONS, fakeEmbedding } from './embeddings.js';
-export { PromptCache, promptText, repeatedPrefixShare } from './prompt-cache.js';
-export { startFakeOpenAI } from './server.js';
-export type { FakeOpenAI, FakeOpenAIOptions, FakeReply, FakeToolCall, RecordedRequest, Responder } from './types.js';
+/** The tests use the demo's local model (src/demo/local-model): one OpenAI-compatible fake for both. */
+export * from '../../../src/demo/local-model/index.js';

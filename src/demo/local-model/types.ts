@@ -1,8 +1,14 @@
+import type { Dialect } from './dialects.js';
+
+export type { Dialect };
+
 /** One tool call the fake model makes; `arguments` given as a string is sent verbatim (e.g. to test malformed JSON). */
 export interface FakeToolCall {
   name: string;
   arguments: Record<string, unknown> | string;
   id?: string;
+  /** Extra fields of the call object, e.g. `extra_content` (the gemini dialect adds a thought signature itself). */
+  extra?: Record<string, unknown>;
 }
 
 /** What the fake model answers to one chat completion request. */
@@ -22,6 +28,32 @@ export interface FakeReply {
   hang?: boolean;
   /** Send headers and the start of the body (or one stream chunk), then stall until the client disconnects. */
   stallAfterHeaders?: boolean;
+  /** Which real server's shapes to speak (tool-call deltas, reasoning field, error bodies, usage); default 'openai'. */
+  dialect?: Dialect;
+  /** Reasoning text, sent in the dialect's reasoning field (`reasoning_content` or `reasoning`). */
+  reasoning?: string;
+  /** OpenRouter's `reasoning_details`; streamed with each `text` in pieces. */
+  reasoningDetails?: Array<Record<string, unknown>>;
+  /** A refusal (`message.refusal` / `delta.refusal`), with no content. */
+  refusal?: string;
+  /** Overrides the finish reason, e.g. 'length' for an answer cut off at the output limit. */
+  finishReason?: string;
+  /** Answer a streamed request with a plain JSON completion, as servers that ignore `stream: true` do. */
+  ignoreStream?: boolean;
+  /** Stream this many chunks, then end the response: no finish_reason, no `[DONE]`. */
+  breakOffAfter?: number;
+  /** Stream this many chunks, then drop the connection. */
+  dropConnectionAfter?: number;
+  /** Stream this many chunks, then send an error in the dialect's mid-stream shape (or as `event: error`) and end. */
+  streamError?: { message: string; code?: number | string; afterChunks?: number; asEvent?: boolean };
+  /** Answer 200 with the dialect's error body (OpenRouter reports upstream failures this way). */
+  errorIn200?: { message: string; code?: number | string };
+  /** Answer 200 with `choices: []`. */
+  noChoices?: boolean;
+  /** A stream with nothing in it but `[DONE]`. */
+  emptyStream?: boolean;
+  /** Stream exactly these deltas, one chunk each (a recorded server's payload), then `finishReason` (default 'stop'). */
+  deltas?: Array<Record<string, unknown>>;
 }
 
 /** A chat completion request as the fake received it. */
@@ -59,6 +91,8 @@ export interface FakeOpenAI {
 
 export interface FakeOpenAIOptions {
   responder?: Responder;
+  /** Request parameters the server refuses with a 400 (`stream_options` on servers that do not know it). */
+  unsupportedParams?: string[];
   /**
    * `estimate` (default): prompt tokens are characters / 4. `openai`: real o200k counts, and cached tokens by
    * OpenAI's prompt-cache rule (the longest prefix shared with an earlier request, 1024 tokens on, 128 a step).

@@ -1,3 +1,4 @@
+import { DIALECTS, type DialectTraits } from './dialects.js';
 import type { FakeReply, RecordedRequest } from './types.js';
 
 /** A reply turned into wire values: ids fixed, arguments serialised, usage estimated. */
@@ -5,9 +6,13 @@ export interface Answer {
   id: string;
   created: number;
   model: string;
+  dialect: DialectTraits;
   content: string | null;
-  toolCalls: Array<{ id: string; name: string; arguments: string }>;
-  finishReason: 'stop' | 'tool_calls';
+  reasoning: string | undefined;
+  reasoningDetails: Array<Record<string, unknown>> | undefined;
+  refusal: string | undefined;
+  toolCalls: Array<{ id: string; name: string; arguments: string; extra: Record<string, unknown> | undefined }>;
+  finishReason: string;
   usage: {
     prompt_tokens: number;
     completion_tokens: number;
@@ -33,14 +38,22 @@ export function resolveAnswer(
   index: number,
   measured?: PromptUsage,
 ): Answer {
-  const toolCalls = (reply.toolCalls ?? []).map((call, position) => ({
+  const dialect = DIALECTS[reply.dialect ?? 'openai'];
+  const toolCalls = (reply.toolCalls ?? []).map((call, position) => {
     // Deterministic ids so tests can match tool results to calls; an explicit id wins.
-    id: call.id ?? `call_${index}_${position}`,
-    name: call.name,
-    arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
-  }));
+    const id = call.id ?? `call_${index}_${position}`;
+    const signature = dialect.thoughtSignatures
+      ? { extra_content: { google: { thought_signature: `sig-${id}` } } }
+      : undefined;
+    return {
+      id,
+      name: call.name,
+      arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+      extra: call.extra ?? signature,
+    };
+  });
   // Real OpenAI sends `content: null` on a pure tool-call turn, and a string otherwise.
-  const content = toolCalls.length > 0 && !reply.content ? null : (reply.content ?? '');
+  const content = (toolCalls.length > 0 || reply.refusal) && !reply.content ? null : (reply.content ?? '');
   const completionText = (content ?? '') + toolCalls.map((call) => call.name + call.arguments).join('');
   const prompt_tokens =
     measured?.promptTokens ?? estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? []));
@@ -49,9 +62,13 @@ export function resolveAnswer(
     id: `chatcmpl-fake-${index}`,
     created: Math.floor(Date.now() / 1000),
     model: request.model,
+    dialect,
     content,
+    reasoning: reply.reasoning,
+    reasoningDetails: reply.reasoningDetails,
+    refusal: reply.refusal,
     toolCalls,
-    finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+    finishReason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     usage: {
       prompt_tokens,
       completion_tokens,
@@ -63,9 +80,16 @@ export function resolveAnswer(
 
 /** The non-streamed `chat.completion` object. */
 export function completionBody(answer: Answer): Record<string, unknown> {
-  const message: Record<string, unknown> = { role: 'assistant', content: answer.content, refusal: null };
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: answer.content,
+    refusal: answer.refusal ?? null,
+  };
+  if (answer.reasoning !== undefined) message[answer.dialect.reasoningField] = answer.reasoning;
+  if (answer.reasoningDetails) message.reasoning_details = answer.reasoningDetails.map((d, index) => ({ ...d, index }));
   if (answer.toolCalls.length > 0) {
     message.tool_calls = answer.toolCalls.map((call) => ({
+      ...call.extra,
       id: call.id,
       type: 'function',
       function: { name: call.name, arguments: call.arguments },
@@ -92,13 +116,25 @@ const errorDefaults: Record<number, { type: string; code: string | null; message
   503: { type: 'server_error', code: null, message: 'The engine is currently overloaded, please try again later.' },
 };
 
+function defaultsFor(status: number): { type: string; code: string | null; message: string } {
+  return (
+    errorDefaults[status] ?? {
+      type: status >= 500 ? 'server_error' : 'invalid_request_error',
+      code: null,
+      message: `Fake error with status ${status}.`,
+    }
+  );
+}
+
+/** The error body a dialect's server sends with an HTTP error status. */
+export function dialectErrorBody(dialect: DialectTraits, status: number, message?: string): unknown {
+  const defaults = defaultsFor(status);
+  return dialect.errorBody(status, message ?? defaults.message, defaults.type);
+}
+
 /** OpenAI-style error body, `{ error: { message, type, param, code } }`. */
 export function errorBody(status: number, message?: string, code?: string | null): Record<string, unknown> {
-  const defaults = errorDefaults[status] ?? {
-    type: status >= 500 ? 'server_error' : 'invalid_request_error',
-    code: null,
-    message: `Fake error with status ${status}.`,
-  };
+  const defaults = defaultsFor(status);
   return {
     error: {
       message: message ?? defaults.message,

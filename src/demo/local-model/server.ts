@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { completionBody, errorBody, resolveAnswer } from './completion.js';
+import { completionBody, dialectErrorBody, errorBody, resolveAnswer } from './completion.js';
+import { DIALECTS } from './dialects.js';
 import { base64Embedding, fakeEmbedding } from './embeddings.js';
 import { PromptCache } from './prompt-cache.js';
-import { completionChunks, writeEventStream } from './sse.js';
+import { completionChunks, deltaChunks, type SseEvent, writeEventStream } from './sse.js';
 import type { FakeOpenAI, FakeOpenAIOptions, FakeReply, RecordedRequest, Responder } from './types.js';
 
 const passResponder: Responder = () => ({ content: '[pass]' });
@@ -51,9 +52,8 @@ function waitUnlessDisconnected(res: ServerResponse, ms: number): Promise<boolea
 /** Wire-level fake of the OpenAI Chat Completions API on 127.0.0.1, for the real `openai` SDK. */
 class FakeOpenAIServer implements FakeOpenAI {
   readonly requests: RecordedRequest[] = [];
-  readonly embeddingRequests: Array<{ model: string; input: string[] }> = [];
-  private embeddingsStatus: number | undefined;
   private responder: Responder;
+  private readonly unsupportedParams: readonly string[];
   private readonly queues = new Map<string, FakeReply[]>();
   private readonly models = new Set<string>();
   private readonly sockets = new Set<Socket>();
@@ -62,9 +62,12 @@ class FakeOpenAIServer implements FakeOpenAI {
   private port = 0;
   private responses = 0;
   private readonly cache: PromptCache | undefined;
+  readonly embeddingRequests: Array<{ model: string; input: string[] }> = [];
+  private embeddingsStatus: number | undefined;
 
   constructor(options: FakeOpenAIOptions) {
     this.responder = options.responder ?? passResponder;
+    this.unsupportedParams = options.unsupportedParams ?? [];
     this.cache = options.usage === 'openai' ? new PromptCache() : undefined;
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => this.fail(res, error));
@@ -139,15 +142,14 @@ class FakeOpenAIServer implements FakeOpenAI {
       return this.json(res, 400, errorBody(400, "Missing required parameter: 'messages'."));
     }
 
-    const request: RecordedRequest = {
-      model: body.model,
-      messages: body.messages as RecordedRequest['messages'],
-      tools: Array.isArray(body.tools) ? body.tools : undefined,
-      stream: body.stream === true,
-      url: req.url ?? '/',
-      headers: flattenHeaders(req),
-      body,
-    };
+    // OpenAI's wording for a parameter it does not know; servers that copy its API copy that too.
+    const unsupported = this.unsupportedParams.find((param) => param in body);
+    if (unsupported) {
+      this.requests.push(this.record(req, body));
+      return this.json(res, 400, errorBody(400, `Unrecognized request argument supplied: ${unsupported}`));
+    }
+
+    const request = this.record(req, body);
     const index = this.requests.push(request) - 1;
     this.models.add(request.model);
 
@@ -175,16 +177,55 @@ class FakeOpenAIServer implements FakeOpenAI {
     if (reply.delayMs !== undefined && reply.delayMs > 0) {
       if (!(await waitUnlessDisconnected(res, reply.delayMs))) return;
     }
+    const dialect = DIALECTS[reply.dialect ?? 'openai'];
     if (reply.status !== undefined && reply.status >= 400) {
       const headers = reply.retryAfter === undefined ? {} : { 'retry-after': String(reply.retryAfter) };
-      return this.json(res, reply.status, errorBody(reply.status, reply.errorMessage), headers);
+      const errorAnswer = reply.dialect
+        ? dialectErrorBody(dialect, reply.status, reply.errorMessage)
+        : errorBody(reply.status, reply.errorMessage);
+      return this.json(res, reply.status, errorAnswer, headers);
+    }
+    if (reply.errorIn200) {
+      const { message, code = 502 } = reply.errorIn200;
+      return this.json(res, 200, dialect.errorBody(Number(code) || 502, message, 'server_error'));
     }
 
     const answer = resolveAnswer(reply, request, index, this.cache?.measure(request));
-    if (!request.stream) return this.json(res, 200, completionBody(answer));
+    if (reply.noChoices) return this.json(res, 200, { ...completionBody(answer), choices: [] });
+    if (!request.stream || reply.ignoreStream) return this.json(res, 200, completionBody(answer));
+    if (reply.emptyStream) return writeEventStream(res, [], this.idHeader());
     const streamOptions = body.stream_options;
     const includeUsage = isObject(streamOptions) && streamOptions.include_usage === true;
-    await writeEventStream(res, completionChunks(answer, includeUsage), this.idHeader());
+    const chunks = reply.deltas ? deltaChunks(answer, reply.deltas) : completionChunks(answer, includeUsage);
+    let events: SseEvent[] = chunks.map((data) => ({ data }));
+    if (dialect.keepAliveComments) events.unshift({ comment: 'OPENROUTER PROCESSING' });
+    if (reply.breakOffAfter !== undefined) {
+      return writeEventStream(res, events.slice(0, reply.breakOffAfter), this.idHeader(), 'end');
+    }
+    if (reply.dropConnectionAfter !== undefined) {
+      return writeEventStream(res, events.slice(0, reply.dropConnectionAfter), this.idHeader(), 'drop');
+    }
+    if (reply.streamError) {
+      const { message, code = 500, afterChunks = 2, asEvent = false } = reply.streamError;
+      const error: SseEvent = asEvent
+        ? { event: 'error', data: { message, code } }
+        : { data: dialect.streamError(message, code) };
+      events = [...events.slice(0, afterChunks), error];
+      return writeEventStream(res, events, this.idHeader(), 'end');
+    }
+    await writeEventStream(res, events, this.idHeader());
+  }
+
+  private record(req: IncomingMessage, body: Record<string, unknown>): RecordedRequest {
+    return {
+      model: String(body.model),
+      messages: body.messages as RecordedRequest['messages'],
+      tools: Array.isArray(body.tools) ? body.tools : undefined,
+      stream: body.stream === true,
+      url: req.url ?? '/',
+      headers: flattenHeaders(req),
+      body,
+    };
   }
 
   /** `/v1/embeddings`: one deterministic vector per input (float arrays, or base64 when asked). */
@@ -203,8 +244,9 @@ class FakeOpenAIServer implements FakeOpenAI {
       return this.json(res, 400, errorBody(400, "'input' must be a string or a non-empty array of strings."));
     }
     this.embeddingRequests.push({ model: body.model, input: input as string[] });
-    if (this.embeddingsStatus !== undefined)
+    if (this.embeddingsStatus !== undefined) {
       return this.json(res, this.embeddingsStatus, errorBody(this.embeddingsStatus));
+    }
     const base64 = body.encoding_format === 'base64';
     const data = (input as string[]).map((text, index) => {
       const vector = fakeEmbedding(text);

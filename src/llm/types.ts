@@ -1,0 +1,48 @@
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { LlmUsage } from './usage.js';
+
+export type { ChatCompletionMessageParam, ChatCompletionTool };
+
+/** Provider fields that must travel back to the server unchanged (reasoning state, thought signatures). */
+export type CarriedFields = Readonly<Record<string, unknown>>;
+
+export interface LlmToolCall {
+  readonly id: string;
+  readonly name: string;
+  /** Raw JSON text as the model produced it. */
+  readonly arguments: string;
+  /** Extra fields of the call as the server sent them, e.g. Gemini's `extra_content.google.thought_signature`. */
+  readonly carry?: CarriedFields | undefined;
+}
+
+export interface LlmRequest {
+  readonly model: string;
+  readonly messages: ChatCompletionMessageParam[];
+  readonly tools?: ChatCompletionTool[] | undefined;
+  readonly temperature?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * Called with the visible text so far while a streamed answer arrives. Passing it asks for a stream: pass it only
+   * when a preview will really be shown.
+   */
+  readonly onText?: ((textSoFar: string) => void) | undefined;
+}
+
+export interface LlmResponse {
+  /** What the model said: reasoning and tool-call markup taken out, a note appended when it was cut off. */
+  readonly content: string;
+  readonly toolCalls: readonly LlmToolCall[];
+  /** What the server reported, when it did. */
+  readonly usage?: LlmUsage | undefined;
+  /** The model's reasoning (`reasoning_content` / `reasoning` fields, `<think>` blocks), never part of content. */
+  readonly reasoning?: string | undefined;
+  /** Why the model stopped, as the server said: 'stop', 'tool_calls', 'length', ... */
+  readonly finishReason?: string | undefined;
+  /** Fields of the assistant message to send back with the tool results (reasoning_content, reasoning_details, ...). */
+  readonly carry?: CarriedFields | undefined;
+}
+
+/** The seam the tool loop talks to; tests may pass their own. */
+export interface LlmClient {
+  complete(request: LlmRequest): Promise<LlmResponse>;
+}
