@@ -128,3 +128,38 @@ describe('a turn within its budget', () => {
     expect(() => budget.fit(messages)).toThrow(BudgetError);
   });
 });
+
+describe('through the bridge', () => {
+  it('no request exceeds the agent budget as counted, with long messages and a huge tool result', async () => {
+    const { startHarness } = await import('../helpers/harness.js');
+    const sandbox = new FakeSandbox();
+    sandbox.onExec(() => ({ output: `BEGIN ${'0123456789 '.repeat(30_000)} END`, exitCode: 0 }));
+    const h = await startHarness({
+      agents: [{ name: 'code', model: 'gpt-4o', activation: 'mention', tools: ['bash'], contextTokens: 9000 }],
+      sandbox,
+    });
+    try {
+      h.llm.respond((request) =>
+        request.messages.at(-1)?.role === 'tool'
+          ? { content: 'done' }
+          : { toolCalls: [{ name: 'bash', arguments: { command: 'cat big.log' } }] },
+      );
+      for (let i = 0; i < 6; i++) {
+        await h.adapter.say(`@code look at this ${i}: ${'lorem ipsum dolor sit amet '.repeat(400)}`);
+        await h.bridge.idle();
+      }
+      expect(h.llm.requests.length).toBe(12);
+      const counter = tokenCounter('gpt-4o');
+      for (const request of h.llm.requests) {
+        const messages = request.messages as ChatCompletionMessageParam[];
+        const tools = (request.tools ?? []) as Parameters<typeof countRequest>[2];
+        expect(countRequest(counter, messages, tools)).toBeLessThanOrEqual(9000 - 4096);
+      }
+      const result = String(h.llm.requests[1]?.messages.at(-1)?.content);
+      expect(result.startsWith('BEGIN 0123456789')).toBe(true);
+      expect(result.endsWith('END')).toBe(true);
+    } finally {
+      await h.close();
+    }
+  });
+});
