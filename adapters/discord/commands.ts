@@ -11,6 +11,7 @@ import {
 } from 'discord.js';
 import type { AdapterSink, CommandEvent, CommandName } from '../../src/ports.js';
 import { PLATFORM } from './inbound.js';
+import { DISCORD_MESSAGE_LIMIT, splitMessage } from './split.js';
 
 const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy'];
 
@@ -137,15 +138,19 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
   });
   const first = await Promise.race([answer, slow]);
   clearTimeout(timer);
+  let parts: string[];
   if (first !== 'slow') {
-    await interaction.reply({ content: clip(first), flags: MessageFlags.Ephemeral });
-    return;
+    parts = chunks(first);
+    await interaction.reply({ content: parts[0] ?? 'Done.', flags: MessageFlags.Ephemeral });
+  } else {
+    await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+    parts = chunks(await answer);
+    await interaction.editReply({ content: parts[0] ?? 'Done.' });
   }
-  await interaction.deferReply({ flags: MessageFlags.Ephemeral });
-  await interaction.editReply({ content: clip(await answer) });
+  // A long answer (a /status with many agents) is split, never cut: the rest as ephemeral follow-ups.
+  for (const part of parts.slice(1)) await interaction.followUp({ content: part, flags: MessageFlags.Ephemeral });
 }
 
-function clip(text: string): string {
-  const body = text.trim() || 'Done.';
-  return body.length > 2000 ? `${body.slice(0, 1999)}…` : body;
+function chunks(text: string): string[] {
+  return splitMessage(text.trim() || 'Done.', DISCORD_MESSAGE_LIMIT);
 }

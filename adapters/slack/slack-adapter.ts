@@ -345,7 +345,8 @@ export class SlackAdapter implements ChatAdapter {
       answer = `/${name} failed: ${describeError(error)}`;
     }
     const where = target.room !== command.channel_id ? 'In the latest thread here: ' : '';
-    await respond(where + answer);
+    // A long answer (a /status with many agents) is split, never cut.
+    for (const part of splitMessage(where + answer)) await respond(part);
   }
 
   // ---- identities ----

@@ -1,7 +1,8 @@
 import type { AgentConfig, Config } from '../config/index.js';
 import { runAgentTurn, type TurnOutput } from '../llm/agent-turn.js';
 import { createOpenAiClient, type LlmClient } from '../llm/client.js';
-import { buildContext, stripSpeakerPrefix } from '../llm/context.js';
+import { stripSpeakerPrefix } from '../llm/context.js';
+import { type TurnServices, turnContext } from '../llm/turn-context.js';
 import type { Logger } from '../log.js';
 import type { ChatAdapter, Sandbox } from '../ports.js';
 import type { RoomMessage } from '../room/types.js';
@@ -53,6 +54,8 @@ export class AgentRunner {
     private readonly config: Config,
     private readonly llm: LlmFactory,
     private readonly sandbox: Sandbox,
+    /** Memory, retrieval and usage bookkeeping (absent: none). */
+    private readonly services?: TurnServices,
   ) {}
 
   async run(adapter: ChatAdapter, request: AgentRunRequest): Promise<TurnOutput> {
@@ -62,18 +65,22 @@ export class AgentRunner {
     const typing = setInterval(showTyping, TYPING_EVERY_MS);
     typing.unref();
     try {
+      const tools = toolsFor(agent.tools);
       const output = await runAgentTurn({
         client: this.llm(agent),
         model: agent.model,
         temperature: agent.temperature,
-        messages: buildContext({
+        ...(await turnContext({
           agent,
           agentNames: this.config.agents.map((a) => a.name),
+          roomKey: request.channelKey,
           history: request.history,
-          historyLimit: this.config.settings.HISTORY_LIMIT,
           situation: request.situation,
-        }),
-        tools: toolsFor(agent.tools),
+          tools,
+          settings: this.config.settings,
+          sources: this.services,
+        })),
+        tools,
         toolContext: {
           agent: agent.name,
           channelKey: request.channelKey,
@@ -81,9 +88,14 @@ export class AgentRunner {
           commandTimeoutMs: this.config.settings.SANDBOX_TIMEOUT_S * 1000,
           signal,
           messaging: request.messaging,
+          memory: this.services?.memoryFor?.(agent.name),
         },
         maxRounds: this.config.settings.MAX_TOOL_ROUNDS,
-        onToolRun: (run) => adapter.toolRun?.(channel, agent.name, run.input, run.output),
+        onToolRun: (run) => {
+          adapter.toolRun?.(channel, agent.name, run.input, run.output);
+          this.services?.recordAction?.(agent.name, request.channelKey, run);
+        },
+        onUsage: (usage) => this.services?.recordUsage?.(agent.name, request.channelKey, usage),
         onText: request.onText,
         log: request.log,
       });

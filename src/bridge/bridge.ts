@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
 import { describeError } from '../errors.js';
+import { storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
 import { NOT_A_REPLY } from '../room/types.js';
@@ -120,7 +121,8 @@ export function createBridge(options: BridgeOptions): Bridge {
   const afterPost = (room: Room, message: Parameters<Conductor['agentMessage']>[1]) =>
     conductor?.agentMessage(room, message, NOT_A_REPLY, true);
 
-  const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config, log), sandbox);
+  const services = storeServices(store, config, options.logger, clock);
+  const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config, log), sandbox, services);
   let privateChats: PrivateChats | undefined;
   const turnRunner: TurnRunner = new TurnRunner({
     runner,

@@ -44,6 +44,11 @@ const settingsSchema = z.object({
   LLM_MAX_RETRIES: int(3, 0),
   LLM_STREAM: bool(false),
   HISTORY_LIMIT: int(50, 1),
+  MODEL_CONTEXT_TOKENS: int(32_768, 1024),
+  ANSWER_RESERVE_TOKENS: int(4096, 0),
+  // Retrieval of relevant older messages (seed 002): one embeddings model for the bridge; unset = no retrieval.
+  EMBEDDINGS_MODEL: z.string().optional(),
+  EMBEDDINGS_BASE_URL: z.string().url().optional(),
   // Sandbox (one Docker container per channel)
   SANDBOX_IMAGE: z.string().default('roundtable-sandbox:latest'),
   SANDBOX_MEMORY: z.string().default('512m'),

@@ -4,7 +4,10 @@ import Database from 'better-sqlite3';
 import type { AuthorKind } from '../ports.js';
 import type { RoomMessage, ToolRun, TurnState } from '../room/types.js';
 import { ChatStore, ThreadStore } from './collaboration.js';
+import { EmbeddingStore } from './embeddings.js';
+import { ActionLog, KnowledgeStore } from './memory.js';
 import { migrate } from './migrate.js';
+import { UsageStore } from './usage.js';
 
 export interface ChannelRow {
   readonly id: number;
@@ -57,6 +60,10 @@ export class Store {
   readonly db: Database.Database;
   readonly threads: ThreadStore;
   readonly chats: ChatStore;
+  readonly usage: UsageStore;
+  readonly embeddings: EmbeddingStore;
+  readonly knowledge: KnowledgeStore;
+  readonly actions: ActionLog;
   private readonly q;
 
   constructor(file: string) {
@@ -70,6 +77,10 @@ export class Store {
     const db = this.db;
     this.threads = new ThreadStore(db);
     this.chats = new ChatStore(db);
+    this.usage = new UsageStore(db);
+    this.embeddings = new EmbeddingStore(db);
+    this.knowledge = new KnowledgeStore(db);
+    this.actions = new ActionLog(db);
     this.q = {
       channel: db.prepare<
         [string, string],

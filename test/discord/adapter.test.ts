@@ -360,3 +360,33 @@ describe('Discord slash commands that take a while', () => {
     }
   });
 });
+
+describe('Discord slash command answers longer than a message', () => {
+  it('splits a long /status into the reply and ephemeral follow-ups, never cutting it', async () => {
+    const fake = await startFakeDiscord({ bots: [{ token: 'tok-data', name: 'data-bot' }] });
+    const long = Array.from(
+      { length: 120 },
+      (_, i) => `- @agent${i}: ${i * 1000} in (${i * 900} cached), ${i} out`,
+    ).join('\n');
+    expect(long.length).toBeGreaterThan(4000);
+    const sink = new RecordingSink();
+    sink.command = async () => long;
+    const config = testConfig({
+      agents: [{ name: 'data', discord: { token: 'tok-data', control: true } }],
+      env: { DISCORD_API_URL: fake.apiURL },
+    });
+    const adapter = createDiscordAdapter({ config, logger: silentLogger(), rest: { globalRequestsPerSecond: 10_000 } });
+    try {
+      await adapter.start(sink);
+      const reply = await fake.slash('data-bot', 'alice', 'general', 'status');
+      await fake.until(() => fake.followUps.length >= 2);
+      const parts = [reply.content, ...fake.followUps.map((f) => f.content)];
+      expect(parts.every((part) => part.length <= 2000)).toBe(true);
+      expect(fake.followUps.every((f) => f.ephemeral)).toBe(true);
+      expect(parts.join('\n')).toBe(long);
+    } finally {
+      await adapter.stop();
+      await fake.close();
+    }
+  });
+});

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../fakes/discord/index.js';
 import type { FakeReply, RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf } from '../helpers/harness.js';
+import { agentOf, newestOf, situationOf } from '../helpers/harness.js';
 import { type DiscordHarness, startDiscordHarness } from './discord-harness.js';
 
 let h: DiscordHarness;
@@ -12,8 +12,7 @@ async function eventually(predicate: () => boolean): Promise<void> {
   while (!predicate()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
-const lastText = (request: RecordedRequest) =>
-  String([...request.messages].reverse().find((message) => message.role !== 'tool')?.content);
+const lastText = (request: RecordedRequest) => newestOf(request);
 
 /** `[@name]: text` for each bot message in a channel, with platform mentions shown as the fake stores them. */
 function transcript(messages: readonly FakeMessage[]): string[] {
@@ -227,8 +226,7 @@ describe('Discord scenarios through the bridge', () => {
     expect(reply.length).toBeGreaterThan(3000);
     expect(reply.length).toBeLessThan(4000);
     // @data writes the long reply once; when @code (asked by the mention) passes, @data resumes and passes too.
-    const resuming = (request: Parameters<typeof agentOf>[0]) =>
-      String(request.messages[0]?.content).includes('has answered');
+    const resuming = (request: Parameters<typeof agentOf>[0]) => situationOf(request).includes('has answered');
     h.llm.respond((request) =>
       agentOf(request) === 'data' && lastText(request).startsWith('[@Alice]') && !resuming(request)
         ? { content: reply }

@@ -266,6 +266,27 @@ describe('Slack adapter with a recording sink', () => {
       { response_type: 'ephemeral', text: 'In the latest thread here: done (status)' },
     ]);
   });
+
+  it('splits a long command answer into several ephemeral responses, never cutting it', async () => {
+    const { sink } = await start();
+    const long = Array.from(
+      { length: 200 },
+      (_, i) => `- @agent${i}: ${i * 1000} in (${i * 900} cached), ${i} out`,
+    ).join('\n');
+    expect(long.length).toBeGreaterThan(8000);
+    sink.command = async (event) => {
+      sink.commands.push(event);
+      return long;
+    };
+    const room = slack.addChannel('long', [alice, data, code]);
+    const before = slack.slashResponses.length;
+    slack.slashCommand(data, { command: '/status', user: operator, channel: room });
+    const texts = () => slack.slashResponses.slice(before).map((r) => (r.body as { text: string }).text);
+    await slack.waitFor(() => texts().join('\n').length >= long.length, 5000, 'responses');
+    expect(texts().length).toBeGreaterThanOrEqual(3);
+    expect(texts().every((text) => text.length <= 4000)).toBe(true);
+    expect(texts().join('\n')).toBe(long);
+  });
 });
 
 describe('Slack adapter setup errors', () => {

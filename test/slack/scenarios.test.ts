@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeReply, RecordedRequest } from '../fakes/openai-server/index.js';
 import type { FakeMessage } from '../fakes/slack/index.js';
-import { agentOf } from '../helpers/harness.js';
+import { agentOf, newestOf } from '../helpers/harness.js';
 import { type SlackHarness, startSlackHarness } from './slack-harness.js';
 
 let h: SlackHarness | undefined;
@@ -10,8 +10,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const lastText = (request: RecordedRequest) =>
-  String([...request.messages].reverse().find((message) => message.role !== 'tool')?.content);
+const lastText = (request: RecordedRequest) => newestOf(request);
 
 /** `[app]: text` for each message the apps posted, as the fake stores it (Slack markup included). */
 function transcript(harness: SlackHarness, messages: readonly FakeMessage[]): string[] {

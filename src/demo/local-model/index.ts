@@ -1,3 +1,5 @@
+export { FAKE_EMBEDDING_DIMENSIONS, fakeEmbedding } from './embeddings.js';
+export { PromptCache, promptText, repeatedPrefixShare } from './prompt-cache.js';
 export { startFakeOpenAI } from './server.js';
 export type {
   Dialect,

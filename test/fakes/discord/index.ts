@@ -113,6 +113,8 @@ export interface FakeDiscord {
   loseResponses(count: number): void;
   /** Registered application commands: `${applicationId}:${guildId | 'global'}` → commands. */
   readonly commands: ReadonlyMap<string, unknown[]>;
+  /** Interaction follow-ups (the parts of a long command answer after the first). */
+  readonly followUps: RestContext['followUps'];
   readonly identifies: FakeGateway['log'];
   close(): Promise<void>;
 }
@@ -162,6 +164,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     rateLimits: [] as RateLimitRule[],
     lostResponses: 0,
     interactions: new Map<string, PendingInteraction>(),
+    followUps: [],
     commands: new Map(),
     gatewayUrl,
     publish(message) {
@@ -230,6 +233,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     requests: context.requests,
     attachmentRequests,
     commands: context.commands,
+    followUps: context.followUps,
     identifies: gateway.log,
     bot,
     human,
