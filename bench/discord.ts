@@ -19,11 +19,11 @@ import OpenAI from 'openai';
 import { createClient } from '../adapters/discord/client.js';
 import { createDiscordAdapter } from '../adapters/discord/index.js';
 import { createBridge } from '../src/bridge/index.js';
+import { startFakeOpenAI } from '../src/demo/local-model/index.js';
 import { silentLogger } from '../src/log.js';
 import { openStore } from '../src/store/index.js';
 import { type FakeDiscord, type FakeMessage, startFakeDiscord } from '../test/fakes/discord/index.js';
 import { FakeSandbox } from '../test/fakes/fake-sandbox.js';
-import { startFakeOpenAI } from '../test/fakes/openai-server/index.js';
 import { testConfig } from '../test/helpers/config.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 500);

@@ -91,6 +91,13 @@ class DockerSandbox implements Sandbox {
     return path.join(this.dataDir, 'workspaces', channelSlug(channelKey));
   }
 
+  /** No container needed: the folder is made (and seeded) here, so an upload lands even without Docker. */
+  async ensureWorkspace(channelKey: string): Promise<string> {
+    const dir = this.workspaceDir(channelKey);
+    await prepareWorkspace(dir, this.settings.SANDBOX_TEMPLATE_DIR);
+    return dir;
+  }
+
   async exec(
     channelKey: string,
     command: string,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { startFakeOpenAI } from '../test/fakes/openai-server/index.js';
+import { startFakeOpenAI } from './demo/local-model/index.js';
 import { DEMO_QUESTION, demoReply } from './demo/player.js';
 import { RecordedSandbox } from './demo/recorded-sandbox.js';
 import { describeError } from './errors.js';

@@ -178,6 +178,11 @@ export interface Sandbox {
   workspaceDir?(channelKey: string): string;
   /** Rejects (SandboxError, saying why) when writing `bytes` more would overfill the workspace (SANDBOX_DISK). */
   checkDisk?(channelKey: string, bytes: number): Promise<void>;
+  /**
+   * Creates the channel's workspace folder when it does not exist yet (seeded from the template, as the first
+   * container would), without starting anything; resolves with its host path. Uploads use it.
+   */
+  ensureWorkspace?(channelKey: string): Promise<string>;
   close(): Promise<void>;
 }
 

@@ -11,6 +11,7 @@ import {
 } from 'discord.js';
 import type { AdapterSink, CommandEvent, CommandName } from '../../src/ports.js';
 import { PLATFORM } from './inbound.js';
+import { DISCORD_MESSAGE_LIMIT, splitMessage } from './split.js';
 
 const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy'];
 
@@ -66,7 +67,41 @@ export interface CommandContext {
   readonly controlAgent: string;
   /** How long to wait for the bridge's answer before deferring (default DEFER_AFTER_MS). */
   readonly deferAfterMs?: number | undefined;
+  /**
+   * The interaction's `channel_id` as sent, for an interaction without a `channel` object (discord.js reads the
+   * channel from that object only).
+   */
+  readonly sentChannel?: ((interactionId: string) => string | undefined) | undefined;
 }
+
+/**
+ * discord.js reads an interaction's channel from its `channel` object only; some interactions come with just
+ * `channel_id`. This keeps that id from the raw gateway event, which comes first, until the handler takes it.
+ */
+export class SentChannels {
+  private readonly byInteraction = new Map<string, string>();
+
+  /** Notes an INTERACTION_CREATE's `channel_id` (other gateway events are ignored). */
+  note(packet: { t?: string; d?: unknown }): void {
+    const data = packet.d as { id?: string; channel_id?: string } | undefined;
+    if (packet.t !== 'INTERACTION_CREATE' || !data?.id || !data.channel_id) return;
+    this.byInteraction.set(data.id, data.channel_id);
+    // Only the newest few are ever needed: each is taken right after its event.
+    if (this.byInteraction.size > 100) {
+      const oldest = this.byInteraction.keys().next().value;
+      if (oldest !== undefined) this.byInteraction.delete(oldest);
+    }
+  }
+
+  take(interactionId: string): string | undefined {
+    const channel = this.byInteraction.get(interactionId);
+    this.byInteraction.delete(interactionId);
+    return channel;
+  }
+}
+
+/** Said when Discord does not tell which room a command was used in. */
+export const NO_ROOM = 'Discord did not say where this command was used: try it again in the channel or DM.';
 
 export function isCommandName(name: string): name is CommandName {
   return (COMMANDS as readonly string[]).includes(name);
@@ -79,9 +114,14 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
   const isOperator =
     context.operators.has(interaction.user.id) ||
     interaction.memberPermissions?.has(PermissionFlagsBits.ManageChannels) === true;
+  const channel = interaction.channelId ?? context.sentChannel?.(interaction.id);
+  if (!channel) {
+    await interaction.reply({ content: NO_ROOM, flags: MessageFlags.Ephemeral });
+    return;
+  }
   const event: CommandEvent = {
     platform: PLATFORM,
-    channel: interaction.channelId,
+    channel,
     name,
     args: (interaction.options.getString('agent') ?? interaction.options.getString('mode'))?.trim() ?? '',
     user: {
@@ -98,15 +138,19 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
   });
   const first = await Promise.race([answer, slow]);
   clearTimeout(timer);
+  let parts: string[];
   if (first !== 'slow') {
-    await interaction.reply({ content: clip(first), flags: MessageFlags.Ephemeral });
-    return;
+    parts = chunks(first);
+    await interaction.reply({ content: parts[0] ?? 'Done.', flags: MessageFlags.Ephemeral });
+  } else {
+    await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+    parts = chunks(await answer);
+    await interaction.editReply({ content: parts[0] ?? 'Done.' });
   }
-  await interaction.deferReply({ flags: MessageFlags.Ephemeral });
-  await interaction.editReply({ content: clip(await answer) });
+  // A long answer (a /status with many agents) is split, never cut: the rest as ephemeral follow-ups.
+  for (const part of parts.slice(1)) await interaction.followUp({ content: part, flags: MessageFlags.Ephemeral });
 }
 
-function clip(text: string): string {
-  const body = text.trim() || 'Done.';
-  return body.length > 2000 ? `${body.slice(0, 1999)}…` : body;
+function chunks(text: string): string[] {
+  return splitMessage(text.trim() || 'Done.', DISCORD_MESSAGE_LIMIT);
 }

@@ -3,19 +3,28 @@
  * arrive through whichever bots see them and are forwarded once; replies leave through the speaking agent's bot.
  */
 import { randomBytes } from 'node:crypto';
-import { type APIMessage, ChannelType, type Client, Events, type Message, Routes } from 'discord.js';
+import { type APIMessage, ChannelType, type Client, Events, type Guild, type Message, Routes } from 'discord.js';
 import type { AgentConfig, Config } from '../../src/config/index.js';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, Outbound, Posted, StreamingPost } from '../../src/ports.js';
+import { SeenIds } from '../shared/seen-ids.js';
+import { splitMessage } from '../shared/split.js';
+import { EditStream, type StreamClock, systemClock } from '../shared/streaming-post.js';
+import { attachmentFile } from './attachments.js';
 import { compareIds, fetchMissed } from './catch-up.js';
 import { type ClientSettings, createClient } from './client.js';
-import { answerCommand } from './commands.js';
-import { factsFromApi, factsFromMessage, type MessageFacts, PLATFORM, toInbound } from './inbound.js';
+import { answerCommand, SentChannels } from './commands.js';
+import {
+  editId,
+  factsFromApi,
+  factsFromMessage,
+  factsFromUpdate,
+  type MessageFacts,
+  PLATFORM,
+  toInbound,
+} from './inbound.js';
 import { Directory, namesToMentions } from './mentions.js';
-import { RecentIds } from './recent-ids.js';
-import { splitMessage } from './split.js';
-import { DiscordStreamingPost, type StreamClock, systemClock } from './streaming-post.js';
 
 export interface DiscordAdapterOptions {
   readonly config: Config;
@@ -40,6 +49,10 @@ interface Identity {
 const ALLOWED_MENTIONS = { parse: ['users'], replied_user: false };
 /** A reply still being written pings no one (edits never ping, so a mention would ping a partial text). */
 const NO_MENTIONS = { parse: [] };
+/** Discord's length limit for a message's content. */
+export const DISCORD_MESSAGE_LIMIT = 2000;
+/** A user or bot mention, which pings only when the message is created. */
+const USER_MENTION = /<@!?\d+>/;
 
 /** The control identity: `control: true` in an agent's file, else the first agent with a Discord token. */
 export function controlAgentOf(config: Config): AgentConfig | undefined {
@@ -51,7 +64,7 @@ export class DiscordAdapter implements ChatAdapter {
   readonly platform = PLATFORM;
   private readonly identities: Identity[] = [];
   private readonly directory = new Directory();
-  private readonly seen = new RecentIds();
+  private readonly seen = new SeenIds();
   /** DM channel → the agent whose private room it is. */
   private readonly dmOwner = new Map<string, string>();
   /** Room → newest message id this adapter forwarded: where a catch-up starts after a drop. */
@@ -62,8 +75,10 @@ export class DiscordAdapter implements ChatAdapter {
   /** Messages that arrived before every identity was known (they could not be told apart yet). */
   private pending: { facts: MessageFacts; receiver: string }[] | null = [];
   /** `channel:bot user id` → replies that bot is streaming there; its messages' echoes wait for them. */
-  private readonly streams = new Map<string, Set<DiscordStreamingPost>>();
+  private readonly streams = new Map<string, Set<EditStream>>();
   private sink: AdapterSink | undefined;
+  /** Interactions' `channel_id` as sent, for interactions without a `channel` object. */
+  private readonly interactionChannels = new SentChannels();
   /**
    * DISCORD_STREAM=edit: the reply is shown through the agent's identity while it is written. Absent otherwise,
    * so the bridge does not ask the model to stream for nothing.
@@ -121,7 +136,8 @@ export class DiscordAdapter implements ChatAdapter {
   async post(message: Outbound, options: { signal?: AbortSignal } = {}): Promise<Posted> {
     const { identity, prefix } = this.speaker(message);
     const text = namesToMentions(prefix + message.text, this.directory);
-    const { ids, error } = await this.send(identity, message.channel, splitMessage(text), ALLOWED_MENTIONS, options);
+    const chunks = splitMessage(text, DISCORD_MESSAGE_LIMIT);
+    const { ids, error } = await this.send(identity, message.channel, chunks, ALLOWED_MENTIONS, options);
     if (error !== undefined && ids.length === 0) {
       throw new AdapterError(PLATFORM, `${identity.agent.name} could not post: ${describeError(error)}`, {
         cause: error,
@@ -134,13 +150,17 @@ export class DiscordAdapter implements ChatAdapter {
     if (this.identities.length === 0) return undefined;
     const { identity, prefix } = this.speaker({ channel, agent, text: '' });
     const rest = identity.client.rest;
-    const post = new DiscordStreamingPost({
-      render: (text) => namesToMentions(prefix + text, this.directory),
+    const render = (text: string) =>
+      splitMessage(namesToMentions(prefix + text, this.directory), DISCORD_MESSAGE_LIMIT);
+    const post = new EditStream({
+      preview: (text) => render(text)[0] ?? '',
+      final: render,
+      notifies: (message) => USER_MENTION.test(message),
       intervalMs: this.options.streamIntervalMs ?? 1000,
       clock: this.options.streamClock ?? systemClock,
       logger: this.log,
       transport: {
-        create: async (content) => (await this.send(identity, channel, [content], NO_MENTIONS, {}, true)).ids[0] ?? '',
+        create: async (content) => (await this.send(identity, channel, [content], NO_MENTIONS, {}, true)).ids[0],
         edit: async (id, content) => {
           await rest.patch(Routes.channelMessage(channel, id), { body: { content, allowed_mentions: NO_MENTIONS } });
         },
@@ -246,6 +266,21 @@ export class DiscordAdapter implements ChatAdapter {
     return { identity, prefix: message.agent ? `**${message.agent}:** ` : '' };
   }
 
+  private roleName(id: string): string | undefined {
+    for (const { client } of this.identities) {
+      for (const guild of client.guilds.cache.values()) {
+        const role = guild.roles.cache.get(id);
+        if (role) return role.name;
+      }
+    }
+    return undefined;
+  }
+
+  /** Every bot's managed role (`tags.bot_id`): a mention of it addresses that bot. */
+  private learnRoles(guild: Guild): void {
+    for (const role of guild.roles.cache.values()) this.directory.setRole(role.id, role.tags?.botId);
+  }
+
   private channelName(id: string): string | undefined {
     for (const { client } of this.identities) {
       const channel = client.channels.cache.get(id);
@@ -262,14 +297,24 @@ export class DiscordAdapter implements ChatAdapter {
   private wire(identity: Identity, isControl: boolean): void {
     const { client, agent } = identity;
     client.on(Events.MessageCreate, (message) => this.onMessage(identity, message));
+    // Messages are not cached, so discord.js emits no MessageUpdate: the raw event carries the whole message.
+    client.on(Events.Raw, (packet: { t?: string; d?: unknown }) => {
+      if (packet.t === 'MESSAGE_UPDATE' && this.pending === null) this.onUpdate(identity, packet.d);
+    });
     client.on(Events.Error, (error) => this.log.error({ err: error, agent: agent.name }, 'discord client error'));
     client.on(Events.ShardError, (error) => this.log.warn({ err: error, agent: agent.name }, 'discord gateway error'));
     client.on(Events.ShardResume, () => void this.catchUp(identity));
+    // A bot's managed role appears when the bot joins a server (and with every guild the client learns of).
+    client.on(Events.GuildCreate, (guild) => this.learnRoles(guild));
+    client.on(Events.GuildRoleCreate, (role) => this.directory.setRole(role.id, role.tags?.botId));
+    client.on(Events.GuildRoleUpdate, (_old, role) => this.directory.setRole(role.id, role.tags?.botId));
+    client.on(Events.GuildRoleDelete, (role) => this.directory.forgetRole(role.id));
     client.on(Events.ShardReady, () => {
       // The first READY is covered by start(); a later one follows a session Discord would not resume.
       if (this.pending === null) void this.catchUp(identity);
     });
     if (isControl) {
+      client.on(Events.Raw, (packet) => this.interactionChannels.note(packet));
       client.on(Events.InteractionCreate, (interaction) => {
         if (!interaction.isChatInputCommand() || !this.sink) return;
         const context = {
@@ -277,6 +322,7 @@ export class DiscordAdapter implements ChatAdapter {
           operators: this.operators,
           controlAgent: agent.name,
           deferAfterMs: this.options.commandDeferMs,
+          sentChannel: (id: string) => this.interactionChannels.take(id),
         };
         answerCommand(interaction, context).catch((error: unknown) =>
           this.log.warn({ err: error, command: interaction.commandName }, 'slash command failed'),
@@ -297,6 +343,7 @@ export class DiscordAdapter implements ChatAdapter {
     }
     await ready;
     if (client.user) this.directory.setAgent(agent.name, client.user.id);
+    for (const guild of client.guilds.cache.values()) this.learnRoles(guild);
     this.log.info({ agent: agent.name, user: client.user?.tag }, 'discord identity ready');
   }
 
@@ -309,10 +356,15 @@ export class DiscordAdapter implements ChatAdapter {
     void this.forward(facts, identity.agent.name);
   }
 
-  /** Hands one message to the bridge, once, whichever bots received it. */
+  private onUpdate(identity: Identity, data: unknown): void {
+    const facts = factsFromUpdate(data as Parameters<typeof factsFromUpdate>[0]);
+    if (facts) void this.forward(facts, identity.agent.name);
+  }
+
+  /** Hands one message (or edit) to the bridge, once, whichever bots received it. */
   private async forward(facts: MessageFacts, receiver: string): Promise<void> {
     const sink = this.sink;
-    if (!sink || !this.seen.add(facts.id)) return;
+    if (!sink || !this.seen.add(editId(facts))) return;
     // Only the DM's own bot receives a DM, so the receiver is the agent whose private room it is.
     if (facts.isDirect) this.dmOwner.set(facts.channelId, receiver);
     const inbound = toInbound(facts, {
@@ -320,9 +372,16 @@ export class DiscordAdapter implements ChatAdapter {
       allowedBots: this.allowedBots,
       receiver,
       channelName: (id) => this.channelName(id),
+      roleName: (id) => this.roleName(id),
+      fileOf: (attachment) =>
+        attachmentFile(attachment, {
+          apiUrl: this.options.config.settings.DISCORD_API_URL,
+          maxBytes: this.options.config.settings.DISCORD_MAX_FILE_MB * 1024 * 1024,
+        }),
     });
     const last = this.lastForwarded.get(facts.channelId);
-    if (!last || compareIds(facts.id, last) > 0) this.lastForwarded.set(facts.channelId, facts.id);
+    const isNewer = facts.editedAt === undefined && (!last || compareIds(facts.id, last) > 0);
+    if (isNewer) this.lastForwarded.set(facts.channelId, facts.id);
     if (!inbound) return;
     if (!(await this.awaitStreams(facts))) return;
     try {
@@ -356,7 +415,8 @@ export class DiscordAdapter implements ChatAdapter {
     }
     for (const [id, owner] of this.dmOwner) if (owner === identity.agent.name) rooms.push({ id, direct: true });
     for (const room of rooms) {
-      const after = this.lastForwarded.get(room.id) ?? sink.lastMessageId(PLATFORM, room.id);
+      // The newest stored id may be an edit's (`<id>:edit:<time>`): the message's own id is the cursor.
+      const after = (this.lastForwarded.get(room.id) ?? sink.lastMessageId(PLATFORM, room.id))?.split(':')[0];
       // A room the bridge never heard of has no history worth answering now.
       if (!after || this.catchingUp.has(room.id)) continue;
       this.catchingUp.add(room.id);

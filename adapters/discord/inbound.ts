@@ -3,9 +3,11 @@
  * channel history (catch-up) are reduced to the same plain facts first, so both paths classify alike.
  */
 import type { APIMessage } from 'discord.js';
-import { ChannelType, type Message, MessageType } from 'discord.js';
-import type { Inbound } from '../../src/ports.js';
-import { type Directory, mentionsToNames, plainMarkup } from './mentions.js';
+import { ChannelType, type Message, MessageReferenceType, MessageType } from 'discord.js';
+import type { Inbound, InboundFile } from '../../src/ports.js';
+import { withShared } from '../shared/quote.js';
+import { plainMarkup } from './markup.js';
+import { type Directory, mentionsToNames } from './mentions.js';
 
 export const PLATFORM = 'discord';
 
@@ -19,17 +21,42 @@ export interface MessageFacts {
   /** Display name: server nickname, else global name, else username. */
   readonly authorName: string;
   readonly content: string;
-  readonly attachments: readonly { readonly name: string; readonly url: string }[];
+  readonly attachments: readonly AttachmentFacts[];
   /** Users mentioned in the message, id → display name (only those written in the text are converted). */
   readonly mentioned: ReadonlyMap<string, string>;
+  /** What a forward carries: the forwarded messages' text (Discord's `message_snapshots`). */
+  readonly shared: readonly SharedFacts[];
+  /** For a reply: who wrote the message it replies to (Discord's `referenced_message.author`). */
+  readonly repliedTo?: string | undefined;
   readonly at: number;
+  /** Set when these facts are an edit (MESSAGE_UPDATE with `edited_timestamp`): when it was made. */
+  readonly editedAt?: number | undefined;
+}
+
+/** A file attached to a message, as Discord describes it (its `url` is a signed CDN address). */
+export interface AttachmentFacts {
+  readonly name: string;
+  readonly url: string;
+  readonly size: number;
+  readonly contentType?: string | undefined;
+}
+
+export interface SharedFacts {
+  readonly content: string;
+  readonly mentioned: ReadonlyMap<string, string>;
+}
+
+type Users = Iterable<{ id: string; displayName?: string; global_name?: string | null; username: string }>;
+
+/** Mentioned users, id → the name to show for them. */
+function namesOf(users: Users, nick: (id: string) => string | null | undefined = () => undefined): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const user of users) names.set(user.id, nick(user.id) ?? user.displayName ?? user.global_name ?? user.username);
+  return names;
 }
 
 export function factsFromMessage(message: Message): MessageFacts {
-  const mentioned = new Map<string, string>();
-  for (const user of message.mentions.users.values()) {
-    mentioned.set(user.id, message.mentions.members?.get(user.id)?.displayName ?? user.displayName);
-  }
+  const mentioned = namesOf(message.mentions.users.values(), (id) => message.mentions.members?.get(id)?.displayName);
   return {
     id: message.id,
     channelId: message.channelId,
@@ -39,19 +66,29 @@ export function factsFromMessage(message: Message): MessageFacts {
     authorIsBot: message.author.bot || message.webhookId !== null,
     authorName: message.member?.displayName ?? message.author.displayName,
     content: message.content,
-    attachments: [...message.attachments.values()].map((file) => ({ name: file.name, url: file.url })),
+    attachments: [...message.attachments.values()].map((file) => ({
+      name: file.name,
+      url: file.url,
+      size: file.size,
+      contentType: file.contentType ?? undefined,
+    })),
     mentioned,
+    shared: [...message.messageSnapshots.values()].map((snapshot) => ({
+      content: snapshot.content,
+      mentioned: namesOf(snapshot.mentions.users.values()),
+    })),
+    // discord.js keeps the replied-to author from `referenced_message` as `mentions.repliedUser`.
+    repliedTo: message.reference?.type === MessageReferenceType.Default ? message.mentions.repliedUser?.id : undefined,
     at: message.createdTimestamp,
   };
 }
 
 /** A raw API message (from `GET /channels/:id/messages`); `isDirect` comes from the channel it was read from. */
 export function factsFromApi(message: APIMessage, isDirect: boolean): MessageFacts {
-  const mentioned = new Map<string, string>();
-  for (const user of message.mentions) {
-    const member = (user as { member?: { nick?: string | null } }).member;
-    mentioned.set(user.id, member?.nick ?? user.global_name ?? user.username);
-  }
+  const mentioned = namesOf(message.mentions, (id) => {
+    const user = message.mentions.find((candidate) => candidate.id === id);
+    return (user as { member?: { nick?: string | null } } | undefined)?.member?.nick;
+  });
   const member = (message as { member?: { nick?: string | null } }).member;
   return {
     id: message.id,
@@ -62,8 +99,21 @@ export function factsFromApi(message: APIMessage, isDirect: boolean): MessageFac
     authorIsBot: message.author.bot === true || message.webhook_id !== undefined,
     authorName: member?.nick ?? message.author.global_name ?? message.author.username,
     content: message.content,
-    attachments: message.attachments.map((file) => ({ name: file.filename, url: file.url })),
+    attachments: message.attachments.map((file) => ({
+      name: file.filename,
+      url: file.url,
+      size: file.size,
+      contentType: file.content_type,
+    })),
     mentioned,
+    shared: (message.message_snapshots ?? []).map((snapshot) => ({
+      content: snapshot.message.content,
+      mentioned: namesOf(snapshot.message.mentions),
+    })),
+    repliedTo:
+      (message.message_reference?.type ?? MessageReferenceType.Default) === MessageReferenceType.Default
+        ? (message.referenced_message?.author.id ?? undefined)
+        : undefined,
     at: Date.parse(message.timestamp),
   };
 }
@@ -74,8 +124,26 @@ export interface InboundContext {
   readonly allowedBots: ReadonlySet<string>;
   /** The agent whose bot received the message (the DM's owner for a DM). */
   readonly receiver: string;
-  /** A guild channel's name by id, for `<#id>` (from the receiving client's cache). */
+  /** A guild channel's name by id, for `<#id>` and channel links (from the receiving client's cache). */
   readonly channelName?: (id: string) => string | undefined;
+  /** A guild role's name by id, for `<@&id>` of roles that are not our bots' (from the client's cache). */
+  readonly roleName?: (id: string) => string | undefined;
+  /** Makes an attachment downloadable; without it, attachments are left out. */
+  readonly fileOf?: (attachment: AttachmentFacts) => InboundFile;
+}
+
+/**
+ * The facts of an edit, from a MESSAGE_UPDATE (a whole message object since API v10). Null when it is no edit by
+ * someone: an update that only adds embeds (a link preview resolving) has no `edited_timestamp`.
+ */
+export function factsFromUpdate(update: APIMessage & { guild_id?: string }): MessageFacts | null {
+  if (!update.edited_timestamp || !update.author || typeof update.content !== 'string') return null;
+  return { ...factsFromApi(update, update.guild_id === undefined), editedAt: Date.parse(update.edited_timestamp) };
+}
+
+/** The id an edit is stored and deduplicated under: the message's, the edit's time. */
+export function editId(facts: Pick<MessageFacts, 'id' | 'editedAt'>): string {
+  return facts.editedAt === undefined ? facts.id : `${facts.id}:edit:${facts.editedAt}`;
 }
 
 /** Converts a message for the router, or returns null when the router must not see it. */
@@ -100,20 +168,33 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
   for (const [id, name] of facts.mentioned) {
     if (!context.directory.agentOf(id)) context.directory.rememberHuman(id, name);
   }
-  let text = mentionsToNames(facts.content, context.directory, facts.mentioned);
-  text = plainMarkup(text, context.channelName ?? (() => undefined));
-  if (facts.attachments.length > 0) {
-    const files = facts.attachments.map((file) => `[attachment: ${file.name} ${file.url}]`).join('\n');
-    text = text ? `${text}\n${files}` : files;
-  }
-  if (!text.trim()) return null;
+  const markup = { channelName: context.channelName ?? (() => undefined), at: facts.at };
+  const plain = (content: string, mentioned: ReadonlyMap<string, string>) =>
+    plainMarkup(mentionsToNames(content, context.directory, mentioned, context.roleName), markup);
+  const text = withShared(
+    plain(facts.content, facts.mentioned),
+    facts.shared.map((shared) => ({ text: plain(shared.content, shared.mentioned) })),
+  );
+  const edit = facts.editedAt;
+  // People's files only (our agents attach none); an edit brings no new files.
+  const fileOf = author.kind === 'human' && edit === undefined ? context.fileOf : undefined;
+  const files = fileOf ? facts.attachments.map(fileOf) : [];
+  if (!text.trim() && files.length === 0) return null;
+  // A human's reply to an agent's message addresses that agent; an agent replying to an agent asks nothing
+  // (reply pings are how bot loops start).
+  const replied = author.kind === 'human' && facts.repliedTo ? context.directory.agentOf(facts.repliedTo) : undefined;
+  // Only people's edits can address someone; an agent's edits are its streamed replies.
+  if (edit !== undefined && author.kind !== 'human') return null;
   return {
     platform: PLATFORM,
     channel: facts.channelId,
-    messageId: facts.id,
+    messageId: editId(facts),
     author,
     text,
     ...(facts.isDirect ? { direct: { agent: context.receiver } } : {}),
-    at: facts.at,
+    ...(replied ? { addressed: [replied] } : {}),
+    ...(files.length > 0 ? { files } : {}),
+    ...(edit !== undefined ? { edit: { of: facts.id, originalAt: facts.at } } : {}),
+    at: edit ?? facts.at,
   };
 }

@@ -1,8 +1,12 @@
 import type { ChatAdapter } from '../../src/ports.js';
 import { DiscordAdapter, type DiscordAdapterOptions } from './discord-adapter.js';
 
-export { controlAgentOf, DiscordAdapter, type DiscordAdapterOptions } from './discord-adapter.js';
-export { splitMessage } from './split.js';
+export {
+  controlAgentOf,
+  DISCORD_MESSAGE_LIMIT,
+  DiscordAdapter,
+  type DiscordAdapterOptions,
+} from './discord-adapter.js';
 
 /** The Discord adapter for every agent that has a Discord token (main.ts calls this). */
 export function createDiscordAdapter(options: DiscordAdapterOptions): ChatAdapter {

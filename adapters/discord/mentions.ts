@@ -1,14 +1,12 @@
 /**
  * Mentions both ways. Inbound, `<@id>` / `<@!id>` becomes `@agent` for one of our bots and `@Display_Name` for a
- * human (whitespace turned into `_` so the router's `@name` rule can read it). Outbound, `@agent` and a known
+ * human (whitespace turned into `_` so the router's `@name` rule can read it); `<@&role>` of a bot's managed role
+ * (the one the @-picker offers first) is a mention of that bot's agent. Outbound, `@agent` and a known
  * `@Human_Name` become real mentions; text in code is left alone. Only mentions written in the text count:
  * a reply's ping is not in the text, so it is never a mention.
  */
-
-/** A human's name as the router sees it: the display name with whitespace replaced by `_`. */
-export function mentionName(displayName: string): string {
-  return displayName.trim().replace(/\s+/g, '_');
-}
+import { mapProse } from '../shared/code-spans.js';
+import { mentionName } from '../shared/mention-name.js';
 
 /** Who is who: our agents' bot user ids, and humans met so far (id ↔ mention name). */
 export class Directory {
@@ -16,6 +14,8 @@ export class Directory {
   private readonly userByAgent = new Map<string, string>();
   private readonly humanById = new Map<string, string>();
   private readonly humanByName = new Map<string, string>();
+  /** Managed roles of bots (`tags.bot_id`): role id → bot user id. */
+  private readonly botByRole = new Map<string, string>();
 
   setAgent(agent: string, userId: string): void {
     this.agentByUser.set(userId, agent);
@@ -28,6 +28,26 @@ export class Directory {
 
   userOfAgent(agent: string): string | undefined {
     return this.userByAgent.get(agent.toLowerCase());
+  }
+
+  /** Notes a guild role; a bot's managed role (`tags.bot_id`) then stands for that bot. */
+  setRole(roleId: string, botUserId: string | undefined): void {
+    if (botUserId) this.botByRole.set(roleId, botUserId);
+    else this.botByRole.delete(roleId);
+  }
+
+  forgetRole(roleId: string): void {
+    this.botByRole.delete(roleId);
+  }
+
+  /** The agent whose bot a role belongs to, if it is one of our bots' managed roles. */
+  agentOfRole(roleId: string): string | undefined {
+    const bot = this.botByRole.get(roleId);
+    return bot ? this.agentOf(bot) : undefined;
+  }
+
+  isAgentName(name: string): boolean {
+    return this.userByAgent.has(name.toLowerCase());
   }
 
   /** Remembers a human (bounded: the oldest entries go first). */
@@ -55,19 +75,23 @@ export class Directory {
   }
 }
 
-/** Turns `<#id>` into `#channel-name` and custom emoji `<:name:id>` into `:name:`, so the text reads plainly. */
-export function plainMarkup(text: string, channelName: (id: string) => string | undefined): string {
-  return text
-    .replace(/<#(\d+)>/g, (raw, id: string) => {
-      const name = channelName(id);
-      return name ? `#${name}` : raw;
-    })
-    .replace(/<a?:(\w+):\d+>/g, ':$1:');
-}
-
-/** Platform mentions → `@name`. `extra` names users mentioned in this very message (from its `mentions`). */
-export function mentionsToNames(text: string, directory: Directory, extra?: ReadonlyMap<string, string>): string {
-  return text.replace(/<@!?(\d+)>/g, (raw, id: string) => {
+/**
+ * Platform mentions → `@name`. `extra` names users mentioned in this very message (from its `mentions`);
+ * `roleName` names other roles, shown as `@Role_Name` unless that reads as an agent's name.
+ */
+export function mentionsToNames(
+  text: string,
+  directory: Directory,
+  extra?: ReadonlyMap<string, string>,
+  roleName: (id: string) => string | undefined = () => undefined,
+): string {
+  return text.replace(/<@([!&]?)(\d+)>/g, (raw, kind: string, id: string) => {
+    if (kind === '&') {
+      const agent = directory.agentOfRole(id);
+      if (agent) return `@${agent}`;
+      const role = mentionName(roleName(id) ?? '');
+      return role && !directory.isAgentName(role) ? `@${role}` : raw;
+    }
     const agent = directory.agentOf(id);
     if (agent) return `@${agent}`;
     const display = extra?.get(id);
@@ -77,27 +101,19 @@ export function mentionsToNames(text: string, directory: Directory, extra?: Read
   });
 }
 
-/** Fenced blocks (an unclosed fence runs to the end) and inline code spans: left untouched. */
-const CODE = /```[\s\S]*?(?:```|$)|~~~[\s\S]*?(?:~~~|$)|(`+)[^`][\s\S]*?\1/g;
 /**
  * `@name` shaped like the router's mentions (not after a word character, `.`, `@`, `+` or `-`), widened to any
  * letter so that humans with names like `@José` can be mentioned back.
  */
 const MENTION = /(^|[^\p{L}\p{N}_.@+-])@([\p{L}\p{N}_-]+)/gu;
 
-/** `@name` → `<@id>` for our agents and for humans the directory knows; everything else stays as written. */
+/** `@name` → `<@id>` for our agents and for humans the directory knows; code and everything else stay as written. */
 export function namesToMentions(text: string, directory: Directory): string {
-  const convert = (plain: string) =>
+  return mapProse(text, (plain) =>
     plain.replace(MENTION, (whole, before: string, name: string) => {
       const bare = name.replace(/-+$/, '');
       const id = directory.userOfAgent(bare) ?? directory.humanId(bare);
       return id ? `${before}<@${id}>${name.slice(bare.length)}` : whole;
-    });
-  let out = '';
-  let last = 0;
-  for (const match of text.matchAll(CODE)) {
-    out += convert(text.slice(last, match.index)) + match[0];
-    last = match.index + match[0].length;
-  }
-  return out + convert(text.slice(last));
+    }),
+  );
 }

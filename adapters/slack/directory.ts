@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import { mentionName } from './inbound-text.js';
+import { mentionName } from '../shared/mention-name.js';
 import { withRateLimitRetry } from './web-call.js';
 
 interface Person {

@@ -2,25 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { App, HTTPReceiver, type SlashCommand, SocketModeReceiver, webApi } from '@slack/bolt';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
+import { download } from '../shared/download.js';
 import { boltLogger } from './bolt-logger.js';
+import type { SlackMessageEvent } from './inbound.js';
 import { webClientOptions, withRateLimitRetry } from './web-call.js';
-
-/** The fields of a Slack `message` / `app_mention` event the adapter reads. */
-export interface SlackMessageEvent {
-  readonly type: string;
-  readonly subtype?: string;
-  readonly channel: string;
-  readonly channel_type?: string;
-  readonly user?: string;
-  readonly bot_id?: string;
-  readonly app_id?: string;
-  readonly username?: string;
-  readonly bot_profile?: { readonly name?: string };
-  readonly text?: string;
-  readonly ts: string;
-  readonly thread_ts?: string;
-  readonly team?: string;
-}
 
 export interface IdentityHandlers {
   /** A message or app_mention reached this identity (already acked). */
@@ -37,6 +22,31 @@ export interface IdentityOptions {
   readonly control: boolean;
   readonly apiUrl: string | undefined;
   readonly logger: Logger;
+}
+
+/** Where Slack serves the files shared in a workspace. */
+const FILE_HOST = 'https://files.slack.com';
+
+/** The slash commands the control app answers. */
+const OPERATOR_COMMAND = /^\/(pass|reset|status)$/;
+
+/**
+ * What to acknowledge an envelope with that this app has no listener for (interactive payloads such as block
+ * actions and shortcuts, slash commands other than the operator commands on the control app), or undefined when a
+ * listener handles it. Unacknowledged, Slack would deliver it again and show the user `dispatch_failed`.
+ * Events need nothing here: Bolt acknowledges every event before its listeners run.
+ */
+export function unhandledReply(body: unknown, control: boolean): string | undefined {
+  const { type, command } = (body ?? {}) as { type?: unknown; command?: unknown };
+  if (type === 'event_callback') return undefined;
+  if (typeof command === 'string') {
+    if (control && OPERATOR_COMMAND.test(command)) return undefined;
+    // An empty acknowledgement would leave the user wondering; say so, privately.
+    return control
+      ? `${command} is not a Roundtable command here: use /pass, /reset or /status.`
+      : `${command} is not handled by this app: the operator commands belong to the control agent's app.`;
+  }
+  return '';
 }
 
 /** Where an HTTP-mode app receives its events on the shared server. */
@@ -125,6 +135,13 @@ export class SlackIdentity {
       logger,
       clientOptions,
     });
+    // First in line: whatever this app has no listener for is acknowledged at once.
+    app.use(async (args) => {
+      const reply = unhandledReply(args.body, this.control);
+      const ack = (args as { ack?: (response?: string) => Promise<void> }).ack;
+      if (reply === undefined || !ack) return args.next();
+      await ack(reply || undefined);
+    });
     app.event('message', async ({ event, body }) => {
       handlers.message(this, event as unknown as SlackMessageEvent, body.team_id);
     });
@@ -132,7 +149,7 @@ export class SlackIdentity {
       handlers.message(this, event as unknown as SlackMessageEvent, body.team_id);
     });
     if (this.control) {
-      app.command(/^\/(pass|reset|status)$/, async ({ command, ack, respond }) => {
+      app.command(OPERATOR_COMMAND, async ({ command, ack, respond }) => {
         // Ack first: Slack shows an error if the answer takes over 3 s; the real answer follows via response_url.
         await ack();
         await handlers.command(this, command, async (text) => {
@@ -159,6 +176,28 @@ export class SlackIdentity {
 
   async stop(): Promise<void> {
     if (this.socket) await this.socket.client.disconnect();
+  }
+
+  /**
+   * Downloads a file Slack shared with this app (`url_private_download`), with this app's token and from Slack's
+   * file host only (files.slack.com, or the host of SLACK_API_URL).
+   */
+  async downloadFile(
+    url: string,
+    options: { maxBytes: number; mimeType?: string | undefined; signal?: AbortSignal | undefined },
+  ): Promise<Uint8Array> {
+    const origins = new Set([FILE_HOST, ...(this.options.apiUrl ? [new URL(this.options.apiUrl).origin] : [])]);
+    return download(url, {
+      origins,
+      headers: { authorization: `Bearer ${this.options.botToken}` },
+      maxBytes: options.maxBytes,
+      signal: options.signal,
+      // Without the files:read scope Slack answers 200 with its sign-in page instead of the file.
+      check: (response) =>
+        response.headers.get('content-type')?.startsWith('text/html') && !options.mimeType?.startsWith('text/html')
+          ? `Slack sent a sign-in page instead of the file: @${this.agent}'s app needs the files:read scope (add it, then reinstall the app)`
+          : undefined,
+    });
   }
 
   /** Serves one HTTP request addressed to this app (signature checked by Bolt: 401 when bad or stale). */

@@ -1,14 +1,11 @@
+import { mentionName } from '../shared/mention-name.js';
+
 /** Looks up how a Slack user id should read in the core's text: `agentname` or `display_name`. */
 export type NameOf = (userId: string) => string | undefined;
 
 /** Every user id mentioned as `<@U…>` or `<@U…|label>`, so names can be fetched before converting. */
 export function mentionedUserIds(text: string): string[] {
   return [...new Set([...text.matchAll(/<@([UW][A-Z0-9]+)(?:\|[^>]*)?>/g)].map((m) => m[1] ?? ''))];
-}
-
-/** A display name as a mention token: whitespace becomes `_` so `@Alice_Smith` stays one word. */
-export function mentionName(displayName: string): string {
-  return displayName.trim().replace(/\s+/g, '_');
 }
 
 /**

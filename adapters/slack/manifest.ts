@@ -9,12 +9,13 @@ export interface ManifestAgent {
   readonly requestUrl?: string | undefined;
 }
 
-/** Bot scopes: read and write in channels, private channels, DMs and group DMs; names of users. */
+/** Bot scopes: read and write in channels, private channels, DMs and group DMs; names of users; shared files. */
 const BOT_SCOPES = [
   'app_mentions:read',
   'channels:history',
   'channels:read',
   'chat:write',
+  'files:read',
   'groups:history',
   'groups:read',
   'im:history',

@@ -1,4 +1,4 @@
-import { segments } from './code-spans.js';
+import { segments } from '../shared/code-spans.js';
 
 /** Turns a mention's name into Slack's `<@U…>`, or undefined to leave `@name` as it is. */
 export type MentionResolver = (name: string) => string | undefined;

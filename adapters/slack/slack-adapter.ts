@@ -6,30 +6,33 @@ import type {
   AdapterSink,
   ChatAdapter,
   CommandName,
-  Inbound,
+  InboundFile,
   Outbound,
   Posted,
   StreamingPost,
 } from '../../src/ports.js';
+import { SeenIds } from '../shared/seen-ids.js';
+import { splitMessage } from '../shared/split.js';
+import { EditStream, systemClock } from '../shared/streaming-post.js';
 import { Directory } from './directory.js';
 import { SlackHttpServer } from './http-server.js';
-import { type SlackIdentity as Identity, SlackIdentity, type SlackMessageEvent } from './identity.js';
-import { mentionedUserIds, mentionName, slackToPlain } from './inbound-text.js';
+import { type SlackIdentity as Identity, SlackIdentity } from './identity.js';
+import { ourApp, SLACK, type SlackFile, type SlackMessageEvent, toInbound, userIdsToLearn } from './inbound.js';
 import { type MentionResolver, markdownToMrkdwn } from './mrkdwn.js';
-import { parseRoom, roomOfMessage } from './rooms.js';
-import { SeenSet } from './seen-set.js';
-import { splitMessage } from './split.js';
+import { parseRoom } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
-import { SlackStreamingPost } from './streaming-post.js';
 import { isRateLimited, withRateLimitRetry } from './web-call.js';
 
-export const SLACK = 'slack';
+export { SLACK } from './inbound.js';
 
-/** Subtypes that are still someone writing a new message; edits, joins, deletions etc. are not. */
-const NEW_MESSAGE_SUBTYPES = new Set(['bot_message', 'file_share', 'thread_broadcast', 'me_message']);
+/** Slack truncates the display of longer texts; its guidance is to keep a message under 4000 characters. */
+export const SLACK_MESSAGE_LIMIT = 4000;
 
 /** Slack's guidance for chat.update: about one edit per second per message. */
 const STREAM_INTERVAL_MS = 1000;
+
+/** Slack notifies people of a mention when a message is posted, never when it is edited. */
+const LIVE_MENTION = /<@[UW][A-Z0-9]+(?:\|[^>]*)?>/;
 
 interface Sender {
   readonly identity: SlackIdentity;
@@ -53,7 +56,7 @@ export class SlackAdapter implements ChatAdapter {
   private readonly config: Config;
   private readonly log: Logger;
   private readonly directory = new Directory();
-  private readonly seen = new SeenSet();
+  private readonly seen = new SeenIds();
   private readonly echoes = new StreamEchoes();
   private readonly operators: ReadonlySet<string>;
   private readonly allowedBots: ReadonlySet<string>;
@@ -71,6 +74,7 @@ export class SlackAdapter implements ChatAdapter {
     this.log = options.logger.child({ adapter: SLACK });
     const settings = options.config.settings;
     this.operators = new Set(settings.OPERATORS);
+    if (settings.SLACK_STREAM === 'update') this.stream = (room, agent) => this.openStream(room, agent);
     this.allowedBots = new Set(settings.SLACK_ALLOWED_BOTS.map((b) => b.toLowerCase()));
     const agents = options.config.agents.filter((a) => a.slack);
     const control = agents.find((a) => a.slack?.control) ?? agents[0];
@@ -146,17 +150,21 @@ export class SlackAdapter implements ChatAdapter {
   async post(message: Outbound, options: { signal?: AbortSignal } = {}): Promise<Posted> {
     const { channel, threadTs } = parseRoom(message.channel);
     const { identity, render } = this.senderOf(channel, message.agent);
-    const ids = await this.postChunks(identity, channel, threadTs, splitMessage(render(message.text)), options.signal);
+    const chunks = splitMessage(render(message.text), SLACK_MESSAGE_LIMIT);
+    const ids = await this.postChunks(identity, channel, threadTs, chunks, options.signal);
     this.lastRoom.set(channel, { room: message.channel, direct: this.dmOwner.get(channel) });
     return { messageIds: ids };
   }
 
   /**
    * With SLACK_STREAM=update: a reply shown while it is written, posted once and then edited
-   * with chat.update (at most once a second) through the agent's own app.
+   * with chat.update (at most once a second) through the agent's own app. Absent otherwise, so the
+   * bridge does not ask the model to stream for nothing (unless LLM_STREAM says so).
    */
-  stream(room: string, agent: string): StreamingPost | undefined {
-    if (this.config.settings.SLACK_STREAM !== 'update' || this.identities.length === 0) return undefined;
+  readonly stream?: (room: string, agent: string) => StreamingPost | undefined;
+
+  private openStream(room: string, agent: string): StreamingPost | undefined {
+    if (this.identities.length === 0) return undefined;
     const { channel, threadTs } = parseRoom(room);
     const { identity, render } = this.senderOf(channel, agent);
     const client = identity.client;
@@ -164,14 +172,16 @@ export class SlackAdapter implements ChatAdapter {
     const failed = (what: string, error: unknown) =>
       new AdapterError(SLACK, `@${identity.agent} could not ${what}: ${describeError(error)}`, { cause: error });
     this.lastRoom.set(channel, { room, direct: this.dmOwner.get(channel) });
-    return new SlackStreamingPost({
+    return new EditStream({
       intervalMs: STREAM_INTERVAL_MS,
-      log: this.log.child({ agent, room }),
+      clock: systemClock,
+      logger: this.log.child({ agent, room }),
       // Mentions in a preview stay plain text: a posted preview would notify, and the final reply may too.
-      preview: (text) => splitMessage(render(text, false))[0] ?? '',
-      final: (text) => splitMessage(render(text)),
-      calls: {
-        start: (text) =>
+      preview: (text) => splitMessage(render(text, false), SLACK_MESSAGE_LIMIT)[0] ?? '',
+      final: (text) => splitMessage(render(text), SLACK_MESSAGE_LIMIT),
+      notifies: (message) => LIVE_MENTION.test(message),
+      transport: {
+        create: (text) =>
           this.echoes.track(
             channel,
             client.chat.postMessage({ ...where, text, unfurl_links: false }).then(
@@ -182,7 +192,7 @@ export class SlackAdapter implements ChatAdapter {
               },
             ),
           ),
-        update: async (ts, text, final) => {
+        edit: async (ts, text, final) => {
           const call = () => client.chat.update({ channel, ts, text });
           try {
             // chat.update is safe to repeat; only the final edit is worth waiting out a 429 for.
@@ -198,8 +208,8 @@ export class SlackAdapter implements ChatAdapter {
             throw failed('delete its unfinished reply', error);
           }
         },
-        postMore: (chunks) => this.postChunks(identity, channel, threadTs, chunks),
-        postFresh: (text) => this.post({ channel: room, agent, text }),
+        append: (chunks) => this.postChunks(identity, channel, threadTs, chunks),
+        postWhole: (text) => this.post({ channel: room, agent, text }),
       },
     });
   }
@@ -252,7 +262,6 @@ export class SlackAdapter implements ChatAdapter {
 
   private onMessage(identity: Identity, event: SlackMessageEvent, teamId: string | undefined): void {
     if (!this.sink || !event.channel || !event.ts) return;
-    if (event.subtype && !NEW_MESSAGE_SUBTYPES.has(event.subtype)) return;
     if (!this.seen.add(`${teamId ?? identity.teamId}:${event.channel}:${event.ts}`)) return;
     this.inOrder(event.channel, () => this.forward(identity, event));
   }
@@ -272,56 +281,36 @@ export class SlackAdapter implements ChatAdapter {
   private async forward(identity: Identity, event: SlackMessageEvent): Promise<void> {
     const sink = this.sink;
     if (!sink) return;
-    const text = event.text ?? '';
-    const ours = this.identities.find(
-      (i) => (event.bot_id !== undefined && i.botId === event.bot_id) || (event.user && i.botUserId === event.user),
-    );
-    const isBot = !ours && (event.bot_id !== undefined || event.subtype === 'bot_message');
-    if (isBot && !this.allowedBot(event)) return;
     // A streamed preview is the bridge's to record (or it was deleted): never a new message.
-    if (ours && (await this.echoes.isPreview(event.channel, event.ts))) return;
-    if (!ours && !isBot && !event.user) return;
-    await this.directory.learn(identity.client, [
-      ...(ours || !event.user ? [] : [event.user]),
-      ...mentionedUserIds(text),
-    ]);
-
-    let author: Inbound['author'];
-    if (ours) {
-      author = { id: ours.botUserId, name: ours.agent, kind: 'agent' };
-    } else if (isBot) {
-      const label = event.bot_profile?.name ?? event.username ?? (event.user && this.directory.nameOf(event.user));
-      author = { id: event.bot_id ?? event.user ?? 'bot', name: mentionName(label || 'bot'), kind: 'human' };
-    } else {
-      const id = event.user ?? '';
-      author = { id, name: this.directory.nameOf(id) ?? id, kind: 'human' };
-    }
-
-    const isDm = event.channel_type === 'im' || event.channel.startsWith('D');
-    if (isDm) this.dmOwner.set(event.channel, identity.agent);
-    const room = roomOfMessage(
-      { channel: event.channel, ts: event.ts, threadTs: event.thread_ts, isDm, byOurAgent: Boolean(ours) },
-      this.config.settings.SLACK_REPLY_IN_THREAD,
-    );
-    const direct = isDm ? identity.agent : undefined;
-    this.lastRoom.set(event.channel, { room, direct });
-    const plain = slackToPlain(text, (id) => this.directory.nameOf(id)).trim();
-    if (!plain) return;
-    await sink.receive({
-      platform: SLACK,
-      channel: room,
-      messageId: event.ts,
-      author,
-      text: plain,
-      ...(direct ? { direct: { agent: direct } } : {}),
-      at: Math.round(Number(event.ts) * 1000),
+    if (ourApp(event, this.identities) && (await this.echoes.isPreview(event.channel, event.ts))) return;
+    await this.directory.learn(identity.client, userIdsToLearn(event, this.identities));
+    const inbound = toInbound(event, {
+      apps: this.identities,
+      receiver: identity.agent,
+      nameOf: (id) => this.directory.nameOf(id),
+      allowedBots: this.allowedBots,
+      replyInThread: this.config.settings.SLACK_REPLY_IN_THREAD,
+      fileOf: (file) => this.fileOf(identity, file),
     });
+    if (!inbound) return;
+    if (inbound.direct) this.dmOwner.set(event.channel, identity.agent);
+    this.lastRoom.set(event.channel, { room: inbound.channel, direct: inbound.direct?.agent });
+    await sink.receive(inbound);
   }
 
-  /** A foreign bot is heard only when SLACK_ALLOWED_BOTS names its bot id, user id, app id or name. */
-  private allowedBot(event: SlackMessageEvent): boolean {
-    const names = [event.bot_id, event.user, event.app_id, event.bot_profile?.name, event.username];
-    return names.some((name) => name !== undefined && this.allowedBots.has(name.toLowerCase()));
+  /** A shared file, downloadable through the app that received it (its token, Slack's file host only). */
+  private fileOf(identity: Identity, file: SlackFile): InboundFile {
+    const url = file.url_private_download ?? file.url_private;
+    const maxBytes = this.config.settings.SLACK_MAX_FILE_MB * 1024 * 1024;
+    return {
+      name: file.name ?? file.title ?? file.id,
+      mimeType: file.mimetype,
+      size: file.size ?? 0,
+      download: (signal) =>
+        url
+          ? identity.downloadFile(url, { maxBytes, mimeType: file.mimetype, signal })
+          : Promise.reject(new Error('Slack did not share the file itself with the app')),
+    };
   }
 
   // ---- operator commands ----
@@ -356,7 +345,8 @@ export class SlackAdapter implements ChatAdapter {
       answer = `/${name} failed: ${describeError(error)}`;
     }
     const where = target.room !== command.channel_id ? 'In the latest thread here: ' : '';
-    await respond(where + answer);
+    // A long answer (a /status with many agents) is split, never cut.
+    for (const part of splitMessage(where + answer)) await respond(part);
   }
 
   // ---- identities ----

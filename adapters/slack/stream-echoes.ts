@@ -1,4 +1,4 @@
-import { SeenSet } from './seen-set.js';
+import { SeenIds } from '../shared/seen-ids.js';
 
 /**
  * Remembers the messages posted as streamed previews, so their own `message` events are
@@ -8,7 +8,7 @@ import { SeenSet } from './seen-set.js';
  * for the previews still being posted in that conversation.
  */
 export class StreamEchoes {
-  private readonly posted = new SeenSet();
+  private readonly posted = new SeenIds();
   private readonly pending = new Map<string, Set<Promise<unknown>>>();
 
   /** Notes a preview being posted in `channel`; resolves with its ts (undefined when nothing was posted). */

@@ -1,7 +1,8 @@
 import type { AgentConfig, Config } from '../config/index.js';
 import { runAgentTurn, type TurnOutput } from '../llm/agent-turn.js';
 import { createOpenAiClient, type LlmClient } from '../llm/client.js';
-import { buildContext, stripSpeakerPrefix } from '../llm/context.js';
+import { stripSpeakerPrefix } from '../llm/context.js';
+import { type TurnServices, turnContext } from '../llm/turn-context.js';
 import type { Logger } from '../log.js';
 import type { ChatAdapter, Sandbox } from '../ports.js';
 import type { RoomMessage } from '../room/types.js';
@@ -11,7 +12,7 @@ import type { Messaging, Tool } from '../tools/tool.js';
 /** Builds an agent's LLM client; tests inject their own. */
 export type LlmFactory = (agent: AgentConfig) => LlmClient;
 
-export function defaultLlmFactory(config: Config): LlmFactory {
+export function defaultLlmFactory(config: Config, log?: Logger): LlmFactory {
   const cache = new Map<string, LlmClient>();
   return (agent) => {
     let client = cache.get(agent.name);
@@ -22,6 +23,8 @@ export function defaultLlmFactory(config: Config): LlmFactory {
         timeoutMs: config.settings.LLM_TIMEOUT_S * 1000,
         maxRetries: config.settings.LLM_MAX_RETRIES,
         stream: config.settings.LLM_STREAM,
+        onRetry: ({ waitMs, error }) =>
+          log?.info({ agent: agent.name, waitMs, status: error.status, err: error }, 'model call retried'),
       });
       cache.set(agent.name, client);
     }
@@ -53,6 +56,8 @@ export class AgentRunner {
     private readonly config: Config,
     private readonly llm: LlmFactory,
     private readonly sandbox: Sandbox,
+    /** Memory, retrieval and usage bookkeeping (absent: none). */
+    private readonly services?: TurnServices,
   ) {}
 
   async run(adapter: ChatAdapter, request: AgentRunRequest): Promise<TurnOutput> {
@@ -62,18 +67,22 @@ export class AgentRunner {
     const typing = setInterval(showTyping, TYPING_EVERY_MS);
     typing.unref();
     try {
+      const tools = request.wrapTools ? request.wrapTools(toolsFor(agent.tools)) : toolsFor(agent.tools);
       const output = await runAgentTurn({
         client: this.llm(agent),
         model: agent.model,
         temperature: agent.temperature,
-        messages: buildContext({
+        ...(await turnContext({
           agent,
           agentNames: this.config.agents.map((a) => a.name),
+          roomKey: request.channelKey,
           history: request.history,
-          historyLimit: this.config.settings.HISTORY_LIMIT,
           situation: request.situation,
-        }),
-        tools: request.wrapTools ? request.wrapTools(toolsFor(agent.tools)) : toolsFor(agent.tools),
+          tools,
+          settings: this.config.settings,
+          sources: this.services,
+        })),
+        tools,
         toolContext: {
           agent: agent.name,
           channelKey: request.channelKey,
@@ -81,9 +90,14 @@ export class AgentRunner {
           commandTimeoutMs: this.config.settings.SANDBOX_TIMEOUT_S * 1000,
           signal,
           messaging: request.messaging,
+          memory: this.services?.memoryFor?.(agent.name),
         },
         maxRounds: this.config.settings.MAX_TOOL_ROUNDS,
-        onToolRun: (run) => adapter.toolRun?.(channel, agent.name, run.input, run.output),
+        onToolRun: (run) => {
+          adapter.toolRun?.(channel, agent.name, run.input, run.output);
+          this.services?.recordAction?.(agent.name, request.channelKey, run);
+        },
+        onUsage: (usage) => this.services?.recordUsage?.(agent.name, request.channelKey, usage),
         onText: request.onText,
         log: request.log,
       });

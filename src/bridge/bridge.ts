@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
 import { describeError } from '../errors.js';
+import { storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
 import { NOT_A_REPLY } from '../room/types.js';
@@ -9,6 +10,7 @@ import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.
 import { AgentTurns } from './agent-turns.js';
 import { handleCommand } from './commands.js';
 import { Conductor } from './conductor.js';
+import { Edits } from './edits.js';
 import { handBackWith } from './hand-back.js';
 import { LoopGuards } from './loop-guards.js';
 import { RoomMessaging } from './messaging.js';
@@ -22,6 +24,7 @@ import { RequestTurns } from './request-turns.js';
 import { Requests } from './requests.js';
 import { type Room, Rooms } from './rooms.js';
 import { TurnRunner } from './turn-runner.js';
+import { Uploads } from './uploads.js';
 
 export interface BridgeOptions {
   readonly config: Config;
@@ -153,7 +156,8 @@ export function createBridge(options: BridgeOptions): Bridge {
   const afterPost = (room: Room, message: Parameters<Conductor['agentMessage']>[1]) =>
     conductor?.agentMessage(room, message, NOT_A_REPLY, true);
 
-  const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config), sandbox);
+  const services = storeServices(store, config, options.logger, clock);
+  const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config, log), sandbox, services);
   let privateChats: PrivateChats | undefined;
   const turnRunner: TurnRunner = new TurnRunner({
     runner,
@@ -212,7 +216,21 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
-  const reception = new Reception({ rooms, recorder, conductor, transaction, clock, log });
+  const edits = new Edits({
+    rooms,
+    agents: agents.map((a) => a.name),
+    clock,
+    windowMs: settings.EDIT_WAKE_MINUTES * 60_000,
+    addressedBy: (channelId, platformId) => store.addressedBy(channelId, platformId),
+    wake: (room, message, exclude) => conductor?.edited(room, message, exclude),
+  });
+  const uploads = new Uploads({
+    sandbox,
+    settings,
+    logger: log,
+    stored: (event) => rooms.get(event.platform, event.channel, event.direct?.agent).state.seen(event.messageId),
+  });
+  const reception = new Reception({ rooms, recorder, conductor, transaction, edits, uploads, clock, log });
   const recovery = new Recovery({
     journal,
     channels: () => store.channels(),

@@ -1,4 +1,5 @@
 import type { AgentConfig } from '../config/index.js';
+import { usageLines } from '../llm/usage-report.js';
 import type { CommandEvent, Sandbox } from '../ports.js';
 import { pendingParticipants, type Thread } from '../room/threads.js';
 import { handBack } from '../room/turns.js';
@@ -11,7 +12,7 @@ export interface CommandDeps {
   readonly agents: readonly AgentConfig[];
   readonly turnLimit: number;
   readonly rooms: Rooms;
-  readonly store: Pick<Store, 'channels' | 'history'> & { readonly chats: ChatStore };
+  readonly store: Pick<Store, 'channels' | 'history' | 'usage'> & { readonly chats: ChatStore };
   readonly sandbox: Sandbox;
   readonly clock: () => number;
   /** The room's requests, for /status. */
@@ -113,6 +114,7 @@ async function statusText(deps: CommandDeps, room: Room): Promise<string> {
         : `${thread.status}, resuming`;
     lines.push(`Request #${thread.id}: @${thread.requester} ${what}, since ${since} UTC`);
   }
+  lines.push(...usageLines(deps.store.usage, deps.agents, room.key));
   lines.push(...privateChatLines(deps));
   const sandbox = await deps.sandbox.describe?.(room.key).catch((error: unknown) => `unknown (${String(error)})`);
   if (sandbox) lines.push(`Sandbox: ${sandbox.replace(/^sandbox:\s*/i, '')}`);

@@ -98,6 +98,11 @@ export class Conductor {
     else void room.actor.enqueueTurn(run, skipped);
   }
 
+  /** An edit made `message` address agents it did not before: they answer it (not journaled: it is no new message). */
+  edited(room: Room, message: RoomMessage, exclude: readonly string[]): void {
+    void room.actor.enqueueRound(() => this.round(room, message, null, exclude));
+  }
+
   /** A round a crash cut or a catch-up fetched: it goes on where it stopped (the turns taken not taken again). */
   resumeRound(room: Room, id: number, messageId: number): void {
     const message = this.deps.message(room, messageId);
@@ -170,13 +175,13 @@ export class Conductor {
    * round (its message is routed in turn). A newer human message ends the round. The round is journaled
    * (`id`): after a restart it goes on with the same plan, and a turn it took is not taken again.
    */
-  async round(room: Room, message: RoomMessage, id: number | null): Promise<void> {
+  async round(room: Room, message: RoomMessage, id: number | null, exclude: readonly string[] = []): Promise<void> {
     const { guards, journal } = this.deps;
     if (this.stopped) return; // left open: resumed after the restart
     if (message.kind === 'agent' && room.state.turnState.control === 'humans') return this.dropRound(id);
     const saved = (id !== null ? journal.get(id)?.frame : null) as RoundFrame | null | undefined;
     const pair = privatePair(this.deps.agents, room.state.row.platform, room.state.row.channel);
-    const plan = saved?.plan ?? this.plan(room, message, pair !== undefined, saved?.exclude ?? []);
+    const plan = saved?.plan ?? this.plan(room, message, pair !== undefined, saved?.exclude ?? exclude);
     const started = saved?.started ?? this.deps.clock();
     if (id !== null && !saved?.plan) journal.setFrame(id, { exclude: saved?.exclude ?? [], plan, started });
     const taken = new Map((id !== null ? journal.turnsOf(id) : []).map((turn) => [turn.agent, turn]));
@@ -197,7 +202,8 @@ export class Conductor {
         continue;
       }
       const { situation, replyTo } = this.frame(room, message, wake, pair !== undefined, started);
-      const key = `round:${id ?? `m${message.id}`}/${agent.name}`;
+      // An unjournaled round (an edit's) names its turns by message and time: they are never taken for another's.
+      const key = `round:${id ?? `m${message.id}.${started}`}/${agent.name}`;
       const end = await this.deps.turns.take(room, agent, {
         key,
         round: id ?? undefined,

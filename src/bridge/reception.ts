@@ -2,8 +2,10 @@ import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
 import { NOT_A_REPLY } from '../room/types.js';
 import type { Conductor } from './conductor.js';
+import type { Edits } from './edits.js';
 import type { Recorder } from './recorder.js';
 import type { Room, Rooms } from './rooms.js';
+import type { Uploads } from './uploads.js';
 
 /**
  * Inbound: a platform event is stored once (however many agent bots received it), then handed to the
@@ -19,6 +21,10 @@ export class Reception {
       readonly conductor: Conductor;
       /** One transaction: a human message is stored with its round, or not at all. */
       readonly transaction: <T>(work: () => T) => T;
+      /** Edits that address someone new (the rest are dropped). */
+      readonly edits: Edits;
+      /** Files attached to messages: saved in the room's workspace before the message is stored. */
+      readonly uploads: Uploads;
       readonly clock: () => number;
       readonly log: Logger;
     },
@@ -28,7 +34,11 @@ export class Reception {
     this.stopped = true;
   }
 
-  async receive(event: Inbound): Promise<void> {
+  async receive(input: Inbound): Promise<void> {
+    if (this.stopped) return;
+    if (input.edit) return this.deps.edits.receive(input);
+    const { uploads } = this.deps;
+    const event = uploads.holds(input) ? await uploads.take(input) : input;
     if (this.stopped) return;
     const room = this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
     if (event.author.kind === 'agent') {

@@ -1,3 +1,4 @@
+import { withAddressed } from '../room/addressed.js';
 import { isNoProgress } from '../room/guards.js';
 import { extractMentions } from '../room/mentions.js';
 import { audienceOf } from '../room/privacy.js';
@@ -73,11 +74,6 @@ export class Recorder {
 
   /** `@mentions` of agents in first-mention order, then agents addressed by platform means. */
   private addressed(message: Recording, self: string | undefined): string[] {
-    const mentions = extractMentions(message.text, this.agents, self);
-    for (const name of message.addressed ?? []) {
-      const agent = this.agents.find((a) => same(a, name));
-      if (agent && !(self && same(agent, self)) && !mentions.includes(agent)) mentions.push(agent);
-    }
-    return mentions;
+    return withAddressed(extractMentions(message.text, this.agents, self), message.addressed, this.agents, self);
   }
 }

@@ -14,8 +14,12 @@ export const KNOWN_TOOLS = [
   'chat_response',
   'chat',
   'look',
+  'remember',
+  'forget',
 ] as const;
 export type ToolName = (typeof KNOWN_TOOLS)[number];
+
+const percent = z.number().min(0).max(100);
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
@@ -30,6 +34,15 @@ export const frontMatterSchema = z
     tools: z.array(z.string()).default([]),
     temperature: z.number().min(0).max(2).optional(),
     control: z.boolean().optional(),
+    context_tokens: z.number().int().min(1024).optional(),
+    memory_allocations: z
+      .object({ knowledge: percent.optional(), recent_actions: percent.optional(), rooms: percent.optional() })
+      .strict()
+      .optional(),
+    price: z
+      .object({ input: z.number().min(0), cached: z.number().min(0).optional(), output: z.number().min(0) })
+      .strict()
+      .optional(),
     prompts: z
       .object({
         observe: z.string().optional(),

@@ -1,6 +1,6 @@
 export type { ToolName } from './agent-file.js';
 export { KNOWN_TOOLS } from './agent-file.js';
-export type { AgentConfig, Config } from './load.js';
-export { environmentWithDotenv, loadConfig } from './load.js';
+export type { AgentConfig, Allocations, Config, Price } from './load.js';
+export { DEFAULT_ALLOCATIONS, environmentWithDotenv, loadConfig } from './load.js';
 export type { Env, Settings } from './settings.js';
 export { readSettings, SETTING_NAMES } from './settings.js';

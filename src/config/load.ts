@@ -3,8 +3,24 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { ConfigError } from '../errors.js';
 import { rememberSecrets, urlSecrets } from '../secrets.js';
-import { KNOWN_TOOLS, parseAgentFile, type ToolName } from './agent-file.js';
+import { type FrontMatter, KNOWN_TOOLS, parseAgentFile, type ToolName } from './agent-file.js';
 import { type Env, readSettings, type Settings } from './settings.js';
+
+/** seed 004: how an agent's context budget is shared, in percent (they add up to 100). */
+export interface Allocations {
+  readonly knowledge: number;
+  readonly recentActions: number;
+  readonly rooms: number;
+}
+
+export const DEFAULT_ALLOCATIONS: Allocations = { knowledge: 30, recentActions: 10, rooms: 60 };
+
+/** US dollars per million tokens; cached input costs `input` when no cached price is given. */
+export interface Price {
+  readonly input: number;
+  readonly cached: number;
+  readonly output: number;
+}
 
 export interface AgentConfig {
   /** The agent is `@name` in every room. */
@@ -18,6 +34,11 @@ export interface AgentConfig {
   readonly tools: readonly ToolName[];
   readonly temperature: number | undefined;
   readonly systemPrompt: string;
+  /** Tokens the model takes, question and answer together: `context_tokens`, default MODEL_CONTEXT_TOKENS. */
+  readonly contextTokens: number;
+  readonly allocations: Allocations;
+  /** For the cost estimate in /status. */
+  readonly price?: Price | undefined;
   readonly prompts: {
     readonly observe?: string | undefined;
     readonly requested?: string | undefined;
@@ -60,6 +81,35 @@ function secretFrom(env: Env, variable: string, file: string, field: string): st
   const value = env[variable]?.trim();
   if (!value) throw new ConfigError(file, field, `names ${variable}, which is not set`);
   return value;
+}
+
+/** `memory_allocations`: given keys replace the defaults, rooms takes what the other two leave unless given. */
+function allocationsOf(file: string, given: FrontMatter['memory_allocations']): Allocations {
+  const knowledge = given?.knowledge ?? DEFAULT_ALLOCATIONS.knowledge;
+  const recentActions = given?.recent_actions ?? DEFAULT_ALLOCATIONS.recentActions;
+  const rooms = given?.rooms ?? 100 - knowledge - recentActions;
+  const sum = knowledge + recentActions + rooms;
+  if (Math.abs(sum - 100) > 0.001) {
+    throw new ConfigError(
+      file,
+      'memory_allocations',
+      `knowledge + recent_actions + rooms must add up to 100 (got ${sum})`,
+    );
+  }
+  if (rooms < 10) throw new ConfigError(file, 'memory_allocations.rooms', 'must be at least 10 (the room history)');
+  return { knowledge, recentActions, rooms };
+}
+
+/** The agent's context budget; it must leave room beside the answer's reserve. */
+function contextTokensOf(file: string, given: number | undefined, settings: Settings): number {
+  const tokens = given ?? settings.MODEL_CONTEXT_TOKENS;
+  if (tokens < settings.ANSWER_RESERVE_TOKENS + 1024) {
+    const problem = `must be at least ANSWER_RESERVE_TOKENS (${settings.ANSWER_RESERVE_TOKENS}) + 1024 (got ${tokens})`;
+    throw given !== undefined
+      ? new ConfigError(file, 'context_tokens', problem)
+      : new ConfigError('environment', 'MODEL_CONTEXT_TOKENS', problem);
+  }
+  return tokens;
 }
 
 /** Loads and validates everything; the first problem found throws a ConfigError naming file and field. */
@@ -125,6 +175,17 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       tools: front.tools as ToolName[],
       temperature: front.temperature,
       systemPrompt: body,
+      contextTokens: contextTokensOf(file, front.context_tokens, settings),
+      allocations: allocationsOf(file, front.memory_allocations),
+      ...(front.price
+        ? {
+            price: {
+              input: front.price.input,
+              cached: front.price.cached ?? front.price.input,
+              output: front.price.output,
+            },
+          }
+        : {}),
       prompts: front.prompts ?? {},
       ...(discord ? { discord } : {}),
       ...(slack ? { slack } : {}),

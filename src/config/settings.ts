@@ -44,6 +44,11 @@ const settingsSchema = z.object({
   LLM_MAX_RETRIES: int(3, 0),
   LLM_STREAM: bool(false),
   HISTORY_LIMIT: int(50, 1),
+  MODEL_CONTEXT_TOKENS: int(32_768, 1024),
+  ANSWER_RESERVE_TOKENS: int(4096, 0),
+  // Retrieval of relevant older messages (seed 002): one embeddings model for the bridge; unset = no retrieval.
+  EMBEDDINGS_MODEL: z.string().optional(),
+  EMBEDDINGS_BASE_URL: z.string().url().optional(),
   // Sandbox (one Docker container per channel)
   SANDBOX_IMAGE: z.string().default('roundtable-sandbox:latest'),
   SANDBOX_MEMORY: z.string().default('512m'),
@@ -60,18 +65,22 @@ const settingsSchema = z.object({
   DISCORD_ALLOWED_BOTS: list,
   DISCORD_GUILD_ID: z.string().optional(),
   DISCORD_STREAM: z.enum(['off', 'edit']).default('off'),
+  DISCORD_MAX_FILE_MB: int(20, 0, 1024),
   // Slack
   SLACK_API_URL: z.string().url().optional(),
   SLACK_ALLOWED_BOTS: list,
   SLACK_REPLY_IN_THREAD: bool(true),
   SLACK_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   SLACK_STREAM: z.enum(['off', 'update']).default('off'),
+  SLACK_MAX_FILE_MB: int(20, 0, 1024),
   // Collaboration
   REPLY_TIMEOUT_S: int(600, 1, MAX_TIMER_S),
   CHAT_REQUEST_TIMEOUT_S: int(600, 1, MAX_TIMER_S),
   PRIVACY: z.enum(['off', 'mentions']).default('off'),
   PRIVACY_ROOMS: list,
   PRIVATE_CHAT_LOG: z.string().optional(),
+  // Platform messages
+  EDIT_WAKE_MINUTES: int(5, 0, MAX_TIMER_S),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

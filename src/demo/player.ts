@@ -51,10 +51,18 @@ function interpret(codeReply: string): string {
   ].join(' ');
 }
 
+/** The newest room message: the one before the bridge's note, which is the request's final user message. */
+function newestRoomMessage(request: Request): { role: string; content?: unknown } | undefined {
+  for (let i = request.messages.length - 1; i > 0; i--) {
+    if (request.messages[i]?.role === 'user') return request.messages[i - 1];
+  }
+  return undefined;
+}
+
 export function demoReply(request: Request): Reply {
   const speaker = speakerOf(request);
   const last = request.messages.at(-1);
-  const lastText = text(last);
+  const lastText = text(newestRoomMessage(request));
   if (speaker === 'data' && lastText.startsWith('[@user]:')) {
     return {
       content: '@code please load sales.csv and give me the top 3 customers by total revenue, and the overall total.',

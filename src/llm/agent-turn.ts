@@ -2,7 +2,9 @@ import { describeError, LlmError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ToolRun } from '../room/types.js';
 import { failed, refused, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
+import type { TurnBudget } from './turn-budget.js';
 import type { ChatCompletionMessageParam, LlmClient, LlmResponse } from './types.js';
+import type { LlmUsage } from './usage.js';
 
 export interface TurnInput {
   readonly client: LlmClient;
@@ -17,6 +19,10 @@ export interface TurnInput {
   readonly onToolRun?: ((run: ToolRun) => void) | undefined;
   /** Called with each round's text so far while it streams in (a new round starts again from empty). */
   readonly onText?: ((textSoFar: string) => void) | undefined;
+  /** Keeps every call within the agent's context budget (tool results clipped, earlier rounds shortened). */
+  readonly budget?: TurnBudget | undefined;
+  /** Called with what the server reported for each call. */
+  readonly onUsage?: ((usage: LlmUsage) => void) | undefined;
   /** Debug lines for each model call and tool run; unexpected tool errors at error level. */
   readonly log?: Logger | undefined;
 }
@@ -107,6 +113,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
   const definitions = input.tools.map((tool) => tool.definition);
   for (let round = 0; ; round++) {
     input.toolContext.signal.throwIfAborted();
+    input.budget?.fit(messages);
     const started = Date.now();
     const response = await input.client.complete({
       model: input.model,
@@ -116,6 +123,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       signal: input.toolContext.signal,
       onText: input.onText,
     });
+    if (response.usage) input.onUsage?.(response.usage);
     input.log?.debug(
       {
         agent: input.toolContext.agent,
@@ -143,7 +151,9 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       const run: ToolRun = { tool: call.name, input: result.input, output: result.output };
       toolRuns.push(run);
       input.onToolRun?.(run);
-      messages.push({ role: 'tool', tool_call_id: call.id, content: run.output });
+      // Clipped before it enters the messages: one read_files answer can be hundreds of KB.
+      const content = input.budget ? input.budget.clipResult(run.output) : run.output;
+      messages.push({ role: 'tool', tool_call_id: call.id, content });
       if (result.endTurn) endTurn = true;
     }
     // An action that ends the turn (a private `chat` message): nothing more is said in the room.

@@ -1,19 +1,66 @@
+import type { Allocations } from '../config/index.js';
 import type { RoomMessage } from '../room/types.js';
-import type { ChatCompletionMessageParam } from './client.js';
+import { type BudgetPlan, type BudgetUse, budgetStatus, clipText, planBudget, requestLimit } from './budget.js';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from './client.js';
+import { historyStart } from './history-window.js';
+import { countMessage, countTools, MESSAGE_OVERHEAD, REQUEST_OVERHEAD, type TokenCounter } from './tokens.js';
 
 /** How much of a past tool result is replayed in later contexts. */
 const RESULT_IN_HISTORY = 2000;
 
+/** One thing an agent remembers (`remember` / `forget`). */
+export interface KnowledgeEntry {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** One of an agent's recent actions (a tool run, a message sent elsewhere). */
+export interface ActionEntry {
+  readonly at: number;
+  readonly room: string;
+  readonly text: string;
+}
+
+/** Finds older messages like `query` among `candidates` (embeddings); may return none. */
+export type Recall = (candidates: readonly RoomMessage[], query: RoomMessage) => Promise<readonly RoomMessage[]>;
+
 export interface ContextInput {
   readonly agent: { readonly name: string; readonly systemPrompt: string };
-  /** Everyone at the table, for the room note. */
+  /** Everyone at the table, for the card. */
   readonly agentNames: readonly string[];
-  /** The room's messages, oldest first. */
+  /** The room's messages this agent may see, oldest first. */
   readonly history: readonly RoomMessage[];
+  /** HISTORY_LIMIT: an upper bound on the messages; the budget decides below it. */
   readonly historyLimit: number;
-  /** A note for this turn (why the agent was woken); appended to the system prompt. */
+  /** Why the agent was woken this turn. */
   readonly situation?: string | undefined;
+  readonly counter: TokenCounter;
+  /** The tool schemas the request carries (counted against the budget). */
+  readonly tools: readonly ChatCompletionTool[];
+  readonly budget: { readonly contextTokens: number; readonly reserve: number; readonly allocations: Allocations };
+  readonly knowledge?: readonly KnowledgeEntry[] | undefined;
+  /** Newest first. */
+  readonly recentActions?: readonly ActionEntry[] | undefined;
+  readonly recall?: Recall | undefined;
 }
+
+export interface BuiltContext {
+  readonly messages: ChatCompletionMessageParam[];
+  readonly plan: BudgetPlan;
+  /** The whole request as counted, tool schemas included. */
+  readonly tokens: number;
+}
+
+/** The bridge's rules: the same text for every agent, so every agent's requests share it as a cached prefix. */
+export const BRIDGE_RULES = [
+  'You are an agent in a shared chat room with humans and other agents.',
+  'Each message is shown as [@speaker]: text. Write your reply as plain text, without a [@name]: prefix.',
+  'Mention someone with @name to ask them something; they will be woken to answer.',
+  'If you have nothing useful to add, reply with exactly [pass] and nothing else.',
+  'To stop the agents and hand the conversation back to the humans, include <world>pass</world>.',
+  'The last message before your turn is a note from the bridge, not from anyone in the room: your recent actions, ' +
+    'older messages that may be relevant, your budget status, and why you are asked to act now.',
+].join('\n');
 
 function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}\n... [${text.length - max} more characters]`;
@@ -29,29 +76,177 @@ export function renderMessage(message: RoomMessage): string {
   return [...runs, `[${speaker}]: ${message.content}`].join('\n');
 }
 
-export function roomNote(name: string, others: readonly string[]): string {
+/** Who the agent is: its name, the others at the table, its own prompt. */
+export function agentCard(name: string, others: readonly string[], systemPrompt: string): string {
   const table = others.length > 0 ? others.map((n) => `@${n}`).join(', ') : 'no other agents';
-  return [
-    `You are @${name} in a shared chat room with humans and other agents (${table}).`,
-    'Each message is shown as [@speaker]: text. Write your reply as plain text, without a [@name]: prefix.',
-    'Mention someone with @name to ask them something; they will be woken to answer.',
-    'If you have nothing useful to add, reply with exactly [pass] and nothing else.',
-    'To stop the agents and hand the conversation back to the humans, include <world>pass</world>.',
-  ].join('\n');
+  return `You are @${name} in a shared chat room with humans and other agents (${table}).\n\n${systemPrompt}`;
 }
 
-/** The system prompt, then the last `historyLimit` messages: its own as assistant, the rest as user. */
-export function buildContext(input: ContextInput): ChatCompletionMessageParam[] {
-  const others = input.agentNames.filter((n) => n.toLowerCase() !== input.agent.name.toLowerCase());
-  const system = [input.agent.systemPrompt, roomNote(input.agent.name, others), input.situation]
-    .filter(Boolean)
-    .join('\n\n');
-  const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: system }];
-  for (const message of input.history.slice(-input.historyLimit)) {
-    const own = message.kind === 'agent' && message.author.toLowerCase() === input.agent.name.toLowerCase();
-    messages.push({ role: own ? 'assistant' : 'user', content: renderMessage(message) });
+const section = (title: string, body: string) => `>>> ${title} <<<\n${body}`;
+
+/** Entries in key order (stable between calls) while they fit; the rest counted in a note. */
+function knowledgeBlock(entries: readonly KnowledgeEntry[], share: number, counter: TokenCounter): string {
+  if (entries.length === 0) return '';
+  const sorted = [...entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const lines: string[] = [];
+  let used = counter.count(section('KNOWLEDGE', '')) + 20;
+  for (const [index, entry] of sorted.entries()) {
+    const line = clipText(`${entry.key}: ${entry.value}`, Math.floor(share / 2), counter);
+    const cost = counter.count(line) + 1;
+    if (used + cost > share) {
+      lines.push(`(${sorted.length - index} more entries over the knowledge allocation are not shown)`);
+      break;
+    }
+    lines.push(line);
+    used += cost;
   }
-  return messages;
+  return section('KNOWLEDGE (yours: remember / forget)', lines.join('\n'));
+}
+
+const stamp = (at: number) => new Date(at).toISOString().slice(0, 16).replace('T', ' ');
+
+/** The newest actions that fit, shown oldest first. */
+function actionsBlock(actions: readonly ActionEntry[], share: number, counter: TokenCounter): string {
+  const lines: string[] = [];
+  let used = counter.count(section('RECENT ACTIONS', '')) + 2;
+  for (const action of actions) {
+    const line = clipText(`[${stamp(action.at)}] ${action.room}: ${action.text}`, 200, counter);
+    const cost = counter.count(line) + 1;
+    if (used + cost > share) break;
+    lines.unshift(line);
+    used += cost;
+  }
+  return lines.length > 0 ? section('RECENT ACTIONS', lines.join('\n')) : '';
+}
+
+function roleOf(message: RoomMessage, agent: string): 'assistant' | 'user' {
+  return message.kind === 'agent' && message.author.toLowerCase() === agent.toLowerCase() ? 'assistant' : 'user';
+}
+
+/**
+ * The request for one turn, ordered from most to least stable so a provider's prompt cache reuses the prefix:
+ * the bridge's rules, the agent's card and its knowledge (one system message; the tool schemas travel beside it),
+ * the room's history (append-only, cut in whole blocks), and last one user message with what changes every turn:
+ * recent actions, retrieved older messages, the budget status and the situation. Nothing before the history
+ * changes from call to call except on remember / forget.
+ */
+export async function buildContext(input: ContextInput): Promise<BuiltContext> {
+  const { counter } = input;
+  const others = input.agentNames.filter((n) => n.toLowerCase() !== input.agent.name.toLowerCase());
+  const base = `${BRIDGE_RULES}\n\n${agentCard(input.agent.name, others, input.agent.systemPrompt)}`;
+  const toolTokens = countTools(counter, input.tools);
+  const plan = planBudget({
+    agent: input.agent.name,
+    contextTokens: input.budget.contextTokens,
+    reserve: input.budget.reserve,
+    fixed: REQUEST_OVERHEAD + MESSAGE_OVERHEAD + counter.count(base) + toolTokens,
+    allocations: input.budget.allocations,
+  });
+
+  const knowledge = knowledgeBlock(input.knowledge ?? [], plan.knowledge, counter);
+  const system: ChatCompletionMessageParam = { role: 'system', content: knowledge ? `${base}\n\n${knowledge}` : base };
+  const systemTokens = countMessage(counter, system);
+
+  // Each message within half the history share, clipped the same way every time (so the prefix holds).
+  const rendered = input.history.map((message) => {
+    const full = renderMessage(message);
+    const content = clipText(full, Math.floor(plan.history / 2), counter);
+    const param = { role: roleOf(message, input.agent.name), content } as ChatCompletionMessageParam;
+    return { message, param, tokens: countMessage(counter, param), clipped: content !== full };
+  });
+  const start = historyStart(
+    rendered.map((r) => ({ id: r.message.id, tokens: r.tokens })),
+    { maxMessages: input.historyLimit, maxTokens: plan.history },
+  );
+  const kept = rendered.slice(start);
+  const historyTokens = kept.reduce((sum, r) => sum + r.tokens, 0);
+  const fixedUse = REQUEST_OVERHEAD + systemTokens + toolTokens + historyTokens;
+
+  // What changes every turn, within the turn and recent-actions shares and what the rest of the budget leaves.
+  const room = Math.min(plan.turn + plan.recentActions, requestLimit(plan) - fixedUse) - MESSAGE_OVERHEAD;
+  const actions = actionsBlock(input.recentActions ?? [], plan.recentActions, counter);
+  const newest = input.history.at(-1);
+  const retrieved =
+    input.recall && newest && start > 0
+      ? await recallFor(
+          input.recall,
+          rendered.slice(0, start).map((r) => r.message),
+          newest,
+          kept,
+        )
+      : [];
+  const use: Omit<BudgetUse, 'total'> = {
+    knowledge: knowledge ? counter.count(knowledge) : 0,
+    recentActions: actions ? counter.count(actions) : 0,
+    history: historyTokens,
+    historyLeftOut: start,
+    clipped: kept.some((r) => r.clipped) || knowledge.includes('more entries over the knowledge allocation'),
+  };
+  const note = turnNote({ counter, plan, room, actions, retrieved, situation: input.situation ?? '', use, fixedUse });
+  const messages = [system, ...kept.map((r) => r.param), { role: 'user', content: note } as ChatCompletionMessageParam];
+  return { messages, plan, tokens: fixedUse + MESSAGE_OVERHEAD + counter.count(note) };
+}
+
+async function recallFor(
+  recall: Recall,
+  candidates: readonly RoomMessage[],
+  query: RoomMessage,
+  kept: ReadonlyArray<{ message: RoomMessage }>,
+): Promise<readonly RoomMessage[]> {
+  const shown = new Set(kept.map((r) => r.message.content));
+  const found = await recall(candidates, query);
+  return found.filter((m) => !shown.has(m.content)).sort((a, b) => a.id - b.id);
+}
+
+/** The final user message, within `room` tokens: the situation is clipped and retrieved messages dropped to fit. */
+function turnNote(parts: {
+  counter: TokenCounter;
+  plan: BudgetPlan;
+  room: number;
+  actions: string;
+  retrieved: readonly RoomMessage[];
+  situation: string;
+  use: Omit<BudgetUse, 'total'>;
+  fixedUse: number;
+}): string {
+  const { counter, plan } = parts;
+  const compose = (situation: string, retrieved: readonly string[], total: number) =>
+    [
+      parts.actions,
+      retrieved.length > 0 ? section('OLDER MESSAGES THAT MAY BE RELEVANT', retrieved.join('\n')) : '',
+      section('BUDGET STATUS', budgetStatus(plan, { ...parts.use, total })),
+      situation ? section('SITUATION', situation) : '',
+    ]
+      .filter(Boolean)
+      .join('\n\n');
+  // The status names the request's total, which includes the status: two passes settle it.
+  const build = (situation: string, retrieved: readonly string[]) => {
+    const draft = compose(
+      situation,
+      retrieved,
+      parts.fixedUse + MESSAGE_OVERHEAD + counter.count(compose(situation, retrieved, 0)),
+    );
+    return compose(situation, retrieved, parts.fixedUse + MESSAGE_OVERHEAD + counter.count(draft));
+  };
+  const skeleton = counter.count(build('', []));
+  let situation = clipText(parts.situation, Math.max(0, parts.room - skeleton - 8), counter);
+  const retrieved: string[] = [];
+  let free = parts.room - counter.count(build(situation, []));
+  for (const message of parts.retrieved) {
+    const text = clipText(renderMessage(message), Math.floor(plan.turn / 4), counter);
+    const cost = counter.count(text) + 1;
+    if (cost > free) break;
+    retrieved.push(text);
+    free -= cost;
+  }
+  let note = build(situation, retrieved);
+  // Token counts of joined text differ from the sum of the parts by a token here and there: settle exactly.
+  for (let attempt = 0; counter.count(note) > parts.room && attempt < 20; attempt++) {
+    if (retrieved.length > 0) retrieved.pop();
+    else situation = attempt < 10 ? clipText(situation, Math.floor(counter.count(situation) * 0.8), counter) : '';
+    note = build(situation, retrieved);
+  }
+  return note;
 }
 
 /** Models sometimes echo the transcript format; the prefix is not part of the reply. */

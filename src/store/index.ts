@@ -1,7 +1,12 @@
 export type { ChatRequest, ChatRequestStatus } from './collaboration.js';
 export { ChatStore, ThreadStore } from './collaboration.js';
+export { EmbeddingStore } from './embeddings.js';
 export type { OutboxEntry, OutboxPurpose, ToolRunRow, TurnOutcome, WorkRow } from './journal.js';
 export { JournalStore } from './journal.js';
+export type { ActionRow, KnowledgeRow } from './memory.js';
+export { ActionLog, KnowledgeStore } from './memory.js';
 export { MIGRATIONS_DIR, migrate, readMigrations } from './migrate.js';
 export type { ChannelRow, NewMessage } from './store.js';
 export { openStore, Store } from './store.js';
+export type { UsageRow } from './usage.js';
+export { UsageStore } from './usage.js';

@@ -4,8 +4,11 @@ import Database from 'better-sqlite3';
 import type { AuthorKind } from '../ports.js';
 import type { RoomMessage, ToolRun, TurnState } from '../room/types.js';
 import { ChatStore, ThreadStore } from './collaboration.js';
+import { EmbeddingStore } from './embeddings.js';
 import { JournalStore } from './journal.js';
+import { ActionLog, KnowledgeStore } from './memory.js';
 import { migrate } from './migrate.js';
+import { UsageStore } from './usage.js';
 
 export interface ChannelRow {
   readonly id: number;
@@ -58,6 +61,10 @@ export class Store {
   readonly db: Database.Database;
   readonly threads: ThreadStore;
   readonly chats: ChatStore;
+  readonly usage: UsageStore;
+  readonly embeddings: EmbeddingStore;
+  readonly knowledge: KnowledgeStore;
+  readonly actions: ActionLog;
   /** Work in flight, the outbox and tool runs (what a restart resumes). */
   readonly journal: JournalStore;
   private readonly q;
@@ -73,6 +80,10 @@ export class Store {
     const db = this.db;
     this.threads = new ThreadStore(db);
     this.chats = new ChatStore(db);
+    this.usage = new UsageStore(db);
+    this.embeddings = new EmbeddingStore(db);
+    this.knowledge = new KnowledgeStore(db);
+    this.actions = new ActionLog(db);
     this.journal = new JournalStore(db);
     this.q = {
       channel: db.prepare<
@@ -143,6 +154,10 @@ export class Store {
         `SELECT id, author, author_id, kind, content, mentions, requests, audience, tool_runs, created_at FROM messages
          WHERE channel_id = ? AND (platform_message_id = ? OR id = (SELECT message_id FROM message_refs
            WHERE channel_id = ? AND platform_message_id = ?))`,
+      ),
+      addressedBy: db.prepare<[number, string, string, string], { mentions: string }>(
+        `SELECT mentions FROM messages WHERE channel_id = ?
+         AND (platform_message_id = ? OR (platform_message_id >= ? AND platform_message_id < ?))`,
       ),
     };
   }
@@ -238,6 +253,18 @@ export class Store {
     this.db.transaction(() => {
       for (const id of ids) this.q.insertRef.run(channelId, id, messageId);
     })();
+  }
+
+  /**
+   * The agents a stored platform message and its stored edits (platform ids `<id>:edit:…`) addressed, or
+   * undefined when none of them was stored.
+   */
+  addressedBy(channelId: number, platformId: string): string[] | undefined {
+    const prefix = `${platformId}:edit:`;
+    // `;` follows `:`: the range holds exactly the ids that start with the prefix (and uses the unique index).
+    const rows = this.q.addressedBy.all(channelId, platformId, prefix, `${platformId}:edit;`);
+    if (rows.length === 0) return undefined;
+    return [...new Set(rows.flatMap((row) => JSON.parse(row.mentions) as string[]))];
   }
 
   /** The last `limit` messages of a room, oldest first. */

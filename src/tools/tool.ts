@@ -12,6 +12,17 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** The messaging actions, bound to this agent and room (absent where there is no bridge). */
   readonly messaging?: Messaging | undefined;
+  /** This agent's knowledge store (absent where there is no store). */
+  readonly memory?: AgentMemory | undefined;
+}
+
+/** What `remember` and `forget` ask of the store, bound to one agent. */
+export interface AgentMemory {
+  has(key: string): boolean;
+  count(): number;
+  remember(key: string, value: string): void;
+  /** True when there was something to forget. */
+  forget(key: string): boolean;
 }
 
 /** What the messaging tools ask of the bridge. Each returns the text the model reads back, or throws why not. */

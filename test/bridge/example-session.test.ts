@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import type { FakeReply, RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, type Harness, startHarness } from '../helpers/harness.js';
+import { agentOf, type Harness, newestOf, roomMessagesOf, startHarness } from '../helpers/harness.js';
 
 const AGENTS = [
   { name: 'code', activation: 'mention' as const, tools: ['bash' as const] },
   { name: 'data', activation: 'always' as const },
   { name: 'reviewer', activation: 'always' as const },
 ];
-const lastUserText = (r: RecordedRequest) => String([...r.messages].reverse().find((m) => m.role !== 'tool')?.content);
+const lastUserText = (r: RecordedRequest) => newestOf(r);
 
 /** The design's example session, as the fake model plays it. */
 function examplePlayer(request: RecordedRequest): FakeReply {
@@ -56,11 +56,12 @@ describe('the example session', () => {
     // only @reviewer wakes (an answer's mention is not a request) and passes.
     expect(h.llm.requests.map(agentOf)).toEqual(['data', 'reviewer', 'code', 'code', 'data', 'reviewer']);
 
-    // Context: system prompt, then history as [@speaker]: text; own messages as assistant.
-    const dataSecond = h.llm.requests[4];
-    expect(dataSecond?.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
-    expect(dataSecond?.messages[1]?.content).toBe('[@user]: @data who are our top 3 customers in sales.csv?');
-    expect(String(dataSecond?.messages[3]?.content)).toBe(
+    // Context: system prompt, then history as [@speaker]: text (own messages as assistant), then the turn's note.
+    const dataSecond = h.llm.requests[4] as RecordedRequest;
+    expect(dataSecond.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'user']);
+    const shown = roomMessagesOf(dataSecond);
+    expect(shown[0]?.content).toBe('[@user]: @data who are our top 3 customers in sales.csv?');
+    expect(String(shown[2]?.content)).toBe(
       '[ran: python3 top.py sales.csv]\n[result]: Acme 5200\nGlobex 3100\nInitech 900\n\n' +
         '[@code]: @data top 3 customers by revenue:\nAcme 5200\nGlobex 3100\nInitech 900',
     );

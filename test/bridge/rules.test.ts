@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentOf, type Harness, startHarness } from '../helpers/harness.js';
+import { agentOf, type Harness, roomMessagesOf, startHarness } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 
 let h: Harness;
@@ -225,8 +225,8 @@ describe('restart', () => {
 
       await h.adapter.say('after the restart');
       await h.bridge.idle();
-      const context = h.llm.requests.at(-2)?.messages.map((m) => String(m.content)) ?? [];
-      expect(context.slice(1)).toEqual([
+      const context = roomMessagesOf(h.llm.requests.at(-2) ?? { messages: [] }).map((m) => String(m.content));
+      expect(context).toEqual([
         '[@user]: before the restart',
         expect.stringMatching(/\[@alice\]: alice 1|alice 1/),
         expect.stringMatching(/bob 2/),

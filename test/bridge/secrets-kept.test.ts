@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, type Harness, startHarness } from '../helpers/harness.js';
+import { agentOf, type Harness, newestOf, startHarness } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 
 /** One planted value per place a secret can be configured; none may show up anywhere. */
@@ -105,7 +105,7 @@ describe('secrets stay secret', () => {
     llm.respond((request) => {
       const agent = agentOf(request);
       const last = request.messages.at(-1);
-      if (agent === 'code' && String(last?.content).includes('log in please')) {
+      if (agent === 'code' && last?.role !== 'tool' && newestOf(request).includes('log in please')) {
         return { toolCalls: [{ name: 'bash', arguments: { command: 'docker login' } }] };
       }
       if (agent === 'code' && last?.role === 'tool') return { content: 'The login did not work.' };

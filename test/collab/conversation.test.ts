@@ -5,17 +5,17 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, captureLogger, type Harness, startHarness, systemOf } from '../helpers/harness.js';
+import { agentOf, captureLogger, type Harness, newestOf, situationOf, startHarness } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
 
 /** The newest message the agent was shown (the last user/assistant message). */
-const lastSeen = (r: RecordedRequest) => String(r.messages.at(-1)?.content ?? '');
+const lastSeen = (r: RecordedRequest) => newestOf(r);
 const sees = (r: RecordedRequest, marker: string) => JSON.stringify(r.messages).includes(marker);
 const resuming = (r: RecordedRequest) =>
-  /request #\d+ (has answered|reached its deadline|is settled)/.test(systemOf(r));
+  /request #\d+ (has answered|reached its deadline|is settled)/.test(situationOf(r));
 
 describe('a human who addresses several agents', () => {
   it('gets an answer from each, in the order named, each seeing the answers before it', async () => {
@@ -25,8 +25,8 @@ describe('a human who addresses several agents', () => {
     await h.bridge.idle();
     expect(h.adapter.transcript()).toEqual(['[@beta]: beta thinks so', '[@alpha]: alpha thinks so']);
     const [first, second] = h.llm.requests;
-    expect(systemOf(first as RecordedRequest)).toContain('@user asked for your action');
-    expect(systemOf(second as RecordedRequest)).toContain('@user asked for your action');
+    expect(situationOf(first as RecordedRequest)).toContain('@user asked for your action');
+    expect(situationOf(second as RecordedRequest)).toContain('@user asked for your action');
     expect(lastSeen(second as RecordedRequest)).toBe('[@beta]: beta thinks so');
   });
 
@@ -49,7 +49,7 @@ describe('a human who addresses several agents', () => {
     await h.adapter.say('@code how many rows?');
     await h.bridge.idle();
     expect(h.llm.requests.map(agentOf)).toEqual(['code', 'data']);
-    expect(systemOf(h.llm.requests[1] as RecordedRequest)).toContain('you were not asked directly');
+    expect(situationOf(h.llm.requests[1] as RecordedRequest)).toContain('you were not asked directly');
   });
 
   it('drops addressed turns not yet started when a newer human message arrives', async () => {
@@ -88,7 +88,7 @@ describe('a human who addresses several agents', () => {
       '[@alpha]: Thanks, beta.',
     ]);
     expect(h.llm.requests.filter((r) => agentOf(r) === 'beta')).toHaveLength(1);
-    expect(systemOf(h.llm.requests[1] as RecordedRequest)).toMatch(
+    expect(situationOf(h.llm.requests[1] as RecordedRequest)).toMatch(
       /@user and @alpha asked for your action \(request #1\)/,
     );
     expect(h.store.threads.all().map((t) => [t.requester, t.status, t.answers.map((a) => a.participant)])).toEqual([
@@ -101,7 +101,7 @@ describe('an agent that asks a human', () => {
   it('is woken by that human’s next message, which carries no mention', async () => {
     h = await startHarness({ agents: [{ name: 'code' }] });
     h.llm.respond((r) =>
-      systemOf(r).includes('@user answered the question you asked them')
+      situationOf(r).includes('@user answered the question you asked them')
         ? { content: 'Reading sales.csv now.' }
         : { content: '@user which file should I read?' },
     );
@@ -120,7 +120,7 @@ describe('an agent that asks a human', () => {
   it('knows humans by display name, case-insensitively and in any script', async () => {
     h = await startHarness({ agents: [{ name: 'code' }] });
     h.llm.respond((r) =>
-      systemOf(r).includes('@José answered') ? { content: 'Gracias.' } : { content: '@josé ¿qué archivo?' },
+      situationOf(r).includes('@José answered') ? { content: 'Gracias.' } : { content: '@josé ¿qué archivo?' },
     );
     await h.adapter.say('@code ayuda', { user: 'José' });
     await until(() => h.adapter.posts.length === 1);
@@ -147,7 +147,7 @@ describe('answers reach their request', () => {
     });
     h.llm.respond((r) => {
       const agent = agentOf(r);
-      const system = systemOf(r);
+      const system = situationOf(r);
       if (agent === 'pm')
         return resuming(r) ? { content: 'Both done, shipping.' } : { content: '@writer @expert draft and check it' };
       if (agent === 'writer') {
@@ -174,7 +174,7 @@ describe('answers reach their request', () => {
       [2, 'writer', 'closed', ['expert: The intro is right.']],
     ]);
     const pmResume = h.llm.requests.filter((r) => agentOf(r) === 'pm').at(-1) as RecordedRequest;
-    expect(systemOf(pmResume)).not.toContain('Did not answer');
+    expect(situationOf(pmResume)).not.toContain('Did not answer');
   });
 
   it('keeps several requesters apart when they ask the same agent in the same room', async () => {
@@ -182,7 +182,7 @@ describe('answers reach their request', () => {
     h.llm.respond((r) => {
       const agent = agentOf(r);
       if (agent === 'writer')
-        return { content: systemOf(r).includes('@pm asked') ? 'For pm: 3 pages.' : 'For lead: Friday.' };
+        return { content: situationOf(r).includes('@pm asked') ? 'For pm: 3 pages.' : 'For lead: Friday.' };
       if (resuming(r)) return { content: `${agent} got it` };
       return { content: agent === 'lead' ? '@writer when is it due?' : '@writer how long is it?' };
     });
@@ -207,8 +207,8 @@ describe('answers reach their request', () => {
     h.llm.respond((r) => {
       const agent = agentOf(r);
       if (agent === 'writer')
-        return { content: systemOf(r).includes('@pm asked') ? 'pm: the intro' : 'lead: the outro' };
-      if (resuming(r)) return { content: `${agent} resumed with ${/- @writer: (.*)/.exec(systemOf(r))?.[1]}` };
+        return { content: situationOf(r).includes('@pm asked') ? 'pm: the intro' : 'lead: the outro' };
+      if (resuming(r)) return { content: `${agent} resumed with ${/- @writer: (.*)/.exec(situationOf(r))?.[1]}` };
       if (r.messages.some((m) => m.role === 'tool')) return { content: 'asked' };
       return {
         toolCalls: [
@@ -236,7 +236,7 @@ describe('answers reach their request', () => {
     await h.bridge.idle();
     expect(h.adapter.transcript()).toEqual(['[@pm]: @slow your view?', '[@pm]: Going on without slow.']);
     const resume = h.llm.requests.find(resuming) as RecordedRequest;
-    expect(systemOf(resume)).toContain('Did not answer: @slow');
+    expect(situationOf(resume)).toContain('Did not answer: @slow');
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, type Harness, startHarness, systemOf, toolResultsOf } from '../helpers/harness.js';
+import { agentOf, type Harness, situationOf, startHarness, toolResultsOf } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 
 let h: Harness;
@@ -82,7 +82,7 @@ describe('requests across rooms when one of them is handed back', () => {
     h.llm.respond((r) => {
       const agent = agentOf(r);
       if (agent === 'code') return { hang: true };
-      if (/reached its deadline/.test(systemOf(r))) return { content: 'Nobody could help; I will continue alone.' };
+      if (/reached its deadline/.test(situationOf(r))) return { content: 'Nobody could help; I will continue alone.' };
       if (r.messages.some((m) => m.role === 'tool')) return { content: 'Asked in #other.' };
       return {
         toolCalls: [
@@ -102,7 +102,7 @@ describe('requests across rooms when one of them is handed back', () => {
       '[@pm]: Asked in #other.',
       '[@pm]: Nobody could help; I will continue alone.',
     ]);
-    expect(systemOf(h.llm.requests.at(-1) as RecordedRequest)).toContain('Did not answer: @code');
+    expect(situationOf(h.llm.requests.at(-1) as RecordedRequest)).toContain('Did not answer: @code');
   });
 
   it('resumes a requester at once when an awaited agent cannot answer (its model fails)', async () => {
@@ -110,7 +110,7 @@ describe('requests across rooms when one of them is handed back', () => {
     h.llm.respond((r) => {
       const agent = agentOf(r);
       if (agent === 'code') return { status: 500, errorMessage: 'model down' };
-      if (/Could not answer: @code/.test(systemOf(r))) return { content: 'I will do it myself then.' };
+      if (/Could not answer: @code/.test(situationOf(r))) return { content: 'I will do it myself then.' };
       return { content: '@code can you check the totals?' };
     });
     await h.adapter.say('@pm check the totals');
@@ -130,7 +130,7 @@ describe('requests across rooms when one of them is handed back', () => {
     h.llm.respond((r) => {
       const agent = agentOf(r);
       if (agent === 'slow') return { delayMs: 2500, content: 'Here is my careful answer for the human.' };
-      if (/reached its deadline/.test(systemOf(r))) return { content: 'Going on without them.' };
+      if (/reached its deadline/.test(situationOf(r))) return { content: 'Going on without them.' };
       if (r.messages.some((m) => m.role === 'tool')) return { content: 'Asked.' };
       return {
         toolCalls: [
@@ -169,7 +169,7 @@ describe('private chats and the tool-round limit', () => {
     h.store.chats.setStatus(request.id, 'accepted');
     let n = 0;
     h.llm.respond((r) => {
-      const inPrivate = systemOf(r).includes('private conversation');
+      const inPrivate = situationOf(r).includes('private conversation');
       if (inPrivate) return { content: `${agentOf(r)} private ${++n}` };
       if (agentOf(r) === 'a' && !r.messages.some((m) => m.role === 'tool')) {
         return { toolCalls: [{ name: 'chat', arguments: { to: 'b', message: `hello b ${++n}` } }] };

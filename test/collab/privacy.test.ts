@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, type Harness, startHarness, systemOf, toolResultsOf } from '../helpers/harness.js';
+import { agentOf, type Harness, newestOf, situationOf, startHarness, toolResultsOf } from '../helpers/harness.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -74,7 +74,7 @@ describe('private agent-to-agent chats', () => {
         if (toolResultsOf(r).length > 0) return { content: 'I asked b for a word.' };
         return { toolCalls: [{ name: 'chat_request', arguments: { to: 'b', reason: 'budget details' } }] };
       }
-      if (agent === 'b' && systemOf(r).includes('asks you for a private chat (request #1): budget details')) {
+      if (agent === 'b' && situationOf(r).includes('asks you for a private chat (request #1): budget details')) {
         return toolResultsOf(r).length === 0
           ? { toolCalls: [{ name: 'chat_response', arguments: { request_id: 1, accept: true } }] }
           : { content: `the real number is ${marker}` };
@@ -102,11 +102,11 @@ describe('private agent-to-agent chats', () => {
     h = await startHarness({ agents: chatAgents, env: { CHAT_REQUEST_TIMEOUT_S: '600' } });
     h.llm.respond((r) => {
       const agent = agentOf(r);
-      const last = String(r.messages.at(-1)?.content);
+      const last = newestOf(r);
       if (agent === 'a' && last.endsWith('@a first')) {
         return { toolCalls: [{ name: 'chat_request', arguments: { to: 'b', reason: 'gossip' } }] };
       }
-      if (agent === 'b' && systemOf(r).includes('asks you for a private chat')) {
+      if (agent === 'b' && situationOf(r).includes('asks you for a private chat')) {
         return toolResultsOf(r).length === 0
           ? { toolCalls: [{ name: 'chat_response', arguments: { request_id: 2, accept: false } }] }
           : { content: 'MARKER-declined no thanks' };
@@ -123,9 +123,9 @@ describe('private agent-to-agent chats', () => {
     await h.adapter.say('@a and again');
     await h.bridge.idle();
     const told = (r: RecordedRequest) =>
-      agentOf(r) === 'a' && /Your chat request #2 to @b was declined/.test(systemOf(r));
+      agentOf(r) === 'a' && /Your chat request #2 to @b was declined/.test(situationOf(r));
     const expired = (r: RecordedRequest) =>
-      agentOf(r) === 'a' && new RegExp(`Your chat request #${old.id} to @c expired unanswered`).test(systemOf(r));
+      agentOf(r) === 'a' && new RegExp(`Your chat request #${old.id} to @c expired unanswered`).test(situationOf(r));
     // Counted per turn (a turn's first call: a tool round repeats the same context).
     const turns = h.llm.requests.filter((r) => toolResultsOf(r).length === 0);
     expect(turns.filter(told)).toHaveLength(1);
@@ -233,7 +233,7 @@ describe('per-room privacy, the private chat log and prompt frames', () => {
     await h.adapter.say('just talking');
     await h.adapter.say('@a your turn');
     await h.bridge.idle();
-    const systems = h.llm.requests.map((r) => String(r.messages[0]?.content));
+    const systems = h.llm.requests.map(situationOf);
     expect(systems[0]).toContain('OBSERVE-FRAME');
     expect(systems[1]).toContain('ASKED BY @user');
   });

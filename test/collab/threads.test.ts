@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, type Harness, startHarness, systemOf } from '../helpers/harness.js';
+import { agentOf, type Harness, situationOf, startHarness } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
 
-const resuming = (r: RecordedRequest) => /request #\d+ (has answered|reached its deadline)/.test(systemOf(r));
+const resuming = (r: RecordedRequest) => /request #\d+ (has answered|reached its deadline)/.test(situationOf(r));
 
 describe('request_reply threads through the bridge', () => {
   it('counts a [pass] as an answer and tells the requester', async () => {
@@ -31,7 +31,7 @@ describe('request_reply threads through the bridge', () => {
       '[@lead]: Thanks to both, decided.',
     ]);
     const resume = h.llm.requests.find(resuming);
-    expect(systemOf(resume as RecordedRequest)).toContain('- @a passed (nothing to add)\n- @b: I like it.');
+    expect(situationOf(resume as RecordedRequest)).toContain('- @a passed (nothing to add)\n- @b: I like it.');
   });
 
   it('nests a request made while answering another', async () => {
@@ -107,7 +107,7 @@ describe('request_reply threads through the bridge', () => {
     await h.bridge.idle();
     expect(h.adapter.transcript()).toEqual(['[@pm]: Asked in #planning.', '[@pm]: Going ahead without alice.']);
     const resume = h.llm.requests.find(resuming) as RecordedRequest;
-    expect(systemOf(resume)).toMatch(
+    expect(situationOf(resume)).toMatch(
       /reached its deadline[\s\S]*- @quick: Budget is fine\.[\s\S]*Did not answer: @alice/,
     );
     expect(h.store.threads.all()[0]).toMatchObject({
@@ -141,7 +141,7 @@ describe('request_reply threads through the bridge', () => {
     await h.adapter.say('yes, Friday is good', { channel: 'dm-pm-alice', user: 'alice', direct: 'pm' });
     await h.bridge.idle();
     expect(h.adapter.transcript()).toEqual(['[@pm]: I asked Alice privately.', '[@pm]: Alice says Friday works.']);
-    expect(systemOf(h.llm.requests.find(resuming) as RecordedRequest)).toContain('- @alice: yes, Friday is good');
+    expect(situationOf(h.llm.requests.find(resuming) as RecordedRequest)).toContain('- @alice: yes, Friday is good');
     // The answer was consumed by the request: @pm was not also woken in the DM.
     expect(h.adapter.transcript('dm-pm-alice')).toHaveLength(1);
     // The DM never entered @other's context.

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/main.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, type RecordedRequest, startFakeOpenAI } from '../fakes/openai-server/index.js';
-import { agentOf, systemOf } from '../helpers/harness.js';
+import { agentOf, situationOf } from '../helpers/harness.js';
 
-const resumed = (r: RecordedRequest, id: number) => systemOf(r).includes(`asked in request #${id} has answered`);
+const resumed = (r: RecordedRequest, id: number) => situationOf(r).includes(`asked in request #${id} has answered`);
 
 /** The design's writers' room, played by the fake model. `opinionOrder` is the order @pm names them in. */
 function writersRoom(opinionOrder: [string, string]) {
@@ -24,7 +24,8 @@ function writersRoom(opinionOrder: [string, string]) {
       return { content: '@lead_writer please draft a plot for episode 4.' };
     }
     if (agent === 'lead_writer') {
-      if (systemOf(request).includes('(request #3)')) return { content: '@pm Revised: Mara hesitates, then drills.' };
+      if (situationOf(request).includes('(request #3)'))
+        return { content: '@pm Revised: Mara hesitates, then drills.' };
       return { content: '@pm Plot: a probe finds warm water under the Europa ice; Mara drills against orders.' };
     }
     if (agent === 'science') return { content: 'Warm water under the ice is plausible: tidal heating.' };
@@ -91,7 +92,7 @@ describe("the writers' room (terminal room)", () => {
       // @pm was asked exactly once after the two opinions, with both in its context.
       const afterOpinions = requests.filter((r) => agentOf(r) === 'pm' && resumed(r, 2));
       expect(afterOpinions).toHaveLength(1);
-      expect(systemOf(afterOpinions[0] as RecordedRequest)).toMatch(
+      expect(situationOf(afterOpinions[0] as RecordedRequest)).toMatch(
         /- @science: Warm water[\s\S]*- @character_dev: Mara|- @character_dev: Mara[\s\S]*- @science: Warm water/,
       );
       // Nobody else was woken by the answers (they mention @pm, which is an answer, not a request).

@@ -145,3 +145,48 @@ describe('.env', () => {
     expect(env.LOG_LEVEL).toBe('warn');
   });
 });
+
+describe('budgets and prices in agent files', () => {
+  it("defaults to MODEL_CONTEXT_TOKENS and seed 004's allocations", () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    expect(load({ MODEL_CONTEXT_TOKENS: '16000' }).agents[0]).toMatchObject({
+      contextTokens: 16000,
+      allocations: { knowledge: 30, recentActions: 10, rooms: 60 },
+    });
+    expect(load().agents[0]?.contextTokens).toBe(32768);
+    expect(load().agents[0]?.price).toBeUndefined();
+  });
+
+  it('reads context_tokens, memory_allocations (rooms takes the rest) and price', () => {
+    write(
+      'a.md',
+      agent(
+        'name: alpha\nmodel: m\ncontext_tokens: 128000\nmemory_allocations: { knowledge: 40 }\nprice: { input: 0.15, output: 0.6 }',
+      ),
+    );
+    expect(load().agents[0]).toMatchObject({
+      contextTokens: 128000,
+      allocations: { knowledge: 40, recentActions: 10, rooms: 50 },
+      price: { input: 0.15, cached: 0.15, output: 0.6 },
+    });
+  });
+
+  it('rejects allocations that do not add up to 100, and a budget smaller than the answer reserve', () => {
+    write('a.md', agent('name: alpha\nmodel: m\nmemory_allocations: { knowledge: 30, recent_actions: 10, rooms: 70 }'));
+    expect(errorOf(load).message).toMatch(
+      /a\.md: memory_allocations: knowledge \+ recent_actions \+ rooms must add up to 100 \(got 110\)/,
+    );
+    write('a.md', agent('name: alpha\nmodel: m\nmemory_allocations: { knowledge: 60, recent_actions: 35 }'));
+    expect(errorOf(load).message).toMatch(/memory_allocations\.rooms: must be at least 10/);
+    write('a.md', agent('name: alpha\nmodel: m\ncontext_tokens: 4096'));
+    expect(errorOf(load).message).toMatch(
+      /a\.md: context_tokens: must be at least ANSWER_RESERVE_TOKENS \(4096\) \+ 1024/,
+    );
+    write('a.md', agent('name: alpha\nmodel: m'));
+    expect(errorOf(() => load({ MODEL_CONTEXT_TOKENS: '2048', ANSWER_RESERVE_TOKENS: '2048' })).message).toMatch(
+      /environment: MODEL_CONTEXT_TOKENS: must be at least ANSWER_RESERVE_TOKENS \(2048\) \+ 1024/,
+    );
+    write('a.md', agent('name: alpha\nmodel: m\nprice: { input: -1, output: 1 }'));
+    expect(errorOf(load).message).toMatch(/a\.md: price\.input: /);
+  });
+});

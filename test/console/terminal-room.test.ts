@@ -9,7 +9,7 @@ import { STOPPED_LINE } from '../../adapters/console/console-adapter.js';
 import { run } from '../../src/main.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
-import { agentOf } from '../helpers/harness.js';
+import { agentOf, newestOf, roomMessagesOf } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 import { FakeTerminal } from './fake-terminal.js';
 
@@ -68,12 +68,13 @@ describe('terminal room', () => {
     llm.respond((request) => {
       const agent = agentOf(request);
       const last = request.messages.at(-1);
-      if (agent === 'data' && String(last?.content).startsWith('[@user]')) return { content: '@code count the rows' };
+      const newest = newestOf(request);
+      if (agent === 'data' && newest.startsWith('[@user]')) return { content: '@code count the rows' };
       if (agent === 'code' && last?.role === 'tool') return { content: '@data 42 rows' };
-      if (agent === 'code' && String(last?.content).includes('count the rows')) {
+      if (agent === 'code' && newest.includes('count the rows')) {
         return { toolCalls: [{ name: 'bash', arguments: { command: 'wc -l sales.csv' } }] };
       }
-      if (agent === 'data' && String(last?.content).includes('42 rows')) return { content: 'We have 42 rows.' };
+      if (agent === 'data' && newest.includes('42 rows')) return { content: 'We have 42 rows.' };
       return { content: '[pass]' };
     });
     const { printed } = await room(['how many rows?', '/status']);
@@ -93,6 +94,9 @@ describe('terminal room', () => {
       'Privacy: off',
       'Agents: @code (mention), @data (always)',
       'Open requests: none',
+      'Tokens (this room; all rooms):',
+      expect.stringMatching(/^- @code: [\d,]+ in \(0 cached\), \d+ out; [\d,]+ in \(0 cached\), \d+ out$/),
+      expect.stringMatching(/^- @data: [\d,]+ in \(0 cached\), \d+ out; [\d,]+ in \(0 cached\), \d+ out$/),
       'Sandbox: fake sandbox, last command: wc -l sales.csv',
       '',
     ]);
@@ -102,7 +106,7 @@ describe('terminal room', () => {
 
   it("clears the room's history with /clear and refuses unknown commands", async () => {
     agentFile('echo', 'activation: always');
-    llm.respond((request) => ({ content: `I see ${request.messages.length - 1} messages` }));
+    llm.respond((request) => ({ content: `I see ${roomMessagesOf(request).length} messages` }));
     const { printed } = await room(['one', '/clear', 'two', '/nope']);
     expect(printed).toContain('[@echo]: I see 1 messages\n');
     expect(printed).toContain('[system]: History of this room cleared.\n');

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { NO_ROOM } from '../../adapters/discord/commands.js';
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { silentLogger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound } from '../../src/ports.js';
@@ -106,13 +107,74 @@ describe('Discord adapter against the fake', () => {
     expect(sink.inbound[0]?.author).toMatchObject({ name: 'helper', kind: 'human' });
   });
 
-  it('does not turn a reply ping into a mention', async () => {
+  it("makes a human's reply to an agent's message address that agent, and an agent's reply address no one", async () => {
     const agentMessage = fake.botSays('general', 'data-bot', 'here is the plan');
     await sink.until(() => sink.inbound.some((event) => event.messageId === agentMessage.id));
-    const reply = fake.humanSays('general', 'carol', 'thanks', { replyTo: agentMessage.id });
-    await sink.until(() => sink.inbound.some((event) => event.messageId === reply.id));
-    expect(reply.mentionIds).toContain(fake.bot('data-bot').id); // Discord did ping the bot
-    expect(sink.inbound.find((event) => event.messageId === reply.id)?.text).toBe('thanks');
+    const reply = fake.humanSays('general', 'carol', 'why this order?', { replyTo: agentMessage.id });
+    const botReply = fake.botSays('general', 'code-bot', 'agreed', { replyTo: agentMessage.id });
+    const toHuman = fake.humanSays('general', 'alice', 'same question', { replyTo: reply.id });
+    await sink.until(() => [reply, botReply, toHuman].every((m) => sink.inbound.some((e) => e.messageId === m.id)));
+    const received = (id: string) => sink.inbound.find((event) => event.messageId === id);
+    // The reply's ping is not in the text; the reply itself addresses the agent.
+    expect(received(reply.id)).toMatchObject({ text: 'why this order?', addressed: ['data'] });
+    expect(received(botReply.id)?.addressed).toBeUndefined();
+    expect(received(toHuman.id)?.addressed).toBeUndefined();
+  });
+
+  it('delivers a human edit once, marked as an edit of the message, and ignores link previews resolving', async () => {
+    const sent = fake.humanSays('dev', 'alice', 'can someone look at the build?');
+    await sink.until(() => sink.inbound.some((event) => event.messageId === sent.id));
+    fake.embedResolves(sent);
+    fake.humanEdits(sent, `<@${fake.bot('code-bot').id}> can someone look at the build?`);
+    await sink.until(() => sink.inbound.some((event) => event.edit?.of === sent.id));
+    fake.humanSays('dev', 'alice', 'marker');
+    await sink.until(() => sink.inbound.some((event) => event.text === 'marker'));
+    const edits = sink.inbound.filter((event) => event.edit);
+    expect(edits).toEqual([
+      {
+        platform: 'discord',
+        channel: fake.channel('dev').id,
+        messageId: `${sent.id}:edit:${sent.editedAt}`,
+        author: { id: fake.human('alice').id, name: 'Alice_Smith', kind: 'human' },
+        text: '@code can someone look at the build?',
+        edit: { of: sent.id, originalAt: sent.createdAt },
+        at: sent.editedAt,
+      },
+    ]);
+  });
+
+  it('forwards a forwarded message as a quote, its mentions addressing no one', async () => {
+    const original = fake.humanSays('dev', 'bob', `<@${fake.bot('code-bot').id}> the build is red`);
+    await sink.until(() => sink.inbound.some((event) => event.messageId === original.id));
+    const forward = fake.forward('general', 'alice', original);
+    await sink.until(() => sink.inbound.some((event) => event.messageId === forward.id));
+    expect(forward.content).toBe('');
+    expect(sink.inbound.find((event) => event.messageId === forward.id)?.text).toBe('> code the build is red');
+  });
+
+  it("reads a mention of an agent bot's managed role as a mention of that agent", async () => {
+    const role = fake.bot('code-bot').roleId;
+    const sent = fake.humanSays('general', 'alice', `<@&${role}> can you look?`);
+    await sink.until(() => sink.inbound.some((event) => event.messageId === sent.id));
+    expect(fake.world.roleMentionsIn(sent.content)).toEqual([role]);
+    expect(sink.inbound.find((event) => event.messageId === sent.id)?.text).toBe('@code can you look?');
+  });
+
+  it('hands over attachments as files, fetched from Discord only', async () => {
+    const sent = fake.humanSays('general', 'alice', 'two files', {
+      attachments: [
+        { filename: 'a.csv', contentType: 'text/csv', content: 'a,b\n' },
+        { filename: 'b.csv', contentType: 'text/csv', content: 'c,d\n', url: 'https://files.example.com/b.csv' },
+      ],
+    });
+    await sink.until(() => sink.inbound.some((event) => event.messageId === sent.id));
+    const files = sink.inbound.find((event) => event.messageId === sent.id)?.files ?? [];
+    expect(files.map(({ name, mimeType, size }) => ({ name, mimeType, size }))).toEqual([
+      { name: 'a.csv', mimeType: 'text/csv', size: 4 },
+      { name: 'b.csv', mimeType: 'text/csv', size: 4 },
+    ]);
+    expect(new TextDecoder().decode(await files[0]?.download())).toBe('a,b\n');
+    await expect(files[1]?.download()).rejects.toThrow(/fetched from the platform only, not files\.example\.com/);
   });
 
   it("makes a DM the agent's private room", async () => {
@@ -201,6 +263,22 @@ describe('Discord adapter against the fake', () => {
     expect(sink.commands.map((event) => event.channel)).toEqual(Array(3).fill(fake.channel('general').id));
   });
 
+  it('takes the room of a slash command from channel_id when the interaction has no channel object', async () => {
+    const answer = await fake.slash('code-bot', 'alice', 'dev', 'status', {}, { channelObject: false });
+    expect(answer).toMatchObject({ content: 'status  operator=true', ephemeral: true });
+    expect(sink.commands.map((event) => event.channel)).toEqual([fake.channel('dev').id]);
+    const nowhere = await fake.slash(
+      'code-bot',
+      'alice',
+      'dev',
+      'status',
+      {},
+      { channelObject: false, channelId: false },
+    );
+    expect(nowhere).toMatchObject({ content: NO_ROOM, ephemeral: true });
+    expect(sink.commands).toHaveLength(1);
+  });
+
   it('fetches what was posted while every bot was disconnected, once', async () => {
     const last = fake.humanSays('dev', 'carol', 'before the drop');
     await sink.until(() => sink.inbound.some((event) => event.messageId === last.id));
@@ -276,6 +354,36 @@ describe('Discord slash commands that take a while', () => {
       await fake.until(deferred);
       release('all quiet');
       expect(await reply).toEqual({ content: 'all quiet', ephemeral: true, deferred: true });
+    } finally {
+      await adapter.stop();
+      await fake.close();
+    }
+  });
+});
+
+describe('Discord slash command answers longer than a message', () => {
+  it('splits a long /status into the reply and ephemeral follow-ups, never cutting it', async () => {
+    const fake = await startFakeDiscord({ bots: [{ token: 'tok-data', name: 'data-bot' }] });
+    const long = Array.from(
+      { length: 120 },
+      (_, i) => `- @agent${i}: ${i * 1000} in (${i * 900} cached), ${i} out`,
+    ).join('\n');
+    expect(long.length).toBeGreaterThan(4000);
+    const sink = new RecordingSink();
+    sink.command = async () => long;
+    const config = testConfig({
+      agents: [{ name: 'data', discord: { token: 'tok-data', control: true } }],
+      env: { DISCORD_API_URL: fake.apiURL },
+    });
+    const adapter = createDiscordAdapter({ config, logger: silentLogger(), rest: { globalRequestsPerSecond: 10_000 } });
+    try {
+      await adapter.start(sink);
+      const reply = await fake.slash('data-bot', 'alice', 'general', 'status');
+      await fake.until(() => fake.followUps.length >= 2);
+      const parts = [reply.content, ...fake.followUps.map((f) => f.content)];
+      expect(parts.every((part) => part.length <= 2000)).toBe(true);
+      expect(fake.followUps.every((f) => f.ephemeral)).toBe(true);
+      expect(parts.join('\n')).toBe(long);
     } finally {
       await adapter.stop();
       await fake.close();

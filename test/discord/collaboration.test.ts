@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../fakes/discord/index.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, systemOf } from '../helpers/harness.js';
+import { agentOf, situationOf } from '../helpers/harness.js';
 import { type DiscordHarness, startDiscordHarness } from './discord-harness.js';
 
 let h: DiscordHarness;
@@ -9,8 +9,8 @@ afterEach(async () => h?.close());
 
 const resumed = (r: RecordedRequest, id?: number) =>
   id === undefined
-    ? /request #\d+ has answered/.test(systemOf(r))
-    : systemOf(r).includes(`asked in request #${id} has answered`);
+    ? /request #\d+ has answered/.test(situationOf(r))
+    : situationOf(r).includes(`asked in request #${id} has answered`);
 const author = (m: FakeMessage) => h.discord.world.user(m.authorId)?.username ?? '?';
 
 describe('agents working together on Discord', () => {
@@ -33,7 +33,7 @@ describe('agents working together on Discord', () => {
       }
       if (agent === 'lead_writer') {
         return {
-          content: systemOf(r).includes('(request #3)') ? '@pm Revised plot.' : '@pm Plot: Europa, warm water.',
+          content: situationOf(r).includes('(request #3)') ? '@pm Revised plot.' : '@pm Plot: Europa, warm water.',
         };
       }
       if (agent === 'science') return { content: 'Plausible: tidal heating.' };
@@ -96,7 +96,7 @@ describe('agents working together on Discord', () => {
       'I asked Alice.',
       'Alice confirmed Friday.',
     ]);
-    expect(systemOf(h.llm.requests.find((r) => resumed(r)) as RecordedRequest)).toContain(
+    expect(situationOf(h.llm.requests.find((r) => resumed(r)) as RecordedRequest)).toContain(
       '- @Alice: Yes, Friday works',
     );
   });

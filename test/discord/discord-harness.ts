@@ -92,6 +92,8 @@ export interface HarnessOptions {
   readonly env?: Record<string, string>;
   /** Operators by fake human name (their ids go into OPERATORS). */
   readonly operators?: readonly string[];
+  /** A folder for the channels' workspaces (uploads land there); none by default. */
+  readonly workspaces?: string;
 }
 
 export async function startDiscordHarness(options: HarnessOptions): Promise<DiscordHarness> {
@@ -103,7 +105,7 @@ export async function startDiscordHarness(options: HarnessOptions): Promise<Disc
     channels: ['general', 'dev'],
   });
   const llm = await startFakeOpenAI();
-  const sandbox = new FakeSandbox();
+  const sandbox = new FakeSandbox(undefined, options.workspaces ? { workspaces: options.workspaces } : {});
   const config = testConfig({
     agents: options.agents.map(({ discord: wants, control, ...agent }) => ({
       ...agent,

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  Directory,
-  mentionName,
-  mentionsToNames,
-  namesToMentions,
-  plainMarkup,
-} from '../../adapters/discord/mentions.js';
+import { Directory, mentionsToNames, namesToMentions } from '../../adapters/discord/mentions.js';
 
 function directory(): Directory {
   const dir = new Directory();
@@ -43,20 +37,9 @@ describe('Discord mentions', () => {
     expect(namesToMentions('(@code)', directory())).toBe('(<@100>)');
   });
 
-  it('replaces whitespace in display names', () => {
-    expect(mentionName('  Ada  Lovelace ')).toBe('Ada_Lovelace');
-  });
-
   it('mentions humans with non-ASCII names back', () => {
     const dir = directory();
     dir.rememberHuman('902', 'José Núñez');
     expect(namesToMentions('gracias @José_Núñez.', dir)).toBe('gracias <@902>.');
-  });
-
-  it('shows channel links and custom emoji as plain text', () => {
-    const names = new Map([['42', 'dev']]);
-    expect(plainMarkup('see <#42> and <#43> <:party:123> <a:wave:456>', (id) => names.get(id))).toBe(
-      'see #dev and <#43> :party: :wave:',
-    );
   });
 });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../fakes/discord/index.js';
 import type { FakeReply, RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf } from '../helpers/harness.js';
+import { agentOf, newestOf, situationOf } from '../helpers/harness.js';
 import { type DiscordHarness, startDiscordHarness } from './discord-harness.js';
 
 let h: DiscordHarness;
@@ -12,8 +12,7 @@ async function eventually(predicate: () => boolean): Promise<void> {
   while (!predicate()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
-const lastText = (request: RecordedRequest) =>
-  String([...request.messages].reverse().find((message) => message.role !== 'tool')?.content);
+const lastText = (request: RecordedRequest) => newestOf(request);
 
 /** `[@name]: text` for each bot message in a channel, with platform mentions shown as the fake stores them. */
 function transcript(messages: readonly FakeMessage[]): string[] {
@@ -134,24 +133,65 @@ describe('Discord scenarios through the bridge', () => {
     expect(h.llm.requests).toHaveLength(5);
   });
 
-  it('does not let a reply ping start a bot loop', async () => {
+  it("wakes the agent a human replies to, while an agent's reply to an agent starts no loop", async () => {
     h = await startDiscordHarness({
       agents: [
         { name: 'data', activation: 'mention' },
         { name: 'code', activation: 'mention' },
       ],
     });
-    h.llm.respond(() => ({ content: 'noted' }));
-    // An agent bot replies to another agent's message: Discord pings the replied-to bot, but the text names no one.
+    h.llm.respond((request) => ({ content: `${agentOf(request)} noted` }));
+    // An agent bot replies to another agent's message: Discord pings the replied-to bot, but that asks nothing.
     const first = h.discord.botSays('general', 'data-bot', 'status report');
     const ping = h.discord.botSays('general', 'code-bot', 'thanks', { replyTo: first.id });
-    const human = h.discord.humanSays('general', 'alice', 'ok', { replyTo: ping.id });
     expect(ping.mentionIds).toEqual([h.discord.bot('data-bot').id]);
     await h.settle(first.id);
     await h.settle(ping.id);
-    await h.settle(human.id);
     expect(h.llm.requests).toHaveLength(0);
-    expect(h.discord.botMessages('general')).toHaveLength(2);
+    // A human's reply to @code's message is a request to @code.
+    const human = h.discord.humanSays('general', 'alice', 'what do you mean?', { replyTo: ping.id });
+    await h.discord.until(() => h.discord.botMessages('general').length === 3);
+    await h.settle(human.id);
+    expect(h.llm.requests.map(agentOf)).toEqual(['code']);
+    expect(lastText(h.llm.requests[0] as RecordedRequest)).toBe('[@Alice]: what do you mean?');
+    expect(transcript(h.discord.botMessages('general')).at(-1)).toBe('[code-bot]: code noted');
+  });
+
+  it('wakes an agent that a human edit newly mentions, once', async () => {
+    h = await startDiscordHarness({
+      agents: [
+        { name: 'data', activation: 'mention' },
+        { name: 'code', activation: 'mention' },
+      ],
+    });
+    h.llm.respond((request) => ({ content: `${agentOf(request)} on it` }));
+    const data = h.discord.bot('data-bot').id;
+    const code = h.discord.bot('code-bot').id;
+    const asked = h.discord.humanSays('general', 'alice', `<@${data}> check the build`);
+    await h.discord.until(() => h.discord.botMessages('general').length === 1);
+    await h.settle(asked.id);
+    h.discord.humanEdits(asked, `<@${data}> <@${code}> check the build`);
+    await h.discord.until(() => h.discord.botMessages('general').length === 2);
+    h.discord.humanEdits(asked, `<@${data}> <@${code}> please check the build`);
+    const marker = h.discord.humanSays('general', 'alice', 'thanks both');
+    await h.settle(marker.id);
+    expect(h.llm.requests.map(agentOf)).toEqual(['data', 'code']);
+    expect(lastText(h.llm.requests[1] as RecordedRequest)).toBe('[@Alice]: (edited) @data @code check the build');
+  });
+
+  it('answers a slash command whose interaction lacks a channel object, never with a database error', async () => {
+    h = await startDiscordHarness({ agents: [{ name: 'data', control: true }], operators: ['alice'] });
+    const status = await h.discord.slash('data-bot', 'alice', 'general', 'status', {}, { channelObject: false });
+    expect(status.content).toMatch(/Working: nobody/);
+    const nowhere = await h.discord.slash(
+      'data-bot',
+      'alice',
+      'general',
+      'status',
+      {},
+      { channelObject: false, channelId: false },
+    );
+    expect(nowhere.content).not.toMatch(/constraint|SQL|failed/i);
   });
 
   it('/pass by an operator stops an agent mid-turn; a non-operator is refused', async () => {
@@ -186,8 +226,7 @@ describe('Discord scenarios through the bridge', () => {
     expect(reply.length).toBeGreaterThan(3000);
     expect(reply.length).toBeLessThan(4000);
     // @data writes the long reply once; when @code (asked by the mention) passes, @data resumes and passes too.
-    const resuming = (request: Parameters<typeof agentOf>[0]) =>
-      String(request.messages[0]?.content).includes('has answered');
+    const resuming = (request: Parameters<typeof agentOf>[0]) => situationOf(request).includes('has answered');
     h.llm.respond((request) =>
       agentOf(request) === 'data' && lastText(request).startsWith('[@Alice]') && !resuming(request)
         ? { content: reply }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { splitMessage } from '../../adapters/discord/index.js';
+import { DISCORD_MESSAGE_LIMIT } from '../../adapters/discord/index.js';
+import { splitMessage } from '../../adapters/shared/split.js';
 import type { FakeMessage, RecordedRequest } from '../fakes/discord/index.js';
 import { type DiscordHarness, startDiscordHarness } from './discord-harness.js';
 
@@ -187,7 +188,7 @@ describe('Discord streaming by edits (DISCORD_STREAM=edit)', () => {
     const messages = h.discord.botMessages('general');
     for (const message of messages) await h.settle(message.id);
 
-    expect(messages.map((m) => m.content)).toEqual(splitMessage(reply));
+    expect(messages.map((m) => m.content)).toEqual(splitMessage(reply, DISCORD_MESSAGE_LIMIT));
     for (const chunk of messages.map((m) => m.content)) {
       expect(chunk.split('\n').filter((line) => line.startsWith('```')).length % 2).toBe(0);
     }
@@ -196,7 +197,7 @@ describe('Discord streaming by edits (DISCORD_STREAM=edit)', () => {
     expect(sent.every((r) => String((r.body as { content?: string }).content).length <= 2000)).toBe(true);
     // Two creates: the streamed first chunk (edited into its final form), then the rest.
     expect(posts).toHaveLength(2);
-    expect(messages[0]?.edits.at(-1)).toBe(splitMessage(reply)[0]);
+    expect(messages[0]?.edits.at(-1)).toBe(splitMessage(reply, DISCORD_MESSAGE_LIMIT)[0]);
     expect(storedAgentMessages()).toEqual([reply]);
   });
 

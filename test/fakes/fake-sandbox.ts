@@ -1,3 +1,5 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { ExecResult, Sandbox } from '../../src/ports.js';
 
 export type ExecHandler = (channelKey: string, command: string) => Partial<ExecResult> | Promise<Partial<ExecResult>>;
@@ -7,7 +9,24 @@ export class FakeSandbox implements Sandbox {
   readonly calls: Array<{ channelKey: string; command: string; timeoutMs: number }> = [];
   readonly resets: Array<{ channelKey: string; wipeWorkspace: boolean }> = [];
   closed = false;
-  constructor(private handler: ExecHandler = () => ({ output: '', exitCode: 0 })) {}
+  /** Present with a `workspaces` folder: each channel's workspace is a folder below it (no template). */
+  readonly workspaceDir?: (channelKey: string) => string;
+  readonly ensureWorkspace?: (channelKey: string) => Promise<string>;
+
+  constructor(
+    private handler: ExecHandler = () => ({ output: '', exitCode: 0 }),
+    options: { workspaces?: string } = {},
+  ) {
+    const root = options.workspaces;
+    if (root) {
+      const dirOf = (channelKey: string) => path.join(root, channelKey.replace(/[^A-Za-z0-9]+/g, '-'));
+      this.workspaceDir = dirOf;
+      this.ensureWorkspace = async (channelKey) => {
+        await mkdir(dirOf(channelKey), { recursive: true });
+        return dirOf(channelKey);
+      };
+    }
+  }
 
   onExec(handler: ExecHandler): void {
     this.handler = handler;

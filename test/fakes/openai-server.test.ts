@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeOpenAI, startFakeOpenAI } from './openai-server/index.js';
+import { type FakeOpenAI, repeatedPrefixShare, startFakeOpenAI } from './openai-server/index.js';
 
 const weatherTool = {
   type: 'function' as const,
@@ -361,5 +361,85 @@ describe('fake OpenAI server lifecycle', () => {
     await fake.close();
     expect(await hung).toBeInstanceOf(OpenAI.APIConnectionError);
     await fake.close();
+  });
+});
+
+describe('fake OpenAI server: usage like OpenAI (prompt caching)', () => {
+  let fake: FakeOpenAI;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI({ usage: 'openai' });
+    client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'test', maxRetries: 0 });
+  });
+
+  afterAll(async () => {
+    await fake.close();
+  });
+
+  const ask = async (messages: Array<{ role: 'system' | 'user'; content: string }>) =>
+    (await client.chat.completions.create({ model: 'gpt-4o', messages })).usage;
+
+  it('caches the longest prefix shared with an earlier request, from 1024 tokens on, in steps of 128', async () => {
+    const system = { role: 'system' as const, content: Array.from({ length: 1500 }, (_, i) => `w${i}`).join(' ') };
+    const first = await ask([system, { role: 'user', content: 'first question' }]);
+    expect(first?.prompt_tokens).toBeGreaterThan(1500);
+    expect(first?.prompt_tokens_details?.cached_tokens).toBe(0);
+    const second = await ask([system, { role: 'user', content: 'second question' }]);
+    const cached = second?.prompt_tokens_details?.cached_tokens ?? 0;
+    expect(cached).toBeGreaterThanOrEqual(1024);
+    expect((cached - 1024) % 128).toBe(0);
+    expect(cached).toBeLessThanOrEqual(second?.prompt_tokens ?? 0);
+    expect((second?.prompt_tokens ?? 0) - cached).toBeLessThan(128 + 10);
+  });
+
+  it('caches nothing below 1024 tokens or when the start differs', async () => {
+    await ask([{ role: 'user', content: 'short and sweet' }]);
+    expect((await ask([{ role: 'user', content: 'short and sweet' }]))?.prompt_tokens_details?.cached_tokens).toBe(0);
+    const long = Array.from({ length: 1500 }, (_, i) => `v${i}`).join(' ');
+    await ask([{ role: 'system', content: `A ${long}` }]);
+    expect((await ask([{ role: 'system', content: `B ${long}` }]))?.prompt_tokens_details?.cached_tokens).toBe(0);
+  });
+
+  it('measures the share of input that repeats an earlier prefix', () => {
+    const a = { messages: [{ role: 'user', content: 'abcdefgh' }], tools: undefined };
+    const b = { messages: [{ role: 'user', content: 'abcdXXXX' }], tools: undefined };
+    // "<|user|>" is 8 characters: b shares 8 + 4 of its 16 characters with a.
+    expect(repeatedPrefixShare([a, b])).toBeCloseTo(12 / 32);
+  });
+});
+
+describe('fake OpenAI server: embeddings', () => {
+  let fake: FakeOpenAI;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'test', maxRetries: 0 });
+  });
+
+  afterAll(async () => {
+    await fake.close();
+  });
+
+  it('answers deterministic vectors, as floats or base64 (the SDK default), similar for texts sharing words', async () => {
+    const floats = await client.embeddings.create({
+      model: 'emb',
+      input: ['the ocean launch code', 'ocean launch code please', 'printer jammed'],
+      encoding_format: 'float',
+    });
+    const [a, b, c] = floats.data.map((d) => d.embedding);
+    const dot = (x: number[] = [], y: number[] = []) => x.reduce((sum, v, i) => sum + v * (y[i] ?? 0), 0);
+    expect(a).toHaveLength(64);
+    expect(dot(a, b)).toBeGreaterThan(dot(a, c));
+    const base64 = await client.embeddings.create({ model: 'emb', input: 'the ocean launch code' });
+    expect(base64.data[0]?.embedding.map((v) => v.toFixed(5))).toEqual(a?.map((v) => v.toFixed(5)));
+    expect(fake.embeddingRequests.map((r) => r.input.length)).toEqual([3, 1]);
+  });
+
+  it('fails on request, with an OpenAI-style error', async () => {
+    fake.failEmbeddings(503);
+    await expect(client.embeddings.create({ model: 'emb', input: 'x' })).rejects.toMatchObject({ status: 503 });
+    fake.failEmbeddings(undefined);
   });
 });

@@ -1,5 +1,5 @@
-import type { AgentConfig, Config, ToolName } from '../../src/config/index.js';
-import { readSettings } from '../../src/config/index.js';
+import type { AgentConfig, Allocations, Config, Price, ToolName } from '../../src/config/index.js';
+import { DEFAULT_ALLOCATIONS, readSettings } from '../../src/config/index.js';
 
 export interface TestAgent {
   name: string;
@@ -9,6 +9,9 @@ export interface TestAgent {
   systemPrompt?: string;
   endpoint?: string;
   prompts?: AgentConfig['prompts'];
+  contextTokens?: number;
+  allocations?: Allocations;
+  price?: Price;
   discord?: AgentConfig['discord'];
   slack?: AgentConfig['slack'];
 }
@@ -27,6 +30,9 @@ export function testConfig(options: { agents: TestAgent[]; env?: Record<string, 
     temperature: undefined,
     systemPrompt: agent.systemPrompt ?? `You are ${agent.name}.`,
     prompts: agent.prompts ?? {},
+    contextTokens: agent.contextTokens ?? settings.MODEL_CONTEXT_TOKENS,
+    allocations: agent.allocations ?? DEFAULT_ALLOCATIONS,
+    ...(agent.price ? { price: agent.price } : {}),
     ...(agent.discord ? { discord: agent.discord } : {}),
     ...(agent.slack ? { slack: agent.slack } : {}),
   }));

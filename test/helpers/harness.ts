@@ -34,8 +34,10 @@ export async function startHarness(options: {
   logger?: Logger;
   /** Builds each agent's LLM client instead of the bridge's default (still pointed at the fake by the config). */
   llm?: (config: Config) => LlmFactory;
+  /** How the fake model reports usage (default: a chars/4 estimate). */
+  llmUsage?: 'estimate' | 'openai';
 }): Promise<Harness> {
-  const llm = await startFakeOpenAI();
+  const llm = await startFakeOpenAI(options.llmUsage ? { usage: options.llmUsage } : {});
   const config =
     options.config?.(llm.baseURL) ??
     testConfig({
@@ -87,9 +89,37 @@ export function agentOf(request: { messages: Array<{ role: string; content?: unk
 
 type Request = { messages: Array<{ role: string; content?: unknown }> };
 
-/** The system prompt of a recorded request (agent prompt, room note, situation frame). */
+/** The system prompt of a recorded request (the bridge's rules, the agent's card, its knowledge). */
 export function systemOf(request: Request): string {
   return String(request.messages[0]?.content ?? '');
+}
+
+/** Where the turn's note is: the final user message (tool rounds of the same turn come after it). */
+function noteIndex(request: Request): number {
+  for (let i = request.messages.length - 1; i >= 0; i--) if (request.messages[i]?.role === 'user') return i;
+  return -1;
+}
+
+/** The turn's note of a recorded request: recent actions, retrieved messages, budget status, situation. */
+export function turnNoteOf(request: Request): string {
+  return String(request.messages[noteIndex(request)]?.content ?? '');
+}
+
+/** The situation of a recorded request (why the agent was woken, a resume summary, chat requests). */
+export function situationOf(request: Request): string {
+  const note = turnNoteOf(request);
+  const at = note.indexOf('>>> SITUATION <<<\n');
+  return at < 0 ? '' : note.slice(at + '>>> SITUATION <<<\n'.length);
+}
+
+/** The room's history in a recorded request: the messages between the system prompt and the turn's note. */
+export function roomMessagesOf<T extends Request>(request: T): T['messages'] {
+  return request.messages.slice(1, Math.max(1, noteIndex(request)));
+}
+
+/** The newest room message a recorded request shows (`[@speaker]: text`). */
+export function newestOf(request: Request): string {
+  return String(roomMessagesOf(request).at(-1)?.content ?? '');
 }
 
 /** What the tools answered within a recorded request, in order. */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
-import { agentOf, type Harness, startHarness } from '../helpers/harness.js';
+import { agentOf, captureLogger, type Harness, startHarness } from '../helpers/harness.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -24,13 +24,18 @@ describe('LLM failures never take the bridge down', () => {
     expect(h.adapter.transcript()[1]).toBe('[@code]: back again');
   });
 
-  it('retries 429 and 5xx with backoff, honouring Retry-After', async () => {
-    h = await startHarness({ agents: code, env: { LLM_MAX_RETRIES: '2' } });
+  it('retries 429 and 5xx with backoff, honouring Retry-After, and logs each retry', async () => {
+    const { logger, lines } = captureLogger();
+    h = await startHarness({ agents: code, env: { LLM_MAX_RETRIES: '2' }, logger });
     h.llm.script('code', { status: 429, retryAfter: 0.01 }, { status: 503, retryAfter: 0.01 }, { content: 'made it' });
     await h.adapter.say('@code hello');
     await h.bridge.idle();
     expect(h.adapter.transcript()).toEqual(['[@code]: made it']);
     expect(h.llm.requests).toHaveLength(3);
+    expect(lines.filter((l) => l.msg === 'model call retried').map((l) => [l.agent, l.status])).toEqual([
+      ['code', 429],
+      ['code', 503],
+    ]);
   });
 
   it('gives up on a call that exceeds the time limit', async () => {

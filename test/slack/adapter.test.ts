@@ -159,7 +159,7 @@ describe('Slack adapter with a recording sink', () => {
     expect(calls.map((c) => c.status)).toEqual([429, 200, 200]);
   });
 
-  it('ignores edits, joins and foreign bots, forwards an allowlisted bot as a human, and a re-delivery once', async () => {
+  it('delivers edits as edits, ignores joins and foreign bots, forwards an allowlisted bot as a human, and a re-delivery once', async () => {
     const { sink } = await start({ SLACK_ALLOWED_BOTS: 'helper' });
     const room = slack.addChannel('noise', [alice, data]);
     const helper = slack.addApp('helper');
@@ -169,7 +169,7 @@ describe('Slack adapter with a recording sink', () => {
 
     const first = slack.say(alice, room, 'original');
     slack.edit(first, 'edited');
-    await slack.waitFor(() => sink.received.length === 1, 5000, 'first');
+    await slack.waitFor(() => sink.received.length === 2, 5000, 'first and its edit');
     const delivered = slack.deliveries.find(
       (d) => d.app === 'data' && (d.envelope as { payload: { event: { ts?: string } } }).payload.event.ts === first.ts,
     );
@@ -184,17 +184,53 @@ describe('Slack adapter with a recording sink', () => {
       headers: { authorization: `Bearer ${helper.botToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ channel: room.id, text: 'I am allowed' }),
     });
-    await slack.waitFor(() => sink.received.length === 2, 5000, 'allowed bot');
+    await slack.waitFor(() => sink.received.length === 3, 5000, 'allowed bot');
     const acked = () =>
       slack.deliveries
         .filter((d) => d.app === 'data')
         .every((d) => slack.acks.some((a) => a.envelopeId === d.envelopeId));
     await slack.waitFor(acked, 5000, 'acks');
 
-    expect(sink.received.map((e) => [e.text, e.author.kind, e.author.name])).toEqual([
-      ['original', 'human', 'Alice_Smith'],
-      ['I am allowed', 'human', 'helper'],
+    expect(sink.received.map((e) => [e.text, e.author.kind, e.author.name, e.edit?.of])).toEqual([
+      ['original', 'human', 'Alice_Smith', undefined],
+      ['edited', 'human', 'Alice_Smith', first.ts],
+      ['I am allowed', 'human', 'helper', undefined],
     ]);
+    expect(sink.received[1]?.messageId).toBe(`${first.ts}:edit:${first.editedTs}`);
+  });
+
+  it('forwards a shared message as a quote and ignores Slackbot in the DM', async () => {
+    const { sink } = await start();
+    const room = slack.addChannel('shares', [alice, data, code]);
+    const elsewhere = slack.addChannel('sales', [alice, operator]);
+    const original = slack.say(operator, elsewhere, 'Q3 numbers are final');
+    const dm = slack.dm(data, alice);
+
+    slack.slackbot(dm, 'You have been removed from #ops');
+    const shared = slack.share(alice, room, original);
+    await slack.waitFor(() => sink.received.length === 1, 5000, 'share');
+
+    expect(sink.received[0]).toMatchObject({ messageId: shared.ts, text: '> Olga: Q3 numbers are final' });
+  });
+
+  it('acknowledges envelopes it has no listener for: interactive payloads and other slash commands', async () => {
+    const { sink } = await start();
+    const room = slack.addChannel('buttons', [alice, operator, data, code]);
+    const envelopes = [
+      slack.blockAction(code, { user: alice, channel: room, actionId: 'approve_deploy' }),
+      slack.shortcut(data, { user: alice, callbackId: 'open_ticket' }),
+      slack.slashCommand(data, { command: '/deploy', text: 'prod', user: operator, channel: room }),
+      slack.slashCommand(code, { command: '/pass', user: operator, channel: room }),
+    ];
+    const ackOf = (id: string) => slack.acks.find((ack) => ack.envelopeId === id);
+    await slack.waitFor(() => envelopes.every((id) => ackOf(id)), 10_000, 'acks');
+
+    expect(ackOf(envelopes[0] ?? '')?.payload).toEqual({});
+    expect(ackOf(envelopes[2] ?? '')?.payload).toEqual({
+      text: '/deploy is not a Roundtable command here: use /pass, /reset or /status.',
+    });
+    expect(ackOf(envelopes[3] ?? '')?.payload?.text).toMatch(/^\/pass is not handled by this app/);
+    expect(sink.commands).toEqual([]);
   });
 
   it('takes slash commands on the control app, with the operator flag, and answers ephemerally', async () => {
@@ -229,6 +265,27 @@ describe('Slack adapter with a recording sink', () => {
       { response_type: 'ephemeral', text: 'In the latest thread here: done (pass)' },
       { response_type: 'ephemeral', text: 'In the latest thread here: done (status)' },
     ]);
+  });
+
+  it('splits a long command answer into several ephemeral responses, never cutting it', async () => {
+    const { sink } = await start();
+    const long = Array.from(
+      { length: 200 },
+      (_, i) => `- @agent${i}: ${i * 1000} in (${i * 900} cached), ${i} out`,
+    ).join('\n');
+    expect(long.length).toBeGreaterThan(8000);
+    sink.command = async (event) => {
+      sink.commands.push(event);
+      return long;
+    };
+    const room = slack.addChannel('long', [alice, data, code]);
+    const before = slack.slashResponses.length;
+    slack.slashCommand(data, { command: '/status', user: operator, channel: room });
+    const texts = () => slack.slashResponses.slice(before).map((r) => (r.body as { text: string }).text);
+    await slack.waitFor(() => texts().join('\n').length >= long.length, 5000, 'responses');
+    expect(texts().length).toBeGreaterThanOrEqual(3);
+    expect(texts().every((text) => text.length <= 4000)).toBe(true);
+    expect(texts().join('\n')).toBe(long);
   });
 });
 

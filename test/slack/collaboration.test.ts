@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { systemOf } from '../helpers/harness.js';
+import { situationOf } from '../helpers/harness.js';
 import { type SlackHarness, startSlackHarness } from './slack-harness.js';
 
 let h: SlackHarness;
 afterEach(async () => h?.close());
 
-const resumed = (r: RecordedRequest) => /request #\d+ has answered/.test(systemOf(r));
+const resumed = (r: RecordedRequest) => /request #\d+ has answered/.test(situationOf(r));
 
 describe('agents working together on Slack', () => {
   it('asks a human by DM, resumes in the thread with the answer, and posts to #dev by name', async () => {
@@ -43,7 +43,7 @@ describe('agents working together on Slack', () => {
         .filter((m) => m.threadTs === asked.ts)
         .map((m) => m.text),
     ).toEqual(['I asked Alice.', 'Alice confirmed Friday.']);
-    expect(systemOf(h.llm.requests.find(resumed) as RecordedRequest)).toContain('- @Alice_Smith: Yes, Friday works');
+    expect(situationOf(h.llm.requests.find(resumed) as RecordedRequest)).toContain('- @Alice_Smith: Yes, Friday works');
     // The DM reply was the answer: the agent was not also woken in the DM.
     expect(h.slack.posts(dm)).toHaveLength(1);
   });

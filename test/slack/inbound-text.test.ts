@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mentionedUserIds, mentionName, slackToPlain } from '../../adapters/slack/inbound-text.js';
+import { mentionedUserIds, slackToPlain } from '../../adapters/slack/inbound-text.js';
 import { parseRoom, roomId, roomOfMessage } from '../../adapters/slack/rooms.js';
 
 const names: Record<string, string> = { U0CODE: 'code', U0ALICE: 'Alice_Smith' };
@@ -25,7 +25,6 @@ describe('slackToPlain', () => {
 
   it('lists mentioned user ids once', () => {
     expect(mentionedUserIds('<@U1> <@U2|x> <@U1>')).toEqual(['U1', 'U2']);
-    expect(mentionName('  Alice   Smith ')).toBe('Alice_Smith');
   });
 });
 

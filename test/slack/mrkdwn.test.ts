@@ -1,25 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { segments } from '../../adapters/slack/code-spans.js';
 import { markdownToMrkdwn } from '../../adapters/slack/mrkdwn.js';
 
 const ids: Record<string, string> = { code: 'U0CODE', data: 'U0DATA', alice_smith: 'U0ALICE' };
 const mention = (name: string) => ids[name.toLowerCase()];
-
-describe('segments', () => {
-  it('separates prose, fences and inline code, and joins back to the input', () => {
-    const text = 'see `x` here\n```js\nconst a = `b`;\n```\nafter';
-    const parts = segments(text);
-    expect(parts.map((p) => p.kind)).toEqual(['text', 'code', 'text', 'fence', 'text']);
-    expect(parts.map((p) => p.value).join('')).toBe(text);
-  });
-
-  it('runs an unclosed fence to the end', () => {
-    expect(segments('a\n```\ncode')).toEqual([
-      { kind: 'text', value: 'a\n' },
-      { kind: 'fence', value: '```\ncode' },
-    ]);
-  });
-});
 
 describe('markdownToMrkdwn', () => {
   it('converts bold, italic, strike and headings', () => {

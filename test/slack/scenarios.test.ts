@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeReply, RecordedRequest } from '../fakes/openai-server/index.js';
 import type { FakeMessage } from '../fakes/slack/index.js';
-import { agentOf } from '../helpers/harness.js';
+import { agentOf, newestOf } from '../helpers/harness.js';
 import { type SlackHarness, startSlackHarness } from './slack-harness.js';
 
 let h: SlackHarness | undefined;
@@ -10,8 +10,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const lastText = (request: RecordedRequest) =>
-  String([...request.messages].reverse().find((message) => message.role !== 'tool')?.content);
+const lastText = (request: RecordedRequest) => newestOf(request);
 
 /** `[app]: text` for each message the apps posted, as the fake stores it (Slack markup included). */
 function transcript(harness: SlackHarness, messages: readonly FakeMessage[]): string[] {
@@ -75,6 +74,52 @@ describe('Slack scenarios through the bridge', () => {
     const third = JSON.stringify((harness.llm.requests[2] as RecordedRequest).messages);
     expect(second).toContain('what is in the repo?');
     expect(third).not.toContain('what is in the repo?');
+  });
+
+  it('wakes the agent whose message a human answers in its thread, without a mention', async () => {
+    h = await startSlackHarness({
+      agents: [
+        { name: 'data', activation: 'mention', control: true },
+        { name: 'code', activation: 'mention' },
+      ],
+      env: { SLACK_REPLY_IN_THREAD: 'false' },
+    });
+    const harness = h;
+    harness.llm.respond((request) => ({ content: `${agentOf(request)} answers ${harness.llm.requests.length}` }));
+    const asked = harness.slack.say(harness.alice, harness.general, `<@${harness.apps.data?.botUserId}> status?`);
+    await harness.settle(asked.ts);
+    const answer = harness.slack.posts(harness.general)[0];
+    expect(answer?.threadTs).toBeUndefined();
+
+    const reply = harness.slack.say(harness.alice, harness.general, 'why so slow?', { threadTs: answer?.ts ?? '' });
+    await harness.settle(reply.ts);
+    expect(harness.llm.requests.map(agentOf)).toEqual(['data', 'data']);
+    expect(harness.slack.posts(harness.general).at(-1)).toMatchObject({ threadTs: answer?.ts, text: 'data answers 2' });
+  });
+
+  it('wakes an agent that a human edit newly mentions, once', async () => {
+    h = await startSlackHarness({
+      agents: [
+        { name: 'data', activation: 'mention', control: true },
+        { name: 'code', activation: 'mention' },
+      ],
+    });
+    const harness = h;
+    harness.llm.respond((request) => ({ content: `${agentOf(request)} on it` }));
+    const asked = harness.slack.say(harness.alice, harness.general, 'can someone check the numbers?');
+    await harness.settle(asked.ts);
+    expect(harness.llm.requests).toHaveLength(0);
+
+    harness.slack.edit(asked, `<@${harness.apps.code?.botUserId}> can someone check the numbers?`);
+    const edit = `${asked.ts}:edit:${asked.editedTs}`;
+    await harness.settle(edit);
+    harness.slack.edit(asked, `<@${harness.apps.code?.botUserId}> could someone check the numbers?`);
+    await harness.settle(`${asked.ts}:edit:${asked.editedTs}`);
+    expect(harness.llm.requests.map(agentOf)).toEqual(['code']);
+    expect(lastText(harness.llm.requests[0] as RecordedRequest)).toBe(
+      '[@Alice_Smith]: (edited) @code can someone check the numbers?',
+    );
+    expect(transcript(harness, harness.slack.posts(harness.general))).toEqual(['[code]: code on it']);
   });
 
   it('plays the example session with three apps, each speaking as itself', async () => {

@@ -28,6 +28,8 @@ class ObservedAdapter implements ChatAdapter {
 
   constructor(readonly inner: SlackAdapter) {
     this.platform = inner.platform;
+    const stream = inner.stream;
+    if (stream) this.stream = (channel, agent) => stream(channel, agent);
   }
 
   start(sink: AdapterSink): Promise<void> {
@@ -57,9 +59,8 @@ class ObservedAdapter implements ChatAdapter {
     return this.inner.resolveChannel(reference);
   }
 
-  stream(channel: string, agent: string): StreamingPost | undefined {
-    return this.inner.stream(channel, agent);
-  }
+  /** Present only when the adapter streams (SLACK_STREAM=update), like the adapter's own. */
+  readonly stream?: (channel: string, agent: string) => StreamingPost | undefined;
 }
 
 export interface SlackHarnessAgent extends Omit<TestAgent, 'slack'> {
@@ -91,10 +92,12 @@ export interface SlackHarness {
 export async function startSlackHarness(options: {
   agents: readonly SlackHarnessAgent[];
   env?: Record<string, string>;
+  /** A folder for the channels' workspaces (uploads land there); none by default. */
+  workspaces?: string;
 }): Promise<SlackHarness> {
   const slack = await startFakeSlack();
   const llm = await startFakeOpenAI();
-  const sandbox = new FakeSandbox();
+  const sandbox = new FakeSandbox(undefined, options.workspaces ? { workspaces: options.workspaces } : {});
   const apps: Record<string, FakeApp> = {};
   for (const agent of options.agents) apps[agent.name] = slack.addApp(agent.name);
   const alice = slack.addHuman('alice', 'Alice Smith');

@@ -106,6 +106,18 @@ describe('Slack streaming replies (SLACK_STREAM=update)', () => {
     expect(harness.adapter.received.map((e) => e.messageId)).not.toContain(partial?.ts);
   });
 
+  it('does not ask the model to stream when no preview is shown (SLACK_STREAM=off, LLM_STREAM=false)', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code', activation: 'mention', control: true }] });
+    const harness = h;
+    const code = harness.slack.app('code');
+    harness.llm.script('code', { content: 'Plain answer.' });
+    const asked = harness.slack.say(harness.alice, harness.general, `<@${code.botUserId}> explain`);
+    await harness.settle(asked.ts);
+    await barrier(harness);
+    expect(harness.llm.requests.map((r) => r.stream)).toEqual([false]);
+    expect(history(harness, `${harness.general.id}/${asked.ts}`)).toContain('agent:code:Plain answer.');
+  });
+
   it('posts nothing for a [pass]', async () => {
     h = await startSlackHarness({ agents: [{ name: 'code', activation: 'mention', control: true }], env: STREAMING });
     const harness = h;

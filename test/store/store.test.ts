@@ -99,4 +99,14 @@ describe('store', () => {
     expect(store.history(room.id, 10)).toEqual([]);
     expect(store.insertMessage(message(room.id, 'old', ['x']))).toBeNull();
   });
+
+  it('tells whom a platform message and its stored edits addressed', () => {
+    const room = store.channel('discord', 'c1');
+    expect(store.addressedBy(room.id, '123')).toBeUndefined();
+    store.insertMessage(message(room.id, 'hi @code', ['123']));
+    store.insertMessage({ ...message(room.id, '(edited) hi @code @data', ['123:edit:5']), mentions: ['data'] });
+    store.insertMessage({ ...message(room.id, 'other @code', ['1234:edit:5']), mentions: ['reviewer'] });
+    expect(store.addressedBy(room.id, '123')).toEqual(['code', 'data']);
+    expect(store.addressedBy(store.channel('discord', 'c2').id, '123')).toBeUndefined();
+  });
 });

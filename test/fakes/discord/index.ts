@@ -4,7 +4,7 @@
  * fanned out to each connected bot like Discord does. Test controls say what humans do.
  */
 import { EventEmitter } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeGateway } from './gateway.js';
 import { channelJson, memberJson, messageJson, permissionsOf, userJson } from './payloads.js';
@@ -17,7 +17,15 @@ import {
   type RestContext,
   visibleBots,
 } from './rest.js';
-import { ChannelType, type FakeBot, type FakeChannel, type FakeHuman, type FakeMessage, World } from './world.js';
+import {
+  attachmentSignature,
+  ChannelType,
+  type FakeBot,
+  type FakeChannel,
+  type FakeHuman,
+  type FakeMessage,
+  World,
+} from './world.js';
 
 export type { FakeBot, FakeChannel, FakeHuman, FakeMessage, InteractionReply, RecordedRequest };
 
@@ -38,13 +46,22 @@ export interface FakeDiscord {
   bot(name: string): FakeBot;
   human(name: string): FakeHuman;
   channel(name: string): FakeChannel;
-  /** A human posts in a channel; `replyTo` makes it a Discord reply (pinging the replied author by default). */
+  /**
+   * A human posts in a channel; `replyTo` makes it a Discord reply (pinging the replied author by default), and
+   * `attachments` uploads files with it (served, signed, at their `url`).
+   */
   humanSays(
     channel: FakeChannel | string,
     human: FakeHuman | string,
     text: string,
-    options?: { replyTo?: string; pingReplied?: boolean },
+    options?: {
+      replyTo?: string;
+      pingReplied?: boolean;
+      attachments?: readonly { filename: string; contentType: string; content: Buffer | string; url?: string }[];
+    },
   ): FakeMessage;
+  /** Requests for attachments' bytes: which attachment, and the status the fake answered. */
+  readonly attachmentRequests: readonly { id: string; status: number; authorization: string | undefined }[];
   /** A bot posts as if through its own client (a foreign bot, or an agent's bot replying with a ping). */
   botSays(
     channel: FakeChannel | string,
@@ -52,10 +69,21 @@ export interface FakeDiscord {
     text: string,
     options?: { replyTo?: string },
   ): FakeMessage;
+  /** A human edits their message: every bot that sees it gets MESSAGE_UPDATE with the whole message. */
+  humanEdits(message: FakeMessage, text: string): void;
+  /**
+   * Discord resolves a link preview in a message: MESSAGE_UPDATE with the embed and no `edited_timestamp`
+   * (nobody edited anything).
+   */
+  embedResolves(message: FakeMessage): void;
+  /** A human forwards an earlier message into a channel (a forward carries no text of its own). */
+  forward(channel: FakeChannel | string, human: FakeHuman | string, original: FakeMessage): FakeMessage;
   /** A human sends a DM to a bot; only that bot receives it. */
   dm(human: FakeHuman | string, bot: FakeBot | string, text: string): FakeMessage;
   /**
    * A human runs a slash command in a channel (or their DM with `bot`); resolves with the reply the bot gives.
+   * `channelObject: false` sends only `channel_id`, as some interactions arrive, without the `channel` object;
+   * `channelId: false` leaves out `channel_id` too.
    */
   slash(
     bot: FakeBot | string,
@@ -63,6 +91,7 @@ export interface FakeDiscord {
     channel: FakeChannel | string,
     command: string,
     options?: Record<string, string>,
+    shape?: { channelObject?: boolean; channelId?: boolean },
   ): Promise<InteractionReply>;
   /** Messages in a channel, oldest first. */
   messages(channel: FakeChannel | string): FakeMessage[];
@@ -84,8 +113,32 @@ export interface FakeDiscord {
   loseResponses(count: number): void;
   /** Registered application commands: `${applicationId}:${guildId | 'global'}` → commands. */
   readonly commands: ReadonlyMap<string, unknown[]>;
+  /** Interaction follow-ups (the parts of a long command answer after the first). */
+  readonly followUps: RestContext['followUps'];
   readonly identifies: FakeGateway['log'];
   close(): Promise<void>;
+}
+
+/** Serves an attachment like Discord's CDN: only with a valid signature for an unexpired link. */
+function serveAttachment(world: World, raw: string, response: ServerResponse): number {
+  const url = new URL(raw, 'http://fake');
+  const [, , channelId, id] = url.pathname.split('/');
+  const file = world.messages
+    .filter((message) => message.channelId === channelId)
+    .flatMap((message) => message.attachments)
+    .find((candidate) => candidate.id === id);
+  const expires = url.searchParams.get('ex') ?? '';
+  const valid =
+    file &&
+    url.searchParams.get('hm') === attachmentSignature(file.id, expires) &&
+    Number.parseInt(expires, 16) * 1000 > Date.now();
+  if (!file || !valid) {
+    response.writeHead(404, { 'content-type': 'text/plain' }).end('This content is no longer available.');
+    return 404;
+  }
+  response.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.content.byteLength) });
+  response.end(file.content);
+  return 200;
 }
 
 export async function startFakeDiscord(options: FakeDiscordOptions): Promise<FakeDiscord> {
@@ -111,6 +164,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     rateLimits: [] as RateLimitRule[],
     lostResponses: 0,
     interactions: new Map<string, PendingInteraction>(),
+    followUps: [],
     commands: new Map(),
     gatewayUrl,
     publish(message) {
@@ -119,9 +173,25 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       events.emit('message', message);
       events.emit('change');
     },
+    update(message, extra = {}) {
+      const data = { ...messageJson(world, message, { gateway: true }), ...extra };
+      gateway.dispatch('MESSAGE_UPDATE', data, visibleBots(context, message));
+      events.emit('change');
+    },
   };
 
+  const attachmentRequests: { id: string; status: number; authorization: string | undefined }[] = [];
   const server: Server = createServer((request, response) => {
+    if (request.method === 'GET' && request.url?.startsWith('/attachments/')) {
+      const status = serveAttachment(world, request.url, response);
+      attachmentRequests.push({
+        id: request.url.split('/')[3] ?? '',
+        status,
+        authorization: request.headers.authorization,
+      });
+      events.emit('change');
+      return;
+    }
     void handleRest(context, request, response).finally(() => events.emit('change'));
   });
   server.on('upgrade', (request, socket, head) => {
@@ -130,6 +200,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
+  world.cdnBase = `http://127.0.0.1:${port}`;
 
   const bot = (ref: FakeBot | string): FakeBot => {
     if (typeof ref !== 'string') return ref;
@@ -160,7 +231,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     gatewayURL: gatewayUrl(),
     world,
     requests: context.requests,
+    attachmentRequests,
     commands: context.commands,
+    followUps: context.followUps,
     identifies: gateway.log,
     bot,
     human,
@@ -172,6 +245,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
         content: text,
         replyTo: extra.replyTo ?? null,
         pingReplied: extra.pingReplied ?? true,
+        attachments: (extra.attachments ?? []).map((file) => ({ ...file, content: Buffer.from(file.content) })),
       });
       context.publish(message);
       return message;
@@ -186,13 +260,35 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       context.publish(message);
       return message;
     },
+    humanEdits(message, text) {
+      message.content = text;
+      message.mentionIds = world.mentionsIn(text);
+      message.edits.push(text);
+      message.editedAt = Date.now();
+      context.update(message);
+    },
+    embedResolves(message) {
+      context.update(message, {
+        embeds: [{ type: 'link', url: 'https://example.com/', title: 'Example Domain', description: 'An example.' }],
+      });
+    },
+    forward(where, who, original) {
+      const message = world.createMessage({
+        channelId: channel(where).id,
+        authorId: human(who).id,
+        content: '',
+        forwardOf: original,
+      });
+      context.publish(message);
+      return message;
+    },
     dm(who, to, text) {
       const room = world.dmChannel(human(who).id, bot(to).id);
       const message = world.createMessage({ channelId: room.id, authorId: human(who).id, content: text });
       context.publish(message);
       return message;
     },
-    slash(to, who, where, command, values = {}) {
+    slash(to, who, where, command, values = {}, shape = {}) {
       const app = bot(to);
       const user = human(who);
       const room = typeof where === 'string' && where === 'dm' ? world.dmChannel(user.id, app.id) : channel(where);
@@ -216,8 +312,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
             options: Object.entries(values).map(([name, value]) => ({ name, type: 3, value })),
             ...(inGuild ? { guild_id: world.guildId } : {}),
           },
-          channel_id: room.id,
-          channel: channelJson(world, room),
+          ...(shape.channelId === false ? {} : { channel_id: room.id }),
+          ...(shape.channelObject === false ? {} : { channel: channelJson(world, room) }),
           ...(inGuild
             ? {
                 guild_id: world.guildId,

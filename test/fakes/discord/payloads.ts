@@ -6,6 +6,7 @@ import {
   type FakeHuman,
   type FakeMessage,
   type FakeUser,
+  type ForwardSnapshot,
   type World,
 } from './world.js';
 
@@ -37,7 +38,8 @@ function memberPermissions(user: FakeUser): bigint {
 
 /** A guild member without its `user` (the shape inside MESSAGE_CREATE), or with it (GUILD_CREATE). */
 export function memberJson(world: World, user: FakeUser, withUser: boolean): Json {
-  const roles = isHuman(user) && user.manageChannels ? [managerRoleId(world)] : [];
+  const roles =
+    isHuman(user) && user.manageChannels ? [managerRoleId(world)] : user.bot ? [(user as FakeBot).roleId] : [];
   return {
     ...(withUser ? { user: userJson(user) } : {}),
     nick: isHuman(user) ? user.nick : null,
@@ -80,6 +82,26 @@ export function channelJson(world: World, channel: FakeChannel): Json {
   };
 }
 
+/** The managed role Discord gives a bot in each server it joins: the @-picker offers it before the bot itself. */
+function botRoleJson(bot: FakeBot, position: number): Json {
+  return {
+    id: bot.roleId,
+    name: bot.username,
+    description: null,
+    permissions: EVERYONE_PERMISSIONS.toString(),
+    position,
+    color: 0,
+    colors: { primary_color: 0, secondary_color: null, tertiary_color: null },
+    hoist: false,
+    icon: null,
+    unicode_emoji: null,
+    managed: true,
+    mentionable: false,
+    flags: 0,
+    tags: { bot_id: bot.id },
+  };
+}
+
 export function guildJson(world: World, bot: FakeBot): Json {
   const members = [bot, ...world.humans];
   return {
@@ -104,6 +126,7 @@ export function guildJson(world: World, bot: FakeBot): Json {
     roles: [
       { id: world.guildId, name: '@everyone', permissions: EVERYONE_PERMISSIONS.toString(), position: 0, color: 0 },
       { id: managerRoleId(world), name: 'manager', permissions: MANAGE_CHANNELS.toString(), position: 1, color: 0 },
+      ...world.bots.map((member, index) => botRoleJson(member, index + 2)),
     ],
     emojis: [],
     stickers: [],
@@ -120,7 +143,7 @@ export function guildJson(world: World, bot: FakeBot): Json {
   };
 }
 
-export function messageJson(world: World, message: FakeMessage, options: { gateway: boolean }): Json {
+export function messageJson(world: World, message: FakeMessage, options: { gateway: boolean; nested?: boolean }): Json {
   const channel = world.channels.get(message.channelId);
   const author = world.user(message.authorId);
   const inGuild = channel?.type !== ChannelType.DM;
@@ -139,14 +162,38 @@ export function messageJson(world: World, message: FakeMessage, options: { gatew
     tts: false,
     mention_everyone: false,
     mentions,
-    mention_roles: [],
-    attachments: [],
+    mention_roles: world.roleMentionsIn(message.content),
+    attachments: message.attachments.map((file) => ({
+      id: file.id,
+      filename: file.filename,
+      size: file.content.byteLength,
+      url: file.url,
+      proxy_url: file.url.replace('/attachments/', '/media/attachments/'),
+      content_type: file.contentType,
+      content_scan_version: 0,
+    })),
     embeds: [],
     pinned: false,
-    flags: 0,
+    // A forward carries HAS_SNAPSHOT (1 << 14).
+    flags: message.forwarded ? 1 << 14 : 0,
     components: [],
     ...(message.replyTo
-      ? { message_reference: { type: 0, message_id: message.replyTo, channel_id: message.channelId } }
+      ? {
+          message_reference: { type: 0, message_id: message.replyTo, channel_id: message.channelId },
+          // Discord sends the replied-to message along, one level deep (null once it is deleted).
+          ...(options.nested ? {} : { referenced_message: referencedJson(world, message.replyTo) }),
+        }
+      : {}),
+    ...(message.forwarded
+      ? {
+          message_reference: {
+            type: 1,
+            message_id: message.forwarded.messageId,
+            channel_id: message.forwarded.channelId,
+            guild_id: world.guildId,
+          },
+          message_snapshots: [snapshotJson(world, message.forwarded)],
+        }
       : {}),
   };
   if (options.gateway) {
@@ -159,6 +206,32 @@ export function messageJson(world: World, message: FakeMessage, options: { gatew
     }
   }
   return json;
+}
+
+function referencedJson(world: World, id: string): Json | null {
+  const replied = world.message(id);
+  return replied ? messageJson(world, replied, { gateway: false, nested: true }) : null;
+}
+
+/** A forward's `message_snapshots` entry: the original's content and mentions, without author or id. */
+function snapshotJson(world: World, snapshot: ForwardSnapshot): Json {
+  return {
+    message: {
+      type: 0,
+      content: snapshot.content,
+      embeds: [],
+      attachments: [],
+      timestamp: new Date(snapshot.createdAt).toISOString(),
+      edited_timestamp: null,
+      flags: 0,
+      mentions: snapshot.mentionIds
+        .map((id) => world.user(id))
+        .filter((user): user is FakeUser => user !== undefined)
+        .map(userJson),
+      mention_roles: [],
+      components: [],
+    },
+  };
 }
 
 /** Permissions string sent with an interaction for its member. */

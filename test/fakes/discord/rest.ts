@@ -50,10 +50,14 @@ export interface RestContext {
   lostResponses: number;
   /** Interactions awaiting their reply, by token. */
   readonly interactions: Map<string, PendingInteraction>;
+  /** Follow-up messages sent after an interaction's reply (`POST /webhooks/{app}/{token}`), in order. */
+  readonly followUps: Array<{ readonly token: string; readonly content: string; readonly ephemeral: boolean }>;
   readonly commands: Map<string, unknown[]>;
   gatewayUrl(): string;
   /** Fans a new message out to the bots that can see it. */
   publish(message: FakeMessage): void;
+  /** Sends MESSAGE_UPDATE (the whole message, plus `extra` fields) to the bots that can see it. */
+  update(message: FakeMessage, extra?: Record<string, unknown>): void;
 }
 
 class HttpError extends Error {
@@ -123,6 +127,9 @@ export async function handleRest(context: RestContext, request: IncomingMessage,
     if (callback && method === 'POST') return interactionCallback(context, callback[2] ?? '', body, response);
     const original = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path);
     if (original && method === 'PATCH') return editOriginal(context, original[2] ?? '', body, response);
+    const followUp = /^\/webhooks\/(\d+)\/([^/]+)$/.exec(path);
+    if (followUp && method === 'POST')
+      return sendFollowUp(context, followUp[1] ?? '', followUp[2] ?? '', body, response);
 
     if (!bot) throw new HttpError(401, 0, '401: Unauthorized');
     return route(context, bot, method, path, url.searchParams, body, response);
@@ -224,13 +231,8 @@ function route(
       message.edits.push(content);
     }
     message.editedAt = Date.now();
-    const json = messageJson(world, message, { gateway: false });
-    context.gateway.dispatch(
-      'MESSAGE_UPDATE',
-      { ...json, ...gatewayFields(context, message) },
-      visibleBots(context, message),
-    );
-    return send(response, 200, json);
+    context.update(message);
+    return send(response, 200, messageJson(world, message, { gateway: false }));
   }
   throw new HttpError(404, 0, `404: no fake route for ${method} ${path}`);
 }
@@ -238,11 +240,6 @@ function route(
 function guildIdOf(context: RestContext, message: FakeMessage): { guild_id?: string } {
   const channel = context.world.channels.get(message.channelId);
   return channel?.type === ChannelType.DM ? {} : { guild_id: context.world.guildId };
-}
-
-function gatewayFields(context: RestContext, message: FakeMessage): Record<string, unknown> {
-  const json = messageJson(context.world, message, { gateway: true });
-  return { channel_type: json.channel_type, ...(json.guild_id ? { guild_id: json.guild_id } : {}) };
 }
 
 /** Bot ids that receive a message's events: every bot for a guild channel, the DM's bot for a DM. */
@@ -304,6 +301,33 @@ function interactionCallback(context: RestContext, token: string, body: unknown,
     throw new HttpError(400, 50035, `fake: unsupported interaction response type ${String(input.type)}`);
   }
   send(response, 204);
+}
+
+/** A follow-up to an interaction already answered; Discord keeps the token valid for 15 minutes. */
+function sendFollowUp(context: RestContext, app: string, token: string, body: unknown, response: ServerResponse): void {
+  const input = (body ?? {}) as { content?: string; flags?: number };
+  const content = input.content ?? '';
+  if (content.length > 2000)
+    throw new HttpError(400, 50035, 'Invalid Form Body: content: Must be 2000 or fewer in length.');
+  context.followUps.push({ token, content, ephemeral: ((input.flags ?? 0) & 64) === 64 });
+  send(response, 200, {
+    id: context.world.ids.next(),
+    type: 0,
+    channel_id: '0',
+    content,
+    author: { id: app, username: 'app', discriminator: '0', bot: true },
+    timestamp: new Date().toISOString(),
+    edited_timestamp: null,
+    tts: false,
+    mention_everyone: false,
+    mentions: [],
+    mention_roles: [],
+    attachments: [],
+    embeds: [],
+    pinned: false,
+    flags: input.flags ?? 0,
+    components: [],
+  });
 }
 
 function editOriginal(context: RestContext, token: string, body: unknown, response: ServerResponse): void {

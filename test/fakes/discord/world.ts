@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The fake Discord's state: one guild with text channels, bot identities (one per token), humans, DM channels
  * and every message ever created. Pure bookkeeping; the REST and gateway halves read and change it.
@@ -18,6 +20,8 @@ export interface FakeBot extends FakeUser {
   readonly token: string;
   /** A bot's application id; Discord makes it equal to the bot user's id for new applications. */
   readonly applicationId: string;
+  /** The role Discord creates for a bot when it joins a server (managed, `tags.bot_id`), named after the bot. */
+  readonly roleId: string;
 }
 
 export interface FakeHuman extends FakeUser {
@@ -42,6 +46,9 @@ export interface FakeMessage {
   content: string;
   readonly nonce: string | null;
   readonly replyTo: string | null;
+  readonly attachments: readonly FakeAttachment[];
+  /** Set for a forward: a snapshot of the forwarded message, taken when it was forwarded. */
+  readonly forwarded: ForwardSnapshot | null;
   /** User ids mentioned: `<@id>` in the text, plus the replied-to author when the reply pings. */
   mentionIds: readonly string[];
   /** User ids notified when the message was created: the mentions its `allowed_mentions` let through. */
@@ -50,6 +57,29 @@ export interface FakeMessage {
   editedAt: number | null;
   /** Every content an edit gave the message, oldest first. */
   readonly edits: string[];
+}
+
+/** A file attached to a message; `url` is signed like Discord's CDN links (`ex`, `is`, `hm`). */
+export interface FakeAttachment {
+  readonly id: string;
+  readonly filename: string;
+  readonly contentType: string;
+  readonly content: Buffer;
+  readonly url: string;
+}
+
+/** The signature Discord's CDN checks (`hm`) for an attachment link expiring at `ex`. */
+export function attachmentSignature(id: string, expires: string): string {
+  return createHash('sha256').update(`${id}:${expires}`).digest('hex').slice(0, 32);
+}
+
+/** What a forward carries of the original message (Discord sends no author with it). */
+export interface ForwardSnapshot {
+  readonly messageId: string;
+  readonly channelId: string;
+  readonly content: string;
+  readonly mentionIds: readonly string[];
+  readonly createdAt: number;
 }
 
 /** Discord's `allowed_mentions` (absent: every mention in the text pings). */
@@ -81,6 +111,8 @@ export class World {
   readonly messages: FakeMessage[] = [];
   /** Messages deleted through the API, in the order they went. */
   readonly deleted: FakeMessage[] = [];
+  /** Where attachments are served (the fake's own address, set once it listens). */
+  cdnBase = 'http://127.0.0.1';
   /** (authorId, nonce) → message id, for `enforce_nonce`. */
   readonly nonces = new Map<string, { messageId: string; at: number }>();
 
@@ -91,7 +123,15 @@ export class World {
 
   addBot(token: string, username: string): FakeBot {
     const id = this.ids.next();
-    const bot: FakeBot = { id, username, globalName: null, bot: true, token, applicationId: id };
+    const bot: FakeBot = {
+      id,
+      username,
+      globalName: null,
+      bot: true,
+      token,
+      applicationId: id,
+      roleId: this.ids.next(),
+    };
     this.bots.push(bot);
     return bot;
   }
@@ -160,6 +200,14 @@ export class World {
     this.deleted.push(message);
   }
 
+  /** Bots' managed roles named by `<@&id>` in a text (Discord fills `mention_roles` with them). */
+  roleMentionsIn(content: string): string[] {
+    const roles = new Set(this.bots.map((bot) => bot.roleId));
+    return [...new Set([...content.matchAll(/<@&(\d+)>/g)].map((match) => match[1] ?? ''))].filter((id) =>
+      roles.has(id),
+    );
+  }
+
   /** Known users named by `<@id>` / `<@!id>` in a text. */
   mentionsIn(content: string): string[] {
     const ids = new Set<string>();
@@ -178,6 +226,9 @@ export class World {
     replyTo?: string | null;
     pingReplied?: boolean;
     allowedMentions?: AllowedMentions;
+    forwardOf?: FakeMessage;
+    /** Files uploaded with the message; `url` replaces the signed link the fake would give it. */
+    attachments?: readonly { filename: string; contentType: string; content: Buffer; url?: string }[];
   }): FakeMessage {
     const inText = this.mentionsIn(input.content);
     const mentionIds = new Set(inText);
@@ -198,6 +249,28 @@ export class World {
       content: input.content,
       nonce: input.nonce ?? null,
       replyTo: input.replyTo ?? null,
+      attachments: (input.attachments ?? []).map((file) => {
+        const id = this.ids.next();
+        const expires = Math.floor(Date.now() / 1000 + 86_400).toString(16);
+        const query = `ex=${expires}&is=${Math.floor(Date.now() / 1000).toString(16)}&hm=${attachmentSignature(id, expires)}&`;
+        const url = `${this.cdnBase}/attachments/${input.channelId}/${id}/${encodeURIComponent(file.filename)}?${query}`;
+        return {
+          id,
+          filename: file.filename,
+          contentType: file.contentType,
+          content: file.content,
+          url: file.url ?? url,
+        };
+      }),
+      forwarded: input.forwardOf
+        ? {
+            messageId: input.forwardOf.id,
+            channelId: input.forwardOf.channelId,
+            content: input.forwardOf.content,
+            mentionIds: this.mentionsIn(input.forwardOf.content),
+            createdAt: input.forwardOf.createdAt,
+          }
+        : null,
       mentionIds: [...mentionIds],
       pinged,
       createdAt: Date.now(),

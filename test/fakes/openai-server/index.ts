@@ -1,10 +1,2 @@
-export { startFakeOpenAI } from './server.js';
-export type {
-  Dialect,
-  FakeOpenAI,
-  FakeOpenAIOptions,
-  FakeReply,
-  FakeToolCall,
-  RecordedRequest,
-  Responder,
-} from './types.js';
+/** The tests use the demo's local model (src/demo/local-model): one OpenAI-compatible fake for both. */
+export * from '../../../src/demo/local-model/index.js';

@@ -14,6 +14,7 @@ import type {
   FakeHuman,
   FakeMessage,
   Fault,
+  FileDownload,
   SlashResponse,
 } from './types.js';
 import { callWebApi, type WebApiHost } from './web-api.js';
@@ -44,6 +45,10 @@ export class FakeSlack implements WebApiHost {
   readonly acks: Ack[] = [];
   readonly apiCalls: ApiCall[] = [];
   readonly slashResponses: SlashResponse[] = [];
+  /** Requests for files' bytes, oldest first. */
+  readonly fileDownloads: FileDownload[] = [];
+  /** Apps installed without the `files:read` scope: Slack shows them the sign-in page instead of a file. */
+  readonly withoutFilesScope = new Set<string>();
   /** Status codes HTTP-mode apps answered to signed event POSTs. */
   readonly httpResults: Array<{ app: string; envelopeId: string; status: number }> = [];
   private readonly server: Server;
@@ -131,6 +136,131 @@ export class FakeSlack implements WebApiHost {
     });
     this.publish(message);
     return message;
+  }
+
+  /** A human shares an earlier message into a conversation, with or without a comment ("Share message"). */
+  share(human: FakeHuman, channel: FakeChannel, original: FakeMessage, comment = ''): FakeMessage {
+    const message = this.workspace.addMessage({
+      channel: channel.id,
+      text: comment,
+      user: human.id,
+      threadTs: undefined,
+      botId: undefined,
+      appId: undefined,
+      via: 'human',
+      attachments: [this.workspace.shareAttachment(original)],
+    });
+    this.publish(message);
+    return message;
+  }
+
+  /**
+   * A human uploads files into a conversation, with or without a comment: a `file_share` message whose `files`
+   * point at the fake's file host (which wants a bot token of an app in the conversation).
+   */
+  upload(
+    human: FakeHuman,
+    channel: FakeChannel,
+    files: readonly { name: string; mimetype: string; content: Buffer | string }[],
+    comment = '',
+  ): FakeMessage {
+    const message = this.workspace.addMessage({
+      channel: channel.id,
+      text: comment,
+      user: human.id,
+      threadTs: undefined,
+      botId: undefined,
+      appId: undefined,
+      via: 'human',
+      subtype: 'file_share',
+      files: files.map((file) =>
+        this.workspace.addFile(
+          { name: file.name, mimetype: file.mimetype, content: Buffer.from(file.content), channel: channel.id },
+          human.id,
+          this.baseUrl,
+        ),
+      ),
+    });
+    this.publish(message);
+    return message;
+  }
+
+  /** Slackbot writes in a conversation (its notices land in an app's DM too); it has no bot id. */
+  slackbot(channel: FakeChannel, text: string): FakeMessage {
+    const message = this.workspace.addMessage({
+      channel: channel.id,
+      text,
+      user: 'USLACKBOT',
+      threadTs: undefined,
+      botId: undefined,
+      appId: undefined,
+      via: 'human',
+    });
+    this.publish(message);
+    return message;
+  }
+
+  /**
+   * An interactive payload (a button in a block, a shortcut, a modal submission) sent to one app as Slack does:
+   * a Socket Mode `interactive` envelope, or a signed form POST with `payload=<json>` in HTTP mode.
+   * `payload` is the type-specific part; the team, the app and a token are filled in. Returns the envelope id.
+   */
+  interactive(app: FakeApp, payload: Record<string, unknown>): string {
+    const envelopeId = randomUUID();
+    const body = {
+      token: 'verification-token',
+      api_app_id: app.appId,
+      team: { id: this.workspace.teamId, domain: 'fake' },
+      enterprise: null,
+      is_enterprise_install: false,
+      trigger_id: randomUUID(),
+      ...payload,
+    };
+    const envelope = { envelope_id: envelopeId, type: 'interactive', accepts_response_payload: false, payload: body };
+    this.deliver(app, envelopeId, 'interactive', envelope);
+    return envelopeId;
+  }
+
+  /** A human clicks a button in a message an app posted (a `block_actions` payload). */
+  blockAction(
+    app: FakeApp,
+    options: { user: FakeHuman; channel: FakeChannel; actionId: string; value?: string },
+  ): string {
+    const ts = this.workspace.nextTs();
+    return this.interactive(app, {
+      type: 'block_actions',
+      user: {
+        id: options.user.id,
+        username: options.user.name,
+        name: options.user.name,
+        team_id: this.workspace.teamId,
+      },
+      container: { type: 'message', message_ts: ts, channel_id: options.channel.id, is_ephemeral: false },
+      channel: { id: options.channel.id, name: options.channel.name },
+      message: { type: 'message', ts, text: 'Approve the deploy?', user: app.botUserId, bot_id: app.botId },
+      state: { values: {} },
+      response_url: `${this.baseUrl}/response/${randomUUID()}`,
+      actions: [
+        {
+          action_id: options.actionId,
+          block_id: 'b1',
+          text: { type: 'plain_text', text: 'Approve', emoji: true },
+          value: options.value ?? 'yes',
+          type: 'button',
+          action_ts: ts,
+        },
+      ],
+    });
+  }
+
+  /** A human runs a global shortcut from the shortcut menu (a `shortcut` payload). */
+  shortcut(app: FakeApp, options: { user: FakeHuman; callbackId: string }): string {
+    return this.interactive(app, {
+      type: 'shortcut',
+      action_ts: this.workspace.nextTs(),
+      user: { id: options.user.id, username: options.user.name, team_id: this.workspace.teamId },
+      callback_id: options.callbackId,
+    });
   }
 
   /** A human edits an earlier message: apps get `message_changed`. */
@@ -270,7 +400,9 @@ export class FakeSlack implements WebApiHost {
   }
 
   publishChanged(message: FakeMessage, previousText: string): void {
-    this.fanOut(message.channel, () => this.workspace.changedEvent(message, previousText));
+    const ts = this.workspace.nextTs();
+    message.editedTs = ts;
+    this.fanOut(message.channel, () => this.workspace.changedEvent(message, previousText, ts));
   }
 
   publishDeleted(message: FakeMessage): void {
@@ -341,10 +473,13 @@ export class FakeSlack implements WebApiHost {
     const retry = Number(envelope.retry_attempt ?? 0);
     const options: SignedPostOptions =
       retry > 0 ? { retryNum: retry, retryReason: String(envelope.retry_reason ?? 'timeout') } : {};
+    const form = 'application/x-www-form-urlencoded';
     const [body, contentType] =
       type === 'slash_commands'
-        ? [new URLSearchParams(payload as Record<string, string>).toString(), 'application/x-www-form-urlencoded']
-        : [JSON.stringify(payload), 'application/json'];
+        ? [new URLSearchParams(payload as Record<string, string>).toString(), form]
+        : type === 'interactive'
+          ? [new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), form]
+          : [JSON.stringify(payload), 'application/json'];
     try {
       const result = await postSigned(url, app.signingSecret, body, contentType, options);
       this.httpResults.push({ app: app.name, envelopeId, status: result.status });
@@ -376,8 +511,38 @@ export class FakeSlack implements WebApiHost {
     else socket.destroy();
   }
 
+  /**
+   * Serves a file's bytes to a bot token of an app in the file's conversation. Anyone else gets what Slack gives a
+   * request it cannot authorise for files: 200 with the sign-in page.
+   */
+  private serveFile(req: IncomingMessage, res: ServerResponse, pathname: string): void {
+    const id = /^\/files-pri\/[A-Z0-9]+-(F[0-9]+)\//.exec(pathname)?.[1] ?? '';
+    const file = this.workspace.files.get(id);
+    const token = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+    const app = this.workspace.appByToken(token);
+    const member = file && app && this.workspace.channels.get(file.channel)?.members.has(app.botUserId);
+    const record = (status: number, served: FileDownload['served']) => {
+      this.fileDownloads.push({ fileId: id, app: app?.name, status, served });
+      this.notify();
+    };
+    if (!file) {
+      record(404, 'none');
+      return void res.writeHead(404).end();
+    }
+    if (!member || token !== app.botToken || this.withoutFilesScope.has(app.name)) {
+      record(200, 'sign-in page');
+      return void res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end('<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>');
+    }
+    record(200, 'file');
+    res.writeHead(200, { 'content-type': file.mimetype, 'content-length': String(file.content.byteLength) });
+    res.end(file.content);
+  }
+
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
+    if (req.method === 'GET' && url.pathname.startsWith('/files-pri/')) return this.serveFile(req, res, url.pathname);
     const raw = await readBody(req);
     const contentType = String(req.headers['content-type'] ?? '');
     const response = /^\/response\/([0-9a-f-]+)$/.exec(url.pathname);

@@ -7,8 +7,10 @@ export type {
   Delivery,
   FakeApp,
   FakeChannel,
+  FakeFile,
   FakeHuman,
   FakeMessage,
   Fault,
+  FileDownload,
   SlashResponse,
 } from './types.js';

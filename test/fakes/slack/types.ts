@@ -44,13 +44,21 @@ export interface FakeMessage {
   /** How it entered: a human typing, or a Web API method called by an app. */
   via: 'human' | 'chat.postMessage' | 'chat.update';
   edited: boolean;
+  /** When it was last edited (the `edited.ts` Slack reports). */
+  editedTs?: string;
+  /** `file_share` for a message that shares files. */
+  subtype?: string;
+  /** Files shared with the message, as Slack describes them (`url_private_download` on the fake's host). */
+  files?: Record<string, unknown>[];
+  /** Legacy attachments as Slack sends them (a shared message rides in one with `is_share`). */
+  attachments?: Record<string, unknown>[];
 }
 
 /** One envelope the fake sent to an app (over Socket Mode or HTTP). */
 export interface Delivery {
   readonly app: string;
   readonly envelopeId: string;
-  readonly type: 'events_api' | 'slash_commands';
+  readonly type: 'events_api' | 'slash_commands' | 'interactive';
   readonly envelope: Record<string, unknown>;
   readonly sentAt: number;
 }
@@ -80,6 +88,23 @@ export type Fault =
   | { readonly kind: 'error'; readonly error: string }
   /** Perform the call, then drop the connection before answering (the caller cannot know it succeeded). */
   | { readonly kind: 'drop-after' };
+
+/** A file a human uploaded, with its bytes (served at its `url_private_download`). */
+export interface FakeFile {
+  readonly id: string;
+  readonly name: string;
+  readonly mimetype: string;
+  readonly content: Buffer;
+  readonly channel: string;
+}
+
+/** One request for a file's bytes: which app's token came with it, and what the fake answered. */
+export interface FileDownload {
+  readonly fileId: string;
+  readonly app: string | undefined;
+  readonly status: number;
+  readonly served: 'file' | 'sign-in page' | 'none';
+}
 
 export interface SlashResponse {
   readonly app: string;

@@ -1,4 +1,4 @@
-import type { ChannelType, FakeApp, FakeChannel, FakeHuman, FakeMessage } from './types.js';
+import type { ChannelType, FakeApp, FakeChannel, FakeFile, FakeHuman, FakeMessage } from './types.js';
 
 /** Ids in Slack's shapes, unique within one fake workspace. */
 class IdMaker {
@@ -18,6 +18,8 @@ export class Workspace {
   readonly humans = new Map<string, FakeHuman>();
   readonly channels = new Map<string, FakeChannel>();
   readonly messages: FakeMessage[] = [];
+  /** Files humans uploaded, by id. */
+  readonly files = new Map<string, FakeFile>();
   /** Messages removed with chat.delete, oldest first. */
   readonly deleted: FakeMessage[] = [];
   private readonly ids = new IdMaker();
@@ -120,7 +122,19 @@ export class Workspace {
       event_ts: message.ts,
       team: this.teamId,
     };
-    if (message.threadTs) event.thread_ts = message.threadTs;
+    if (message.threadTs) {
+      event.thread_ts = message.threadTs;
+      // Every thread reply names who posted the thread's parent.
+      const parent = this.findMessage(message.channel, message.threadTs);
+      if (parent && parent !== message) event.parent_user_id = parent.user;
+    }
+    if (message.attachments) event.attachments = message.attachments;
+    if (message.subtype) event.subtype = message.subtype;
+    if (message.files) {
+      event.files = message.files;
+      event.upload = false;
+      event.display_as_bot = false;
+    }
     if (message.botId) {
       event.bot_id = message.botId;
       event.app_id = message.appId;
@@ -130,17 +144,81 @@ export class Workspace {
     return event;
   }
 
+  /** Stores an uploaded file and describes it as Slack's `files[]` entries do; `base` is the fake's address. */
+  addFile(input: Omit<FakeFile, 'id'>, user: string, base: string): Record<string, unknown> {
+    const file: FakeFile = { ...input, id: this.ids.make('F') };
+    this.files.set(file.id, file);
+    const created = Math.floor(Date.now() / 1000);
+    const path = `/files-pri/${this.teamId}-${file.id}`;
+    return {
+      id: file.id,
+      created,
+      timestamp: created,
+      name: file.name,
+      title: file.name,
+      mimetype: file.mimetype,
+      filetype: file.name.split('.').pop() ?? 'binary',
+      pretty_type: file.mimetype,
+      user,
+      user_team: this.teamId,
+      editable: false,
+      size: file.content.byteLength,
+      mode: 'hosted',
+      is_external: false,
+      external_type: '',
+      is_public: true,
+      public_url_shared: false,
+      display_as_bot: false,
+      username: '',
+      url_private: `${base}${path}/${encodeURIComponent(file.name)}`,
+      url_private_download: `${base}${path}/download/${encodeURIComponent(file.name)}`,
+      permalink: `https://fake.slack.test/files/${user}/${file.id}/${encodeURIComponent(file.name)}`,
+      permalink_public: `https://slack-files.com/${this.teamId}-${file.id}-0a1b2c3d4e`,
+      has_rich_preview: false,
+      file_access: 'visible',
+    };
+  }
+
+  /**
+   * The attachment Slack adds when `original` is shared into another conversation ("Share message" / forward):
+   * the original's text with its author, a fallback line and the permalink.
+   */
+  shareAttachment(original: FakeMessage): Record<string, unknown> {
+    const channel = this.channels.get(original.channel);
+    const author = this.humans.get(original.user);
+    const name = author?.displayName ?? this.appByBotUser(original.user)?.name ?? original.user;
+    const permalink = `https://fake.slack.test/archives/${original.channel}/p${original.ts.replace('.', '')}`;
+    return {
+      ts: original.ts,
+      channel_id: original.channel,
+      channel_name: channel?.name ?? '',
+      is_share: true,
+      color: 'D0D0D0',
+      fallback: `[${new Date(Number(original.ts) * 1000).toUTCString()}] ${author?.name ?? name}: ${original.text}`,
+      text: original.text,
+      author_id: original.user,
+      author_name: name,
+      author_subname: name,
+      author_link: `https://fake.slack.test/team/${original.user}`,
+      mrkdwn_in: ['text'],
+      id: 1,
+      original_url: permalink,
+      footer: `Posted in #${channel?.name ?? ''}`,
+      from_url: permalink,
+      private_channel_prompt: true,
+    };
+  }
+
   /** The `app_mention` event payload for a message that mentions an app's bot user. */
   appMentionEvent(message: FakeMessage): Record<string, unknown> {
     const { channel_type: _ignored, ...rest } = this.messageEvent(message);
     return { ...rest, type: 'app_mention' };
   }
 
-  /** The `message_changed` event Slack sends after an edit. */
-  changedEvent(message: FakeMessage, previousText: string): Record<string, unknown> {
+  /** The `message_changed` event Slack sends after an edit made at `ts` (the same for every app). */
+  changedEvent(message: FakeMessage, previousText: string, ts: string): Record<string, unknown> {
     const channel = this.channels.get(message.channel);
     const inner = this.messageEvent(message);
-    const ts = this.nextTs();
     return {
       type: 'message',
       subtype: 'message_changed',

@@ -77,6 +77,10 @@ export interface FakeOpenAI {
   readonly baseURL: string;
   /** Every chat completion request, in arrival order (index = position). */
   readonly requests: RecordedRequest[];
+  /** Every `/v1/embeddings` request: its model and inputs. */
+  readonly embeddingRequests: ReadonlyArray<{ model: string; input: string[] }>;
+  /** Answer `/v1/embeddings` with this error status from now on (undefined: answer normally again). */
+  failEmbeddings(status: number | undefined): void;
   /** Replace the fallback responder, used when the model's script queue is empty. */
   respond(responder: Responder): void;
   /** Append replies to a per-model FIFO queue, consumed before the responder. */
@@ -89,4 +93,9 @@ export interface FakeOpenAIOptions {
   responder?: Responder;
   /** Request parameters the server refuses with a 400 (`stream_options` on servers that do not know it). */
   unsupportedParams?: string[];
+  /**
+   * `estimate` (default): prompt tokens are characters / 4. `openai`: real o200k counts, and cached tokens by
+   * OpenAI's prompt-cache rule (the longest prefix shared with an earlier request, 1024 tokens on, 128 a step).
+   */
+  usage?: 'estimate' | 'openai';
 }

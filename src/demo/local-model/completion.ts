@@ -13,7 +13,12 @@ export interface Answer {
   refusal: string | undefined;
   toolCalls: Array<{ id: string; name: string; arguments: string; extra: Record<string, unknown> | undefined }>;
   finishReason: string;
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    prompt_tokens_details?: { cached_tokens: number };
+  };
 }
 
 // Rough "4 characters a token" estimate: enough for clients that sum usage, never meant to be exact.
@@ -21,7 +26,18 @@ function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-export function resolveAnswer(reply: FakeReply, request: RecordedRequest, index: number): Answer {
+/** Measured prompt tokens (the OpenAI-like usage mode); the chars/4 estimate otherwise. */
+export interface PromptUsage {
+  readonly promptTokens: number;
+  readonly cachedTokens: number;
+}
+
+export function resolveAnswer(
+  reply: FakeReply,
+  request: RecordedRequest,
+  index: number,
+  measured?: PromptUsage,
+): Answer {
   const dialect = DIALECTS[reply.dialect ?? 'openai'];
   const toolCalls = (reply.toolCalls ?? []).map((call, position) => {
     // Deterministic ids so tests can match tool results to calls; an explicit id wins.
@@ -39,7 +55,8 @@ export function resolveAnswer(reply: FakeReply, request: RecordedRequest, index:
   // Real OpenAI sends `content: null` on a pure tool-call turn, and a string otherwise.
   const content = (toolCalls.length > 0 || reply.refusal) && !reply.content ? null : (reply.content ?? '');
   const completionText = (content ?? '') + toolCalls.map((call) => call.name + call.arguments).join('');
-  const prompt_tokens = estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? []));
+  const prompt_tokens =
+    measured?.promptTokens ?? estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? []));
   const completion_tokens = estimateTokens(completionText);
   return {
     id: `chatcmpl-fake-${index}`,
@@ -52,7 +69,12 @@ export function resolveAnswer(reply: FakeReply, request: RecordedRequest, index:
     refusal: reply.refusal,
     toolCalls,
     finishReason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
-    usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens },
+    usage: {
+      prompt_tokens,
+      completion_tokens,
+      total_tokens: prompt_tokens + completion_tokens,
+      ...(measured ? { prompt_tokens_details: { cached_tokens: measured.cachedTokens } } : {}),
+    },
   };
 }
 

@@ -1,3 +1,8 @@
+/**
+ * Markdown's code, found once for every adapter: fenced blocks (``` or ~~~, up to three spaces of indent) and
+ * inline code spans. Conversions (mentions, formatting) touch prose only, and the splitter keeps fences whole.
+ */
+
 /** A piece of text: prose, a fenced code block (fence lines included) or an inline code span. */
 export interface Segment {
   readonly kind: 'text' | 'fence' | 'code';
@@ -6,16 +11,20 @@ export interface Segment {
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 
-/** Whether a line closes a fence opened with `marker` (same character, at least as long, nothing after). */
-function closes(line: string, marker: string): boolean {
+/** The marker run (e.g. "```" or "~~~~") when `line` opens a fence, else undefined. */
+export function fenceMarker(line: string): string | undefined {
+  return FENCE.exec(line)?.[1];
+}
+
+/** Whether `line` closes a fence opened with `marker`: the same character, at least as long, nothing after. */
+export function closesFence(line: string, marker: string): boolean {
   const trimmed = line.trim();
   return trimmed.length >= marker.length && /^(`+|~+)$/.test(trimmed) && trimmed[0] === marker[0];
 }
 
 /**
- * Splits Markdown into prose and code, so that conversions (mentions, formatting) touch
- * prose only. Joining the values gives the input back. An unclosed fence runs to the end,
- * as Markdown renders it.
+ * Splits Markdown into prose and code. Joining the values gives the input back. An unclosed fence runs to the
+ * end, as Markdown renders it.
  */
 export function segments(text: string): Segment[] {
   const out: Segment[] = [];
@@ -24,7 +33,7 @@ export function segments(text: string): Segment[] {
   let marker = '';
   for (const line of text.split(/(?<=\n)/)) {
     if (fence === null) {
-      const opening = FENCE.exec(line)?.[1];
+      const opening = fenceMarker(line);
       if (opening) {
         out.push(...inlineSegments(prose));
         prose = '';
@@ -35,7 +44,7 @@ export function segments(text: string): Segment[] {
       }
     } else {
       fence += line;
-      if (closes(line, marker)) {
+      if (closesFence(line, marker)) {
         out.push({ kind: 'fence', value: fence });
         fence = null;
       }
@@ -44,6 +53,13 @@ export function segments(text: string): Segment[] {
   if (fence !== null) out.push({ kind: 'fence', value: fence });
   out.push(...inlineSegments(prose));
   return out;
+}
+
+/** Applies `convert` to the prose of `text` only; code keeps every character. */
+export function mapProse(text: string, convert: (prose: string) => string): string {
+  return segments(text)
+    .map((segment) => (segment.kind === 'text' ? convert(segment.value) : segment.value))
+    .join('');
 }
 
 /** Inline code spans (`code`, ``co`de``) inside one prose run. */

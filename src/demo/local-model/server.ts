@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { completionBody, dialectErrorBody, errorBody, resolveAnswer } from './completion.js';
 import { DIALECTS } from './dialects.js';
+import { base64Embedding, fakeEmbedding } from './embeddings.js';
+import { PromptCache } from './prompt-cache.js';
 import { completionChunks, deltaChunks, type SseEvent, writeEventStream } from './sse.js';
 import type { FakeOpenAI, FakeOpenAIOptions, FakeReply, RecordedRequest, Responder } from './types.js';
 
@@ -59,10 +61,14 @@ class FakeOpenAIServer implements FakeOpenAI {
   private closing: Promise<void> | undefined;
   private port = 0;
   private responses = 0;
+  private readonly cache: PromptCache | undefined;
+  readonly embeddingRequests: Array<{ model: string; input: string[] }> = [];
+  private embeddingsStatus: number | undefined;
 
   constructor(options: FakeOpenAIOptions) {
     this.responder = options.responder ?? passResponder;
     this.unsupportedParams = options.unsupportedParams ?? [];
+    this.cache = options.usage === 'openai' ? new PromptCache() : undefined;
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => this.fail(res, error));
     });
@@ -111,6 +117,7 @@ class FakeOpenAIServer implements FakeOpenAI {
     const path = (req.url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
     const method = req.method ?? 'GET';
     if (method === 'POST' && path === '/v1/chat/completions') return this.chatCompletion(req, res);
+    if (method === 'POST' && path === '/v1/embeddings') return this.embeddings(req, res);
     if (method === 'GET' && path === '/v1/models') {
       return this.json(res, 200, { object: 'list', data: [...this.models].map((id) => this.modelObject(id)) });
     }
@@ -183,7 +190,7 @@ class FakeOpenAIServer implements FakeOpenAI {
       return this.json(res, 200, dialect.errorBody(Number(code) || 502, message, 'server_error'));
     }
 
-    const answer = resolveAnswer(reply, request, index);
+    const answer = resolveAnswer(reply, request, index, this.cache?.measure(request));
     if (reply.noChoices) return this.json(res, 200, { ...completionBody(answer), choices: [] });
     if (!request.stream || reply.ignoreStream) return this.json(res, 200, completionBody(answer));
     if (reply.emptyStream) return writeEventStream(res, [], this.idHeader());
@@ -219,6 +226,43 @@ class FakeOpenAIServer implements FakeOpenAI {
       headers: flattenHeaders(req),
       body,
     };
+  }
+
+  /** `/v1/embeddings`: one deterministic vector per input (float arrays, or base64 when asked). */
+  private async embeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch {
+      return this.json(res, 400, errorBody(400, 'We could not parse the JSON body of your request.'));
+    }
+    if (!isObject(body) || typeof body.model !== 'string') {
+      return this.json(res, 400, errorBody(400, 'You must provide a model.'));
+    }
+    const input = typeof body.input === 'string' ? [body.input] : body.input;
+    if (!Array.isArray(input) || input.length === 0 || !input.every((item) => typeof item === 'string')) {
+      return this.json(res, 400, errorBody(400, "'input' must be a string or a non-empty array of strings."));
+    }
+    this.embeddingRequests.push({ model: body.model, input: input as string[] });
+    if (this.embeddingsStatus !== undefined) {
+      return this.json(res, this.embeddingsStatus, errorBody(this.embeddingsStatus));
+    }
+    const base64 = body.encoding_format === 'base64';
+    const data = (input as string[]).map((text, index) => {
+      const vector = fakeEmbedding(text);
+      return { object: 'embedding', index, embedding: base64 ? base64Embedding(vector) : vector };
+    });
+    const tokens = (input as string[]).reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
+    return this.json(res, 200, {
+      object: 'list',
+      data,
+      model: body.model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
+  }
+
+  failEmbeddings(status: number | undefined): void {
+    this.embeddingsStatus = status;
   }
 
   private modelObject(id: string): Record<string, unknown> {

@@ -1,18 +1,18 @@
 /**
- * Remembers recent keys, forgetting the oldest beyond `capacity`. The adapter uses it to
- * forward each Slack message once although every agent app in the channel receives it
- * (and Slack re-delivers on slow acks); the bridge's store still deduplicates, so
- * forgetting an old key costs a little work, never a double answer.
+ * A bounded set of recently seen keys, oldest forgotten first. Every agent bot in a room receives the same
+ * message (and platforms re-deliver on slow acks): an adapter forwards each once. The bridge's store still
+ * deduplicates, so forgetting an old key costs a little work, never a double answer.
  */
-export class SeenSet {
+export class SeenIds {
   private readonly keys = new Set<string>();
+
   constructor(private readonly capacity = 10_000) {}
 
   has(key: string): boolean {
     return this.keys.has(key);
   }
 
-  /** Adds `key`; false when it was already there. */
+  /** Records `key`; false when it was already there. */
   add(key: string): boolean {
     if (this.keys.has(key)) return false;
     this.keys.add(key);

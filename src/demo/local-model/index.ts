@@ -1,0 +1,12 @@
+export { FAKE_EMBEDDING_DIMENSIONS, fakeEmbedding } from './embeddings.js';
+export { PromptCache, promptText, repeatedPrefixShare } from './prompt-cache.js';
+export { startFakeOpenAI } from './server.js';
+export type {
+  Dialect,
+  FakeOpenAI,
+  FakeOpenAIOptions,
+  FakeReply,
+  FakeToolCall,
+  RecordedRequest,
+  Responder,
+} from './types.js';

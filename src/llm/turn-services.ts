@@ -1,0 +1,62 @@
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log.js';
+import type { ToolRun } from '../room/types.js';
+import type { Store } from '../store/index.js';
+import { createEmbedder } from './embeddings.js';
+import { createRecall } from './recall.js';
+import type { TurnServices } from './turn-context.js';
+
+/** Embeddings calls are small: a slow endpoint should cost a turn little before it is given up on. */
+const EMBEDDINGS_TIMEOUT_S = 15;
+
+/** How an action is logged: the tool and what it was given, and whether it went wrong. */
+function actionText(run: ToolRun): string {
+  const what = `${run.tool}: ${run.input}`.replace(/\s+/g, ' ').slice(0, 160);
+  return run.output.startsWith('[ERROR') ? `${what} (failed: ${run.output.slice(8, 80).replace(/\]$/, '')})` : what;
+}
+
+/**
+ * The store-backed token economy for the agent runner: usage per agent and room, each agent's knowledge and
+ * recent actions, retrieval of older messages. Bookkeeping never fails a turn: a store error is logged.
+ */
+export function storeServices(store: Store, config: Config, log: Logger, clock: () => number = Date.now): TurnServices {
+  const settings = config.settings;
+  const recall = settings.EMBEDDINGS_MODEL
+    ? createRecall(
+        createEmbedder({
+          baseURL: settings.EMBEDDINGS_BASE_URL ?? settings.OPENAI_BASE_URL,
+          apiKey: settings.OPENAI_API_KEY,
+          model: settings.EMBEDDINGS_MODEL,
+          timeoutMs: Math.min(settings.LLM_TIMEOUT_S, EMBEDDINGS_TIMEOUT_S) * 1000,
+        }),
+        store.embeddings,
+        log,
+      )
+    : undefined;
+  return {
+    recordUsage(agent, roomKey, usage) {
+      try {
+        store.usage.add(agent, roomKey, usage);
+      } catch (error) {
+        // Bookkeeping never fails a turn.
+        log.warn({ err: error, agent, room: roomKey }, 'could not record token usage');
+      }
+    },
+    recordAction(agent, roomKey, run) {
+      try {
+        store.actions.add(agent, roomKey, actionText(run), clock());
+      } catch (error) {
+        log.warn({ err: error, agent, room: roomKey }, 'could not record an action');
+      }
+    },
+    knowledge: (agent) => store.knowledge.list(agent),
+    recentActions: (agent) => store.actions.recent(agent),
+    memoryFor: (agent) => ({
+      has: (key) => store.knowledge.has(agent, key),
+      count: () => store.knowledge.count(agent),
+      remember: (key, value) => store.knowledge.set(agent, key, value, clock()),
+      forget: (key) => store.knowledge.delete(agent, key),
+    }),
+    ...(recall ? { recall: () => recall } : {}),
+  };
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BATCH_ISOLATION_NOTICE,
+  BATCH_RESERVE_TOKENS,
+  type BatchAgent,
+  batchPrompt,
+  batchResponseFormat,
+  packBatch,
+  parseBatchAnswer,
+} from '../../src/llm/batch.js';
+import { BRIDGE_RULES } from '../../src/llm/context.js';
+
+const agent = (name: string, contextTokens = 32_000): BatchAgent => ({
+  name,
+  card: `You are @${name}.`,
+  knowledge: `>>> KNOWLEDGE <<<\nsecret of ${name}`,
+  situation: `@user asked ${name}.`,
+  contextTokens,
+});
+
+describe('batched turns (seed 004)', () => {
+  it('sends the shared section and the transcript once, then one segment per agent under the isolation notice', () => {
+    const messages = batchPrompt({ transcript: '[@user]: hello all', agents: [agent('ana'), agent('ben')] });
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user']);
+    const system = String(messages[0]?.content);
+    expect(system.startsWith(BRIDGE_RULES)).toBe(true);
+    expect(system).toContain(BATCH_ISOLATION_NOTICE);
+    expect(system).toContain('exactly these keys: "ana", "ben"');
+    const body = String(messages[1]?.content);
+    expect(body.match(/\[@user\]: hello all/g)).toHaveLength(1);
+    const ana = body.indexOf('AGENT 1: @ana');
+    const ben = body.indexOf('AGENT 2: @ben');
+    expect(ana).toBeGreaterThan(body.indexOf('[@user]: hello all'));
+    expect(ben).toBeGreaterThan(ana);
+    // Each agent's own data sits in its own segment.
+    expect(body.slice(ana, ben)).toContain('secret of ana');
+    expect(body.slice(ana, ben)).not.toContain('secret of ben');
+    expect(body.slice(ben)).toContain('@user asked ben.');
+  });
+
+  it('leaves the isolation notice out for a batch of one', () => {
+    expect(String(batchPrompt({ transcript: '', agents: [agent('ana')] })[0]?.content)).not.toContain(
+      BATCH_ISOLATION_NOTICE,
+    );
+  });
+
+  it('asks for one string per agent, all required, nothing else, strictly', () => {
+    expect(batchResponseFormat(['ana', 'ben'])).toEqual({
+      type: 'json_schema',
+      json_schema: {
+        name: 'agent_replies',
+        strict: true,
+        schema: {
+          type: 'object',
+          properties: {
+            ana: { type: 'string', description: "@ana's reply, or [pass], or [tools]" },
+            ben: { type: 'string', description: "@ben's reply, or [pass], or [tools]" },
+          },
+          required: ['ana', 'ben'],
+          additionalProperties: false,
+        },
+      },
+    });
+  });
+
+  it('packs FIFO up to the smallest budget of the batch less the reserve; the rest waits in order', () => {
+    const queue = [agent('a', 20_000), agent('b', 20_000), agent('c', 9_000), agent('d', 20_000)];
+    const cost = { shared: 2_000, segment: () => 3_000 };
+    // a and b: 2000 + 6000 <= 20000 - 5000; c lowers the budget to 9000 - 5000 = 4000 < 11000: c and d wait.
+    expect(packBatch(queue, cost)).toEqual({ batch: [queue[0], queue[1]], rest: [queue[2], queue[3]] });
+    expect(packBatch(queue.slice(2), cost)).toEqual({ batch: [], rest: queue.slice(2) });
+    expect(packBatch([agent('x', 100_000), agent('y', 100_000)], { shared: 1_000, segment: () => 40_000 })).toEqual({
+      batch: [expect.objectContaining({ name: 'x' }), expect.objectContaining({ name: 'y' })],
+      rest: [],
+    });
+    expect(BATCH_RESERVE_TOKENS).toBe(5000);
+  });
+
+  it('accepts an answer with exactly the batch agents, each a reply, [pass] or [tools]', () => {
+    const answer = parseBatchAnswer(JSON.stringify({ ana: ' Ship it Friday. ', ben: '[pass]', cy: '[tools]' }), [
+      'ana',
+      'ben',
+      'cy',
+    ]);
+    expect(answer).toEqual({
+      ok: true,
+      replies: new Map([
+        ['ana', { kind: 'reply', text: 'Ship it Friday.' }],
+        ['ben', { kind: 'pass' }],
+        ['cy', { kind: 'tools' }],
+      ]),
+    });
+  });
+
+  it('falls back on anything else: not JSON, unknown or missing agents, non-strings, [tools] with text', () => {
+    const names = ['ana', 'ben'];
+    const reason = (raw: string) => {
+      const answer = parseBatchAnswer(raw, names);
+      return answer.ok ? 'accepted' : answer.reason;
+    };
+    expect(reason('Ship it')).toBe('the answer is not JSON');
+    expect(reason('["ana"]')).toBe('the answer is not a JSON object');
+    expect(reason('{"ana":"x","ben":"y","eve":"z"}')).toBe('it answers for agents not in the batch: eve');
+    expect(reason('{"ana":"x"}')).toBe('no answer for @ben');
+    expect(reason('{"ana":"x","ben":{"text":"y"}}')).toBe("@ben's answer is not text");
+    expect(reason('{"ana":"[tools] then I will look","ben":"y"}')).toBe("@ana's answer mixes [tools] with text");
+  });
+});
