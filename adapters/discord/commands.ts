@@ -10,8 +10,8 @@ import {
   type RESTPutAPIApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { AdapterSink, CommandEvent, CommandName } from '../../src/ports.js';
-import { PLATFORM } from './inbound.js';
-import { DISCORD_MESSAGE_LIMIT, splitMessage } from './split.js';
+import { splitMessage } from '../shared/split.js';
+import { DISCORD_MESSAGE_LIMIT, PLATFORM } from './inbound.js';
 
 const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy'];
 

@@ -16,6 +16,7 @@ import { compareIds, fetchMissed } from './catch-up.js';
 import { type ClientSettings, createClient } from './client.js';
 import { answerCommand, SentChannels } from './commands.js';
 import {
+  DISCORD_MESSAGE_LIMIT,
   editId,
   factsFromApi,
   factsFromMessage,
@@ -49,8 +50,10 @@ interface Identity {
 const ALLOWED_MENTIONS = { parse: ['users'], replied_user: false };
 /** A reply still being written pings no one (edits never ping, so a mention would ping a partial text). */
 const NO_MENTIONS = { parse: [] };
+
 /** Discord's length limit for a message's content. */
-export const DISCORD_MESSAGE_LIMIT = 2000;
+export { DISCORD_MESSAGE_LIMIT };
+
 /** A user or bot mention, which pings only when the message is created. */
 const USER_MENTION = /<@!?\d+>/;
 

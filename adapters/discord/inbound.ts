@@ -9,6 +9,9 @@ import { withShared } from '../shared/quote.js';
 import { plainMarkup } from './markup.js';
 import { type Directory, mentionsToNames } from './mentions.js';
 
+/** Discord's limit for one message's content (interaction replies too). */
+export const DISCORD_MESSAGE_LIMIT = 2000;
+
 export const PLATFORM = 'discord';
 
 export interface MessageFacts {

@@ -346,7 +346,7 @@ export class SlackAdapter implements ChatAdapter {
     }
     const where = target.room !== command.channel_id ? 'In the latest thread here: ' : '';
     // A long answer (a /status with many agents) is split, never cut.
-    for (const part of splitMessage(where + answer)) await respond(part);
+    for (const part of splitMessage(where + answer, SLACK_MESSAGE_LIMIT)) await respond(part);
   }
 
   // ---- identities ----

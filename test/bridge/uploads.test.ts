@@ -8,15 +8,15 @@ import { readSettings } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import type { Inbound, InboundFile, Sandbox } from '../../src/ports.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, newestOf, startHarness } from '../helpers/harness.js';
 import { MemoryAdapter } from '../helpers/memory-adapter.js';
 import { until } from '../helpers/until.js';
 
 let h: Harness;
 let dir: string;
 let sandbox: Sandbox;
-const lastText = (request: RecordedRequest) =>
-  String([...request.messages].reverse().find((message) => message.role !== 'tool')?.content);
+/** The newest room message the agent was shown. */
+const lastText = (request: RecordedRequest) => newestOf(request);
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'rt-uploads-'));

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
+import { newestOf } from '../helpers/harness.js';
 import { type DiscordHarness, startDiscordHarness } from './discord-harness.js';
 
 let h: DiscordHarness | undefined;
@@ -14,8 +15,8 @@ afterEach(async () => {
   dir = undefined;
 });
 
-const lastText = (request: RecordedRequest) =>
-  String([...request.messages].reverse().find((message) => message.role !== 'tool')?.content);
+/** The newest room message the agent was shown. */
+const lastText = (request: RecordedRequest) => newestOf(request);
 
 async function start(env: Record<string, string> = {}): Promise<DiscordHarness> {
   dir = mkdtempSync(path.join(tmpdir(), 'rt-discord-uploads-'));

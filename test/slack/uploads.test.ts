@@ -9,6 +9,7 @@ import { silentLogger } from '../../src/log.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { startFakeSlack } from '../fakes/slack/index.js';
 import { testConfig } from '../helpers/config.js';
+import { newestOf } from '../helpers/harness.js';
 import { RecordingSink, slackKeys } from './recording-sink.js';
 import { type SlackHarness, startSlackHarness } from './slack-harness.js';
 
@@ -21,8 +22,8 @@ afterEach(async () => {
   dir = undefined;
 });
 
-const lastText = (request: RecordedRequest) =>
-  String([...request.messages].reverse().find((message) => message.role !== 'tool')?.content);
+/** The newest room message the agent was shown. */
+const lastText = (request: RecordedRequest) => newestOf(request);
 
 async function start(env: Record<string, string> = {}): Promise<SlackHarness> {
   dir = mkdtempSync(path.join(tmpdir(), 'rt-slack-uploads-'));
