@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { type CrashHarness, startCrashHarness } from '../helpers/crash-harness.js';
-import { agentOf } from '../helpers/harness.js';
+import { agentOf, situationOf } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 
 let h: CrashHarness;
@@ -59,8 +59,7 @@ describe('after a crash, the work in flight is resumed exactly once', () => {
     h = await startCrashHarness({ agents: [{ name: 'lead' }, { name: 'helper' }] });
     h.llm.respond((request) => {
       const agent = agentOf(request);
-      const system = String(request.messages[0]?.content);
-      if (agent === 'lead' && system.includes('answers')) return { content: 'Thanks, done.' };
+      if (agent === 'lead' && situationOf(request).includes('answers')) return { content: 'Thanks, done.' };
       if (agent === 'lead') return { content: '@helper what is 6 times 7?' };
       return { content: '42, @lead.' };
     });
@@ -87,8 +86,7 @@ describe('after a crash, the work in flight is resumed exactly once', () => {
     let cut = false;
     h.llm.respond(async (request) => {
       const agent = agentOf(request);
-      const system = String(request.messages[0]?.content);
-      if (agent === 'lead' && system.includes('answers')) {
+      if (agent === 'lead' && situationOf(request).includes('answers')) {
         if (!cut) {
           cut = true;
           return never();

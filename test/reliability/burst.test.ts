@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DiscordHarness, startDiscordHarness } from '../discord/discord-harness.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf } from '../helpers/harness.js';
+import { agentOf, roomMessagesOf } from '../helpers/harness.js';
 import { type SlackHarness, startSlackHarness } from '../slack/slack-harness.js';
 
 let h: DiscordHarness;
@@ -75,7 +75,7 @@ describe('a burst into a room of agents that always answer', () => {
     });
     // The model answers the newest line it is shown that someone else wrote.
     h.llm.respond(async (request) => {
-      const others = request.messages.filter((m) => m.role === 'user');
+      const others = roomMessagesOf(request).filter((m) => m.role === 'user');
       const newest = String(others.at(-1)?.content).replace(/^\[@\w+\]: /, '');
       return { content: `${agentOf(request)} re: ${newest}`, delayMs: 60 };
     });
