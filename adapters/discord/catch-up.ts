@@ -1,32 +1,158 @@
 /**
- * After a (re)connect, reads what a room received while nobody listened: `GET /channels/:id/messages?after=`
- * from the last message seen, oldest first. The bridge's dedupe makes a message fetched twice harmless.
+ * After a (re)connect, reads what a room received while nobody listened, and keeps the room's history in order
+ * meanwhile. A catch-up starts where the room was last known to be complete: the newest message forwarded while
+ * connected (a reconnect), else what the bridge recorded before this start — never a message that arrived since.
  */
 import { type APIMessage, type Client, Routes } from 'discord.js';
-
-/** At most this many pages of 100 per room and reconnect; older gaps are left to the humans to repeat. */
-const MAX_PAGES = 10;
-
-export async function fetchMissed(client: Client, channelId: string, after: string): Promise<APIMessage[]> {
-  const missed: APIMessage[] = [];
-  let cursor = after;
-  for (let page = 0; page < MAX_PAGES; page += 1) {
-    const batch = (await client.rest.get(Routes.channelMessages(channelId), {
-      query: new URLSearchParams({ after: cursor, limit: '100' }),
-    })) as APIMessage[];
-    if (batch.length === 0) break;
-    batch.sort((a, b) => compareIds(a.id, b.id));
-    missed.push(...batch);
-    const newest = batch.at(-1);
-    if (batch.length < 100 || !newest) break;
-    cursor = newest.id;
-  }
-  return missed;
-}
+import type { Logger } from '../../src/log.js';
+import type { AdapterSink } from '../../src/ports.js';
+import { PLATFORM } from './inbound.js';
 
 /** Snowflakes order by time; compare them as numbers, not strings. */
 export function compareIds(a: string, b: string): number {
   const x = BigInt(a);
   const y = BigInt(b);
   return x < y ? -1 : x > y ? 1 : 0;
+}
+
+const DISCORD_EPOCH = 1_420_070_400_000n;
+
+/** The smallest snowflake of a moment (to ask for messages after it). */
+export function snowflakeAt(ms: number): string {
+  return ((BigInt(Math.max(Number(DISCORD_EPOCH), Math.floor(ms))) - DISCORD_EPOCH) << 22n).toString();
+}
+
+export interface Missed {
+  /** Oldest first. */
+  readonly messages: APIMessage[];
+  /** More were missed than `max`: the oldest of them were not fetched. */
+  readonly truncated: boolean;
+}
+
+/**
+ * The messages after `after`, at most `max`: read newest first (`before=` pages of 100), so when more were
+ * missed than the bound, the newest are kept and the oldest left out.
+ */
+export async function fetchMissed(client: Client, channelId: string, after: string, max: number): Promise<Missed> {
+  const newestFirst: APIMessage[] = [];
+  let before: string | undefined;
+  while (newestFirst.length < max) {
+    const limit = Math.min(100, max - newestFirst.length);
+    const query = new URLSearchParams({ limit: String(limit), ...(before ? { before } : {}) });
+    const page = (await client.rest.get(Routes.channelMessages(channelId), { query })) as APIMessage[];
+    page.sort((a, b) => compareIds(b.id, a.id));
+    for (const message of page) {
+      if (compareIds(message.id, after) <= 0) return { messages: newestFirst.reverse(), truncated: false };
+      newestFirst.push(message);
+    }
+    const oldest = page.at(-1);
+    if (page.length < limit || !oldest) return { messages: newestFirst.reverse(), truncated: false };
+    before = oldest.id;
+  }
+  return { messages: newestFirst.reverse(), truncated: true };
+}
+
+/** How often, at most, a room's in-sync mark is written to the store while messages flow. */
+const MARK_EVERY_MS = 10_000;
+
+/**
+ * Which rooms are in sync (caught up, and no connection dropped since), the newest message forwarded in each,
+ * and the live messages that wait while their room catches up.
+ */
+export class CatchUpRooms {
+  private readonly newest = new Map<string, string>();
+  private readonly inSync = new Set<string>();
+  private readonly waiting = new Map<string, Array<() => Promise<void>>>();
+  private readonly markedAt = new Map<string, number>();
+
+  constructor(
+    private readonly deps: {
+      readonly sink: () => AdapterSink | undefined;
+      readonly max: number;
+      readonly log: Logger;
+      readonly clock?: () => number;
+    },
+  ) {}
+
+  /** A live message for a room that is catching up waits until it is done (true: it was queued). */
+  hold(room: string, forward: () => Promise<void>): boolean {
+    const queue = this.waiting.get(room);
+    if (!queue) return false;
+    queue.push(forward);
+    return true;
+  }
+
+  /** A live message was forwarded: while the room is in sync, it is where the next catch-up starts. */
+  forwarded(room: string, id: string): void {
+    if (!this.inSync.has(room)) return;
+    const known = this.newest.get(room);
+    if (known && compareIds(id, known) <= 0) return;
+    this.newest.set(room, id);
+    const now = (this.deps.clock ?? Date.now)();
+    if (now - (this.markedAt.get(room) ?? 0) >= MARK_EVERY_MS) this.mark(room, id, now);
+  }
+
+  /** A connection dropped: its rooms may miss messages until their next catch-up. */
+  dropped(rooms: readonly string[]): void {
+    for (const room of rooms) this.inSync.delete(room);
+  }
+
+  /**
+   * Fetches and forwards (oldest first, as missed) what a room received after its mark, then the live messages
+   * that waited; the room is in sync after. A room the bridge never heard of is skipped.
+   */
+  async room(
+    room: string,
+    fetch: (after: string, max: number) => Promise<Missed>,
+    forward: (message: APIMessage) => Promise<void>,
+  ): Promise<void> {
+    const sink = this.deps.sink();
+    if (!sink || this.waiting.has(room)) return;
+    const after = this.newest.get(room) ?? sink.lastMessageId(PLATFORM, room);
+    if (!after) {
+      this.inSync.add(room);
+      return;
+    }
+    this.waiting.set(room, []);
+    let through = after;
+    try {
+      const missed = await fetch(after, this.deps.max);
+      if (missed.truncated) {
+        this.deps.log.warn(
+          { channel: room, after, oldestFetched: missed.messages[0]?.id, max: this.deps.max },
+          'more messages were missed than CATCHUP_MAX: the oldest of them were not fetched',
+        );
+      }
+      if (missed.messages.length > 0) {
+        this.deps.log.info({ channel: room, count: missed.messages.length }, 'catching up on discord');
+      }
+      for (const message of missed.messages) {
+        await forward(message);
+        through = message.id;
+      }
+      this.newest.set(room, through);
+      this.inSync.add(room);
+      this.mark(room, through, (this.deps.clock ?? Date.now)());
+    } catch (error) {
+      this.deps.log.warn({ err: error, channel: room }, 'discord catch-up failed: what was missed is not fetched');
+    } finally {
+      const queue = this.waiting.get(room) ?? [];
+      this.waiting.delete(room);
+      for (const next of queue) await next();
+    }
+  }
+
+  /** Writes every in-sync room's mark (a clean stop). */
+  flush(): void {
+    const now = (this.deps.clock ?? Date.now)();
+    for (const room of this.inSync) {
+      const id = this.newest.get(room);
+      if (id) this.mark(room, id, now);
+    }
+  }
+
+  private mark(room: string, id: string, now: number): void {
+    this.markedAt.set(room, now);
+    this.deps.sink()?.caughtUp?.(PLATFORM, room, id);
+  }
 }

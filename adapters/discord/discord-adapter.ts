@@ -2,17 +2,16 @@
  * The Discord adapter: every agent with a Discord token is its own bot (one discord.js Client each). Messages
  * arrive through whichever bots see them and are forwarded once; replies leave through the speaking agent's bot.
  */
-import { randomBytes } from 'node:crypto';
 import { type APIMessage, ChannelType, type Client, Events, type Guild, type Message, Routes } from 'discord.js';
 import type { AgentConfig, Config } from '../../src/config/index.js';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
-import type { AdapterSink, ChatAdapter, Outbound, Posted, StreamingPost } from '../../src/ports.js';
+import type { AdapterSink, ChatAdapter, Outbound, Posted, PostOptions, StreamingPost } from '../../src/ports.js';
 import { SeenIds } from '../shared/seen-ids.js';
 import { splitMessage } from '../shared/split.js';
 import { EditStream, type StreamClock, systemClock } from '../shared/streaming-post.js';
 import { attachmentFile } from './attachments.js';
-import { compareIds, fetchMissed } from './catch-up.js';
+import { CatchUpRooms, fetchMissed } from './catch-up.js';
 import { type ClientSettings, createClient } from './client.js';
 import { answerCommand, SentChannels } from './commands.js';
 import {
@@ -26,6 +25,7 @@ import {
   toInbound,
 } from './inbound.js';
 import { Directory, namesToMentions } from './mentions.js';
+import { DiscordPosting } from './posting.js';
 
 export interface DiscordAdapterOptions {
   readonly config: Config;
@@ -70,9 +70,9 @@ export class DiscordAdapter implements ChatAdapter {
   private readonly seen = new SeenIds();
   /** DM channel → the agent whose private room it is. */
   private readonly dmOwner = new Map<string, string>();
-  /** Room → newest message id this adapter forwarded: where a catch-up starts after a drop. */
-  private readonly lastForwarded = new Map<string, string>();
-  private readonly catchingUp = new Set<string>();
+  /** Where each room's catch-up starts, and the live messages waiting while it runs. */
+  private readonly catchUps: CatchUpRooms;
+  private readonly posting: DiscordPosting;
   private readonly allowedBots: ReadonlySet<string>;
   private readonly operators: ReadonlySet<string>;
   /** Messages that arrived before every identity was known (they could not be told apart yet). */
@@ -93,6 +93,8 @@ export class DiscordAdapter implements ChatAdapter {
     this.allowedBots = new Set(settings.DISCORD_ALLOWED_BOTS);
     this.operators = new Set(settings.OPERATORS);
     if (settings.DISCORD_STREAM === 'edit') this.stream = (channel, agent) => this.openStream(channel, agent);
+    this.catchUps = new CatchUpRooms({ sink: () => this.sink, max: settings.CATCHUP_MAX, log: this.log });
+    this.posting = new DiscordPosting({ log: this.log, maxPosts: settings.MAX_REPLY_POSTS });
   }
 
   private get log(): Logger {
@@ -122,25 +124,34 @@ export class DiscordAdapter implements ChatAdapter {
     for (const room of sink.directRooms?.(PLATFORM) ?? []) {
       if (this.identityOf(room.agent)) this.dmOwner.set(room.channel, room.agent);
     }
+    // Whatever was said while the bridge was down: one pass over the rooms the store knows, from where each was
+    // complete before this start. Messages that arrived since wait until then (the history stays in order).
+    await Promise.all(this.identities.map((identity) => this.catchUp(identity)));
     const early = this.pending ?? [];
     this.pending = null;
     for (const item of early) await this.forward(item.facts, item.receiver);
-    // Whatever was said while the bridge was down: one pass over the rooms the store knows.
-    await Promise.all(this.identities.map((identity) => this.catchUp(identity)));
   }
 
   async stop(): Promise<void> {
+    this.catchUps.flush();
     const identities = this.identities.splice(0);
     for (const open of this.streams.values()) for (const stream of open) stream.abandon();
     await Promise.allSettled(identities.map((identity) => identity.client.destroy()));
     this.sink = undefined;
   }
 
-  async post(message: Outbound, options: { signal?: AbortSignal } = {}): Promise<Posted> {
+  async post(message: Outbound, options: PostOptions = {}): Promise<Posted> {
     const { identity, prefix } = this.speaker(message);
     const text = namesToMentions(prefix + message.text, this.directory);
     const chunks = splitMessage(text, DISCORD_MESSAGE_LIMIT);
-    const { ids, error } = await this.send(identity, message.channel, chunks, ALLOWED_MENTIONS, options);
+    const { ids, error } = await this.posting.reply(
+      identity.client,
+      message.channel,
+      chunks,
+      prefix + message.text,
+      ALLOWED_MENTIONS,
+      options,
+    );
     if (error !== undefined && ids.length === 0) {
       throw new AdapterError(PLATFORM, `${identity.agent.name} could not post: ${describeError(error)}`, {
         cause: error,
@@ -163,14 +174,15 @@ export class DiscordAdapter implements ChatAdapter {
       clock: this.options.streamClock ?? systemClock,
       logger: this.log,
       transport: {
-        create: async (content) => (await this.send(identity, channel, [content], NO_MENTIONS, {}, true)).ids[0],
+        create: async (content) =>
+          (await this.posting.send(identity.client, channel, [content], NO_MENTIONS, {}, [], true)).ids[0],
         edit: async (id, content) => {
           await rest.patch(Routes.channelMessage(channel, id), { body: { content, allowed_mentions: NO_MENTIONS } });
         },
         remove: async (id) => {
           await rest.delete(Routes.channelMessage(channel, id));
         },
-        append: async (chunks) => (await this.send(identity, channel, chunks, ALLOWED_MENTIONS)).ids,
+        append: async (chunks) => (await this.posting.send(identity.client, channel, chunks, ALLOWED_MENTIONS)).ids,
         postWhole: (text) => this.post({ channel, agent, text }),
       },
     });
@@ -183,41 +195,6 @@ export class DiscordAdapter implements ChatAdapter {
       if (open.size === 0 && this.streams.get(key) === open) this.streams.delete(key);
     });
     return post;
-  }
-
-  /**
-   * Posts chunks in order, each with a fresh nonce (a request retried after a lost response returns the first
-   * message). Stops at the first failure: the ids posted so far and the error. With `strict`, the error throws.
-   */
-  private async send(
-    identity: Identity,
-    channel: string,
-    chunks: readonly string[],
-    allowedMentions: object,
-    options: { signal?: AbortSignal } = {},
-    strict = false,
-  ): Promise<{ ids: string[]; error?: unknown }> {
-    const ids: string[] = [];
-    try {
-      for (const content of chunks) {
-        const body = {
-          content,
-          nonce: randomBytes(9).toString('hex'),
-          enforce_nonce: true,
-          allowed_mentions: allowedMentions,
-        };
-        const posted = (await identity.client.rest.post(Routes.channelMessages(channel), {
-          body,
-          ...(options.signal ? { signal: options.signal } : {}),
-        })) as APIMessage;
-        ids.push(posted.id);
-      }
-    } catch (error) {
-      if (strict) throw error;
-      if (ids.length > 0) this.log.warn({ err: error, channel, posted: ids.length }, 'reply cut short');
-      return { ids, error };
-    }
-    return { ids };
   }
 
   /** The DM channel between an agent's bot and a human the adapter has seen (by their `@name`). */
@@ -307,6 +284,10 @@ export class DiscordAdapter implements ChatAdapter {
     client.on(Events.Error, (error) => this.log.error({ err: error, agent: agent.name }, 'discord client error'));
     client.on(Events.ShardError, (error) => this.log.warn({ err: error, agent: agent.name }, 'discord gateway error'));
     client.on(Events.ShardResume, () => void this.catchUp(identity));
+    // Until the next catch-up, this bot's rooms may miss messages: they are not marked complete meanwhile.
+    for (const event of [Events.ShardDisconnect, Events.ShardReconnecting, Events.Invalidated] as const) {
+      client.on(event, () => this.catchUps.dropped(this.roomsOf(identity).map((room) => room.id)));
+    }
     // A bot's managed role appears when the bot joins a server (and with every guild the client learns of).
     client.on(Events.GuildCreate, (guild) => this.learnRoles(guild));
     client.on(Events.GuildRoleCreate, (role) => this.directory.setRole(role.id, role.tags?.botId));
@@ -364,10 +345,15 @@ export class DiscordAdapter implements ChatAdapter {
     if (facts) void this.forward(facts, identity.agent.name);
   }
 
-  /** Hands one message (or edit) to the bridge, once, whichever bots received it. */
-  private async forward(facts: MessageFacts, receiver: string): Promise<void> {
+  /**
+   * Hands one message (or edit) to the bridge, once, whichever bots received it. A live message waits while its
+   * room catches up; a fetched one (`missed`) is answered once the room's catch-up is done.
+   */
+  private async forward(facts: MessageFacts, receiver: string, missed = false): Promise<void> {
     const sink = this.sink;
-    if (!sink || !this.seen.add(editId(facts))) return;
+    if (!sink) return;
+    if (!missed && this.catchUps.hold(facts.channelId, () => this.forward(facts, receiver))) return;
+    if (!this.seen.add(editId(facts))) return;
     // Only the DM's own bot receives a DM, so the receiver is the agent whose private room it is.
     if (facts.isDirect) this.dmOwner.set(facts.channelId, receiver);
     const inbound = toInbound(facts, {
@@ -382,13 +368,11 @@ export class DiscordAdapter implements ChatAdapter {
           maxBytes: this.options.config.settings.DISCORD_MAX_FILE_MB * 1024 * 1024,
         }),
     });
-    const last = this.lastForwarded.get(facts.channelId);
-    const isNewer = facts.editedAt === undefined && (!last || compareIds(facts.id, last) > 0);
-    if (isNewer) this.lastForwarded.set(facts.channelId, facts.id);
+    if (!missed && facts.editedAt === undefined) this.catchUps.forwarded(facts.channelId, facts.id);
     if (!inbound) return;
     if (!(await this.awaitStreams(facts))) return;
     try {
-      await sink.receive(inbound);
+      await sink.receive(missed ? { ...inbound, missed } : inbound);
     } catch (error) {
       this.log.error({ err: error, channel: facts.channelId, id: facts.id }, 'bridge refused a discord message');
     }
@@ -406,10 +390,8 @@ export class DiscordAdapter implements ChatAdapter {
     return !streams.some((stream) => stream.dropped.has(facts.id));
   }
 
-  /** Fetches and forwards, oldest first, what each of this bot's known rooms received since the last message. */
-  private async catchUp(identity: Identity): Promise<void> {
-    const sink = this.sink;
-    if (!sink) return;
+  /** The rooms a bot sees: the guild's text channels, and the DMs that are its own. */
+  private roomsOf(identity: Identity): { id: string; direct: boolean }[] {
     const rooms: { id: string; direct: boolean }[] = [];
     for (const channel of identity.client.channels.cache.values()) {
       if (channel.type === ChannelType.GuildText || channel.type === ChannelType.GuildAnnouncement) {
@@ -417,21 +399,17 @@ export class DiscordAdapter implements ChatAdapter {
       }
     }
     for (const [id, owner] of this.dmOwner) if (owner === identity.agent.name) rooms.push({ id, direct: true });
-    for (const room of rooms) {
-      // The newest stored id may be an edit's (`<id>:edit:<time>`): the message's own id is the cursor.
-      const after = (this.lastForwarded.get(room.id) ?? sink.lastMessageId(PLATFORM, room.id))?.split(':')[0];
-      // A room the bridge never heard of has no history worth answering now.
-      if (!after || this.catchingUp.has(room.id)) continue;
-      this.catchingUp.add(room.id);
-      try {
-        const missed = await fetchMissed(identity.client, room.id, after);
-        if (missed.length > 0) this.log.info({ channel: room.id, count: missed.length }, 'catching up on discord');
-        for (const message of missed) await this.forward(factsFromApi(message, room.direct), identity.agent.name);
-      } catch (error) {
-        this.log.warn({ err: error, channel: room.id, agent: identity.agent.name }, 'discord catch-up failed');
-      } finally {
-        this.catchingUp.delete(room.id);
-      }
+    return rooms;
+  }
+
+  /** Fetches and forwards, oldest first, what each of this bot's rooms received since it was last complete. */
+  private async catchUp(identity: Identity): Promise<void> {
+    for (const room of this.roomsOf(identity)) {
+      await this.catchUps.room(
+        room.id,
+        (after, max) => fetchMissed(identity.client, room.id, after, max),
+        (message: APIMessage) => this.forward(factsFromApi(message, room.direct), identity.agent.name, true),
+      );
     }
   }
 }

@@ -31,7 +31,7 @@ interface RoundFrame {
  */
 export class Conductor {
   private stopped = false;
-  /** Journaled rounds queued in this process. */
+  /** Journaled rounds queued or running in this process. */
   private readonly queued = new Set<number>();
 
   constructor(
@@ -87,12 +87,15 @@ export class Conductor {
       this.dropRound(id);
     };
     const run = async () => {
-      if (id !== null) this.queued.delete(id);
       // The human spoke before a hand-back that happened while their message waited: it is answered now.
       if (message.kind === 'human' && room.state.turnState.control === 'humans') {
         room.state.setTurnState({ consecutive: 0, control: 'agents' });
       }
-      await this.round(room, message, id);
+      try {
+        await this.round(room, message, id);
+      } finally {
+        if (id !== null) this.queued.delete(id); // queued or running: not queued again meanwhile
+      }
     };
     if (message.kind === 'human') void room.actor.enqueueRound(run, skipped);
     else void room.actor.enqueueTurn(run, skipped);

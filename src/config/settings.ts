@@ -60,6 +60,9 @@ const settingsSchema = z.object({
   SANDBOX_TEMPLATE_DIR: z.string().optional(),
   SANDBOX_KEEP_ON_EXIT: bool(false),
   SANDBOX_DISK: z.string().default('1g'),
+  // Reliability: a reply's posts at most (the rest attached as a file), messages fetched per room after a restart
+  MAX_REPLY_POSTS: int(5, 1, 100),
+  CATCHUP_MAX: int(1000, 0),
   // Discord
   DISCORD_API_URL: z.string().url().optional(),
   DISCORD_ALLOWED_BOTS: list,

@@ -5,7 +5,7 @@
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
-import { silentLogger } from '../../src/log.js';
+import { type Logger, silentLogger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, Inbound, Outbound, Posted, StreamingPost } from '../../src/ports.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
@@ -123,9 +123,9 @@ export async function startDiscordHarness(options: HarnessOptions): Promise<Disc
   const store = openStore(':memory:');
   const build = () => {
     const adapter = new ObservedAdapter(
-      createDiscordAdapter({ config, logger: silentLogger(), rest: { globalRequestsPerSecond: 10_000 } }),
+      createDiscordAdapter({ config, logger: options.logger ?? silentLogger(), rest: { globalRequestsPerSecond: 10_000 } }),
     );
-    const bridge = createBridge({ config, store, sandbox, adapters: [adapter], logger: silentLogger() });
+    const bridge = createBridge({ config, store, sandbox, adapters: [adapter], logger: options.logger ?? silentLogger() });
     return { adapter, bridge };
   };
   let running = true;

@@ -111,6 +111,8 @@ export interface FakeDiscord {
   rateLimit(rule: { method?: string; path?: string; count?: number; retryAfterMs?: number; global?: boolean }): void;
   /** The next `count` message posts are created (and fanned out) but answered 502, so clients retry. */
   loseResponses(count: number): void;
+  /** The bots lose (or regain) Attach Files: messages with files are refused. */
+  refuseAttachments(refuse: boolean): void;
   /** Registered application commands: `${applicationId}:${guildId | 'global'}` → commands. */
   readonly commands: ReadonlyMap<string, unknown[]>;
   /** Interaction follow-ups (the parts of a long command answer after the first). */
@@ -163,6 +165,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     requests: [],
     rateLimits: [] as RateLimitRule[],
     lostResponses: 0,
+    refuseAttachments: false,
     interactions: new Map<string, PendingInteraction>(),
     followUps: [],
     commands: new Map(),
@@ -364,6 +367,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     },
     loseResponses(count) {
       context.lostResponses += count;
+    },
+    refuseAttachments(refuse) {
+      context.refuseAttachments = refuse;
     },
     rateLimit(rule) {
       context.rateLimits.push({

@@ -48,6 +48,8 @@ export interface RestContext {
   readonly rateLimits: RateLimitRule[];
   /** How many of the next message posts are created but answered 502, as if the response were lost. */
   lostResponses: number;
+  /** Bots lack Attach Files: a message with files is refused (403, 50013). */
+  refuseAttachments: boolean;
   /** Interactions awaiting their reply, by token. */
   readonly interactions: Map<string, PendingInteraction>;
   /** Follow-up messages sent after an interaction's reply (`POST /webhooks/{app}/{token}`), in order. */
@@ -70,16 +72,43 @@ class HttpError extends Error {
   }
 }
 
+/** Files sent with a message as multipart/form-data (`files[n]` parts beside `payload_json`). */
+export interface UploadedFile {
+  readonly filename: string;
+  readonly contentType: string;
+  readonly content: Buffer;
+}
+
+/** Discord's default upload limit per file for a bot (10 MiB). */
+const UPLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
+
 async function readBody(request: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
   if (chunks.length === 0) return undefined;
+  const type = String(request.headers['content-type'] ?? '');
+  if (type.startsWith('multipart/form-data')) return readMultipart(Buffer.concat(chunks), type);
   const text = Buffer.concat(chunks).toString('utf8');
   try {
     return JSON.parse(text);
   } catch {
     throw new HttpError(400, 50109, 'The request body contains invalid JSON.');
   }
+}
+
+/** A message with files, as discord.js sends it: the JSON body in `payload_json`, each file in `files[n]`. */
+async function readMultipart(raw: Buffer, type: string): Promise<unknown> {
+  const form = await new Response(new Uint8Array(raw), { headers: { 'content-type': type } }).formData();
+  const payload = form.get('payload_json');
+  const body = typeof payload === 'string' ? (JSON.parse(payload) as Record<string, unknown>) : {};
+  const files: UploadedFile[] = [];
+  for (const [name, value] of form.entries()) {
+    if (!/^files\[\d+\]$/.test(name) || typeof value === 'string') continue;
+    const content = Buffer.from(await value.arrayBuffer());
+    if (content.length > UPLOAD_LIMIT_BYTES) throw new HttpError(413, 40005, 'Request entity too large');
+    files.push({ filename: value.name, contentType: value.type || 'application/octet-stream', content });
+  }
+  return { ...body, files };
 }
 
 function send(response: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}): void {
@@ -188,11 +217,15 @@ function route(
   if (method === 'POST' && rest === '/typing') return send(response, 204);
   if (method === 'GET' && rest === '/messages') {
     const after = query.get('after');
+    const before = query.get('before');
     const limit = Math.min(Number(query.get('limit') ?? 50), 100);
     let list = world.messages.filter((message) => message.channelId === channel.id);
     if (after) {
       // Discord returns the `limit` oldest messages after the id, newest first.
       list = list.filter((message) => BigInt(message.id) > BigInt(after)).slice(0, limit);
+    } else if (before) {
+      // ...and the `limit` newest before it, newest first.
+      list = list.filter((message) => BigInt(message.id) < BigInt(before)).slice(-limit);
     } else {
       list = list.slice(-limit);
     }
@@ -256,9 +289,12 @@ function postMessage(context: RestContext, bot: FakeBot, channelId: string, body
     enforce_nonce?: unknown;
     message_reference?: { message_id?: string };
     allowed_mentions?: AllowedMentions;
+    files?: UploadedFile[];
   };
   const content = typeof input.content === 'string' ? input.content : '';
-  if (content.trim() === '') throw new HttpError(400, 50006, 'Cannot send an empty message');
+  const files = input.files ?? [];
+  if (content.trim() === '' && files.length === 0) throw new HttpError(400, 50006, 'Cannot send an empty message');
+  if (files.length > 0 && context.refuseAttachments) throw new HttpError(403, 50013, 'Missing Permissions');
   if (content.length > 2000) throw new HttpError(400, 50035, 'Invalid Form Body: content must be 2000 or fewer');
   const nonce = typeof input.nonce === 'string' || typeof input.nonce === 'number' ? String(input.nonce) : null;
   if (nonce && nonce.length > 25) throw new HttpError(400, 50035, 'Invalid Form Body: nonce over 25 characters');
@@ -274,6 +310,7 @@ function postMessage(context: RestContext, bot: FakeBot, channelId: string, body
     nonce,
     replyTo: input.message_reference?.message_id ?? null,
     ...(input.allowed_mentions ? { allowedMentions: input.allowed_mentions } : {}),
+    ...(files.length > 0 ? { attachments: files } : {}),
   });
   if (nonce) world.nonces.set(`${bot.id}:${nonce}`, { messageId: message.id, at: Date.now() });
   context.publish(message);
