@@ -129,6 +129,8 @@ export interface AdapterSink {
   settled?(platform: string, channel: string): Promise<void>;
   /** The stored private rooms (DMs) of a platform and whose they are, so an adapter can catch up on them after a restart. */
   directRooms?(platform: string): Array<{ channel: string; agent: string }>;
+  /** Every room the store knows on a platform, most recently active first (an adapter catches up on them). */
+  rooms?(platform: string): Array<{ channel: string; agent?: string }>;
 }
 
 /** One chat platform. Each agent identity on it is managed by the adapter. */

@@ -6,6 +6,7 @@
 import { type APIMessage, type Client, Routes } from 'discord.js';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink } from '../../src/ports.js';
+import { RoomMarks } from '../shared/room-marks.js';
 import { PLATFORM } from './inbound.js';
 
 /** Snowflakes order by time; compare them as numbers, not strings. */
@@ -52,27 +53,23 @@ export async function fetchMissed(client: Client, channelId: string, after: stri
   return { messages: newestFirst.reverse(), truncated: true };
 }
 
-/** How often, at most, a room's in-sync mark is written to the store while messages flow. */
-const MARK_EVERY_MS = 10_000;
-
 /**
- * Which rooms are in sync (caught up, and no connection dropped since), the newest message forwarded in each,
- * and the live messages that wait while their room catches up.
+ * Which rooms are in sync and where each catch-up starts (RoomMarks), and the live messages that wait while
+ * their room catches up.
  */
 export class CatchUpRooms {
-  private readonly newest = new Map<string, string>();
-  private readonly inSync = new Set<string>();
+  private readonly marks: RoomMarks;
   private readonly waiting = new Map<string, Array<() => Promise<void>>>();
-  private readonly markedAt = new Map<string, number>();
 
   constructor(
     private readonly deps: {
       readonly sink: () => AdapterSink | undefined;
       readonly max: number;
       readonly log: Logger;
-      readonly clock?: () => number;
     },
-  ) {}
+  ) {
+    this.marks = new RoomMarks({ platform: PLATFORM, compare: compareIds, sink: deps.sink });
+  }
 
   /** A live message for a room that is catching up waits until it is done (true: it was queued). */
   hold(room: string, forward: () => Promise<void>): boolean {
@@ -82,39 +79,34 @@ export class CatchUpRooms {
     return true;
   }
 
-  /** A live message was forwarded: while the room is in sync, it is where the next catch-up starts. */
   forwarded(room: string, id: string): void {
-    if (!this.inSync.has(room)) return;
-    const known = this.newest.get(room);
-    if (known && compareIds(id, known) <= 0) return;
-    this.newest.set(room, id);
-    const now = (this.deps.clock ?? Date.now)();
-    if (now - (this.markedAt.get(room) ?? 0) >= MARK_EVERY_MS) this.mark(room, id, now);
+    this.marks.forwarded(room, id);
   }
 
-  /** A connection dropped: its rooms may miss messages until their next catch-up. */
   dropped(rooms: readonly string[]): void {
-    for (const room of rooms) this.inSync.delete(room);
+    this.marks.dropped(rooms);
+  }
+
+  flush(): void {
+    this.marks.flush();
   }
 
   /**
    * Fetches and forwards (oldest first, as missed) what a room received after its mark, then the live messages
-   * that waited; the room is in sync after. A room the bridge never heard of is skipped.
+   * that waited; the room is in sync after. A room the bridge never heard of has nothing to fetch.
    */
   async room(
     room: string,
     fetch: (after: string, max: number) => Promise<Missed>,
     forward: (message: APIMessage) => Promise<void>,
   ): Promise<void> {
-    const sink = this.deps.sink();
-    if (!sink || this.waiting.has(room)) return;
-    const after = this.newest.get(room) ?? sink.lastMessageId(PLATFORM, room);
-    if (!after) {
-      this.inSync.add(room);
+    if (!this.deps.sink() || this.waiting.has(room)) return;
+    const after = this.marks.start(room);
+    if (!after || this.deps.max <= 0) {
+      this.marks.caughtUp(room, after);
       return;
     }
     this.waiting.set(room, []);
-    let through = after;
     try {
       const missed = await fetch(after, this.deps.max);
       if (missed.truncated) {
@@ -126,13 +118,12 @@ export class CatchUpRooms {
       if (missed.messages.length > 0) {
         this.deps.log.info({ channel: room, count: missed.messages.length }, 'catching up on discord');
       }
+      let through = after;
       for (const message of missed.messages) {
         await forward(message);
         through = message.id;
       }
-      this.newest.set(room, through);
-      this.inSync.add(room);
-      this.mark(room, through, (this.deps.clock ?? Date.now)());
+      this.marks.caughtUp(room, through);
     } catch (error) {
       this.deps.log.warn({ err: error, channel: room }, 'discord catch-up failed: what was missed is not fetched');
     } finally {
@@ -140,19 +131,5 @@ export class CatchUpRooms {
       this.waiting.delete(room);
       for (const next of queue) await next();
     }
-  }
-
-  /** Writes every in-sync room's mark (a clean stop). */
-  flush(): void {
-    const now = (this.deps.clock ?? Date.now)();
-    for (const room of this.inSync) {
-      const id = this.newest.get(room);
-      if (id) this.mark(room, id, now);
-    }
-  }
-
-  private mark(room: string, id: string, now: number): void {
-    this.markedAt.set(room, now);
-    this.deps.sink()?.caughtUp?.(PLATFORM, room, id);
   }
 }

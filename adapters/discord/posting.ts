@@ -45,7 +45,8 @@ export class DiscordPosting {
     options: PostOptions = {},
   ): Promise<SendResult> {
     const capped = capPosts(chunks, this.deps.maxPosts, whole);
-    const already = options.resendSince === undefined ? [] : await this.findPosted(client, channel, options.resendSince);
+    const already =
+      options.resendSince === undefined ? [] : await this.findPosted(client, channel, options.resendSince);
     const sent = await this.send(client, channel, capped.chunks, mentions, options, already);
     const overflow = capped.overflow;
     if (!overflow || sent.error !== undefined) return sent;
@@ -136,7 +137,10 @@ export class DiscordPosting {
         after = newest.id;
       }
     } catch (error) {
-      this.deps.log.warn({ err: error, channel }, 'could not look for a post sent before the restart; the nonce decides');
+      this.deps.log.warn(
+        { err: error, channel },
+        'could not look for a post sent before the restart; the nonce decides',
+      );
     }
     return found.map((m) => ({ id: m.id, content: m.content }));
   }

@@ -12,6 +12,10 @@ export interface IdentityHandlers {
   message(identity: SlackIdentity, event: SlackMessageEvent, teamId: string | undefined): void;
   /** A slash command reached this identity (the control app); answer through `respond`. */
   command(identity: SlackIdentity, command: SlashCommand, respond: (text: string) => Promise<void>): Promise<void>;
+  /** The Socket Mode connection dropped (events may be missed until a catch-up). */
+  disconnected?(): void;
+  /** The Socket Mode connection is back after a drop. */
+  reconnected?(): void;
 }
 
 export interface IdentityOptions {
@@ -117,6 +121,12 @@ export class SlackIdentity {
         },
       });
       receiver = this.socket;
+      let opened = false;
+      this.socket.client.on('connected', () => {
+        if (opened) handlers.reconnected?.();
+        opened = true;
+      });
+      this.socket.client.on('reconnecting', () => handlers.disconnected?.());
     } else {
       this.http = new HTTPReceiver({
         signingSecret: this.options.signingSecret ?? '',

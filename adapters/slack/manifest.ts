@@ -9,13 +9,17 @@ export interface ManifestAgent {
   readonly requestUrl?: string | undefined;
 }
 
-/** Bot scopes: read and write in channels, private channels, DMs and group DMs; names of users; shared files. */
+/**
+ * Bot scopes: read and write in channels, private channels, DMs and group DMs; names of users; shared files; and
+ * uploads (files:write: a reply longer than MAX_REPLY_POSTS messages ends with the whole reply attached).
+ */
 const BOT_SCOPES = [
   'app_mentions:read',
   'channels:history',
   'channels:read',
   'chat:write',
   'files:read',
+  'files:write',
   'groups:history',
   'groups:read',
   'im:history',

@@ -9,16 +9,21 @@ import type {
   InboundFile,
   Outbound,
   Posted,
+  PostOptions,
   StreamingPost,
 } from '../../src/ports.js';
+import { REPLY_FILE_NAME } from '../shared/post-cap.js';
+import { RoomMarks } from '../shared/room-marks.js';
 import { SeenIds } from '../shared/seen-ids.js';
 import { splitMessage } from '../shared/split.js';
 import { EditStream, systemClock } from '../shared/streaming-post.js';
+import { compareTs, SlackCatchUp } from './catch-up.js';
 import { Directory } from './directory.js';
 import { SlackHttpServer } from './http-server.js';
 import { type SlackIdentity as Identity, SlackIdentity } from './identity.js';
 import { ourApp, SLACK, type SlackFile, type SlackMessageEvent, toInbound, userIdsToLearn } from './inbound.js';
 import { type MentionResolver, markdownToMrkdwn } from './mrkdwn.js';
+import { SlackPosting } from './posting.js';
 import { parseRoom } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
 import { isRateLimited, withRateLimitRetry } from './web-call.js';
@@ -31,11 +36,16 @@ export const SLACK_MESSAGE_LIMIT = 4000;
 /** Slack's guidance for chat.update: about one edit per second per message. */
 const STREAM_INTERVAL_MS = 1000;
 
+/** How long one catch-up may wait out Slack's rate limits on reading history. */
+const CATCH_UP_BUDGET_MS = 3 * 60_000;
+
 /** Slack notifies people of a mention when a message is posted, never when it is edited. */
 const LIVE_MENTION = /<@[UW][A-Z0-9]+(?:\|[^>]*)?>/;
 
 interface Sender {
   readonly identity: SlackIdentity;
+  /** `*name:* ` for an agent speaking through another app's identity. */
+  readonly label: string;
   /** The agent's Markdown as Slack mrkdwn; `liveMentions` false leaves `@name` as plain text. */
   render(text: string, liveMentions?: boolean): string;
 }
@@ -68,6 +78,13 @@ export class SlackAdapter implements ChatAdapter {
   private httpServer: SlackHttpServer | undefined;
   private sink: AdapterSink | undefined;
   private boundPort: number | undefined;
+  /** Where each room's catch-up starts. */
+  private readonly marks: RoomMarks;
+  private readonly posting: SlackPosting;
+  private readonly catchUp: SlackCatchUp;
+  /** Live messages wait while the rooms catch up (the history stays in order). */
+  private gate: Promise<void> = Promise.resolve();
+  private catchingUp: Promise<void> | undefined;
 
   constructor(options: { config: Config; logger: Logger }) {
     this.config = options.config;
@@ -89,6 +106,19 @@ export class SlackAdapter implements ChatAdapter {
         apiUrl: settings.SLACK_API_URL,
         logger: this.log,
       });
+    });
+    this.marks = new RoomMarks({ platform: SLACK, compare: compareTs, sink: () => this.sink });
+    this.posting = new SlackPosting({ log: this.log, maxPosts: settings.MAX_REPLY_POSTS });
+    this.catchUp = new SlackCatchUp({
+      platform: SLACK,
+      sink: () => this.sink,
+      identities: () => this.identities,
+      ownerOf: (channel) => this.ownerOf(channel),
+      marks: this.marks,
+      max: settings.CATCHUP_MAX,
+      budgetMs: CATCH_UP_BUDGET_MS,
+      forward: (identity, event) => this.forwardMissed(identity, event),
+      log: this.log,
     });
     const http = this.identities.filter((i) => i.mode === 'http');
     if (http.length > 0 && settings.SLACK_PORT === undefined) {
@@ -112,13 +142,41 @@ export class SlackAdapter implements ChatAdapter {
       const channel = room.channel.split('/')[0] ?? room.channel;
       if (this.identities.some((i) => i.agent === room.agent)) this.dmOwner.set(channel, room.agent);
     }
-    try {
+    let connected = false;
+    const caughtUp = this.catchUpAll(async () => {
       await this.connect();
+      connected = true;
+    });
+    try {
+      await caughtUp;
     } catch (error) {
       // Leave nothing half-open: the apps that did connect are closed again.
       await this.stop();
       throw error;
     }
+    if (!connected) throw new AdapterError(SLACK, 'the Slack apps did not connect');
+  }
+
+  /**
+   * Reads what the rooms missed (after `before`, the connection); live messages wait meanwhile. A failed
+   * catch-up is logged: the rooms stay out of sync, and the next one starts from the same marks.
+   */
+  private catchUpAll(before: () => Promise<void> = async () => {}): Promise<void> {
+    if (this.catchingUp) return this.catchingUp;
+    let open: () => void = () => {};
+    this.gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    this.catchingUp = (async () => {
+      try {
+        await before();
+        await this.catchUp.run().catch((error: unknown) => this.log.warn({ err: error }, 'slack catch-up failed'));
+      } finally {
+        open();
+        this.catchingUp = undefined;
+      }
+    })();
+    return this.catchingUp;
   }
 
   private async connect(): Promise<void> {
@@ -128,6 +186,9 @@ export class SlackAdapter implements ChatAdapter {
       identity.build({
         message: (id, event, teamId) => this.onMessage(id, event, teamId),
         command: (id, command, respond) => this.onCommand(id, command, respond),
+        // Until the next catch-up, the rooms may miss messages; after a reconnect, it runs.
+        disconnected: () => this.marks.dropped(),
+        reconnected: () => void this.catchUpAll(),
       });
     }
     const http = this.identities.filter((i) => i.mode === 'http');
@@ -141,17 +202,23 @@ export class SlackAdapter implements ChatAdapter {
   }
 
   async stop(): Promise<void> {
+    this.marks.flush();
     await Promise.allSettled(this.identities.map((identity) => identity.stop()));
     await this.httpServer?.close();
     await Promise.allSettled([...this.chains.values()]);
     this.sink = undefined;
   }
 
-  async post(message: Outbound, options: { signal?: AbortSignal } = {}): Promise<Posted> {
+  async post(message: Outbound, options: PostOptions = {}): Promise<Posted> {
     const { channel, threadTs } = parseRoom(message.channel);
-    const { identity, render } = this.senderOf(channel, message.agent);
+    const { identity, render, label } = this.senderOf(channel, message.agent);
     const chunks = splitMessage(render(message.text), SLACK_MESSAGE_LIMIT);
-    const ids = await this.postChunks(identity, channel, threadTs, chunks, options.signal);
+    let ids: string[];
+    try {
+      ids = await this.posting.reply(identity, { channel, threadTs }, chunks, label + message.text, options);
+    } catch (error) {
+      throw new AdapterError(SLACK, `@${identity.agent} could not post: ${describeError(error)}`, { cause: error });
+    }
     this.lastRoom.set(channel, { room: message.channel, direct: this.dmOwner.get(channel) });
     return { messageIds: ids };
   }
@@ -224,6 +291,7 @@ export class SlackAdapter implements ChatAdapter {
     const mention: MentionResolver = (name) => this.directory.idFor(name);
     return {
       identity,
+      label,
       render: (text, liveMentions = true) => label + markdownToMrkdwn(text, liveMentions ? mention : () => undefined),
     };
   }
@@ -236,34 +304,39 @@ export class SlackAdapter implements ChatAdapter {
     chunks: readonly string[],
     signal?: AbortSignal,
   ): Promise<string[]> {
-    const ids: string[] = [];
-    for (const chunk of chunks) {
-      signal?.throwIfAborted();
-      try {
-        const result = await withRateLimitRetry(
-          () =>
-            identity.client.chat.postMessage({
-              channel,
-              text: chunk,
-              ...(threadTs ? { thread_ts: threadTs } : {}),
-              unfurl_links: false,
-            }),
-          { signal },
-        );
-        if (result.ts) ids.push(result.ts);
-      } catch (error) {
-        throw new AdapterError(SLACK, `@${identity.agent} could not post: ${describeError(error)}`, { cause: error });
-      }
+    try {
+      return await this.posting.send(identity, { channel, threadTs }, chunks, signal);
+    } catch (error) {
+      throw new AdapterError(SLACK, `@${identity.agent} could not post: ${describeError(error)}`, { cause: error });
     }
-    return ids;
   }
 
   // ---- inbound ----
 
   private onMessage(identity: Identity, event: SlackMessageEvent, teamId: string | undefined): void {
     if (!this.sink || !event.channel || !event.ts) return;
-    if (!this.seen.add(`${teamId ?? identity.teamId}:${event.channel}:${event.ts}`)) return;
-    this.inOrder(event.channel, () => this.forward(identity, event));
+    const key = `${teamId ?? identity.teamId}:${event.channel}:${event.ts}`;
+    const duringCatchUp = this.catchingUp !== undefined;
+    this.inOrder(event.channel, async () => {
+      await this.gate;
+      // Decided after the catch-up: it may have forwarded this message already, or left it out (CATCHUP_MAX).
+      if (duringCatchUp && this.caughtUpPast(event)) return;
+      if (!this.seen.add(key)) return;
+      await this.forward(identity, event);
+    });
+  }
+
+  /** Whether the catch-up covered the conversation (or thread) up to this message's time. */
+  private caughtUpPast(event: SlackMessageEvent): boolean {
+    const thread = event.thread_ts && event.thread_ts !== event.ts ? event.thread_ts : undefined;
+    const mark = this.marks.start(thread ? `${event.channel}/${thread}` : event.channel);
+    return mark !== undefined && compareTs(event.ts, mark) <= 0;
+  }
+
+  /** A message a catch-up fetched: forwarded once (a live copy of it is then a duplicate), as missed. */
+  private async forwardMissed(identity: Identity, event: SlackMessageEvent): Promise<void> {
+    if (!this.seen.add(`${identity.teamId}:${event.channel}:${event.ts}`)) return;
+    await this.forward(identity, event, true);
   }
 
   /** Runs tasks of one Slack conversation one after another, so name lookups cannot reorder messages. */
@@ -278,11 +351,14 @@ export class SlackAdapter implements ChatAdapter {
     });
   }
 
-  private async forward(identity: Identity, event: SlackMessageEvent): Promise<void> {
+  private async forward(identity: Identity, event: SlackMessageEvent, missed = false): Promise<void> {
     const sink = this.sink;
     if (!sink) return;
+    const ours = ourApp(event, this.identities);
     // A streamed preview is the bridge's to record (or it was deleted): never a new message.
-    if (ourApp(event, this.identities) && (await this.echoes.isPreview(event.channel, event.ts))) return;
+    if (ours && (await this.echoes.isPreview(event.channel, event.ts))) return;
+    // The file a long reply ends with belongs to that reply, already recorded: never a new message.
+    if (ours && event.files?.some((file) => file.name === REPLY_FILE_NAME)) return;
     await this.directory.learn(identity.client, userIdsToLearn(event, this.identities));
     const inbound = toInbound(event, {
       apps: this.identities,
@@ -295,7 +371,8 @@ export class SlackAdapter implements ChatAdapter {
     if (!inbound) return;
     if (inbound.direct) this.dmOwner.set(event.channel, identity.agent);
     this.lastRoom.set(event.channel, { room: inbound.channel, direct: inbound.direct?.agent });
-    await sink.receive(inbound);
+    if (!missed) this.marks.forwarded(inbound.channel, event.ts);
+    await sink.receive(missed ? { ...inbound, missed } : inbound);
   }
 
   /** A shared file, downloadable through the app that received it (its token, Slack's file host only). */

@@ -297,6 +297,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     settled: async (platform, channel) => {
       await rooms.byKey(`${platform}:${channel}`)?.actor.idle();
     },
+    rooms: (platform) => store.activeRooms(platform),
     directRooms: (platform) =>
       store
         .channels()

@@ -146,6 +146,10 @@ export class Store {
       newestHuman: db.prepare<[number], { id: number | null }>(
         "SELECT max(id) AS id FROM messages WHERE channel_id = ? AND kind = 'human'",
       ),
+      active: db.prepare<[string], { channel: string; direct_agent: string | null }>(
+        `SELECT c.channel, c.direct_agent FROM channels c LEFT JOIN messages m ON m.channel_id = c.id
+         WHERE c.platform = ? GROUP BY c.id ORDER BY max(m.id) DESC NULLS LAST, c.id DESC`,
+      ),
       caughtUp: db.prepare<[string, string], { caught_up: string | null }>(
         'SELECT caught_up FROM channels WHERE platform = ? AND channel = ?',
       ),
@@ -292,6 +296,13 @@ export class Store {
   /** Row id of the newest human message in a room. */
   newestHumanId(channelId: number): number | undefined {
     return this.q.newestHuman.get(channelId)?.id ?? undefined;
+  }
+
+  /** The rooms of a platform, most recently active first. */
+  activeRooms(platform: string): Array<{ channel: string; agent?: string }> {
+    return this.q.active
+      .all(platform)
+      .map((r) => ({ channel: r.channel, ...(r.direct_agent ? { agent: r.direct_agent } : {}) }));
   }
 
   /** Where a room's catch-up starts: the newest platform id up to which nothing is missing, if recorded. */

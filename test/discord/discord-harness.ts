@@ -94,6 +94,8 @@ export interface HarnessOptions {
   readonly operators?: readonly string[];
   /** A folder for the channels' workspaces (uploads land there); none by default. */
   readonly workspaces?: string;
+  /** Where the bridge and the adapter log (default: nowhere). */
+  readonly logger?: Logger;
 }
 
 export async function startDiscordHarness(options: HarnessOptions): Promise<DiscordHarness> {
@@ -123,9 +125,19 @@ export async function startDiscordHarness(options: HarnessOptions): Promise<Disc
   const store = openStore(':memory:');
   const build = () => {
     const adapter = new ObservedAdapter(
-      createDiscordAdapter({ config, logger: options.logger ?? silentLogger(), rest: { globalRequestsPerSecond: 10_000 } }),
+      createDiscordAdapter({
+        config,
+        logger: options.logger ?? silentLogger(),
+        rest: { globalRequestsPerSecond: 10_000 },
+      }),
     );
-    const bridge = createBridge({ config, store, sandbox, adapters: [adapter], logger: options.logger ?? silentLogger() });
+    const bridge = createBridge({
+      config,
+      store,
+      sandbox,
+      adapters: [adapter],
+      logger: options.logger ?? silentLogger(),
+    });
     return { adapter, bridge };
   };
   let running = true;

@@ -26,9 +26,11 @@ describe('Discord: what was missed while the bridge was down', () => {
     for (let i = 1; i <= 5; i++) h.discord.humanSays('general', 'alice', `missed ${i}`);
     // The moment the bot is back, before it can look back, someone writes.
     let live: { id: string } | undefined;
-    void h.discord.until(() => h.discord.gatewayConnected('code-bot')).then(() => {
-      live = h.discord.humanSays('general', 'alice', 'live right after the connect');
-    });
+    void h.discord
+      .until(() => h.discord.gatewayConnected('code-bot'))
+      .then(() => {
+        live = h.discord.humanSays('general', 'alice', 'live right after the connect');
+      });
     await h.up();
     await h.discord.until(() => live !== undefined);
     await h.settle((live as { id: string }).id);

@@ -6,7 +6,7 @@
 import { SlackAdapter } from '../../adapters/slack/index.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
-import { silentLogger } from '../../src/log.js';
+import { type Logger, silentLogger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, Inbound, Outbound, Posted, StreamingPost } from '../../src/ports.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
@@ -34,12 +34,11 @@ class ObservedAdapter implements ChatAdapter {
 
   start(sink: AdapterSink): Promise<void> {
     return this.inner.start({
+      ...sink,
       receive: async (event) => {
         await sink.receive(event);
         this.received.push(event);
       },
-      command: (event) => sink.command(event),
-      lastMessageId: (platform, channel) => sink.lastMessageId(platform, channel),
     });
   }
 
@@ -75,8 +74,8 @@ export interface SlackHarness {
   readonly sandbox: FakeSandbox;
   readonly config: Config;
   readonly store: Store;
-  readonly bridge: Bridge;
-  readonly adapter: ObservedAdapter;
+  bridge: Bridge;
+  adapter: ObservedAdapter;
   /** Each agent's app in the fake workspace, by agent name. */
   readonly apps: Readonly<Record<string, FakeApp>>;
   /** `alice` (display name "Alice Smith") and `olga`, the operator. */
@@ -86,6 +85,10 @@ export interface SlackHarness {
   readonly general: FakeChannel;
   /** Waits for the bridge to take in the Slack message `ts`, then for every room to finish. */
   settle(ts: string): Promise<void>;
+  /** Stops the bridge (every app disconnects) without starting it again. */
+  down(): Promise<void>;
+  /** Starts a new bridge and adapter on the same store, as a restarted process would. */
+  up(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -94,6 +97,8 @@ export async function startSlackHarness(options: {
   env?: Record<string, string>;
   /** A folder for the channels' workspaces (uploads land there); none by default. */
   workspaces?: string;
+  /** Where the bridge and the adapter log (default: nowhere). */
+  logger?: Logger;
 }): Promise<SlackHarness> {
   const slack = await startFakeSlack();
   const llm = await startFakeOpenAI();
@@ -119,10 +124,15 @@ export async function startSlackHarness(options: {
     },
   });
   const store = openStore(':memory:');
-  const inner = new SlackAdapter({ config, logger: silentLogger() });
-  const adapter = new ObservedAdapter(inner);
-  const bridge = createBridge({ config, store, sandbox, adapters: [adapter], logger: silentLogger() });
-  await bridge.start();
+  const logger = options.logger ?? silentLogger();
+  const build = () => {
+    const adapter = new ObservedAdapter(new SlackAdapter({ config, logger }));
+    return { adapter, bridge: createBridge({ config, store, sandbox, adapters: [adapter], logger }) };
+  };
+  const first = build();
+  const inner = first.adapter.inner;
+  await first.bridge.start();
+  let running = true;
   for (const agent of options.agents) {
     const app = apps[agent.name] as FakeApp;
     if (agent.http) app.requestUrl = `http://127.0.0.1:${inner.httpPort}/slack/events/${agent.name}`;
@@ -130,27 +140,45 @@ export async function startSlackHarness(options: {
   const socketApps = options.agents.filter((a) => !a.http).map((a) => a.name);
   if (socketApps.length > 0) await slack.connected(...socketApps);
 
-  return {
+  const harness: SlackHarness = {
     slack,
     llm,
     sandbox,
     config,
     store,
-    bridge,
-    adapter,
+    bridge: first.bridge,
+    adapter: first.adapter,
     apps,
     alice,
     olga,
     general,
     async settle(ts) {
-      await slack.waitFor(() => adapter.received.some((event) => event.messageId === ts), 10_000, `message ${ts}`);
-      await bridge.idle();
+      await slack.waitFor(
+        () => harness.adapter.received.some((event) => event.messageId === ts),
+        10_000,
+        `message ${ts}`,
+      );
+      await harness.bridge.idle();
+    },
+    async down() {
+      await harness.bridge.idle();
+      await harness.bridge.stop();
+      running = false;
+    },
+    async up() {
+      const next = build();
+      harness.adapter = next.adapter;
+      harness.bridge = next.bridge;
+      await harness.bridge.start();
+      running = true;
+      if (socketApps.length > 0) await slack.connected(...socketApps);
     },
     async close() {
-      await bridge.stop();
+      if (running) await harness.bridge.stop();
       store.close();
       await llm.close();
       await slack.close();
     },
   };
+  return harness;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { type ReadLimit, ReadLimits } from './read-limits.js';
 import { postSigned, type SignedPostOptions } from './signing.js';
 import { SocketHub } from './socket-hub.js';
 import type {
@@ -17,7 +18,7 @@ import type {
   FileDownload,
   SlashResponse,
 } from './types.js';
-import { callWebApi, type WebApiHost } from './web-api.js';
+import { type ApiResult, callWebApi, type WebApiHost } from './web-api.js';
 import { Workspace } from './workspace.js';
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -49,6 +50,11 @@ export class FakeSlack implements WebApiHost {
   readonly fileDownloads: FileDownload[] = [];
   /** Apps installed without the `files:read` scope: Slack shows them the sign-in page instead of a file. */
   readonly withoutFilesScope = new Set<string>();
+  /** Apps installed without the `files:write` scope: uploads answer `missing_scope`. */
+  readonly withoutFilesWrite = new Set<string>();
+  /** Files apps uploaded (files.uploadV2), by file id: bytes arrive at the upload URL, then the upload completes. */
+  readonly uploads = new Map<string, { app: string; filename: string; content: Buffer | undefined }>();
+  private readonly readLimits = new ReadLimits();
   /** Status codes HTTP-mode apps answered to signed event POSTs. */
   readonly httpResults: Array<{ app: string; envelopeId: string; status: number }> = [];
   private readonly server: Server;
@@ -114,6 +120,15 @@ export class FakeSlack implements WebApiHost {
     const app = this.workspace.apps.get(name);
     if (!app) throw new Error(`fake slack: no app ${name}`);
     return app;
+  }
+
+  /** Reading history as a non-Marketplace app: `perWindow` requests per window per method, `maxItems` a page. */
+  limitReads(limit: ReadLimit | undefined): void {
+    this.readLimits.limit = limit;
+  }
+
+  readPageSize(asked: number): number {
+    return this.readLimits.pageSize(asked);
   }
 
   /** Makes the next call(s) of a Web API method fail in the given way, in order. */
@@ -553,6 +568,8 @@ export class FakeSlack implements WebApiHost {
       this.notify();
       return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     }
+    const upload = /^\/upload\/(F[0-9A-Z]+)$/.exec(url.pathname);
+    if (upload && req.method === 'POST') return this.receiveUpload(upload[1] ?? '', raw, contentType, res);
     const api = /^\/api\/([A-Za-z.]+)$/.exec(url.pathname);
     if (!api || req.method !== 'POST') return void res.writeHead(404).end();
     const method = api[1] ?? '';
@@ -579,7 +596,18 @@ export class FakeSlack implements WebApiHost {
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify({ ok: false, error: fault.error }));
     }
-    const result = callWebApi(this, method, args, caller, token);
+    const wait = caller ? this.readLimits.check(caller.name, method) : undefined;
+    if (wait !== undefined) {
+      record(429);
+      this.notify();
+      return void res
+        .writeHead(429, { 'content-type': 'application/json', 'retry-after': String(wait) })
+        .end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+    }
+    const result =
+      caller && method.startsWith('files.') && method.endsWith('External')
+        ? this.fileMethod(method, args, caller)
+        : callWebApi(this, method, args, caller, token);
     record(result.status);
     this.notify();
     if (fault?.kind === 'drop-after') {
@@ -588,6 +616,66 @@ export class FakeSlack implements WebApiHost {
     }
     res.writeHead(result.status, { 'content-type': 'application/json', ...result.headers });
     res.end(JSON.stringify(result.body));
+  }
+
+  /** files.getUploadURLExternal and files.completeUploadExternal: the calls around an upload (files.uploadV2). */
+  private fileMethod(method: string, args: Record<string, unknown>, caller: FakeApp): ApiResult {
+    const fail = (error: string, extra: Record<string, unknown> = {}): ApiResult => ({
+      status: 200,
+      body: { ok: false, error, ...extra },
+    });
+    if (this.withoutFilesWrite.has(caller.name))
+      return fail('missing_scope', { needed: 'files:write', provided: 'chat:write' });
+    if (method === 'files.getUploadURLExternal') {
+      const id = `F${String(this.uploads.size + 1).padStart(9, '0')}U`;
+      this.uploads.set(id, { app: caller.name, filename: String(args.filename ?? 'file'), content: undefined });
+      return { status: 200, body: { ok: true, upload_url: `${this.baseUrl}/upload/${id}`, file_id: id } };
+    }
+    if (method === 'files.completeUploadExternal') {
+      const files = JSON.parse(String(args.files ?? '[]')) as Array<{ id: string; title?: string }>;
+      const channel = this.workspace.channels.get(String(args.channel_id ?? ''));
+      if (!channel) return fail('channel_not_found');
+      const described = [];
+      for (const entry of files) {
+        const upload = this.uploads.get(entry.id);
+        if (!upload?.content) return fail('file_not_found');
+        described.push(
+          this.workspace.addFile(
+            { name: upload.filename, mimetype: 'text/markdown', content: upload.content, channel: channel.id },
+            caller.botUserId,
+            this.baseUrl,
+          ),
+        );
+      }
+      const message = this.workspace.addMessage({
+        channel: channel.id,
+        text: String(args.initial_comment ?? ''),
+        user: caller.botUserId,
+        threadTs: typeof args.thread_ts === 'string' && args.thread_ts ? args.thread_ts : undefined,
+        botId: caller.botId,
+        appId: caller.appId,
+        via: 'chat.postMessage',
+        subtype: 'file_share',
+        files: described,
+      });
+      this.publish(message);
+      return { status: 200, body: { ok: true, files: files.map((f) => ({ id: f.id, title: f.title ?? '' })) } };
+    }
+    return fail('unknown_method');
+  }
+
+  /** The bytes of an upload, POSTed to the URL files.getUploadURLExternal gave (raw, or one multipart file). */
+  private async receiveUpload(fileId: string, raw: string, contentType: string, res: ServerResponse): Promise<void> {
+    const upload = this.uploads.get(fileId);
+    if (!upload) return void res.writeHead(404).end();
+    let content = Buffer.from(raw, 'utf8');
+    if (contentType.startsWith('multipart/form-data')) {
+      const form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
+      const part = [...form.values()].find((value) => typeof value !== 'string');
+      if (part && typeof part !== 'string') content = Buffer.from(await part.arrayBuffer());
+    }
+    upload.content = content;
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(`OK - ${content.length}`);
   }
 }
 

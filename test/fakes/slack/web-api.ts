@@ -12,6 +12,8 @@ export interface WebApiHost {
   publishDeleted(message: FakeMessage): void;
   /** The Socket Mode URL for one new connection of an app. */
   socketUrl(app: FakeApp): string;
+  /** The page size conversations.history and conversations.replies give for an asked `limit`. */
+  readPageSize(asked: number): number;
 }
 
 export interface ApiResult {
@@ -117,27 +119,55 @@ export function callWebApi(
     case 'conversations.history': {
       const channel = ws.channels.get(str(args.channel) ?? '');
       if (!channel) return fail('channel_not_found');
+      if (!channel.members.has(caller.botUserId)) return fail('not_in_channel');
+      const inclusive = str(args.inclusive) === 'true' || args.inclusive === true;
       const oldest = Number(str(args.oldest) ?? '0');
-      const limit = Number(str(args.limit) ?? '100');
-      // Newest first, top-level messages and thread parents only, like Slack.
+      const latest = Number(str(args.latest) ?? 'Infinity');
+      // Newest first, top-level messages and thread parents only, like Slack; `cursor` pages further back.
       const items = ws.messages
-        .filter((m) => m.channel === channel.id && (!m.threadTs || m.threadTs === m.ts) && Number(m.ts) > oldest)
+        .filter((m) => m.channel === channel.id && (!m.threadTs || m.threadTs === m.ts))
+        .filter((m) => within(Number(m.ts), oldest, latest, inclusive))
         .reverse();
-      return ok({ messages: items.slice(0, limit).map((m) => ws.historyItem(m)), has_more: items.length > limit });
+      return page(ws, items, args, host.readPageSize(Number(str(args.limit) ?? '100')));
     }
     case 'conversations.replies': {
       const channel = ws.channels.get(str(args.channel) ?? '');
       if (!channel) return fail('channel_not_found');
+      if (!channel.members.has(caller.botUserId)) return fail('not_in_channel');
       const ts = str(args.ts) ?? '';
+      const inclusive = str(args.inclusive) === 'true' || args.inclusive === true;
       const oldest = Number(str(args.oldest) ?? '0');
-      // Oldest first, the parent included, like Slack.
-      const items = ws.messages.filter(
-        (m) => m.channel === channel.id && (m.ts === ts || m.threadTs === ts) && Number(m.ts) >= oldest,
-      );
-      if (items.length === 0) return fail('thread_not_found');
-      return ok({ messages: items.map((m) => ws.historyItem(m)), has_more: false });
+      const latest = Number(str(args.latest) ?? 'Infinity');
+      const thread = ws.messages.filter((m) => m.channel === channel.id && (m.ts === ts || m.threadTs === ts));
+      if (thread.length === 0) return fail('thread_not_found');
+      // Oldest first, the parent always first (whatever the bounds), like Slack.
+      const items = thread.filter((m) => m.ts === ts || within(Number(m.ts), oldest, latest, inclusive));
+      return page(ws, items, args, host.readPageSize(Number(str(args.limit) ?? '1000')));
     }
     default:
       return fail('unknown_method');
   }
+}
+
+function within(ts: number, oldest: number, latest: number, inclusive: boolean): boolean {
+  return inclusive ? ts >= oldest && ts <= latest : ts > oldest && ts < latest;
+}
+
+/** One page of `items` from the cursor (an offset, base64 as Slack's cursors look), with the next cursor. */
+function page(ws: Workspace, items: FakeMessage[], args: Record<string, unknown>, size: number): ApiResult {
+  const cursor = str(args.cursor);
+  const from = cursor
+    ? Number(
+        Buffer.from(cursor, 'base64')
+          .toString('utf8')
+          .replace(/^next_ts:/, ''),
+      )
+    : 0;
+  const slice = items.slice(from, from + Math.max(1, size));
+  const more = from + slice.length < items.length;
+  return ok({
+    messages: slice.map((m) => ws.historyItem(m)),
+    has_more: more,
+    response_metadata: { next_cursor: more ? Buffer.from(`next_ts:${from + slice.length}`).toString('base64') : '' },
+  });
 }

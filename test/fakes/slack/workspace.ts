@@ -312,6 +312,20 @@ export class Workspace {
   /** A stored message as `conversations.history` returns it. */
   historyItem(message: FakeMessage): Record<string, unknown> {
     const { channel: _c, channel_type: _t, event_ts: _e, ...rest } = this.messageEvent(message);
-    return rest;
+    // A thread's parent carries the thread's counts, as Slack sends them.
+    const replies = this.messages.filter(
+      (m) => m.channel === message.channel && m.threadTs === message.ts && m !== message,
+    );
+    if (replies.length === 0) return rest;
+    return {
+      ...rest,
+      thread_ts: message.ts,
+      reply_count: replies.length,
+      reply_users_count: new Set(replies.map((m) => m.user)).size,
+      reply_users: [...new Set(replies.map((m) => m.user))].slice(0, 5),
+      latest_reply: replies.at(-1)?.ts,
+      is_locked: false,
+      subscribed: false,
+    };
   }
 }

@@ -1,0 +1,72 @@
+import type { AdapterSink } from '../../src/ports.js';
+
+/** How often, at most, a room's mark is written to the store while live messages flow. */
+const MARK_EVERY_MS = 10_000;
+
+/**
+ * Where each room's next catch-up starts: the newest message forwarded while the room was in sync (caught up,
+ * and no connection dropped since), written to the bridge now and then (`AdapterSink.caughtUp`) so a restart
+ * starts there too. A room that may have missed messages is not in sync until its next catch-up.
+ */
+export class RoomMarks {
+  private readonly newest = new Map<string, string>();
+  private readonly inSync = new Set<string>();
+  private readonly markedAt = new Map<string, number>();
+
+  constructor(
+    private readonly deps: {
+      readonly platform: string;
+      /** Orders two message ids of the platform. */
+      readonly compare: (a: string, b: string) => number;
+      readonly sink: () => AdapterSink | undefined;
+      readonly clock?: () => number;
+    },
+  ) {}
+
+  /** Where a room's catch-up starts: the last message known in sync, else the bridge's mark. */
+  start(room: string): string | undefined {
+    return this.newest.get(room) ?? this.deps.sink()?.lastMessageId(this.deps.platform, room);
+  }
+
+  /** A live message was forwarded: while the room is in sync, the next catch-up starts after it. */
+  forwarded(room: string, id: string): void {
+    if (!this.inSync.has(room)) return;
+    const known = this.newest.get(room);
+    if (known && this.deps.compare(id, known) <= 0) return;
+    this.newest.set(room, id);
+    const now = this.now();
+    if (now - (this.markedAt.get(room) ?? 0) >= MARK_EVERY_MS) this.mark(room, id, now);
+  }
+
+  /** The room's catch-up is done up to `id` (undefined: the bridge knew nothing of it): it is in sync. */
+  caughtUp(room: string, id: string | undefined): void {
+    this.inSync.add(room);
+    if (id === undefined) return;
+    this.newest.set(room, id);
+    this.mark(room, id, this.now());
+  }
+
+  /** A connection dropped: these rooms may miss messages until their next catch-up. */
+  dropped(rooms?: readonly string[]): void {
+    if (!rooms) this.inSync.clear();
+    else for (const room of rooms) this.inSync.delete(room);
+  }
+
+  /** Writes every in-sync room's mark (a clean stop). */
+  flush(): void {
+    const now = this.now();
+    for (const room of this.inSync) {
+      const id = this.newest.get(room);
+      if (id) this.mark(room, id, now);
+    }
+  }
+
+  private now(): number {
+    return (this.deps.clock ?? Date.now)();
+  }
+
+  private mark(room: string, id: string, now: number): void {
+    this.markedAt.set(room, now);
+    this.deps.sink()?.caughtUp?.(this.deps.platform, room, id);
+  }
+}

@@ -1,0 +1,115 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RecordedRequest } from '../fakes/openai-server/index.js';
+import { captureLogger, roomMessagesOf } from '../helpers/harness.js';
+import { type SlackHarness, startSlackHarness } from '../slack/slack-harness.js';
+
+let h: SlackHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const newest = (request: RecordedRequest) =>
+  String(roomMessagesOf(request).at(-1)?.content ?? '').replace(/^\[@[^\]]+\]: /, '');
+
+const humansIn = (harness: SlackHarness, room: string) =>
+  harness.store
+    .history(harness.store.channel('slack', room).id, 5000)
+    .filter((m) => m.kind === 'human')
+    .map((m) => m.content);
+
+describe('Slack: what was missed while the bridge was down', () => {
+  it('is fetched after a restart: new thread replies and new top-level messages with theirs, each room answered once', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
+    const s = h;
+    s.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = s.slack.say(s.alice, s.general, 'first question');
+    await s.settle(first.ts);
+    await s.down();
+    s.slack.say(s.alice, s.general, 'a follow-up in the thread', { threadTs: first.ts });
+    const second = s.slack.say(s.alice, s.general, 'a new question');
+    s.slack.say(s.alice, s.general, 'more on the new question', { threadTs: second.ts });
+    await s.up();
+    await s.slack.waitFor(() => s.llm.requests.length >= 3, 10_000, 'the answers');
+    await s.bridge.idle();
+    const general = s.general.id;
+    expect(humansIn(s, `${general}/${first.ts}`)).toEqual(['first question', 'a follow-up in the thread']);
+    expect(humansIn(s, `${general}/${second.ts}`)).toEqual(['a new question', 'more on the new question']);
+    expect(s.llm.requests.map(newest).sort()).toEqual([
+      'a follow-up in the thread',
+      'first question',
+      'more on the new question',
+    ]);
+  });
+
+  it('reads slowly under Slack limits for non-Marketplace apps, keeps the newest CATCHUP_MAX, logs the rest', async () => {
+    const { logger, lines } = captureLogger();
+    h = await startSlackHarness({ agents: [{ name: 'code' }], env: { CATCHUP_MAX: '20' }, logger });
+    const s = h;
+    s.llm.respond(() => ({ content: '[pass]' }));
+    const opener = s.slack.say(s.alice, s.general, 'a thread');
+    await s.settle(opener.ts);
+    await s.down();
+    for (let i = 1; i <= 40; i++) s.slack.say(s.alice, s.general, `reply ${i}`, { threadTs: opener.ts });
+    s.slack.limitReads({ perWindow: 1, windowMs: 1000, maxItems: 15 });
+    await s.up();
+    await s.bridge.idle();
+    expect(humansIn(s, `${s.general.id}/${opener.ts}`)).toEqual([
+      'a thread',
+      ...Array.from({ length: 20 }, (_, i) => `reply ${i + 21}`),
+    ]);
+    const limited = s.slack.apiCalls.filter((c) => c.method === 'conversations.replies' && c.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(lines.some((line) => String(line.msg).startsWith('more messages were missed than CATCHUP_MAX'))).toBe(true);
+  });
+});
+
+describe('Slack: posts', () => {
+  it('looks for a post a restart may have sent before posting it again', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code' }] });
+    const channel = h.general.id;
+    const first = await h.adapter.inner.post({ channel, agent: 'code', text: 'only once' }, { key: 'k1.abc' });
+    const resent = await h.adapter.inner.post(
+      { channel, agent: 'code', text: 'only once' },
+      { key: 'k1.abc', resendSince: Date.now() - 5000 },
+    );
+    expect(resent.messageIds).toEqual(first.messageIds);
+    expect(h.slack.posts(h.general).map((m) => m.text)).toEqual(['only once']);
+  });
+
+  it('caps a huge reply at MAX_REPLY_POSTS posts, the whole reply uploaded as reply.md', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code' }], env: { MAX_REPLY_POSTS: '5' } });
+    const s = h;
+    const reply = Array.from({ length: 4000 }, (_, i) => `line ${i} ${'x'.repeat(40)}`).join('\n');
+    s.llm.respond(() => ({ content: reply }));
+    const asked = s.slack.say(s.alice, s.general, `<@${s.apps.code?.botUserId}> dump it all`);
+    await s.slack.waitFor(() => s.slack.posts(s.general).length >= 5, 10_000, 'five posts');
+    await s.settle(asked.ts);
+    await s.bridge.idle();
+    const posts = s.slack.posts(s.general);
+    expect(posts).toHaveLength(5);
+    expect(posts.at(-1)?.text).toMatch(/^… \([\d,]+ more characters: the whole reply is attached as reply\.md\)$/);
+    const file = [...s.slack.workspace.files.values()].find((f) => f.name === 'reply.md');
+    expect(file?.content.toString('utf8')).toBe(reply);
+    const room = s.store.channel('slack', `${s.general.id}/${asked.ts}`);
+    expect(
+      s.store
+        .history(room.id, 50)
+        .filter((m) => m.kind === 'agent')
+        .map((m) => m.content),
+    ).toEqual([reply]);
+  });
+
+  it('cuts a huge reply with a note when the app may not upload files (no files:write)', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code' }], env: { MAX_REPLY_POSTS: '3' } });
+    const s = h;
+    s.slack.withoutFilesWrite.add('code');
+    s.llm.respond(() => ({ content: 'y'.repeat(20_000) }));
+    const asked = s.slack.say(s.alice, s.general, `<@${s.apps.code?.botUserId}> dump it all`);
+    await s.slack.waitFor(() => s.slack.posts(s.general).length >= 3, 10_000, 'three posts');
+    await s.settle(asked.ts);
+    const posts = s.slack.posts(s.general);
+    expect(posts).toHaveLength(3);
+    expect(posts.at(-1)?.text).toBe('… [12,000 more characters cut: the reply was longer than 3 messages]');
+  });
+});
