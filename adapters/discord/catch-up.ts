@@ -50,7 +50,11 @@ export async function fetchMissed(client: Client, channelId: string, after: stri
     if (page.length < limit || !oldest) return { messages: newestFirst.reverse(), truncated: false };
     before = oldest.id;
   }
-  return { messages: newestFirst.reverse(), truncated: true };
+  // Exactly `max` may have been missed: one more look says whether anything older was left out.
+  const query = new URLSearchParams({ limit: '1', ...(before ? { before } : {}) });
+  const older = (await client.rest.get(Routes.channelMessages(channelId), { query })) as APIMessage[];
+  const truncated = older.some((message) => compareIds(message.id, after) > 0);
+  return { messages: newestFirst.reverse(), truncated };
 }
 
 /**

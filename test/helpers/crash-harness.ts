@@ -32,6 +32,8 @@ export class MemoryPlatform {
   /** The next post is created on the platform, then the bridge dies before hearing back. */
   crashOnPost: ((message: Outbound) => boolean) | undefined;
   onCrash: (() => void) | undefined;
+  /** Told of every message the bridge posts, as it is posted. */
+  onPost: ((message: PlatformMessage) => void) | undefined;
   /** Runs when a bridge has connected, before it catches up (a human writing at that moment). */
   onConnect: (() => Promise<unknown>) | undefined;
   connection: PlatformConnection | undefined;
@@ -99,6 +101,7 @@ export class PlatformConnection implements ChatAdapter {
       text: message.text,
       key: options.key,
     });
+    this.world.onPost?.(posted);
     if (this.world.crashOnPost?.(message)) {
       this.world.crashOnPost = undefined;
       this.world.onCrash?.();

@@ -48,6 +48,19 @@ describe('Discord: what was missed while the bridge was down', () => {
     expect(h.llm.requests.map(newest)).toEqual(['before the restart', 'live right after the connect']);
   });
 
+  it('answers a backlog of 1,000 missed messages as one conversation: all stored, one model call', async () => {
+    h = await startDiscordHarness({ agents: [{ name: 'code', activation: 'always' }] });
+    h.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = h.discord.humanSays('general', 'alice', 'before');
+    await h.settle(first.id);
+    await h.down();
+    for (let i = 1; i <= 1000; i++) h.discord.humanSays('general', 'alice', `missed ${i}`);
+    await h.up();
+    await h.bridge.idle();
+    expect(stored(h)).toEqual(['before', ...Array.from({ length: 1000 }, (_, i) => `missed ${i + 1}`)]);
+    expect(h.llm.requests.map(newest)).toEqual(['before', 'missed 1000']);
+  });
+
   it('keeps the newest CATCHUP_MAX messages when more were missed, and logs what was not fetched', async () => {
     const { logger, lines } = captureLogger();
     h = await startDiscordHarness({ agents: [{ name: 'code' }], env: { CATCHUP_MAX: '10' }, logger });
