@@ -6,11 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { DEMO_QUESTION, demoReply } from '../../src/demo/player.js';
 import { dockerSandbox, run } from '../../src/main.js';
 import { startFakeOpenAI } from '../fakes/openai-server/index.js';
-import { runDockerTests } from './docker-harness.js';
+import { requireDocker, runDockerTests, sandboxImage } from './docker-harness.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 describe.runIf(runDockerTests)('the terminal room with the real Docker sandbox', () => {
+  requireDocker();
   it('plays the example session: @code reads the template CSV with python in its container', async () => {
     const llm = await startFakeOpenAI({ responder: demoReply });
     const dataDir = mkdtempSync(path.join(tmpdir(), 'rt-e2e-docker-'));
@@ -27,6 +28,7 @@ describe.runIf(runDockerTests)('the terminal room with the real Docker sandbox',
         env: {
           AGENTS_DIR: path.join(ROOT, 'agents'),
           DATA_DIR: dataDir,
+          SANDBOX_IMAGE: sandboxImage,
           OPENAI_BASE_URL: llm.baseURL,
           LLM_MAX_RETRIES: '0',
           SANDBOX_TEMPLATE_DIR: path.join(ROOT, 'sandbox', 'demo-workspace'),
