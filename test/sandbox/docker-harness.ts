@@ -16,6 +16,11 @@ import type { Sandbox } from '../../src/ports.js';
 const plan = inject('docker');
 export const dockerUp = plan.engine;
 export const runDockerTests = plan.run;
+/**
+ * Per test: a container is created, probed and used, sometimes twice (fork bomb, OOM); on a
+ * loaded machine each step can take seconds, so the bound is generous.
+ */
+export const DOCKER_TEST_TIMEOUT = 120_000;
 /** The sandbox image the tests use. */
 export const sandboxImage = plan.image;
 
@@ -37,7 +42,7 @@ export class SandboxHarness {
   /** `options` picks the path (command runner or one exec per command) and can swap the runner's source. */
   create(
     env: Record<string, string> = {},
-    options: Pick<DockerSandboxOptions, 'commandRunner' | 'runnerSource'> = {},
+    options: Pick<DockerSandboxOptions, 'commandRunner' | 'runnerSource' | 'probeTimeoutMs'> = {},
   ): Sandbox {
     const settings = readSettings({
       DATA_DIR: this.dataDir,
