@@ -12,9 +12,10 @@ import { DEMO_QUESTION, demoReply } from './demo/player.js';
 import { RecordedSandbox } from './demo/recorded-sandbox.js';
 import { describeError } from './errors.js';
 import { dockerSandbox, run } from './main.js';
+import { packageRoot } from './paths.js';
 import type { Sandbox } from './ports.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = packageRoot();
 
 export async function demo(output: NodeJS.WritableStream = process.stdout): Promise<void> {
   const llm = await startFakeOpenAI({ responder: demoReply });
