@@ -8,14 +8,16 @@ export class RoundtableError extends Error {
   }
 }
 
-/** Bad configuration: names the file (or variable) and the field to fix. */
+/** Bad configuration: names the file (or variable), the line when known, and the field to fix. */
 export class ConfigError extends RoundtableError {
   readonly file: string;
   readonly field: string | undefined;
-  constructor(file: string, field: string | undefined, problem: string) {
-    super('config', `${file}${field ? `: ${field}` : ''}: ${problem}`);
+  readonly line: number | undefined;
+  constructor(file: string, field: string | undefined, problem: string, line?: number) {
+    super('config', `${file}${line ? `:${line}` : ''}${field ? `: ${field}` : ''}: ${problem}`);
     this.file = file;
     this.field = field;
+    this.line = line;
   }
 }
 

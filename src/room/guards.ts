@@ -82,7 +82,7 @@ export function isAcknowledgement(text: string): boolean {
   if (list.length === 0)
     return (
       stripCode(text)
-        .replace(/@[A-Za-z0-9_-]+/g, '')
+        .replace(/@[\p{L}\p{N}_-]+/gu, '')
         .trim().length < 8
     );
   return list.length <= 8 && list.every((word) => ACK_WORDS.has(word));

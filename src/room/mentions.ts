@@ -3,7 +3,8 @@
  * the speaker's own name, e-mail addresses, and anything inside code blocks or inline code.
  */
 
-const NAME = /[A-Za-z0-9_-]+/y;
+// Letters of any script and digits, as agent names allow (and the adapters' mention conversion).
+const NAME = /[\p{L}\p{N}_-]+/uy;
 
 /** Removes fenced code blocks (an unclosed fence runs to the end) and inline code spans. */
 export function stripCode(text: string): string {
@@ -19,7 +20,7 @@ export function mentionTokens(text: string): string[] {
     if (plain[i] !== '@') continue;
     const before = i > 0 ? plain[i - 1] : '';
     // `a@b` is an address, `@@x` is not a mention, `x.@y` / `x-@y` neither.
-    if (before && /[A-Za-z0-9_.@+-]/.test(before)) continue;
+    if (before && /[\p{L}\p{N}_.@+-]/u.test(before)) continue;
     NAME.lastIndex = i + 1;
     const match = NAME.exec(plain);
     if (!match) continue;
