@@ -8,3 +8,4 @@ export { splitMessage } from './split.js';
 export function createDiscordAdapter(options: DiscordAdapterOptions): ChatAdapter {
   return new DiscordAdapter(options);
 }
+export { checkDiscordTokens } from './token-check.js';
