@@ -66,12 +66,15 @@ export interface OpenAiClientOptions {
   readonly stream: boolean;
 }
 
+/** Sent when no key is configured; an error never shows it (it would read as a key the user set). */
+const PLACEHOLDER_KEY = 'roundtable-no-api-key';
+
 /** An OpenAI-compatible endpoint through the official SDK. */
 export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
   const client = new OpenAI({
     baseURL: options.baseURL,
     // Local endpoints (Ollama, llama.cpp) need no key, but the SDK insists on one.
-    apiKey: options.apiKey ?? 'no-key',
+    apiKey: options.apiKey ?? PLACEHOLDER_KEY,
     timeout: options.timeoutMs,
     maxRetries: options.maxRetries,
   });
@@ -154,14 +157,18 @@ function toLlmError(error: unknown, options: OpenAiClientOptions): LlmError {
   }
   if (error instanceof OpenAI.APIError) {
     const retryAfter = Number(error.headers?.get?.('retry-after'));
-    return new LlmError(
-      `the model endpoint answered ${error.status ?? 'an error'}: ${firstLine(error.message).replace(/^\d{3}\s+/, '')}`,
-      {
-        ...(error.status !== undefined ? { status: error.status } : {}),
-        ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1000 } : {}),
-        cause: error,
-      },
-    );
+    const said =
+      !options.apiKey && (error.status === 401 || error.status === 403)
+        ? 'it wants an API key: set OPENAI_API_KEY (or api_key_env in the agent file)'
+        : firstLine(error.message)
+            .replace(/^\d{3}\s+/, '')
+            .split(PLACEHOLDER_KEY)
+            .join('(none set)');
+    return new LlmError(`the model endpoint answered ${error.status ?? 'an error'}: ${said}`, {
+      ...(error.status !== undefined ? { status: error.status } : {}),
+      ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1000 } : {}),
+      cause: error,
+    });
   }
   return new LlmError(firstLine(error instanceof Error ? error.message : String(error)), { cause: error });
 }
