@@ -8,7 +8,7 @@ import { channelSlug, containerName } from './channel-key.js';
 import { RunnerUnavailable } from './command-runner.js';
 import { HELPER_TIMEOUT_MS, parseOomKills, parseRunnerDigest, probeContainer } from './container-probe.js';
 import { containerSpec, LABEL_CHANNEL, LABEL_PROJECT, LABEL_SCOPE, PROJECT, parseMemory } from './container-spec.js';
-import { engineMessage, hasStatus, imageMissing, toSandboxError } from './docker-errors.js';
+import { engineMessage, hasStatus, imageMissing, toSandboxError, workspaceError } from './docker-errors.js';
 import { appendNote, type ContainerAccess, cleanUpAfterRunnerLoss, explainKill, type Outcome } from './kill-report.js';
 import { type ExecTarget, type RunOptions, runExec } from './run-exec.js';
 import { RunnerSlot } from './runner-slot.js';
@@ -327,7 +327,9 @@ class DockerSandbox implements Sandbox {
 
   private async create(state: ChannelState): Promise<Dockerode.ContainerInspectInfo> {
     const workspaceDir = this.workspaceDir(state.key);
-    const seeded = await prepareWorkspace(workspaceDir, this.settings.SANDBOX_TEMPLATE_DIR);
+    const seeded = await prepareWorkspace(workspaceDir, this.settings.SANDBOX_TEMPLATE_DIR).catch((error: unknown) => {
+      throw workspaceError(error, workspaceDir, this.settings.SANDBOX_TEMPLATE_DIR);
+    });
     const spec = containerSpec({
       name: state.name,
       channelKey: state.key,

@@ -32,10 +32,15 @@ export class LlmError extends RoundtableError {
   }
 }
 
+/** What a sandbox failure is about, for callers that answer differently (the demo, /status). */
+export type SandboxProblem = 'engine' | 'image' | 'workspace' | 'other';
+
 /** The sandbox could not run a command (Docker down, image missing, ...). */
 export class SandboxError extends RoundtableError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly problem: SandboxProblem;
+  constructor(message: string, options?: { cause?: unknown; problem?: SandboxProblem }) {
     super('sandbox', message, options);
+    this.problem = options?.problem ?? 'other';
   }
 }
 

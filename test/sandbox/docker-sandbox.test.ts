@@ -147,6 +147,16 @@ describe.skipIf(!runDockerTests)('Docker sandbox (real engine)', { timeout: DOCK
     );
   });
 
+  it('says a missing template folder is missing, not that Docker is unreachable', async () => {
+    const gone = path.join(harness.dataDir, 'template-removed-meanwhile');
+    const sandbox = harness.create({ SANDBOX_TEMPLATE_DIR: gone });
+    const failure = await sandbox.exec('console:no-template', 'true', T).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SandboxError);
+    expect((failure as Error).message).toBe(
+      `the workspace template folder ${gone} (SANDBOX_TEMPLATE_DIR) does not exist`,
+    );
+  });
+
   it('says a start-up check that ran out of time timed out, instead of blaming the image', async () => {
     // 1 ms stands for an engine too busy to answer within the bound.
     const slow = harness.create({}, { probeTimeoutMs: 1 });
