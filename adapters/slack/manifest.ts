@@ -31,12 +31,13 @@ const COMMANDS = [
   { command: '/pass', description: 'Stop the agents here and give control back to the humans', usage_hint: '[agent]' },
   { command: '/reset', description: "Reset this room's turns and sandbox", usage_hint: '[agent|workspace]' },
   { command: '/status', description: 'Show who holds control and what is running here', usage_hint: '' },
+  { command: '/privacy', description: 'Show or set who sees what in this room', usage_hint: '[off|mentions]' },
 ];
 
 /**
  * A Slack app manifest for one agent (paste it at api.slack.com/apps → Create New App →
  * From a manifest). Every agent is its own app and bot user; the control app also
- * gets /pass, /reset and /status.
+ * gets /pass, /reset, /status and /privacy.
  */
 export function buildManifest(agent: ManifestAgent): Record<string, unknown> {
   const url = agent.socketMode ? undefined : agent.requestUrl;
@@ -63,7 +64,8 @@ export function buildManifest(agent: ManifestAgent): Record<string, unknown> {
     },
     settings: {
       event_subscriptions: { ...(url ? { request_url: url } : {}), bot_events: BOT_EVENTS },
-      interactivity: { is_enabled: false },
+      // HTTP mode: Slack posts every request (events, commands, interactions) to the app's URL.
+      interactivity: url ? { is_enabled: true, request_url: url } : { is_enabled: false },
       org_deploy_enabled: false,
       socket_mode_enabled: agent.socketMode,
       token_rotation_enabled: false,
