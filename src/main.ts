@@ -9,8 +9,10 @@ import { EXIT, parseFlags, UsageError } from './cli.js';
 import { type Config, environmentWithDotenv, loadConfig, type Settings, templateDir } from './config/index.js';
 import { lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError } from './errors.js';
+import { type HealthServer, startHealthServer } from './health.js';
 import { lacksOpenAiKey } from './llm/endpoint-check.js';
 import { createLogger, type Logger } from './log.js';
+import { meteredAdapter, meteredSandbox } from './metrics.js';
 import type { ChatAdapter, Sandbox } from './ports.js';
 import type { CheckResult } from './self-check.js';
 import { type CheckProbes, selfCheck } from './startup-check.js';
@@ -64,6 +66,8 @@ export interface Running {
   readonly bridge: Bridge;
   readonly store: Store;
   readonly console: ConsoleAdapter | undefined;
+  /** Where /healthz and /metrics are served (HEALTH_PORT; 0 picks a free port). */
+  readonly healthPort: number | undefined;
   shutdown(): Promise<void>;
 }
 
@@ -181,17 +185,20 @@ async function start(input: {
     }
   }
 
+  const metered = adapters.map(meteredAdapter);
   const bridge = createBridge({
     config,
     store,
-    sandbox,
-    adapters,
+    sandbox: meteredSandbox(sandbox),
+    adapters: metered,
     logger,
     ...(options.llm ? { llm: options.llm } : {}),
   });
+  let healthServer: HealthServer | undefined;
   let down: Promise<void> | undefined;
   const shutdown = () => {
     down ??= (async () => {
+      await healthServer?.close();
       await bridge.stop();
       store.close();
       lock.release();
@@ -201,6 +208,15 @@ async function start(input: {
   };
   try {
     await bridge.start();
+    if (settings.HEALTH_PORT !== undefined) {
+      healthServer = await startHealthServer({
+        port: settings.HEALTH_PORT,
+        host: settings.HEALTH_HOST,
+        adapters: metered,
+        db: store.db,
+        logger,
+      });
+    }
   } catch (error) {
     await shutdown();
     throw error;
@@ -218,7 +234,7 @@ async function start(input: {
     consoleAdapter.print(`[system]: ${banner}`);
     for (const warning of warnings) consoleAdapter.print(`[system]: warning: ${warning}`);
   }
-  return { bridge, store, console: consoleAdapter, shutdown };
+  return { bridge, store, console: consoleAdapter, healthPort: healthServer?.port, shutdown };
 }
 
 /** What the operator should know before the first message (also logged). */

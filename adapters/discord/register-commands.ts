@@ -6,7 +6,6 @@
 import { pathToFileURL } from 'node:url';
 import { REST, type RESTOptions, Routes } from 'discord.js';
 import type { Config } from '../../src/config/index.js';
-import { ConfigError } from '../../src/errors.js';
 import { commandDefinitions } from './commands.js';
 import { controlAgentOf } from './discord-adapter.js';
 import { noDiscordAgent, processIo, runScript, type ScriptIo } from './script.js';

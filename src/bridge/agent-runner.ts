@@ -21,6 +21,7 @@ export function defaultLlmFactory(config: Config): LlmFactory {
         timeoutMs: config.settings.LLM_TIMEOUT_S * 1000,
         maxRetries: config.settings.LLM_MAX_RETRIES,
         stream: config.settings.LLM_STREAM,
+        agent: agent.name,
       });
       cache.set(agent.name, client);
     }

@@ -2,6 +2,7 @@ import type { AgentConfig, Config } from '../config/index.js';
 import { describeError } from '../errors.js';
 import type { Situation } from '../llm/situation.js';
 import type { Logger } from '../log.js';
+import { metrics } from '../metrics.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox, StreamingPost } from '../ports.js';
 import { isNoProgress } from '../room/guards.js';
 import { extractMentions, handBack, handBackText, limitReached } from '../room/index.js';
@@ -266,6 +267,7 @@ export class Bridge {
    * optionally a message saying why.
    */
   async handBack(room: Room, reason: string, text?: string): Promise<void> {
+    metrics.handBacks.inc({ reason });
     room.actor.newEpoch();
     room.state.setTurnState(handBack(reason));
     this.closeThreads(room);

@@ -1,3 +1,4 @@
+import { metrics } from '../metrics.js';
 import type { CommandEvent } from '../ports.js';
 import { handBack } from '../room/index.js';
 import { pendingParticipants } from '../room/threads.js';
@@ -27,6 +28,7 @@ export async function handleCommand(bridge: Bridge, event: CommandEvent): Promis
       }
       const stopped = room.actor.stop();
       room.state.setTurnState(handBack('/pass'));
+      metrics.handBacks.inc({ reason: '/pass' });
       bridge.closeThreads(room);
       return `Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`;
     }

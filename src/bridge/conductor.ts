@@ -1,6 +1,7 @@
 import type { AgentConfig } from '../config/index.js';
 import { describeError } from '../errors.js';
 import { renderSituation, type Situation } from '../llm/situation.js';
+import { metrics } from '../metrics.js';
 import type { StreamingPost } from '../ports.js';
 import { isNoProgress, PAIR_GUARD, pairKey, pairPaused } from '../room/guards.js';
 import { classifyReply, nextCandidates } from '../room/index.js';
@@ -213,6 +214,7 @@ export class Conductor {
     threadId?: number,
   ): Promise<TurnEnd> {
     const controlAtStart = room.state.turnState.control;
+    metrics.agentTurns.inc({ agent: agent.name });
     const result = await this.run(room, agent, situation, threadId);
     const { stream } = result;
     if (stream && (result.kind === 'aborted' || result.kind === 'failed')) await stream.cancel().catch(() => {});
@@ -248,6 +250,7 @@ export class Conductor {
       case 'reply': {
         const outcome = classifyReply(agent.name, result.text);
         if (outcome.kind === 'pass') {
+          metrics.passes.inc({ agent: agent.name });
           await stream?.cancel().catch(() => {});
           return 'passed';
         }

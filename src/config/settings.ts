@@ -83,6 +83,9 @@ const settingsSchema = z.object({
   PRIVACY: z.enum(['off', 'mentions']).default('off'),
   PRIVACY_ROOMS: list,
   PRIVATE_CHAT_LOG: z.string().optional(),
+  // Health and metrics (off unless HEALTH_PORT is set)
+  HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  HEALTH_HOST: z.string().default('127.0.0.1'),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

@@ -1,4 +1,5 @@
 import { describeError } from '../errors.js';
+import { metrics } from '../metrics.js';
 import type { ToolRun } from '../room/types.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
 import type { ChatCompletionMessageParam, LlmClient } from './client.js';
@@ -86,6 +87,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
         }
       }
       toolRuns.push(run);
+      metrics.toolRuns.inc({ agent: input.toolContext.agent, tool: run.tool });
       input.onToolRun?.(run);
       messages.push({ role: 'tool', tool_call_id: call.id, content: run.output });
       if (ended) endTurn = true;

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { LlmError } from '../errors.js';
+import { metrics } from '../metrics.js';
 
 export type { ChatCompletionMessageParam, ChatCompletionTool };
 
@@ -64,6 +65,8 @@ export interface OpenAiClientOptions {
   readonly maxRetries: number;
   /** Use SSE streaming. */
   readonly stream: boolean;
+  /** Who the calls are for, in the metrics (the agent's name). */
+  readonly agent?: string | undefined;
 }
 
 /** Sent when no key is configured; an error never shows it (it would read as a key the user set). */
@@ -80,6 +83,24 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
   });
   const llm = {
     async complete(request: LlmRequest): Promise<LlmResponse> {
+      const agent = { agent: options.agent ?? request.model };
+      metrics.llmCalls.inc(agent);
+      const timer = metrics.llmSeconds.startTimer(agent);
+      try {
+        const response = await llm.deadline(request);
+        for (const [kind, count] of Object.entries(response.usage ?? {})) {
+          metrics.llmTokens.inc({ ...agent, kind }, count);
+        }
+        return response;
+      } catch (error) {
+        // A turn stopped by /pass is not the endpoint failing.
+        if (!request.signal?.aborted) metrics.llmErrors.inc(agent);
+        throw error;
+      } finally {
+        timer();
+      }
+    },
+    async deadline(request: LlmRequest): Promise<LlmResponse> {
       // The SDK's own timeout stops once headers arrive; this one also covers a body or stream that
       // stalls after them, and the SDK's retries: one limit for the whole call.
       const deadline = AbortSignal.timeout(options.timeoutMs);

@@ -88,6 +88,7 @@ describe('one bridge per DATA_DIR', () => {
       sandbox: async () => new FakeSandbox(),
     };
     const first = await run(options);
+    expect(first.healthPort).toBeUndefined(); // HEALTH_PORT is off by default
     await expect(run({ ...options, stdin: new PassThrough() })).rejects.toThrow(/another Roundtable bridge is running/);
     await first.shutdown();
     lockDataDir(path.join(dir, 'data')).release();
