@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# CI: a production install works without the dev tools. Copies the repository's files and the
-# built dist/ into a temporary folder, removes the dev dependencies (npm prune --omit=dev: the
-# same tree as `npm ci --omit=dev`, without compiling better-sqlite3 again), then runs every
-# script a user runs there: npm start -- --help, npm run check, slack:manifest, discord:*, demo.
-# Expects: dist/ built, node_modules/ installed, Docker running and the sandbox image built.
+# CI: `npm start` in a fresh checkout builds dist/ first; a production install works without the
+# dev tools. Copies the repository's files and node_modules/ into a temporary folder, runs
+# `npm start -- --help` there (it must build dist/, once), removes the dev dependencies (npm prune
+# --omit=dev: the same tree as `npm ci --omit=dev`, without compiling better-sqlite3 again), then
+# runs every script a user runs: npm start -- --help, npm run check, slack:manifest, discord:*, demo.
+# Expects: node_modules/ installed, Docker running and the sandbox image built.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,7 +21,15 @@ trap cleanup EXIT
 app="$work/app"
 mkdir -p "$app"
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -c | tar -x -C "$app"
-cp -a dist node_modules "$app/"
+cp -a node_modules "$app/"
+
+# A fresh development checkout: `npm start` builds dist/ first, and only when it is missing or stale.
+built="$(cd "$app" && npm start --silent -- --help 2>&1)" || fail "npm start -- --help in a checkout without dist/"
+grep -qF 'Building dist/' <<<"$built" && [[ -f "$app/dist/src/main.js" ]] || fail "npm start did not build dist/ first"
+again="$(cd "$app" && npm start --silent -- --help 2>&1)" || fail "npm start -- --help with dist/ built"
+! grep -qF 'Building dist/' <<<"$again" || fail "npm start rebuilt an up-to-date dist/"
+log "ok: npm start builds a missing dist/ first, and not again when it is up to date"
+
 (cd "$app" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
 for dev in tsx typescript vitest @biomejs/biome; do
   [[ ! -e "$app/node_modules/$dev" ]] || fail "$dev is still installed"
