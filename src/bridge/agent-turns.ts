@@ -2,6 +2,7 @@ import type { AgentConfig } from '../config/index.js';
 import { describeError } from '../errors.js';
 import type { Situation } from '../llm/situation.js';
 import type { Logger } from '../log.js';
+import { metrics } from '../metrics.js';
 import { classifyReply, worldPassText } from '../room/turns.js';
 import type { ReplyTo, RoomMessage } from '../room/types.js';
 import type { HandBack } from './hand-back.js';
@@ -43,6 +44,7 @@ export class AgentTurns {
     const { poster, requests, log } = this.deps;
     const controlAtStart = room.state.turnState.control;
     const epoch = room.actor.epoch;
+    metrics.agentTurns.inc({ agent: agent.name });
     const result = await this.deps.runner.run(room, agent, situation, replyTo);
     const stream = result.stream;
     const cancelStream = () => stream?.cancel().catch(() => {});
@@ -66,6 +68,7 @@ export class AgentTurns {
     if (outcome.kind === 'pass') {
       await cancelStream();
       log.debug({ room: room.key, agent: agent.name }, 'passed');
+      metrics.passes.inc({ agent: agent.name });
       if (result.kind === 'reply') {
         for (const id of replyTo.threads) requests.answer(id, agent.name, '', true);
         return { kind: 'passed' };
