@@ -1,3 +1,4 @@
+export { type AgentView, agentOfRequest, batchAgentsOf, batchParts, perAgent } from './agents.js';
 export { FAKE_EMBEDDING_DIMENSIONS, fakeEmbedding } from './embeddings.js';
 export { PromptCache, promptText, repeatedPrefixShare } from './prompt-cache.js';
 export { startFakeOpenAI } from './server.js';

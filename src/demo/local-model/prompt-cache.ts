@@ -12,14 +12,19 @@ const encode: Encode = (text, options) => {
 type Request = {
   messages: ReadonlyArray<{ role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string }>;
   tools?: unknown[] | undefined;
+  body?: Record<string, unknown> | undefined;
 };
 
 /**
  * The prompt as a server sees it, one text: the tool schemas first (the order Anthropic documents for its cache:
- * tools, system, messages; OpenAI puts them after the system text), then every message with its role.
+ * tools, system, messages; OpenAI puts them after the system text) and a structured output's schema (which OpenAI
+ * also bills as prompt), then every message with its role.
  */
 export function promptText(request: Request): string {
-  const tools = request.tools && request.tools.length > 0 ? `<|tools|>${JSON.stringify(request.tools)}` : '';
+  const format = request.body?.response_format;
+  const tools =
+    (request.tools && request.tools.length > 0 ? `<|tools|>${JSON.stringify(request.tools)}` : '') +
+    (format ? `<|response_format|>${JSON.stringify(format)}` : '');
   const messages = request.messages.map((m) => {
     const content = typeof m.content === 'string' ? m.content : m.content == null ? '' : JSON.stringify(m.content);
     const calls = m.tool_calls ? JSON.stringify(m.tool_calls) : '';
