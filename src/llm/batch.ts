@@ -41,17 +41,21 @@ export interface BatchAgent {
 const rule = '='.repeat(80);
 const line = '-'.repeat(80);
 
-function answerFormat(names: readonly string[]): string {
-  return [
-    `Answer with one JSON object with exactly these keys: ${names.map((n) => `"${n}"`).join(', ')}.`,
-    "Each value is that agent's reply as plain text (without a [@name]: prefix), or exactly [pass] when it has",
-    `nothing useful to add, or exactly ${TOOLS_MARKER} when it needs its tools to answer (it is then asked on its own).`,
-  ].join('\n');
+// The same for every batch, so every batch of a room shares its prefix up to the transcript's end; the names of
+// the batch's agents come last (answerKeys).
+const ANSWER_FORMAT = [
+  'Answer with one JSON object with one key per agent listed under AGENTS (its name without @) and nothing else.',
+  "Each value is that agent's reply as plain text (without a [@name]: prefix), or exactly [pass] when it has",
+  `nothing useful to add, or exactly ${TOOLS_MARKER} when it needs its tools to answer (it is then asked on its own).`,
+].join('\n');
+
+function answerKeys(names: readonly string[]): string {
+  return `Answer with exactly these keys: ${names.map((n) => `"${n}"`).join(', ')}.`;
 }
 
 /** The shared section: what every agent in the batch would have read in its own request. */
 export function batchShared(names: readonly string[]): string {
-  return [BRIDGE_RULES, answerFormat(names), ...(names.length > 1 ? [BATCH_ISOLATION_NOTICE] : [])].join('\n\n');
+  return [BRIDGE_RULES, ANSWER_FORMAT, ...(names.length > 1 ? [BATCH_ISOLATION_NOTICE] : [])].join('\n\n');
 }
 
 /** One agent's segment (seed 004's layout: identity, knowledge, situation). */
@@ -74,7 +78,9 @@ export function batchSegment(agent: BatchAgent, index: number): string {
 
 /**
  * The batch request: the shared section as the system message; the room's transcript once, then every agent's
- * segment, as one user message. The caller batches agents that see the same transcript.
+ * segment and the answer's keys, as one user message. The caller batches agents that see the same transcript.
+ * Only what follows the transcript depends on who is in the batch, so a provider's prompt cache can reuse the
+ * rules and the transcript across batches of different agents (where the schema itself is not part of the prefix).
  */
 export function batchPrompt(input: {
   readonly transcript: string;
@@ -90,6 +96,8 @@ export function batchPrompt(input: {
     'AGENTS',
     rule,
     ...input.agents.map(batchSegment),
+    rule,
+    answerKeys(names),
   ].join('\n');
   return [
     { role: 'system', content: batchShared(names) },
