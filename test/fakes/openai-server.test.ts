@@ -409,6 +409,39 @@ describe('fake OpenAI server: usage like OpenAI (prompt caching)', () => {
     expect((await ask([{ role: 'system', content: `B ${long}` }]))?.prompt_tokens_details?.cached_tokens).toBe(0);
   });
 
+  it("counts a structured output's schema as a prefix of the prompt (OpenAI), or leaves it out (a grammar)", async () => {
+    const long = Array.from({ length: 1500 }, (_, i) => `s${i}`).join(' ');
+    const schema = (key: string) => ({
+      type: 'json_schema' as const,
+      json_schema: {
+        name: 'answer',
+        strict: true,
+        schema: {
+          type: 'object',
+          properties: { [key]: { type: 'string' } },
+          required: [key],
+          additionalProperties: false,
+        },
+      },
+    });
+    const cachedWith = async (target: FakeOpenAI, key: string) => {
+      const sdk = new OpenAI({ baseURL: target.baseURL, apiKey: 'test', maxRetries: 0 });
+      const completion = await sdk.chat.completions.create({
+        model: 'gpt-4o',
+        messages: [{ role: 'system', content: long }],
+        response_format: schema(key),
+      });
+      return completion.usage?.prompt_tokens_details?.cached_tokens;
+    };
+    await cachedWith(fake, 'ana');
+    expect(await cachedWith(fake, 'ben')).toBe(0); // another schema: another prefix
+    expect(await cachedWith(fake, 'ana')).toBeGreaterThanOrEqual(1024);
+    const grammar = await startFakeOpenAI({ usage: 'openai', schema: 'grammar' });
+    await cachedWith(grammar, 'ana');
+    expect(await cachedWith(grammar, 'ben')).toBeGreaterThanOrEqual(1024);
+    await grammar.close();
+  });
+
   it('measures the share of input that repeats an earlier prefix', () => {
     const a = { messages: [{ role: 'user', content: 'abcdefgh' }], tools: undefined };
     const b = { messages: [{ role: 'user', content: 'abcdXXXX' }], tools: undefined };

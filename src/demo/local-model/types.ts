@@ -100,4 +100,10 @@ export interface FakeOpenAIOptions {
    * OpenAI's prompt-cache rule (the longest prefix shared with an earlier request, 1024 tokens on, 128 a step).
    */
   usage?: 'estimate' | 'openai';
+  /**
+   * With OpenAI-like usage, where a structured output's schema goes: `prefix` (default) before the system message,
+   * as OpenAI documents (a different schema misses the cache); `grammar` outside the prompt, as servers that
+   * enforce it with a grammar (llama.cpp, vLLM, Ollama) do.
+   */
+  schema?: 'prefix' | 'grammar';
 }
