@@ -198,16 +198,16 @@ export class BatchTurns {
     const names = batch.map((t) => t.agent.name);
     // The call is given up only when every turn in it was withdrawn.
     const call = new AbortController();
-    for (const turn of batch) {
-      turn.controller.signal.addEventListener(
-        'abort',
-        () => batch.every((t) => t.controller.signal.aborted) && call.abort(),
-        { once: true },
-      );
-      void room.adapter.typing?.(room.state.row.channel, turn.agent.name)?.catch(() => {});
-    }
     const temperatures = new Set(batch.map((t) => t.agent.temperature));
     try {
+      for (const turn of batch) {
+        turn.controller.signal.addEventListener(
+          'abort',
+          () => batch.every((t) => t.controller.signal.aborted) && call.abort(),
+          { once: true },
+        );
+        void room.adapter.typing?.(room.state.row.channel, turn.agent.name)?.catch(() => {});
+      }
       const answer = await callBatch({
         client: this.deps.llm(first.agent),
         model: first.agent.model,
