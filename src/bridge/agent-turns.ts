@@ -10,7 +10,7 @@ import type { LoopGuards } from './loop-guards.js';
 import type { Poster } from './poster.js';
 import type { Requests } from './requests.js';
 import type { Room } from './rooms.js';
-import type { TurnRunner } from './turn-runner.js';
+import type { TurnResult, TurnRunner } from './turn-runner.js';
 
 /** How a turn ended, from the caller's point of view. */
 export type TurnEnd =
@@ -39,13 +39,23 @@ export class AgentTurns {
     },
   ) {}
 
-  /** One agent turn, and what its result means: post, pass, world pass, failure, hand-back. */
-  async take(room: Room, agent: AgentConfig, situation: Situation, replyTo: ReplyTo, route: boolean): Promise<TurnEnd> {
+  /**
+   * One agent turn, and what its result means: post, pass, world pass, failure, hand-back. `answered` gives the
+   * result instead of running the turn (an answer from a batched call, src/bridge/batch-turns.ts).
+   */
+  async take(
+    room: Room,
+    agent: AgentConfig,
+    situation: Situation,
+    replyTo: ReplyTo,
+    route: boolean,
+    answered?: () => Promise<TurnResult>,
+  ): Promise<TurnEnd> {
     const { poster, requests, log } = this.deps;
     const controlAtStart = room.state.turnState.control;
     const epoch = room.actor.epoch;
     metrics.agentTurns.inc({ agent: agent.name });
-    const result = await this.deps.runner.run(room, agent, situation, replyTo);
+    const result = await (answered?.() ?? this.deps.runner.run(room, agent, situation, replyTo));
     const stream = result.stream;
     const cancelStream = () => stream?.cancel().catch(() => {});
     if (result.kind === 'aborted' || result.kind === 'failed') await cancelStream();

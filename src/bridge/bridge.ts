@@ -8,6 +8,7 @@ import { redact } from '../secrets.js';
 import type { Store } from '../store/index.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { AgentTurns } from './agent-turns.js';
+import { BatchTurns } from './batch-turns.js';
 import { handleCommand } from './commands.js';
 import { Conductor } from './conductor.js';
 import { Edits } from './edits.js';
@@ -122,7 +123,8 @@ export function createBridge(options: BridgeOptions): Bridge {
     conductor?.agentMessage(room, message, NOT_A_REPLY, true);
 
   const services = storeServices(store, config, options.logger, clock);
-  const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config, log), sandbox, services);
+  const llm = options.llm ?? defaultLlmFactory(config, log);
+  const runner = new AgentRunner(config, llm, sandbox, services);
   let privateChats: PrivateChats | undefined;
   const turnRunner: TurnRunner = new TurnRunner({
     runner,
@@ -161,12 +163,17 @@ export function createBridge(options: BridgeOptions): Bridge {
     afterPost: (room, message, replyTo, route, epoch) => conductor?.agentMessage(room, message, replyTo, route, epoch),
     log,
   });
+  const batch =
+    settings.BATCHING === 'on'
+      ? new BatchTurns({ agents, turns, guards, llm, settings, sources: services, notes: (a) => chats().notes(a), log })
+      : undefined;
   conductor = new Conductor({
     agents,
     turnLimit: settings.TURN_LIMIT,
     rooms,
     requests,
     turns,
+    batch,
     runner: turnRunner,
     guards,
     handBack,
@@ -240,7 +247,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     adapters: [...adapters.values()],
     rooms,
     requests,
-    stoppables: [reception, conductor, requests],
+    stoppables: [reception, conductor, requests, ...(batch ? [batch] : [])],
     sandbox,
   });
 }

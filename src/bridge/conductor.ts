@@ -7,6 +7,7 @@ import { isAwaitingAnswerFrom, pendingParticipants, resumeSummary, type Thread }
 import { handBack, handBackText, limitReached } from '../room/turns.js';
 import type { ReplyTo, RoomMessage } from '../room/types.js';
 import type { AgentTurns } from './agent-turns.js';
+import type { BatchTurns } from './batch-turns.js';
 import type { HandBack } from './hand-back.js';
 import type { LoopGuards } from './loop-guards.js';
 import { privatePair } from './private-rooms.js';
@@ -31,6 +32,8 @@ export class Conductor {
       readonly rooms: Rooms;
       readonly requests: Requests;
       readonly turns: AgentTurns;
+      /** BATCHING=on: a round's observe phase asked in batched calls. */
+      readonly batch?: BatchTurns | undefined;
       readonly runner: TurnRunner;
       readonly guards: LoopGuards;
       readonly handBack: HandBack;
@@ -123,13 +126,14 @@ export class Conductor {
     );
     const epoch = room.actor.epoch;
     const started = this.deps.clock();
+    const turns = this.deps.batch?.round(room, message, plan) ?? this.deps.turns;
     for (const wake of plan) {
       if (this.stopped || room.actor.epoch !== epoch || room.state.turnState.control === 'humans') return;
       const agent = this.agent(wake.agent);
       if (!agent || guards.failedThisRound(room, agent.name)) continue;
       const asked = wake.reason === 'addressed' || wake.reason === 'awaiting';
       const { situation, replyTo } = this.frame(room, message, wake, pair !== undefined, started);
-      const end = await this.deps.turns.take(room, agent, situation, replyTo, !asked);
+      const end = await turns.take(room, agent, situation, replyTo, !asked);
       if (end.kind === 'ended') return;
       if (end.kind === 'posted' && !asked) return;
     }

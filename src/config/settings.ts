@@ -50,6 +50,10 @@ const settingsSchema = z.object({
   // Retrieval of relevant older messages (seed 002): one embeddings model for the bridge; unset = no retrieval.
   EMBEDDINGS_MODEL: z.string().optional(),
   EMBEDDINGS_BASE_URL: z.string().url().optional(),
+  // Batched turns (seed 004): observers of one message asked in one structured call per endpoint and model.
+  BATCHING: z.enum(['off', 'on']).default('off'),
+  BATCH_TICK_MS: int(1000, 10, 2_147_483_647),
+  BATCH_RESERVE_TOKENS: int(5000, 0),
   // Sandbox (one Docker container per channel)
   SANDBOX_IMAGE: z
     .string()

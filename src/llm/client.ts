@@ -67,6 +67,7 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
       messages: request.messages,
       ...(toolsOffered ? { tools } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.responseFormat ? { response_format: request.responseFormat } : {}),
     };
     const usageAsked = stream && askForUsage;
     try {
