@@ -5,11 +5,13 @@
  * the share of input characters that repeats an earlier request's prefix, and wall time, then the ratios.
  *   npm run bench -- tokens
  *
- * A layout is one entry in MODES: given the agents a message wakes, it makes their calls. Batched turns
- * (seed 004: several agents in one structured call) will be one more entry.
+ * A layout is one entry in MODES: given the agents a message wakes, it makes their calls. `batched` is seed 004's
+ * batched turns as BATCHING=on makes them: the observers of a message in one structured call (the bridge's own
+ * request and validation, src/llm/batch-call.ts), the agents asked by name one call each.
  */
 import type { AgentConfig } from '../src/config/index.js';
 import { runAgentTurn } from '../src/llm/agent-turn.js';
+import { callBatch, prepareBatch } from '../src/llm/batch-call.js';
 import {
   type ChatCompletionMessageParam,
   createOpenAiClient,
@@ -24,7 +26,15 @@ import type { RoomMessage } from '../src/room/types.js';
 import { toolsFor } from '../src/tools/registry.js';
 import type { ToolContext } from '../src/tools/tool.js';
 import { FakeSandbox } from '../test/fakes/fake-sandbox.js';
-import { type FakeOpenAI, repeatedPrefixShare, startFakeOpenAI } from '../test/fakes/openai-server/index.js';
+import {
+  batchAgentsOf,
+  batchParts,
+  type FakeOpenAI,
+  type FakeReply,
+  type RecordedRequest,
+  repeatedPrefixShare,
+  startFakeOpenAI,
+} from '../test/fakes/openai-server/index.js';
 import { testConfig } from '../test/helpers/config.js';
 
 const HUMAN_MESSAGES = 20;
@@ -38,10 +48,13 @@ const persona = (role: string, habits: string[]) =>
     'Never invent data: say what you would need to check, and how.',
   ].join(' ');
 
+// One model for the room, as batching needs (it batches agents of the same endpoint and model only).
+const MODEL = 'gpt-4o-mini';
 const config = testConfig({
   agents: [
     {
       name: 'ana',
+      model: MODEL,
       activation: 'always',
       systemPrompt: persona('planner', [
         'You turn the discussion into a plan with owners and dates.',
@@ -51,6 +64,7 @@ const config = testConfig({
     },
     {
       name: 'ben',
+      model: MODEL,
       activation: 'always',
       systemPrompt: persona('critic', [
         'You look for the weakest assumption in every proposal and name it plainly.',
@@ -60,16 +74,19 @@ const config = testConfig({
     },
     {
       name: 'cy',
+      model: MODEL,
       tools: ['bash', 'read_files', 'write_files'],
       systemPrompt: persona('engineer', ['You estimate effort in days and name the riskiest part of the work.']),
     },
     {
       name: 'dee',
+      model: MODEL,
       tools: ['bash', 'read_files', 'write_files'],
       systemPrompt: persona('data analyst', ['You answer with figures from the data and say how you got them.']),
     },
     {
       name: 'eve',
+      model: MODEL,
       tools: ['bash', 'read_files', 'write_files'],
       systemPrompt: persona('support lead', ['You speak for the customers: what they ask for, and what breaks.']),
     },
@@ -121,7 +138,7 @@ function situationFor(agent: AgentConfig, asked: boolean, message: RoomMessage):
 
 type Budget = Parameters<typeof runAgentTurn>[0]['budget'];
 type OnUsage = (usage: LlmUsage) => void;
-type MakeMode = (client: LlmClient, onUsage: OnUsage) => Mode;
+type MakeMode = (client: LlmClient, onUsage: OnUsage, rounds: { batched: number }) => Mode;
 
 /** Runs one agent's call through the tool loop and the real OpenAI SDK. */
 async function call(
@@ -208,7 +225,76 @@ function oldLayout(agent: AgentConfig, room: readonly RoomMessage[], situation: 
   ];
 }
 
-const MODES: ReadonlyArray<{ name: string; make: MakeMode }> = [
+/** The bridge's own context for one agent's turn (the token economy's cache-friendly layout). */
+const ownContext = (agent: AgentConfig, room: readonly RoomMessage[], situation: string) =>
+  turnContext({
+    agent,
+    agentNames: agents.map((a) => a.name),
+    roomKey: 'bench:room',
+    // The bridge passes a window of the newest messages (HISTORY_LIMIT + 1, at least 64).
+    history: room.slice(-Math.max(config.settings.HISTORY_LIMIT + 1, 64)),
+    situation,
+    tools: toolsFor(agent.tools),
+    settings: config.settings,
+  });
+
+/**
+ * BATCHING=on: the agents asked by name answer one at a time; the observers of the message (two or more) are asked
+ * in one batched call and their answers applied in order (a pass is skipped, the first reply ends the round,
+ * [tools] or an unusable answer means a call of its own). The heartbeat's wait is left out: see the note printed.
+ */
+function batched(client: LlmClient, onUsage: OnUsage, rounds: { batched: number }): Mode {
+  const alone = oneCallPerAgent('batched', client, onUsage, ownContext);
+  return {
+    name: 'batched',
+    async turn(woken, room, message) {
+      const asked = woken.filter((w) => w.asked);
+      const observers = woken.filter((w) => !w.asked).map((w) => w.agent);
+      const replies = asked.length > 0 ? await alone.turn(asked, room, message) : [];
+      if (observers.length < 2)
+        return [
+          ...replies,
+          ...(await alone.turn(
+            woken.filter((w) => !w.asked),
+            room,
+            message,
+          )),
+        ];
+      rounds.batched++;
+      const prepared = await prepareBatch({
+        members: observers.map((agent) => ({ agent, situation: situationFor(agent, false, message) })),
+        agentNames: agents.map((a) => a.name),
+        history: room.slice(-Math.max(config.settings.HISTORY_LIMIT + 1, 64)),
+        roomKey: 'bench:room',
+        settings: config.settings,
+      });
+      const answer = await callBatch({
+        client,
+        model: MODEL,
+        transcript: prepared.transcript,
+        agents: prepared.members.map((m) => m.segment),
+        sharedTokens: prepared.sharedTokens,
+        segmentTokens: prepared.members.map((m) => m.tokens),
+        onUsage: (_agent, usage) => onUsage(usage),
+      });
+      for (const agent of observers) {
+        const reply = answer.ok ? answer.replies.get(agent.name) : undefined;
+        if (reply?.kind === 'pass') continue;
+        if (reply?.kind === 'reply') return [...replies, { agent: agent.name, text: reply.text }];
+        const own = await alone.turn([{ agent, asked: false }], room, message);
+        if (own.length > 0) return [...replies, ...own];
+      }
+      return replies;
+    },
+  };
+}
+
+/**
+ * A layout, and where the endpoint puts a structured output's schema: OpenAI makes it a prefix of the prompt (a
+ * batch of other agents has another schema, and misses the cache); servers that enforce it with a grammar
+ * (llama.cpp, vLLM, Ollama) leave it out of the prompt.
+ */
+const MODES: ReadonlyArray<{ name: string; make: MakeMode; schema?: 'prefix' | 'grammar' }> = [
   {
     name: 'old layout',
     make: (client, onUsage) =>
@@ -218,45 +304,61 @@ const MODES: ReadonlyArray<{ name: string; make: MakeMode }> = [
   },
   {
     name: 'cache-friendly',
-    make: (client, onUsage) =>
-      oneCallPerAgent('cache-friendly', client, onUsage, (agent, room, situation) =>
-        turnContext({
-          agent,
-          agentNames: agents.map((a) => a.name),
-          roomKey: 'bench:room',
-          // The bridge passes a window of the newest messages (HISTORY_LIMIT + 1, at least 64).
-          history: room.slice(-Math.max(config.settings.HISTORY_LIMIT + 1, 64)),
-          situation,
-          tools: toolsFor(agent.tools),
-          settings: config.settings,
-        }),
-      ),
+    make: (client, onUsage) => oneCallPerAgent('cache-friendly', client, onUsage, ownContext),
   },
+  { name: 'batched', make: (client, onUsage, rounds) => batched(client, onUsage, rounds) },
+  { name: 'batched, grammar', make: (client, onUsage, rounds) => batched(client, onUsage, rounds), schema: 'grammar' },
 ];
 
 interface Figures {
   calls: number;
   input: number;
   cached: number;
+  output: number;
   prefixShare: number;
   seconds: number;
+  /** Rounds whose observers were asked in one batched call. */
+  batchedRounds: number;
 }
 
-async function play(make: MakeMode): Promise<Figures> {
-  const fake: FakeOpenAI = await startFakeOpenAI({ usage: 'openai' });
+/** Each agent answers once after a human message (in its own words), and passes after that. */
+function scriptedModel(): (request: RecordedRequest) => FakeReply {
   let replies = 0;
-  // Each agent answers once after a human message (in its own words), and passes after that.
-  fake.respond((request) => {
+  // Newest first: the agent's own message means it already answered; a human's is what it answers.
+  const answer = (agent: string, messages: ReadonlyArray<{ own: boolean; text: string }>) => {
+    for (const m of [...messages].reverse()) {
+      if (m.own) return '[pass]';
+      if (m.text.startsWith('[@user]: ')) return agentReply(agent, m.text.slice(9), ++replies);
+    }
+    return '[pass]';
+  };
+  return (request) => {
+    const names = batchAgentsOf(request);
+    if (names) {
+      const lines = batchParts(request).transcript.split('\n');
+      const each = names.map((name) => [
+        name,
+        answer(
+          name,
+          lines.map((text) => ({ own: text.startsWith(`[@${name}]: `), text })),
+        ),
+      ]);
+      return { agents: Object.fromEntries(each) };
+    }
     const system = String(request.messages[0]?.content);
     const agent = /You are @([a-z]+) in a shared chat room/.exec(system)?.[1] ?? '?';
-    for (const m of [...request.messages].reverse()) {
-      if (m.role === 'assistant') return { content: '[pass]' };
-      if (String(m.content).startsWith('[@user]: ')) {
-        return { content: agentReply(agent, String(m.content).slice(9), ++replies) };
-      }
-    }
-    return { content: '[pass]' };
-  });
+    return {
+      content: answer(
+        agent,
+        request.messages.map((m) => ({ own: m.role === 'assistant', text: String(m.content) })),
+      ),
+    };
+  };
+}
+
+async function play(make: MakeMode, schema: 'prefix' | 'grammar' = 'prefix'): Promise<Figures> {
+  const fake: FakeOpenAI = await startFakeOpenAI({ usage: 'openai', schema });
+  fake.respond(scriptedModel());
   const client = createOpenAiClient({
     baseURL: fake.baseURL,
     apiKey: 'bench',
@@ -265,11 +367,17 @@ async function play(make: MakeMode): Promise<Figures> {
     stream: false,
   });
   // Usage as the client read it from each answer (what the bridge stores for /status).
-  const totals = { input: 0, cached: 0 };
-  const mode = make(client, (usage) => {
-    totals.input += usage.input;
-    totals.cached += usage.cached;
-  });
+  const totals = { input: 0, cached: 0, output: 0 };
+  const rounds = { batched: 0 };
+  const mode = make(
+    client,
+    (usage) => {
+      totals.input += usage.input;
+      totals.cached += usage.cached;
+      totals.output += usage.output;
+    },
+    rounds,
+  );
   const room: RoomMessage[] = [];
   let id = 0;
   const add = (author: string, kind: RoomMessage['kind'], content: string) => {
@@ -306,11 +414,8 @@ async function play(make: MakeMode): Promise<Figures> {
     }
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const figures = { calls: fake.requests.length, ...totals, prefixShare: repeatedPrefixShare(fake.requests), seconds };
-  (await import('node:fs')).writeFileSync(
-    `/tmp/${make.length}-${figures.calls}.json`,
-    JSON.stringify(fake.requests.map((r) => ({ messages: r.messages, tools: r.tools }))),
-  );
+  const prefixShare = repeatedPrefixShare(fake.requests, schema);
+  const figures = { calls: fake.requests.length, ...totals, prefixShare, seconds, batchedRounds: rounds.batched };
   await fake.close();
   return figures;
 }
@@ -323,23 +428,33 @@ console.log(
     'mention-only agent), played once per layout against the fake endpoint with OpenAI-like usage',
 );
 const results: Array<{ name: string; figures: Figures }> = [];
-for (const mode of MODES) results.push({ name: mode.name, figures: await play(mode.make) });
+for (const mode of MODES) results.push({ name: mode.name, figures: await play(mode.make, mode.schema) });
 console.log(
-  `  ${'layout'.padEnd(16)} ${'calls'.padStart(6)} ${'input'.padStart(10)} ${'cached'.padStart(10)} ${'uncached'.padStart(10)} ${'cached %'.padStart(9)} ${'prefix %'.padStart(9)} ${'wall'.padStart(8)}`,
+  `  ${'layout'.padEnd(17)} ${'calls'.padStart(6)} ${'input'.padStart(10)} ${'cached'.padStart(10)} ${'uncached'.padStart(10)} ${'output'.padStart(8)} ${'cached %'.padStart(9)} ${'prefix %'.padStart(9)} ${'wall'.padStart(8)}`,
 );
 for (const { name, figures: f } of results) {
   console.log(
-    `  ${name.padEnd(16)} ${String(f.calls).padStart(6)} ${n(f.input).padStart(10)} ${n(f.cached).padStart(10)} ${n(f.input - f.cached).padStart(10)} ${pct(f.cached / f.input).padStart(9)} ${pct(f.prefixShare).padStart(9)} ${`${f.seconds.toFixed(2)} s`.padStart(8)}`,
+    `  ${name.padEnd(17)} ${String(f.calls).padStart(6)} ${n(f.input).padStart(10)} ${n(f.cached).padStart(10)} ${n(f.input - f.cached).padStart(10)} ${n(f.output).padStart(8)} ${pct(f.cached / f.input).padStart(9)} ${pct(f.prefixShare).padStart(9)} ${`${f.seconds.toFixed(2)} s`.padStart(8)}`,
   );
 }
-const [baseline, ...others] = results;
-if (baseline) {
-  for (const { name, figures: f } of others) {
-    const b = baseline.figures;
-    console.log(
-      `  ratio ${name}/${baseline.name}: input ${(f.input / b.input).toFixed(2)}, uncached input ` +
-        `${((f.input - f.cached) / (b.input - b.cached)).toFixed(2)}, cached share ${pct(b.cached / b.input)} -> ` +
-        `${pct(f.cached / f.input)}, prefix share ${pct(b.prefixShare)} -> ${pct(f.prefixShare)} (goal: at least 80%)`,
-    );
-  }
-}
+const ratio = (name: string, baseline: string, goal = '') => {
+  const f = results.find((r) => r.name === name)?.figures;
+  const b = results.find((r) => r.name === baseline)?.figures;
+  if (!f || !b) return;
+  console.log(
+    `  ratio ${name}/${baseline}: calls ${(f.calls / b.calls).toFixed(2)}, input ${(f.input / b.input).toFixed(2)}, ` +
+      `uncached input ${((f.input - f.cached) / (b.input - b.cached)).toFixed(2)}, output ` +
+      `${(f.output / b.output).toFixed(2)}, cached share ` +
+      `${pct(b.cached / b.input)} -> ${pct(f.cached / f.input)}, prefix share ${pct(b.prefixShare)} -> ` +
+      `${pct(f.prefixShare)}${goal}`,
+  );
+};
+ratio('cache-friendly', 'old layout', ' (goal: at least 80%)');
+// Batching alone: the same layout of each agent's own calls, with and without batched observers.
+ratio('batched', 'cache-friendly', ' (seed 004 expects about 0.78 input at 5 agents)');
+ratio('batched, grammar', 'cache-friendly');
+const batchedRounds = results.find((r) => r.name === 'batched')?.figures.batchedRounds ?? 0;
+console.log(
+  `  batched: ${batchedRounds} rounds asked their observers in one call; in the bridge each of those waits for the ` +
+    'BATCH_TICK_MS heartbeat (on average half of it), which the wall time above leaves out',
+);

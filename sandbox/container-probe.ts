@@ -2,8 +2,11 @@ import type Dockerode from 'dockerode';
 import { execSimple } from './run-exec.js';
 import { BAKED_RUNNER_PATH } from './runner-source.js';
 
-/** How long a helper exec (probe, killer) may take. */
-export const HELPER_TIMEOUT_MS = 10_000;
+/**
+ * How long a helper exec (probe, runner start, killer) may take. Generous: on a busy machine
+ * (another container's fork bomb, a CI run) starting an exec alone can take seconds.
+ */
+export const HELPER_TIMEOUT_MS = 30_000;
 
 /**
  * Learns what the image offers (bash? setsid? which baked command runner?) and the memory
@@ -19,8 +22,9 @@ export interface Probe {
   readonly exitCode: number | null;
 }
 
-export function probeContainer(container: Dockerode.Container): Promise<Probe> {
-  return execSimple(container, ['sh', '-c', PROBE], HELPER_TIMEOUT_MS);
+/** Runs the probe; `exitCode` is null when it did not finish within `timeoutMs`. */
+export function probeContainer(container: Dockerode.Container, timeoutMs = HELPER_TIMEOUT_MS): Promise<Probe> {
+  return execSimple(container, ['sh', '-c', PROBE], timeoutMs);
 }
 
 /** The sha256 of the image's baked runner, when it has one. */

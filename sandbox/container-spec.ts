@@ -1,5 +1,6 @@
 import type { ContainerCreateOptions } from 'dockerode';
 import type { Settings } from '../src/config/index.js';
+import { MIN_MEMORY_BYTES, sizeInBytes } from '../src/config/sandbox-values.js';
 import { ConfigError } from '../src/errors.js';
 
 /** Labels every sandbox container carries, so a restarted bridge finds (adopts) its containers. */
@@ -11,15 +12,11 @@ export const PROJECT = 'roundtable';
 /** Where the channel's workspace is mounted; also the working directory of every command. */
 export const WORKSPACE_MOUNT = '/workspace';
 
-const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
-
 /** Parses a Docker-style size (`512m`, `1g`, `1.5g`, `268435456`) into bytes; names the variable when invalid. */
 export function parseMemory(value: string, variable = 'SANDBOX_MEMORY'): number {
-  const match = /^(\d+(?:\.\d+)?)\s*([bkmg]?)b?$/i.exec(value.trim());
-  const unit = UNITS[match?.[2]?.toLowerCase() ?? ''];
-  const bytes = match && unit ? Math.floor(Number(match[1]) * unit) : Number.NaN;
+  const bytes = sizeInBytes(value);
   // Docker refuses limits under 6 MB; saying so here beats a cryptic engine error later.
-  if (!Number.isFinite(bytes) || bytes < 6 * 1024 ** 2) {
+  if (bytes === undefined || bytes < MIN_MEMORY_BYTES) {
     throw new ConfigError(
       'environment',
       variable,

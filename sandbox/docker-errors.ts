@@ -54,15 +54,13 @@ export function toSandboxError(error: unknown, context: { docker: Dockerode; ima
   if (docker.code === 'EACCES') {
     return new SandboxError(
       `permission denied on ${where}: run the bridge as a user in the docker group (or as root)`,
-      { cause: error },
+      { cause: error, problem: 'engine' },
     );
   }
   if (docker.code && UNREACHABLE.has(docker.code)) {
     return new SandboxError(
       `Docker is not reachable at ${where}: start the Docker engine (dockerd) or set DOCKER_HOST`,
-      {
-        cause: error,
-      },
+      { cause: error, problem: 'engine' },
     );
   }
   if (docker.statusCode === 404 && /no such image|not found/i.test(engineMessage(error))) {
@@ -74,6 +72,19 @@ export function toSandboxError(error: unknown, context: { docker: Dockerode; ima
 export function imageMissing(image: string, cause?: unknown): SandboxError {
   return new SandboxError(
     `sandbox image ${image} is missing: run npm run sandbox:build (or docker build -t ${image} sandbox/)`,
-    { cause },
+    { cause, problem: 'image' },
   );
+}
+
+/**
+ * The host side of a workspace failed (the template folder vanished, the data folder filled up):
+ * a file-system problem, so it must not read as Docker being unreachable.
+ */
+export function workspaceError(error: unknown, workspaceDir: string, templateDir: string | undefined): SandboxError {
+  const failure = error as NodeJS.ErrnoException;
+  const message =
+    templateDir && failure.code === 'ENOENT' && failure.path === templateDir
+      ? `the workspace template folder ${templateDir} (SANDBOX_TEMPLATE_DIR) does not exist`
+      : `the workspace ${workspaceDir} could not be prepared: ${failure.code ?? describeError(error)}`;
+  return new SandboxError(message, { cause: error, problem: 'workspace' });
 }

@@ -6,10 +6,10 @@ import type { Logger } from '../src/log.js';
 import type { ExecResult, Sandbox } from '../src/ports.js';
 import { channelSlug, containerName } from './channel-key.js';
 import { RunnerUnavailable } from './command-runner.js';
-import { parseOomKills, parseRunnerDigest, probeContainer } from './container-probe.js';
+import { HELPER_TIMEOUT_MS, parseOomKills, parseRunnerDigest, probeContainer } from './container-probe.js';
 import { containerSpec, LABEL_CHANNEL, LABEL_PROJECT, LABEL_SCOPE, PROJECT, parseMemory } from './container-spec.js';
 import { DiskQuota, parseDiskLimit } from './disk-quota.js';
-import { engineMessage, hasStatus, imageMissing, toSandboxError } from './docker-errors.js';
+import { engineMessage, hasStatus, imageMissing, toSandboxError, workspaceError } from './docker-errors.js';
 import { appendNote, type ContainerAccess, cleanUpAfterRunnerLoss, explainKill, type Outcome } from './kill-report.js';
 import { type ExecTarget, type RunOptions, runExec } from './run-exec.js';
 import { RunnerSlot } from './runner-slot.js';
@@ -29,6 +29,8 @@ export interface DockerSandboxOptions {
   readonly commandRunner?: boolean;
   /** The runner's Python source to inject instead of sandbox/runner.py (tests use it). */
   readonly runnerSource?: string;
+  /** How long a new container's start-up probe may take (default HELPER_TIMEOUT_MS; tests shorten it). */
+  readonly probeTimeoutMs?: number;
 }
 
 /** A container this process uses, with what the probe learnt about it. */
@@ -56,6 +58,8 @@ const SIGKILL_EXIT = 137;
 const EXEC_FAILED_EXIT = 126;
 const EXEC_FAILED = /^OCI runtime exec failed/;
 
+const duration = (ms: number) => (ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`);
+
 /** One hardened Docker container per channel, created lazily, adopted after a restart (issue 3). */
 export function createDockerSandbox(options: DockerSandboxOptions): Sandbox {
   return new DockerSandbox(options);
@@ -71,6 +75,7 @@ class DockerSandbox implements Sandbox {
   private readonly runnerEnabled: boolean;
   private readonly runnerSource: string | undefined;
   private readonly disk: DiskQuota;
+  private readonly probeTimeoutMs: number;
   private adoption: Promise<void> | undefined;
   private closed = false;
 
@@ -85,6 +90,7 @@ class DockerSandbox implements Sandbox {
     this.dataDir = path.resolve(this.settings.DATA_DIR);
     this.runnerEnabled = options.commandRunner ?? true;
     this.runnerSource = options.runnerSource;
+    this.probeTimeoutMs = options.probeTimeoutMs ?? HELPER_TIMEOUT_MS;
   }
 
   workspaceDir(channelKey: string): string {
@@ -296,7 +302,7 @@ class DockerSandbox implements Sandbox {
       info = await this.create(state);
     }
     const container = this.docker.getContainer(info.Id);
-    const probe = await probeContainer(container).catch((error: unknown) => {
+    const probe = await probeContainer(container, this.probeTimeoutMs).catch((error: unknown) => {
       // It died between inspect and probe (killed by hand, OOM): start over once with a fresh one.
       if (hasStatus(error, 404, 409) && retry) return undefined;
       throw error;
@@ -304,6 +310,13 @@ class DockerSandbox implements Sandbox {
     if (!probe || (retry && probe.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(probe.output))) {
       await this.remove(state.name);
       return this.prepare(state, false);
+    }
+    if (probe.exitCode === null) {
+      // Slow is not broken: say so, rather than blame the image.
+      throw new SandboxError(
+        `the sandbox container did not answer its start-up check within ${duration(this.probeTimeoutMs)} ` +
+          '(the machine or the Docker engine is overloaded); try the command again',
+      );
     }
     if (probe.exitCode !== 0) {
       throw new SandboxError(
@@ -335,7 +348,9 @@ class DockerSandbox implements Sandbox {
 
   private async create(state: ChannelState): Promise<Dockerode.ContainerInspectInfo> {
     const workspaceDir = this.workspaceDir(state.key);
-    const seeded = await prepareWorkspace(workspaceDir, this.settings.SANDBOX_TEMPLATE_DIR);
+    const seeded = await prepareWorkspace(workspaceDir, this.settings.SANDBOX_TEMPLATE_DIR).catch((error: unknown) => {
+      throw workspaceError(error, workspaceDir, this.settings.SANDBOX_TEMPLATE_DIR);
+    });
     const spec = containerSpec({
       name: state.name,
       channelKey: state.key,

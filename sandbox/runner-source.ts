@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { packagePath } from '../src/paths.js';
 
 /** Where the project's images carry the runner (Dockerfile and the offline build copy it there). */
 export const BAKED_RUNNER_PATH = '/usr/local/lib/roundtable/runner.py';
 
 /** The runner this bridge speaks to, read once from sandbox/runner.py. */
-export const RUNNER_SOURCE = readFileSync(new URL('./runner.py', import.meta.url), 'utf8');
+export const RUNNER_SOURCE = readFileSync(packagePath('sandbox', 'runner.py'), 'utf8');
 
 export function sourceDigest(source: string): string {
   return createHash('sha256').update(source).digest('hex');

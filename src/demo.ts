@@ -10,13 +10,26 @@ import { fileURLToPath } from 'node:url';
 import { startFakeOpenAI } from './demo/local-model/index.js';
 import { DEMO_QUESTION, demoReply } from './demo/player.js';
 import { RecordedSandbox } from './demo/recorded-sandbox.js';
-import { describeError } from './errors.js';
+import { describeError, SandboxError } from './errors.js';
 import { dockerSandbox, run } from './main.js';
+import { packageRoot } from './paths.js';
 import type { Sandbox } from './ports.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = packageRoot();
 
-export async function demo(output: NodeJS.WritableStream = process.stdout): Promise<void> {
+/** Why the demo replays recorded output: the words a user can act on. */
+export function replayReason(error: unknown): string {
+  if (error instanceof SandboxError && error.problem === 'image') {
+    return 'the sandbox image is missing (npm run sandbox:build)';
+  }
+  if (error instanceof SandboxError && error.problem === 'engine') return 'Docker is not available';
+  return `the sandbox failed (${describeError(error)})`;
+}
+
+export async function demo(
+  output: NodeJS.WritableStream = process.stdout,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   const llm = await startFakeOpenAI({ responder: demoReply });
   const dataDir = mkdtempSync(path.join(tmpdir(), 'roundtable-demo-'));
   const stdin = new PassThrough();
@@ -26,7 +39,7 @@ export async function demo(output: NodeJS.WritableStream = process.stdout): Prom
       argv: ['--console'],
       cwd: ROOT,
       env: {
-        ...process.env,
+        ...env,
         AGENTS_DIR: path.join(ROOT, 'agents'),
         DATA_DIR: dataDir,
         OPENAI_BASE_URL: llm.baseURL,
@@ -43,7 +56,7 @@ export async function demo(output: NodeJS.WritableStream = process.stdout): Prom
           return docker;
         } catch (error) {
           await docker.close().catch(() => {});
-          sandboxNote = 'recorded command output, because Docker is not available';
+          sandboxNote = `recorded command output, because ${replayReason(error)}`;
           return new RecordedSandbox(describeError(error));
         }
       },

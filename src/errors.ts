@@ -10,14 +10,16 @@ export class RoundtableError extends Error {
   }
 }
 
-/** Bad configuration: names the file (or variable) and the field to fix. */
+/** Bad configuration: names the file (or variable), the line when known, and the field to fix. */
 export class ConfigError extends RoundtableError {
   readonly file: string;
   readonly field: string | undefined;
-  constructor(file: string, field: string | undefined, problem: string) {
-    super('config', `${file}${field ? `: ${field}` : ''}: ${problem}`);
+  readonly line: number | undefined;
+  constructor(file: string, field: string | undefined, problem: string, line?: number) {
+    super('config', `${file}${line ? `:${line}` : ''}${field ? `: ${field}` : ''}: ${problem}`);
     this.file = file;
     this.field = field;
+    this.line = line;
   }
 }
 
@@ -38,10 +40,15 @@ export class LlmError extends RoundtableError {
   }
 }
 
+/** What a sandbox failure is about, for callers that answer differently (the demo, /status). */
+export type SandboxProblem = 'engine' | 'image' | 'workspace' | 'other';
+
 /** The sandbox could not run a command (Docker down, image missing, ...). */
 export class SandboxError extends RoundtableError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly problem: SandboxProblem;
+  constructor(message: string, options?: { cause?: unknown; problem?: SandboxProblem }) {
     super('sandbox', message, options);
+    this.problem = options?.problem ?? 'other';
   }
 }
 

@@ -5,10 +5,17 @@
 import path from 'node:path';
 import { CONSOLE_PLATFORM, CONSOLE_ROOM, ConsoleAdapter } from '../adapters/console/index.js';
 import { type Bridge, createBridge, type LlmFactory } from './bridge/index.js';
-import { type Config, environmentWithDotenv, loadConfig } from './config/index.js';
+import { EXIT, parseFlags, UsageError } from './cli.js';
+import { type Config, environmentWithDotenv, loadConfig, type Settings, templateDir } from './config/index.js';
+import { lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError } from './errors.js';
+import { type HealthServer, startHealthServer } from './health.js';
+import { lacksOpenAiKey } from './llm/endpoint-check.js';
 import { createLogger, type Logger } from './log.js';
+import { meteredAdapter, meteredSandbox } from './metrics.js';
 import type { ChatAdapter, Sandbox } from './ports.js';
+import type { CheckResult } from './self-check.js';
+import { type CheckProbes, selfCheck } from './startup-check.js';
 import { openStore, type Store } from './store/index.js';
 import { UnavailableSandbox } from './tools/unavailable-sandbox.js';
 
@@ -18,6 +25,29 @@ const DISCORD_MODULE = '../adapters/discord/index.js';
 const SLACK_MODULE = '../adapters/slack/index.js';
 
 type AdapterFactory = (options: { config: Config; logger: Logger }) => ChatAdapter;
+
+export const USAGE = `Usage: npm start -- [options]     (built: node dist/src/main.js [options])
+
+Runs the Roundtable bridge: each agent in AGENTS_DIR joins Discord and Slack with its own bot,
+or, when no agent has platform tokens, the terminal room opens. Settings come from the
+environment and .env (see .env.example).
+
+Options:
+  --console   open the terminal room even when platform tokens are configured
+  --check     check settings, agent files, model endpoints, Docker, the sandbox image and the
+              platform tokens, one line each, without starting; exit code 0 when all pass, 1 if not
+  --help      show this help
+`;
+
+/** The command line of `npm start`; anything else is refused. */
+export function parseStartArgs(argv: readonly string[]): { console: boolean; check: boolean; help: boolean } {
+  const flags = parseFlags(argv, { switches: ['--console', '--check', '--help', '-h'] });
+  return {
+    console: flags.switches.has('--console'),
+    check: flags.switches.has('--check'),
+    help: flags.switches.has('--help') || flags.switches.has('-h'),
+  };
+}
 
 export interface RunOptions {
   readonly argv?: readonly string[];
@@ -36,6 +66,8 @@ export interface Running {
   readonly bridge: Bridge;
   readonly store: Store;
   readonly console: ConsoleAdapter | undefined;
+  /** Where /healthz and /metrics are served (HEALTH_PORT; 0 picks a free port). */
+  readonly healthPort: number | undefined;
   shutdown(): Promise<void>;
 }
 
@@ -44,8 +76,17 @@ export async function dockerSandbox(config: Config, logger: Logger): Promise<San
   try {
     const module = (await import(SANDBOX_MODULE)) as {
       createDockerSandbox: (options: { settings: Config['settings']; logger: Logger }) => Sandbox;
+      checkDocker: (settings: Settings) => Promise<readonly CheckResult[]>;
     };
-    return module.createDockerSandbox({ settings: config.settings, logger });
+    const sandbox = module.createDockerSandbox({ settings: config.settings, logger });
+    // Tell the operator now, not at the first `bash`, when Docker or the image is missing.
+    void module.checkDocker(config.settings).then(
+      (results) => {
+        for (const result of results.filter((r) => !r.ok)) logger.warn(`${result.item}: ${result.detail}`);
+      },
+      () => {},
+    );
+    return sandbox;
   } catch (error) {
     logger.warn({ err: error }, 'the Docker sandbox could not be loaded');
     return new UnavailableSandbox(`the sandbox could not be loaded (${describeError(error)})`);
@@ -59,18 +100,53 @@ async function platformAdapter(modulePath: string, factory: string, config: Conf
   return create({ config, logger });
 }
 
+async function probeFrom<T>(modulePath: string, name: string, input: T): Promise<readonly CheckResult[]> {
+  const module = (await import(modulePath)) as Record<string, (input: T) => Promise<readonly CheckResult[]>>;
+  const probe = module[name];
+  if (!probe) throw new Error(`${modulePath} does not export ${name}`);
+  return probe(input);
+}
+
+/** The Docker and platform probes of `--check`, each from its own module. */
+export const checkProbes: CheckProbes = {
+  docker: (settings: Settings) => probeFrom(SANDBOX_MODULE, 'checkDocker', settings),
+  discord: (config: Config) => probeFrom(DISCORD_MODULE, 'checkDiscordTokens', config),
+  slack: (config: Config) => probeFrom(SLACK_MODULE, 'checkSlackTokens', config),
+};
+
 /** Starts the bridge. Resolves once it runs; `console.finished` tells when the terminal room ended. */
 export async function run(options: RunOptions = {}): Promise<Running> {
-  const argv = options.argv ?? process.argv.slice(2);
+  const flags = parseStartArgs(options.argv ?? process.argv.slice(2));
   const cwd = options.cwd ?? process.cwd();
   const env = environmentWithDotenv(cwd, options.env ?? process.env);
   const config = loadConfig(env, cwd);
   const settings = config.settings;
   const dataDir = path.resolve(cwd, settings.DATA_DIR);
+  const template = templateDir(settings, cwd);
+  prepareDataDir(dataDir);
+  // Before anything touches the store or the sandbox containers of this data folder.
+  const lock = lockDataDir(dataDir);
+  try {
+    return await start({ options, config, dataDir, template, consoleFlag: flags.console, lock });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
 
+async function start(input: {
+  options: RunOptions;
+  config: Config;
+  dataDir: string;
+  template: string | undefined;
+  consoleFlag: boolean;
+  lock: { release(): void };
+}): Promise<Running> {
+  const { options, config, dataDir, template, lock } = input;
+  const settings = config.settings;
   const wantsDiscord = config.agents.some((a) => a.discord);
   const wantsSlack = config.agents.some((a) => a.slack);
-  const consoleRoom = argv.includes('--console') || (!wantsDiscord && !wantsSlack);
+  const consoleRoom = input.consoleFlag || (!wantsDiscord && !wantsSlack);
   // The terminal room's stdout is the transcript: logs go to a file then.
   const logFile = settings.LOG_FILE ?? (consoleRoom ? path.join(dataDir, 'roundtable.log') : undefined);
   const logger = createLogger({
@@ -79,10 +155,15 @@ export async function run(options: RunOptions = {}): Promise<Running> {
     secrets: config.secrets,
     format: settings.LOG_FORMAT,
   });
+  const warnings = startupWarnings(config);
+  for (const warning of warnings) logger.warn(warning);
 
   const store = openStore(path.join(dataDir, 'roundtable.db'));
   const sandbox = await (options.sandbox ?? dockerSandbox)(
-    { ...config, settings: { ...settings, DATA_DIR: dataDir } },
+    {
+      ...config,
+      settings: { ...settings, DATA_DIR: dataDir, ...(template ? { SANDBOX_TEMPLATE_DIR: template } : {}) },
+    },
     logger,
   );
   const adapters: ChatAdapter[] = [];
@@ -104,25 +185,38 @@ export async function run(options: RunOptions = {}): Promise<Running> {
     }
   }
 
+  const metered = adapters.map(meteredAdapter);
   const bridge = createBridge({
     config,
     store,
-    sandbox,
-    adapters,
+    sandbox: meteredSandbox(sandbox),
+    adapters: metered,
     logger,
     ...(options.llm ? { llm: options.llm } : {}),
   });
+  let healthServer: HealthServer | undefined;
   let down: Promise<void> | undefined;
   const shutdown = () => {
     down ??= (async () => {
+      await healthServer?.close();
       await bridge.stop();
       store.close();
+      lock.release();
       logger.info('bridge stopped');
     })();
     return down;
   };
   try {
     await bridge.start();
+    if (settings.HEALTH_PORT !== undefined) {
+      healthServer = await startHealthServer({
+        port: settings.HEALTH_PORT,
+        host: settings.HEALTH_HOST,
+        adapters: metered,
+        db: store.db,
+        logger,
+      });
+    }
   } catch (error) {
     await shutdown();
     throw error;
@@ -142,19 +236,53 @@ export async function run(options: RunOptions = {}): Promise<Running> {
     const loaded = store.history(store.channel(CONSOLE_PLATFORM, CONSOLE_ROOM).id, settings.HISTORY_LIMIT).length;
     if (loaded > 0)
       consoleAdapter.print(`[system]: ${loaded} message${loaded === 1 ? '' : 's'} of history loaded for this room.`);
+    for (const warning of warnings) consoleAdapter.print(`[system]: warning: ${warning}`);
   }
-  return { bridge, store, console: consoleAdapter, shutdown };
+  return { bridge, store, console: consoleAdapter, healthPort: healthServer?.port, shutdown };
+}
+
+/** What the operator should know before the first message (also logged). */
+export function startupWarnings(config: Config): string[] {
+  const keyless = config.agents.filter(lacksOpenAiKey).map((a) => `@${a.name}`);
+  return keyless.length > 0
+    ? [`OPENAI_API_KEY is not set, so ${keyless.join(', ')} will be refused by api.openai.com (npm start -- --check)`]
+    : [];
 }
 
 /** `npm start`: run until the terminal room ends or a signal arrives. */
 export async function main(options: RunOptions = {}): Promise<number> {
+  const out = options.stdout ?? process.stdout;
+  let flags: ReturnType<typeof parseStartArgs>;
+  try {
+    flags = parseStartArgs(options.argv ?? process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`${error.message} (npm start -- --help lists the options)\n`);
+    return EXIT.usage;
+  }
+  if (flags.help) {
+    out.write(USAGE);
+    return EXIT.ok;
+  }
+  if (flags.check) {
+    const cwd = options.cwd ?? process.cwd();
+    let env: ReturnType<typeof environmentWithDotenv>;
+    try {
+      env = environmentWithDotenv(cwd, options.env ?? process.env);
+    } catch (error) {
+      out.write(`✗ environment: ${describeError(error)}\n`);
+      return EXIT.failed;
+    }
+    const passed = await selfCheck({ env, cwd, probes: checkProbes, write: (line) => out.write(`${line}\n`) });
+    return passed ? EXIT.ok : EXIT.failed;
+  }
   let running: Running;
   try {
     running = await run(options);
   } catch (error) {
     const message = error instanceof ConfigError ? `Configuration error: ${error.message}` : describeError(error);
     process.stderr.write(`${message}\n`);
-    return 1;
+    return EXIT.failed;
   }
   // A library's stray promise rejection (a reconnect that gave up, say) is logged, not fatal.
   process.on('unhandledRejection', (reason) => running.bridge.log.error({ err: reason }, 'unhandled rejection'));

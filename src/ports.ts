@@ -160,6 +160,8 @@ export interface ChatAdapter {
   openDirect?(agent: string, user: string): Promise<string | undefined>;
   /** Resolves a channel reference an agent wrote (`#general`, a name, an id) to a room id. */
   resolveChannel?(reference: string): Promise<string | undefined>;
+  /** Whether every identity is connected to the platform now (`/healthz`); absent means always. */
+  connected?(): boolean;
 }
 
 export interface ExecResult {

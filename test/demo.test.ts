@@ -3,7 +3,8 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { RECORDED_OUTPUT } from '../src/demo/recorded-sandbox.js';
-import { demo } from '../src/demo.js';
+import { demo, replayReason } from '../src/demo.js';
+import { SandboxError } from '../src/errors.js';
 
 describe('npm run demo', () => {
   it('plays the example session in the terminal room, labelled as a demo', async () => {
@@ -23,6 +24,34 @@ describe('npm run demo', () => {
     );
     expect(printed).toMatch(/DEMO: end of the example session\.[^\n]*\n$/);
   }, 120_000);
+
+  it('says Docker is not available when no engine answers, and still plays the session', async () => {
+    const out = new PassThrough();
+    let printed = '';
+    out.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+    // dockerode reads DOCKER_HOST when the sandbox is built.
+    const saved = process.env.DOCKER_HOST;
+    process.env.DOCKER_HOST = 'unix:///nonexistent/docker.sock';
+    try {
+      await demo(out);
+    } finally {
+      if (saved === undefined) delete process.env.DOCKER_HOST;
+      else process.env.DOCKER_HOST = saved;
+    }
+    expect(printed).toContain(
+      "[system]: DEMO: @code's commands run in: recorded command output, because Docker is not available.\n",
+    );
+    expect(printed).toContain('[@data]: Our top 3 customers: Acme Corp (23,202)');
+  }, 120_000);
+
+  it('names a missing image as the reason, not Docker', () => {
+    expect(replayReason(new SandboxError('x', { problem: 'image' }))).toBe(
+      'the sandbox image is missing (npm run sandbox:build)',
+    );
+    expect(replayReason(new SandboxError('x', { problem: 'engine' }))).toBe('Docker is not available');
+  });
 
   it('replays, without Docker, exactly what the command prints on the bundled sales.csv', () => {
     const csv = readFileSync(path.resolve(import.meta.dirname, '../sandbox/demo-workspace/sales.csv'), 'utf8');

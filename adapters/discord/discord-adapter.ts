@@ -2,7 +2,16 @@
  * The Discord adapter: every agent with a Discord token is its own bot (one discord.js Client each). Messages
  * arrive through whichever bots see them and are forwarded once; replies leave through the speaking agent's bot.
  */
-import { type APIMessage, ChannelType, type Client, Events, type Guild, type Message, Routes } from 'discord.js';
+import {
+  type APIMessage,
+  ChannelType,
+  type Client,
+  Events,
+  type Guild,
+  type Message,
+  Routes,
+  Status,
+} from 'discord.js';
 import type { AgentConfig, Config } from '../../src/config/index.js';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
@@ -130,6 +139,14 @@ export class DiscordAdapter implements ChatAdapter {
     const early = this.pending ?? [];
     this.pending = null;
     for (const item of early) await this.forward(item.facts, item.receiver);
+  }
+
+  /** Every bot's gateway session is up (discord.js reconnects on its own; meanwhile this is false). */
+  connected(): boolean {
+    // The client's own status stays Ready through a reconnect; its shards' status does not.
+    const live = (client: Identity['client']) =>
+      client.isReady() && client.ws.shards.size > 0 && client.ws.shards.every((shard) => shard.status === Status.Ready);
+    return this.identities.length > 0 && this.identities.every((identity) => live(identity.client));
   }
 
   async stop(): Promise<void> {

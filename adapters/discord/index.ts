@@ -12,3 +12,4 @@ export {
 export function createDiscordAdapter(options: DiscordAdapterOptions): ChatAdapter {
   return new DiscordAdapter(options);
 }
+export { checkDiscordTokens } from './token-check.js';

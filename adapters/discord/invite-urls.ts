@@ -4,10 +4,10 @@
  */
 import { pathToFileURL } from 'node:url';
 import { OAuth2Routes, PermissionFlagsBits, type RESTOptions, Routes } from 'discord.js';
-import { type Config, environmentWithDotenv, loadConfig } from '../../src/config/index.js';
-import { describeError } from '../../src/errors.js';
+import type { Config } from '../../src/config/index.js';
 import { controlAgentOf } from './discord-adapter.js';
 import { restFor } from './register-commands.js';
+import { noDiscordAgent, processIo, runScript, type ScriptIo } from './script.js';
 
 /** See and read channels, post (also in threads), read history for catch-up after a reconnect. */
 export const BOT_PERMISSIONS =
@@ -41,19 +41,17 @@ export async function inviteUrls(
   return urls;
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig(environmentWithDotenv(process.cwd()));
-  const urls = await inviteUrls(config);
-  if (urls.length === 0) console.log('No agent has a Discord token (discord.token_env in its agent file).');
-  for (const { agent, url } of urls) console.log(`@${agent}: ${url}`);
-  if (urls.length > 0) {
-    console.log('Each bot needs the Message Content intent (developer portal → Bot → Privileged Gateway Intents).');
-  }
+export const INVITE_USAGE = 'usage: npm run discord:invite';
+
+/** The script: returns the exit code (the same codes as every script). */
+export async function inviteMain(argv: readonly string[], io: ScriptIo = processIo()): Promise<number> {
+  return runScript('discord:invite', INVITE_USAGE, argv, io, async (config) => {
+    if (!config.agents.some((agent) => agent.discord)) throw noDiscordAgent(config);
+    for (const { agent, url } of await inviteUrls(config, io.rest)) io.out(`@${agent}: ${url}\n`);
+    io.out('Each bot needs the Message Content intent (developer portal → Bot → Privileged Gateway Intents).\n');
+  });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error: unknown) => {
-    console.error(`discord:invite failed: ${describeError(error)}`);
-    process.exitCode = 1;
-  });
+  process.exitCode = await inviteMain(process.argv.slice(2));
 }

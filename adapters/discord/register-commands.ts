@@ -5,10 +5,10 @@
  */
 import { pathToFileURL } from 'node:url';
 import { REST, type RESTOptions, Routes } from 'discord.js';
-import { type Config, environmentWithDotenv, loadConfig } from '../../src/config/index.js';
-import { ConfigError, describeError } from '../../src/errors.js';
+import type { Config } from '../../src/config/index.js';
 import { commandDefinitions } from './commands.js';
 import { controlAgentOf } from './discord-adapter.js';
+import { noDiscordAgent, processIo, runScript, type ScriptIo } from './script.js';
 
 export interface Registration {
   readonly agent: string;
@@ -24,9 +24,7 @@ export function restFor(config: Config, token: string, extra: Partial<RESTOption
 
 export async function registerCommands(config: Config, extra: Partial<RESTOptions> = {}): Promise<Registration[]> {
   const control = controlAgentOf(config);
-  if (!control?.discord) {
-    throw new ConfigError(config.settings.AGENTS_DIR, 'discord.token_env', 'no agent has a Discord bot token');
-  }
+  if (!control?.discord) throw noDiscordAgent(config);
   const guild = config.settings.DISCORD_GUILD_ID;
   const scope = guild ? `guild ${guild}` : 'global';
   const results: Registration[] = [];
@@ -42,20 +40,21 @@ export async function registerCommands(config: Config, extra: Partial<RESTOption
   return results;
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig(environmentWithDotenv(process.cwd()));
-  for (const result of await registerCommands(config)) {
-    const what = result.commands > 0 ? `registered ${result.commands} commands` : 'cleared its commands';
-    console.log(`@${result.agent} (application ${result.applicationId}): ${what} (${result.scope})`);
-  }
-  if (!config.settings.DISCORD_GUILD_ID) {
-    console.log('Global commands can take up to an hour to appear; set DISCORD_GUILD_ID for instant ones.');
-  }
+export const COMMANDS_USAGE = 'usage: npm run discord:commands';
+
+/** The script: returns the exit code (the same codes as every script). */
+export async function commandsMain(argv: readonly string[], io: ScriptIo = processIo()): Promise<number> {
+  return runScript('discord:commands', COMMANDS_USAGE, argv, io, async (config) => {
+    for (const result of await registerCommands(config, io.rest)) {
+      const what = result.commands > 0 ? `registered ${result.commands} commands` : 'cleared its commands';
+      io.out(`@${result.agent} (application ${result.applicationId}): ${what} (${result.scope})\n`);
+    }
+    if (!config.settings.DISCORD_GUILD_ID) {
+      io.out('Global commands can take up to an hour to appear; set DISCORD_GUILD_ID for instant ones.\n');
+    }
+  });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error: unknown) => {
-    console.error(`discord:commands failed: ${describeError(error)}`);
-    process.exitCode = 1;
-  });
+  process.exitCode = await commandsMain(process.argv.slice(2));
 }

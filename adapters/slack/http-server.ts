@@ -28,6 +28,10 @@ export class SlackHttpServer {
     });
   }
 
+  get listening(): boolean {
+    return this.server.listening;
+  }
+
   async close(): Promise<void> {
     if (!this.server.listening) return;
     this.server.closeAllConnections();

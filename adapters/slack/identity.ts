@@ -74,6 +74,8 @@ export class SlackIdentity {
   private readonly log: Logger;
   private socket: SocketModeReceiver | undefined;
   private http: HTTPReceiver | undefined;
+  /** Socket Mode: whether the WebSocket is open now (Slack said hello, no disconnect since). */
+  private socketUp = false;
 
   constructor(options: IdentityOptions) {
     this.options = options;
@@ -121,12 +123,19 @@ export class SlackIdentity {
         },
       });
       receiver = this.socket;
+      const client = this.socket.client;
       let opened = false;
-      this.socket.client.on('connected', () => {
+      client.on('connected', () => {
+        this.socketUp = true;
         if (opened) handlers.reconnected?.();
         opened = true;
       });
-      this.socket.client.on('reconnecting', () => handlers.disconnected?.());
+      client.on('reconnecting', () => handlers.disconnected?.());
+      for (const down of ['disconnected', 'reconnecting', 'disconnecting'] as const) {
+        client.on(down, () => {
+          this.socketUp = false;
+        });
+      }
     } else {
       this.http = new HTTPReceiver({
         signingSecret: this.options.signingSecret ?? '',
@@ -170,6 +179,11 @@ export class SlackIdentity {
     app.error(async (error) => {
       this.log.error({ err: error }, 'slack event handling failed');
     });
+  }
+
+  /** Socket Mode: the connection is open; HTTP mode: always (the adapter's server answers for it). */
+  get connected(): boolean {
+    return this.mode === 'http' || this.socketUp;
   }
 
   /** Opens the Socket Mode connection (HTTP-mode apps are served by the adapter's server). */

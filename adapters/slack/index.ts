@@ -9,3 +9,4 @@ export { SlackAdapter } from './slack-adapter.js';
 export function createSlackAdapter(options: { config: Config; logger: Logger }): SlackAdapter {
   return new SlackAdapter(options);
 }
+export { checkSlackTokens } from './token-check.js';

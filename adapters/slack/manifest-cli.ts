@@ -7,10 +7,23 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
-import { parseAgentFile } from '../../src/config/agent-file.js';
-import { environmentWithDotenv, readSettings } from '../../src/config/index.js';
+import { EXIT, parseFlags, UsageError } from '../../src/cli.js';
+import { type FrontMatter, parseAgentFile } from '../../src/config/agent-file.js';
+import { type Env, environmentWithDotenv, readSettings } from '../../src/config/index.js';
 import { ConfigError, describeError } from '../../src/errors.js';
 import { buildManifest, type ManifestAgent } from './manifest.js';
+
+export const MANIFEST_USAGE =
+  'usage: npm run slack:manifest -- <agent> [--json] [--request-url https://host/slack/events/<agent>]';
+
+/**
+ * The control app: the agent marked `control` (in `slack:` or at the top), else the first agent with
+ * Slack keys, else (before any tokens exist) the first agent file. Only it carries the commands.
+ */
+function controlOf(fronts: readonly FrontMatter[]): FrontMatter | undefined {
+  const marked = fronts.find((f) => f.slack?.control ?? f.control);
+  return marked ?? fronts.find((f) => f.slack) ?? fronts[0];
+}
 
 /** Finds `name` among the agent files in `agentsDir` and says how its Slack app is set up. */
 export function manifestAgent(agentsDir: string, name: string, requestUrl?: string): ManifestAgent {
@@ -20,7 +33,8 @@ export function manifestAgent(agentsDir: string, name: string, requestUrl?: stri
   const fronts = files.map(
     (file) => parseAgentFile(path.join(agentsDir, file), readFileSync(path.join(agentsDir, file), 'utf8')).front,
   );
-  const front = fronts.find((f) => f.name.toLowerCase() === name.toLowerCase());
+  const index = fronts.findIndex((f) => f.name.toLowerCase() === name.toLowerCase());
+  const front = fronts[index];
   if (!front) {
     throw new ConfigError(
       agentsDir,
@@ -28,40 +42,58 @@ export function manifestAgent(agentsDir: string, name: string, requestUrl?: stri
       `no agent named "${name}" (agents: ${fronts.map((f) => f.name).join(', ')})`,
     );
   }
-  // Same rule as the adapter: the agent marked control, else the first agent with Slack keys.
-  const onSlack = fronts.filter((f) => f.slack);
-  const control = onSlack.find((f) => f.slack?.control ?? f.control) ?? onSlack[0] ?? front;
-  const socketMode = !front.slack || Boolean(front.slack.app_token_env) || !front.slack.signing_secret_env;
+  const file = path.join(agentsDir, files[index] ?? '');
+  // HTTP mode when asked for with --request-url, or when the file has a signing secret and no app token.
+  const httpInFile = Boolean(front.slack?.signing_secret_env) && !front.slack?.app_token_env;
+  if (requestUrl && front.slack?.app_token_env) {
+    throw new UsageError(
+      `--request-url: ${file} sets slack.app_token_env, so @${front.name} uses Socket Mode; for HTTP mode remove app_token_env and set signing_secret_env`,
+    );
+  }
+  if (requestUrl && !/^https:\/\/[^\s/]+/.test(requestUrl)) {
+    throw new UsageError(`--request-url: Slack only calls https:// URLs (got "${requestUrl}")`);
+  }
+  const socketMode = !requestUrl && !httpInFile;
   return {
     name: front.name,
-    control: control === front,
+    control: controlOf(fronts) === front,
     socketMode,
     requestUrl: requestUrl ?? `https://YOUR-PUBLIC-HOST/slack/events/${encodeURIComponent(front.name)}`,
   };
 }
 
-function main(argv: readonly string[]): void {
-  const args = [...argv];
-  const json = args.includes('--json');
-  const urlAt = args.indexOf('--request-url');
-  const requestUrl = urlAt >= 0 ? args[urlAt + 1] : undefined;
-  const name = args.find((arg, i) => !arg.startsWith('--') && (urlAt < 0 || i !== urlAt + 1));
-  if (!name) {
-    process.stderr.write('usage: npm run slack:manifest -- <agent> [--json] [--request-url URL]\n');
-    process.exitCode = 2;
-    return;
+/** The script: prints the manifest and returns the exit code (the same codes as every script). */
+export function manifestMain(
+  argv: readonly string[],
+  io: { out: (text: string) => void; err: (text: string) => void; cwd?: string; env?: Env } = {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+  },
+): number {
+  try {
+    const flags = parseFlags(argv, { switches: ['--json', '--help'], values: ['--request-url'], positionals: 1 });
+    if (flags.switches.has('--help')) {
+      io.out(`${MANIFEST_USAGE}\n`);
+      return EXIT.ok;
+    }
+    const name = flags.positionals[0];
+    if (!name) throw new UsageError('which agent? Name one');
+    const cwd = io.cwd ?? process.cwd();
+    const settings = readSettings(environmentWithDotenv(cwd, io.env ?? process.env));
+    const agent = manifestAgent(path.resolve(cwd, settings.AGENTS_DIR), name, flags.values.get('--request-url'));
+    const manifest = buildManifest(agent);
+    io.out(flags.switches.has('--json') ? `${JSON.stringify(manifest, null, 2)}\n` : stringify(manifest));
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`slack:manifest: ${error.message}\n${MANIFEST_USAGE}\n`);
+      return EXIT.usage;
+    }
+    io.err(`slack:manifest failed: ${describeError(error)}\n`);
+    return EXIT.failed;
   }
-  const settings = readSettings(environmentWithDotenv(process.cwd()));
-  const agent = manifestAgent(path.resolve(settings.AGENTS_DIR), name, requestUrl);
-  const manifest = buildManifest(agent);
-  process.stdout.write(json ? `${JSON.stringify(manifest, null, 2)}\n` : stringify(manifest));
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  try {
-    main(process.argv.slice(2));
-  } catch (error) {
-    process.stderr.write(`${describeError(error)}\n`);
-    process.exitCode = 1;
-  }
+  process.exitCode = manifestMain(process.argv.slice(2));
 }

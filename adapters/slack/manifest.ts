@@ -69,7 +69,8 @@ export function buildManifest(agent: ManifestAgent): Record<string, unknown> {
     },
     settings: {
       event_subscriptions: { ...(url ? { request_url: url } : {}), bot_events: BOT_EVENTS },
-      interactivity: { is_enabled: false },
+      // HTTP mode: Slack posts every request (events, commands, interactions) to the app's URL.
+      interactivity: url ? { is_enabled: true, request_url: url } : { is_enabled: false },
       org_deploy_enabled: false,
       socket_mode_enabled: agent.socketMode,
       token_rotation_enabled: false,

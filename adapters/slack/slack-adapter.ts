@@ -201,6 +201,12 @@ export class SlackAdapter implements ChatAdapter {
     this.log.info({ agents: this.identities.map((i) => `${i.agent}(${i.mode})`) }, 'slack apps connected');
   }
 
+  /** Every app's Socket Mode connection is open, and the HTTP server listens when any app uses it. */
+  connected(): boolean {
+    const httpOk = !this.identities.some((i) => i.mode === 'http') || this.httpServer?.listening === true;
+    return this.sink !== undefined && httpOk && this.identities.every((identity) => identity.connected);
+  }
+
   async stop(): Promise<void> {
     this.marks.flush();
     await Promise.allSettled(this.identities.map((identity) => identity.stop()));

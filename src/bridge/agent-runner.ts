@@ -25,6 +25,7 @@ export function defaultLlmFactory(config: Config, log?: Logger): LlmFactory {
         stream: config.settings.LLM_STREAM,
         onRetry: ({ waitMs, error }) =>
           log?.info({ agent: agent.name, waitMs, status: error.status, err: error }, 'model call retried'),
+        agent: agent.name,
       });
       cache.set(agent.name, client);
     }

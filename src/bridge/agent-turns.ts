@@ -2,6 +2,7 @@ import type { AgentConfig } from '../config/index.js';
 import { describeError } from '../errors.js';
 import type { Situation } from '../llm/situation.js';
 import type { Logger } from '../log.js';
+import { metrics } from '../metrics.js';
 import { interruptedLine, resumeNote, tooOftenCutLine } from '../room/recovery.js';
 import { classifyReply, worldPassText } from '../room/turns.js';
 import type { ReplyTo, RoomMessage } from '../room/types.js';
@@ -11,7 +12,7 @@ import type { LoopGuards } from './loop-guards.js';
 import type { Poster, PostMeta, ReplyAfter } from './poster.js';
 import type { Requests } from './requests.js';
 import type { Room } from './rooms.js';
-import type { TurnRunner } from './turn-runner.js';
+import type { TurnResult, TurnRunner } from './turn-runner.js';
 
 /** How a turn ended, from the caller's point of view. */
 export type TurnEnd =
@@ -31,6 +32,8 @@ export interface TurnOrder {
   readonly replyTo: ReplyTo;
   /** Whether its reply is plain talk the others may answer (false when it was asked). */
   readonly route: boolean;
+  /** Gives the result instead of running the turn (an answer from a batched call, src/bridge/batch-turns.ts). */
+  readonly answered?: (() => Promise<TurnResult>) | undefined;
 }
 
 /** What the journal keeps of a turn, to finish its reply the same way after a restart. */
@@ -130,11 +133,14 @@ export class AgentTurns {
     const { replyTo } = order;
     const controlAtStart = room.state.turnState.control;
     const epoch = room.actor.epoch;
-    const result = await this.deps.runner.run(room, agent, order.situation, replyTo, {
-      work: turn.id,
-      replay: earlier,
-      ...(turn.attempts > 1 ? { note: resumeNote(earlier) } : {}),
-    });
+    metrics.agentTurns.inc({ agent: agent.name });
+    // A batched call may have answered already (src/bridge/batch-turns.ts): its answer is the result.
+    const result = await (order.answered?.() ??
+      this.deps.runner.run(room, agent, order.situation, replyTo, {
+        work: turn.id,
+        replay: earlier,
+        ...(turn.attempts > 1 ? { note: resumeNote(earlier) } : {}),
+      }));
     const stream = result.stream;
     const cancelStream = () => stream?.cancel().catch(() => {});
     if (result.kind === 'aborted' || result.kind === 'failed') await cancelStream();
@@ -161,6 +167,7 @@ export class AgentTurns {
     if (outcome.kind === 'pass' && result.kind === 'reply') {
       await cancelStream();
       log.debug({ room: room.key, agent: agent.name }, 'passed');
+      metrics.passes.inc({ agent: agent.name });
       this.deps.transaction(() => {
         for (const id of replyTo.threads) requests.answer(id, agent.name, '', true);
         this.deps.journal.finish(turn.id, 'done', 'passed');

@@ -8,6 +8,7 @@ import { redact } from '../secrets.js';
 import type { Store } from '../store/index.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { AgentTurns } from './agent-turns.js';
+import { BatchTurns } from './batch-turns.js';
 import { handleCommand } from './commands.js';
 import { Conductor } from './conductor.js';
 import { Edits } from './edits.js';
@@ -157,7 +158,8 @@ export function createBridge(options: BridgeOptions): Bridge {
     conductor?.agentMessage(room, message, NOT_A_REPLY, true);
 
   const services = storeServices(store, config, options.logger, clock);
-  const runner = new AgentRunner(config, options.llm ?? defaultLlmFactory(config, log), sandbox, services);
+  const llm = options.llm ?? defaultLlmFactory(config, log);
+  const runner = new AgentRunner(config, llm, sandbox, services);
   let privateChats: PrivateChats | undefined;
   const turnRunner: TurnRunner = new TurnRunner({
     runner,
@@ -202,12 +204,17 @@ export function createBridge(options: BridgeOptions): Bridge {
     log,
   });
   requestTurns = new RequestTurns({ agents, rooms, requests, turns, runner: turnRunner, guards });
+  const batch =
+    settings.BATCHING === 'on'
+      ? new BatchTurns({ agents, turns, guards, llm, settings, sources: services, notes: (a) => chats().notes(a), log })
+      : undefined;
   conductor = new Conductor({
     agents,
     turnLimit: settings.TURN_LIMIT,
     rooms,
     requests,
     turns,
+    batch,
     runner: turnRunner,
     guards,
     handBack,
@@ -309,7 +316,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     rooms,
     requests,
     recovery,
-    stoppables: [reception, conductor, requestTurns, requests],
+    stoppables: [reception, conductor, requestTurns, requests, ...(batch ? [batch] : [])],
     sandbox,
   });
 }

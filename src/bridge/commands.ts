@@ -1,5 +1,6 @@
 import type { AgentConfig } from '../config/index.js';
 import { usageLines } from '../llm/usage-report.js';
+import { metrics } from '../metrics.js';
 import type { CommandEvent, Sandbox } from '../ports.js';
 import { pendingParticipants, type Thread } from '../room/threads.js';
 import { handBack } from '../room/turns.js';
@@ -48,6 +49,7 @@ export async function handleCommand(deps: CommandDeps, event: CommandEvent): Pro
           : `@${named.name} is not working.`;
       }
       const stopped = room.actor.stop();
+      metrics.handBacks.inc({ reason: '/pass' });
       room.state.setTurnState(handBack('/pass'));
       deps.closeRequests(room);
       return `Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`;

@@ -8,6 +8,7 @@ import { handBack, handBackText, limitReached } from '../room/turns.js';
 import type { ReplyTo, RoomMessage } from '../room/types.js';
 import type { JournalStore } from '../store/index.js';
 import type { AgentTurns } from './agent-turns.js';
+import type { BatchTurns } from './batch-turns.js';
 import type { HandBack } from './hand-back.js';
 import type { LoopGuards } from './loop-guards.js';
 import { privatePair } from './private-rooms.js';
@@ -41,6 +42,8 @@ export class Conductor {
       readonly rooms: Rooms;
       readonly requests: Requests;
       readonly turns: AgentTurns;
+      /** BATCHING=on: a round's observe phase asked in batched calls. */
+      readonly batch?: BatchTurns | undefined;
       readonly runner: TurnRunner;
       readonly guards: LoopGuards;
       readonly handBack: HandBack;
@@ -193,6 +196,7 @@ export class Conductor {
       plan.length > 0 ? 'routing' : 'routing: nobody woken',
     );
     const epoch = room.actor.epoch;
+    const turns = this.deps.batch?.round(room, message, plan) ?? this.deps.turns;
     for (const wake of plan) {
       if (this.stopped) return;
       if (room.actor.epoch !== epoch || room.state.turnState.control === 'humans') break;
@@ -207,7 +211,7 @@ export class Conductor {
       const { situation, replyTo } = this.frame(room, message, wake, pair !== undefined, started);
       // An unjournaled round (an edit's) names its turns by message and time: they are never taken for another's.
       const key = `round:${id ?? `m${message.id}.${started}`}/${agent.name}`;
-      const end = await this.deps.turns.take(room, agent, {
+      const end = await turns.take(room, agent, {
         key,
         round: id ?? undefined,
         situation,

@@ -1,4 +1,5 @@
 import type { Logger } from '../log.js';
+import { metrics } from '../metrics.js';
 import { handBack } from '../room/turns.js';
 import type { Poster } from './poster.js';
 import type { Requests } from './requests.js';
@@ -14,6 +15,7 @@ export function handBackWith(deps: {
   readonly log: Logger;
 }): HandBack {
   return async (room, reason, text) => {
+    metrics.handBacks.inc({ reason });
     room.actor.dropTurns();
     room.state.setTurnState(handBack(reason));
     deps.requests.handBack(room.key);

@@ -26,7 +26,10 @@ const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environ
 /** Front matter of an agent file, exactly these keys. */
 export const frontMatterSchema = z
   .object({
-    name: z.string().regex(/^[A-Za-z0-9_-]+$/, 'use letters, digits, "_" and "-" only'),
+    // The same characters a mention may hold (src/room/mentions.ts, the adapters' outbound mentions).
+    name: z
+      .string()
+      .regex(/^[\p{L}\p{N}_-]+$/u, 'use only letters (any script), digits, "_" and "-": no spaces, dots or "@"'),
     model: z.string().min(1),
     endpoint: z.string().url().optional(),
     api_key_env: envName.optional(),
@@ -74,11 +77,10 @@ export function parseAgentFile(file: string, text: string): { front: FrontMatter
   try {
     raw = parseYaml(match[1] ?? '');
   } catch (error) {
-    throw new ConfigError(
-      file,
-      undefined,
-      `front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`,
-    );
+    // The parser counts lines within the front matter; the file has the opening "---" above it.
+    const at = (error as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
+    const problem = ((error as Error).message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+    throw new ConfigError(file, undefined, `front matter is not valid YAML: ${problem}`, at ? at + 1 : undefined);
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, undefined, 'front matter must be a YAML mapping');

@@ -1,5 +1,6 @@
 export type { ToolName } from './agent-file.js';
 export { KNOWN_TOOLS } from './agent-file.js';
+export { templateDir } from './folders.js';
 export type { AgentConfig, Allocations, Config, Price } from './load.js';
 export { DEFAULT_ALLOCATIONS, environmentWithDotenv, loadConfig } from './load.js';
 export type { Env, Settings } from './settings.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { redact } from '../secrets.js';
+import { IMAGE_REFERENCE, MIN_MEMORY_BYTES, NETWORK_MODE, sizeInBytes } from './sandbox-values.js';
 
 /** The process environment, or a test's stand-in for it. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -49,12 +50,28 @@ const settingsSchema = z.object({
   // Retrieval of relevant older messages (seed 002): one embeddings model for the bridge; unset = no retrieval.
   EMBEDDINGS_MODEL: z.string().optional(),
   EMBEDDINGS_BASE_URL: z.string().url().optional(),
+  // Batched turns (seed 004): observers of one message asked in one structured call per endpoint and model.
+  BATCHING: z.enum(['off', 'on']).default('off'),
+  BATCH_TICK_MS: int(1000, 10, 2_147_483_647),
+  BATCH_RESERVE_TOKENS: int(5000, 0),
   // Sandbox (one Docker container per channel)
-  SANDBOX_IMAGE: z.string().default('roundtable-sandbox:latest'),
-  SANDBOX_MEMORY: z.string().default('512m'),
-  SANDBOX_CPUS: z.coerce.number().positive().default(1),
+  SANDBOX_IMAGE: z
+    .string()
+    .regex(IMAGE_REFERENCE, 'expected a Docker image reference such as roundtable-sandbox:latest')
+    .default('roundtable-sandbox:latest'),
+  SANDBOX_MEMORY: z
+    .string()
+    .refine(
+      (value) => (sizeInBytes(value) ?? 0) >= MIN_MEMORY_BYTES,
+      'expected a size of at least 6m such as 512m or 1g',
+    )
+    .default('512m'),
+  SANDBOX_CPUS: z.coerce.number().positive().max(1024).default(1),
   SANDBOX_PIDS: int(256, 8),
-  SANDBOX_NETWORK: z.string().default('none'),
+  SANDBOX_NETWORK: z
+    .string()
+    .regex(NETWORK_MODE, 'expected none, bridge, host, container:<name> or the name of a Docker network')
+    .default('none'),
   SANDBOX_TIMEOUT_S: int(30, 1, MAX_TIMER_S),
   SANDBOX_IDLE_MINUTES: int(30, 0),
   SANDBOX_TEMPLATE_DIR: z.string().optional(),
@@ -84,6 +101,9 @@ const settingsSchema = z.object({
   PRIVATE_CHAT_LOG: z.string().optional(),
   // Platform messages
   EDIT_WAKE_MINUTES: int(5, 0, MAX_TIMER_S),
+  // Health and metrics (off unless HEALTH_PORT is set)
+  HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  HEALTH_HOST: z.string().default('127.0.0.1'),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

@@ -1,5 +1,6 @@
 import { describeError, LlmError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { metrics } from '../metrics.js';
 import type { ToolRun } from '../room/types.js';
 import { failed, refused, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
 import type { TurnBudget } from './turn-budget.js';
@@ -150,6 +151,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       const result = await runTool(input, call);
       const run: ToolRun = { tool: call.name, input: result.input, output: result.output };
       toolRuns.push(run);
+      metrics.toolRuns.inc({ agent: input.toolContext.agent, tool: run.tool });
       input.onToolRun?.(run);
       // Clipped before it enters the messages: one read_files answer can be hundreds of KB.
       const content = input.budget ? input.budget.clipResult(run.output) : run.output;

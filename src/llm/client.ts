@@ -1,9 +1,10 @@
 import OpenAI from 'openai';
 import { LlmError } from '../errors.js';
+import { metrics } from '../metrics.js';
 import { AnswerAssembler } from './answer-assembler.js';
 import { parseEndpoint } from './endpoint.js';
 import { withReadableErrors } from './error-shapes.js';
-import { toLlmError } from './failures.js';
+import { PLACEHOLDER_KEY, toLlmError } from './failures.js';
 import { readAnswer } from './read-answer.js';
 import { type RetryPolicy, withRetries } from './retry.js';
 import type { LlmClient, LlmRequest, LlmResponse } from './types.js';
@@ -30,6 +31,8 @@ export interface OpenAiClientOptions {
   readonly stream: boolean;
   /** Told before each wait for another attempt (for logs). */
   readonly onRetry?: RetryPolicy['onRetry'];
+  /** Who the calls are for, in the metrics (the agent's name). */
+  readonly agent?: string | undefined;
 }
 
 /** A server that refuses `stream_options` names it in its 400 (OpenAI-style "Unrecognized request argument"). */
@@ -43,8 +46,8 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
   const endpoint = parseEndpoint(options.baseURL);
   const client = new OpenAI({
     baseURL: endpoint.baseURL,
-    // Local endpoints (Ollama, llama.cpp) need no key, but the SDK insists on one.
-    apiKey: options.apiKey ?? 'no-key',
+    // Local endpoints (Ollama, llama.cpp) need no key, but the SDK insists on one; no error ever shows it.
+    apiKey: options.apiKey ?? PLACEHOLDER_KEY,
     timeout: options.timeoutMs,
     // Retries are ours (retry.ts): the SDK would wait out any Retry-After, past the time limit and past /pass.
     maxRetries: 0,
@@ -64,6 +67,7 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
       messages: request.messages,
       ...(toolsOffered ? { tools } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.responseFormat ? { response_format: request.responseFormat } : {}),
     };
     const usageAsked = stream && askForUsage;
     try {
@@ -95,6 +99,22 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
   }
 
   return {
-    complete: (request) => withRetries((signal) => attempt(request, signal), options, request.signal),
+    async complete(request) {
+      const agent = { agent: options.agent ?? request.model };
+      metrics.llmCalls.inc(agent);
+      const timer = metrics.llmSeconds.startTimer(agent);
+      try {
+        const response = await withRetries((signal) => attempt(request, signal), options, request.signal);
+        for (const [kind, count] of Object.entries(response.usage ?? {}))
+          metrics.llmTokens.inc({ ...agent, kind }, count);
+        return response;
+      } catch (error) {
+        // A turn stopped by /pass is not the endpoint failing.
+        if (!request.signal?.aborted) metrics.llmErrors.inc(agent);
+        throw error;
+      } finally {
+        timer();
+      }
+    },
   };
 }

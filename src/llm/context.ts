@@ -85,7 +85,7 @@ export function agentCard(name: string, others: readonly string[], systemPrompt:
 const section = (title: string, body: string) => `>>> ${title} <<<\n${body}`;
 
 /** Entries in key order (stable between calls) while they fit; the rest counted in a note. */
-function knowledgeBlock(entries: readonly KnowledgeEntry[], share: number, counter: TokenCounter): string {
+export function knowledgeBlock(entries: readonly KnowledgeEntry[], share: number, counter: TokenCounter): string {
   if (entries.length === 0) return '';
   const sorted = [...entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const lines: string[] = [];
@@ -106,7 +106,7 @@ function knowledgeBlock(entries: readonly KnowledgeEntry[], share: number, count
 const stamp = (at: number) => new Date(at).toISOString().slice(0, 16).replace('T', ' ');
 
 /** The newest actions that fit, shown oldest first. */
-function actionsBlock(actions: readonly ActionEntry[], share: number, counter: TokenCounter): string {
+export function actionsBlock(actions: readonly ActionEntry[], share: number, counter: TokenCounter): string {
   const lines: string[] = [];
   let used = counter.count(section('RECENT ACTIONS', '')) + 2;
   for (const action of actions) {

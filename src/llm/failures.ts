@@ -6,6 +6,16 @@ import { firstLine, type WireError } from './error-shapes.js';
 export interface Endpoint {
   readonly baseURL: string;
   readonly timeoutMs: number;
+  /** The configured key, if any: a 401 without one says to set it. */
+  readonly apiKey?: string | undefined;
+}
+
+/** Sent when no key is configured; an error never shows it (it would read as a key the user set). */
+export const PLACEHOLDER_KEY = 'roundtable-no-api-key';
+
+/** A server's words, without the placeholder key some echo back. */
+function withoutPlaceholder(text: string): string {
+  return text.split(PLACEHOLDER_KEY).join('(none set)');
 }
 
 /** The statuses worth another try, as the SDK itself would retry them: 408, 409, 429 and 5xx. */
@@ -31,7 +41,7 @@ export function timeoutError(endpoint: Endpoint, cause?: unknown): LlmError {
 
 /** An error the server put in a body (a 200 answer, or an event of a stream) as one short line. */
 export function wireLlmError(wire: WireError): LlmError {
-  const detail = firstLine(wire.message);
+  const detail = withoutPlaceholder(firstLine(wire.message));
   return new LlmError(
     wire.status
       ? `the model endpoint answered ${wire.status}: ${detail}`
@@ -53,15 +63,16 @@ export function toLlmError(error: unknown, endpoint: Endpoint): LlmError {
   }
   if (error instanceof OpenAI.APIError) {
     const retryAfterMs = readRetryAfter(error.headers);
-    return new LlmError(
-      `the model endpoint answered ${error.status ?? 'an error'}: ${firstLine(error.message).replace(/^\d{3}\s+/, '')}`,
-      {
-        ...(error.status !== undefined ? { status: error.status } : {}),
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-        retryable: retryableStatus(error.status),
-        cause: error,
-      },
-    );
+    const said =
+      !endpoint.apiKey && (error.status === 401 || error.status === 403)
+        ? 'it wants an API key: set OPENAI_API_KEY (or api_key_env in the agent file)'
+        : withoutPlaceholder(firstLine(error.message).replace(/^\d{3}\s+/, ''));
+    return new LlmError(`the model endpoint answered ${error.status ?? 'an error'}: ${said}`, {
+      ...(error.status !== undefined ? { status: error.status } : {}),
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      retryable: retryableStatus(error.status),
+      cause: error,
+    });
   }
   // undici ends a body whose connection closed mid-way with `TypeError: terminated`.
   if (error instanceof TypeError && error.message === 'terminated') {

@@ -36,7 +36,7 @@ export interface TurnContextInput {
 }
 
 /** Without `remember` an agent has no knowledge to show: its knowledge share goes to the rooms. */
-function allocationsFor(agent: AgentConfig): AgentConfig['allocations'] {
+export function allocationsFor(agent: AgentConfig): AgentConfig['allocations'] {
   const { knowledge, recentActions, rooms } = agent.allocations;
   return agent.tools.includes('remember')
     ? agent.allocations

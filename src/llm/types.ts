@@ -1,4 +1,5 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ResponseFormatJSONSchema } from 'openai/resources/shared';
 import type { LlmUsage } from './usage.js';
 
 export type { ChatCompletionMessageParam, ChatCompletionTool };
@@ -20,6 +21,8 @@ export interface LlmRequest {
   readonly messages: ChatCompletionMessageParam[];
   readonly tools?: ChatCompletionTool[] | undefined;
   readonly temperature?: number | undefined;
+  /** Structured output: the answer must follow this JSON schema (batched turns). */
+  readonly responseFormat?: ResponseFormatJSONSchema | undefined;
   readonly signal?: AbortSignal | undefined;
   /**
    * Called with the visible text so far while a streamed answer arrives. Passing it asks for a stream: pass it only

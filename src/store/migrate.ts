@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { RoundtableError } from '../errors.js';
+import { packagePath } from '../paths.js';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+export const MIGRATIONS_DIR = packagePath('migrations');
 
 interface Migration {
   readonly version: number;

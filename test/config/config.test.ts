@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { environmentWithDotenv, loadConfig } from '../../src/config/index.js';
+import { environmentWithDotenv, loadConfig, templateDir } from '../../src/config/index.js';
 import { ConfigError } from '../../src/errors.js';
 
 let dir: string;
@@ -64,9 +64,27 @@ describe('agent files', () => {
     expect(error.field).toBe('activation');
   });
 
-  it('rejects a name with spaces', () => {
+  it('rejects a name with spaces, saying exactly what is allowed', () => {
     write('a.md', agent('name: my agent\nmodel: m'));
-    expect(errorOf(load).message).toMatch(/a\.md: name: use letters, digits/);
+    expect(errorOf(load).message).toBe(
+      `${path.join('./agents', 'a.md')}: name: use only letters (any script), digits, "_" and "-": no spaces, dots or "@"`,
+    );
+  });
+
+  it('accepts names in any script', () => {
+    write('a.md', agent('name: José\nmodel: m'));
+    write('b.md', agent('name: 数据_2\nmodel: m'));
+    expect(load().agents.map((a) => a.name)).toEqual(['José', '数据_2']);
+  });
+
+  it('gives the line in the agent file of a YAML error', () => {
+    // Line 1 is the opening ---: the second `model` is the fourth line of the file.
+    write('a.md', agent('name: alpha\nmodel: m\nmodel: n\nactivation: always'));
+    const error = errorOf(load);
+    expect(error.message).toBe(
+      `${path.join('./agents', 'a.md')}:4: front matter is not valid YAML: Map keys must be unique`,
+    );
+    expect(error.line).toBe(4);
   });
 
   it('rejects unknown keys by name', () => {
@@ -130,6 +148,26 @@ describe('agent files', () => {
   it('names the environment variable of a bad global setting', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
     expect(errorOf(() => load({ TURN_LIMIT: 'lots' })).message).toMatch(/^environment: TURN_LIMIT: /);
+  });
+
+  it('checks the SANDBOX_* values at start-up, not at the first bash', () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    expect(errorOf(() => load({ SANDBOX_MEMORY: '2' })).message).toBe(
+      'environment: SANDBOX_MEMORY: expected a size of at least 6m such as 512m or 1g (got "2")',
+    );
+    expect(errorOf(() => load({ SANDBOX_NETWORK: 'no net' })).message).toMatch(/^environment: SANDBOX_NETWORK: /);
+    expect(errorOf(() => load({ SANDBOX_IMAGE: 'UPPER/Case Image' })).message).toMatch(/^environment: SANDBOX_IMAGE: /);
+    expect(errorOf(() => load({ SANDBOX_CPUS: '0' })).message).toMatch(/^environment: SANDBOX_CPUS: /);
+    const ok = load({ SANDBOX_IMAGE: 'registry.local:5000/team/sandbox:1.2', SANDBOX_NETWORK: 'agents-net' });
+    expect(ok.settings.SANDBOX_IMAGE).toBe('registry.local:5000/team/sandbox:1.2');
+  });
+
+  it('checks SANDBOX_TEMPLATE_DIR exists, naming the variable and the folder', () => {
+    expect(() => templateDir({ SANDBOX_TEMPLATE_DIR: './nowhere' }, dir)).toThrow(
+      `environment: SANDBOX_TEMPLATE_DIR: folder ${path.join(dir, 'nowhere')} does not exist`,
+    );
+    expect(templateDir({ SANDBOX_TEMPLATE_DIR: './agents' }, dir)).toBe(path.join(dir, 'agents'));
+    expect(templateDir({}, dir)).toBeUndefined();
   });
 
   it('says when the agents folder has no agent files', () => {

@@ -1,6 +1,9 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOT_PERMISSIONS, inviteUrls } from '../../adapters/discord/invite-urls.js';
-import { registerCommands } from '../../adapters/discord/register-commands.js';
+import { BOT_PERMISSIONS, INVITE_USAGE, inviteMain, inviteUrls } from '../../adapters/discord/invite-urls.js';
+import { COMMANDS_USAGE, commandsMain, registerCommands } from '../../adapters/discord/register-commands.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { testConfig } from '../helpers/config.js';
 
@@ -51,5 +54,58 @@ describe('Discord setup scripts', () => {
     expect(code.searchParams.get('scope')).toBe('bot applications.commands');
     expect(code.searchParams.get('permissions')).toBe(BOT_PERMISSIONS.toString());
     expect(new URL(urls[0]?.url ?? '').searchParams.get('scope')).toBe('bot');
+  });
+
+  describe('as scripts: the same exit code for the same situation', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'rt-discord-scripts-'));
+    mkdirSync(path.join(dir, 'agents'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const setAgents = (discord: boolean) => {
+      for (const name of ['data', 'code']) {
+        const front = discord ? `discord: { token_env: TOKEN_${name.toUpperCase()} }\n` : '';
+        writeFileSync(
+          path.join(dir, 'agents', `${name}.md`),
+          `---\nname: ${name}\nmodel: m\n${front}---\nYou are ${name}.\n`,
+        );
+      }
+    };
+    const script = async (main: typeof inviteMain, argv: string[] = []) => {
+      let out = '';
+      let err = '';
+      const code = await main(argv, {
+        out: (t) => (out += t),
+        err: (t) => (err += t),
+        cwd: dir,
+        env: { DISCORD_API_URL: fake.apiURL, TOKEN_DATA: 'tok-data', TOKEN_CODE: 'tok-code' },
+        rest: { globalRequestsPerSecond: 10_000 },
+      });
+      return { code, out, err };
+    };
+
+    it('exit 0 when done', async () => {
+      setAgents(true);
+      const invite = await script(inviteMain);
+      expect(invite.code).toBe(0);
+      expect(invite.out).toMatch(/^@code: https:\/\/discord\.com\/\S*oauth2\/authorize\?client_id=/);
+      expect((await script(commandsMain)).code).toBe(0);
+    });
+
+    it('exit 1, with the same words, when no agent has a Discord token', async () => {
+      setAgents(false);
+      const message = 'no agent has a Discord bot token (name its variable in discord.token_env of the agent file)';
+      const invite = await script(inviteMain);
+      const commands = await script(commandsMain);
+      expect([invite.code, commands.code]).toEqual([1, 1]);
+      expect(invite.err).toBe(`discord:invite failed: ./agents: discord.token_env: ${message}\n`);
+      expect(commands.err).toBe(`discord:commands failed: ./agents: discord.token_env: ${message}\n`);
+    });
+
+    it('exit 2 for an unknown flag, like slack:manifest and npm start', async () => {
+      const invite = await script(inviteMain, ['--guild']);
+      const commands = await script(commandsMain, ['now']);
+      expect([invite.code, commands.code]).toEqual([2, 2]);
+      expect(invite.err).toBe(`discord:invite: unknown option --guild\n${INVITE_USAGE}\n`);
+      expect(commands.err).toBe(`discord:commands: unexpected argument "now"\n${COMMANDS_USAGE}\n`);
+    });
   });
 });

@@ -1,6 +1,14 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeOpenAI, repeatedPrefixShare, startFakeOpenAI } from './openai-server/index.js';
+import { batchPrompt, batchResponseFormat } from '../../src/llm/batch.js';
+import {
+  type AgentView,
+  batchAgentsOf,
+  type FakeOpenAI,
+  perAgent,
+  repeatedPrefixShare,
+  startFakeOpenAI,
+} from './openai-server/index.js';
 
 const weatherTool = {
   type: 'function' as const,
@@ -401,6 +409,39 @@ describe('fake OpenAI server: usage like OpenAI (prompt caching)', () => {
     expect((await ask([{ role: 'system', content: `B ${long}` }]))?.prompt_tokens_details?.cached_tokens).toBe(0);
   });
 
+  it("counts a structured output's schema as a prefix of the prompt (OpenAI), or leaves it out (a grammar)", async () => {
+    const long = Array.from({ length: 1500 }, (_, i) => `s${i}`).join(' ');
+    const schema = (key: string) => ({
+      type: 'json_schema' as const,
+      json_schema: {
+        name: 'answer',
+        strict: true,
+        schema: {
+          type: 'object',
+          properties: { [key]: { type: 'string' } },
+          required: [key],
+          additionalProperties: false,
+        },
+      },
+    });
+    const cachedWith = async (target: FakeOpenAI, key: string) => {
+      const sdk = new OpenAI({ baseURL: target.baseURL, apiKey: 'test', maxRetries: 0 });
+      const completion = await sdk.chat.completions.create({
+        model: 'gpt-4o',
+        messages: [{ role: 'system', content: long }],
+        response_format: schema(key),
+      });
+      return completion.usage?.prompt_tokens_details?.cached_tokens;
+    };
+    await cachedWith(fake, 'ana');
+    expect(await cachedWith(fake, 'ben')).toBe(0); // another schema: another prefix
+    expect(await cachedWith(fake, 'ana')).toBeGreaterThanOrEqual(1024);
+    const grammar = await startFakeOpenAI({ usage: 'openai', schema: 'grammar' });
+    await cachedWith(grammar, 'ana');
+    expect(await cachedWith(grammar, 'ben')).toBeGreaterThanOrEqual(1024);
+    await grammar.close();
+  });
+
   it('measures the share of input that repeats an earlier prefix', () => {
     const a = { messages: [{ role: 'user', content: 'abcdefgh' }], tools: undefined };
     const b = { messages: [{ role: 'user', content: 'abcdXXXX' }], tools: undefined };
@@ -441,5 +482,73 @@ describe('fake OpenAI server: embeddings', () => {
     fake.failEmbeddings(503);
     await expect(client.embeddings.create({ model: 'emb', input: 'x' })).rejects.toMatchObject({ status: 503 });
     fake.failEmbeddings(undefined);
+  });
+});
+
+describe('fake OpenAI server: batched turns (structured output for several agents)', () => {
+  let fake: FakeOpenAI;
+  let client: OpenAI;
+  const agents = [
+    {
+      name: 'ana',
+      card: 'You are @ana in a shared chat room with humans and other agents (@ben).',
+      contextTokens: 9000,
+    },
+    {
+      name: 'ben',
+      card: 'You are @ben in a shared chat room with humans and other agents (@ana).',
+      tools: ['bash'],
+      contextTokens: 9000,
+    },
+  ].map((agent) => ({ ...agent, situation: `${agent.name}: a new message arrived.` }));
+  const batch = {
+    model: 'shared',
+    messages: batchPrompt({ transcript: '[@user]: hello\n[@ana]: hi all', agents }),
+    response_format: batchResponseFormat(['ana', 'ben']),
+  };
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'test', maxRetries: 0 });
+  });
+  afterAll(async () => fake.close());
+
+  it('answers with the JSON object the schema asks for', async () => {
+    fake.respond((request) => ({
+      agents: Object.fromEntries((batchAgentsOf(request) ?? []).map((n) => [n, `${n} ok`])),
+    }));
+    const completion = await client.chat.completions.create(batch);
+    expect(JSON.parse(completion.choices[0]?.message.content ?? '')).toEqual({ ana: 'ana ok', ben: 'ben ok' });
+    expect(batchAgentsOf(fake.requests.at(-1) ?? { messages: [] })).toEqual(['ana', 'ben']);
+  });
+
+  it('lets a script answer each agent from what it sees, alone or batched; a tool call in a batch is [tools]', async () => {
+    const seen: AgentView[] = [];
+    fake.respond(
+      perAgent((view) => {
+        seen.push(view);
+        return view.agent === 'ben' ? { toolCalls: [{ name: 'bash', arguments: { command: 'ls' } }] } : 'fine';
+      }),
+    );
+    const completion = await client.chat.completions.create(batch);
+    expect(JSON.parse(completion.choices[0]?.message.content ?? '')).toEqual({ ana: 'fine', ben: '[tools]' });
+    expect(seen.map((v) => [v.agent, v.batched, v.newest, v.situation])).toEqual([
+      ['ana', true, '[@ana]: hi all', 'ana: a new message arrived.'],
+      ['ben', true, '[@ana]: hi all', 'ben: a new message arrived.'],
+    ]);
+    // Alone, the same script answers the agent its request is for.
+    seen.length = 0;
+    const alone = await client.chat.completions.create({
+      model: 'shared',
+      messages: [
+        { role: 'system', content: 'rules\n\nYou are @ana in a shared chat room with humans and other agents (@ben).' },
+        { role: 'user', content: '[@user]: hello' },
+        { role: 'user', content: '>>> SITUATION <<<\nana: asked alone.' },
+      ],
+    });
+    expect(alone.choices[0]?.message.content).toBe('fine');
+    expect(seen.map((v) => [v.agent, v.batched, v.newest, v.situation])).toEqual([
+      ['ana', false, '[@user]: hello', 'ana: asked alone.'],
+    ]);
   });
 });

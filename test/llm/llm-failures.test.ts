@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createOpenAiClient } from '../../src/llm/client.js';
+import { startupWarnings } from '../../src/main.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
+import { startFakeOpenAI } from '../fakes/openai-server/index.js';
+import { testConfig } from '../helpers/config.js';
 import { agentOf, captureLogger, type Harness, startHarness } from '../helpers/harness.js';
 
 let h: Harness;
@@ -140,5 +144,42 @@ describe('the tool loop', () => {
     const tools = h.llm.requests[1]?.messages.filter((m) => m.role === 'tool').map((m) => m.content);
     expect(tools).toEqual(['partial\n[ERROR: Command timed out after 2s]', '[ERROR: the sandbox failed: boom]']);
     expect(agentOf(h.llm.requests[0] ?? { messages: [] })).toBe('code');
+  });
+});
+
+describe('an endpoint that wants a key', () => {
+  it('says to set one, and never shows the placeholder sent in its place', async () => {
+    const llm = await startFakeOpenAI();
+    try {
+      const echo = (error: string) => ({
+        status: 401,
+        errorMessage: `Incorrect API key provided: ${error}. You can find your API key at https://platform.openai.com.`,
+      });
+      llm.respond((request) => echo(String(request.headers.authorization).replace(/^Bearer /, '')));
+      const settings = { timeoutMs: 5_000, maxRetries: 0, stream: false };
+      const keyless = createOpenAiClient({ baseURL: llm.baseURL, apiKey: undefined, ...settings });
+      const failure = await keyless.complete({ model: 'm', messages: [] }).catch((error: unknown) => error);
+      expect((failure as Error).message).toBe(
+        'the model endpoint answered 401: it wants an API key: set OPENAI_API_KEY (or api_key_env in the agent file)',
+      );
+      // The key really sent was the placeholder: the message above is the only trace of it.
+      expect(llm.requests[0]?.headers.authorization).toMatch(/^Bearer \S+$/);
+
+      const wrong = createOpenAiClient({ baseURL: llm.baseURL, apiKey: 'sk-wrong', ...settings });
+      expect(((await wrong.complete({ model: 'm', messages: [] }).catch((e: unknown) => e)) as Error).message).toMatch(
+        /^the model endpoint answered 401: Incorrect API key provided: sk-wrong\./,
+      );
+    } finally {
+      await llm.close();
+    }
+  });
+
+  it('warns at start-up when agents use OpenAI without OPENAI_API_KEY', () => {
+    const config = testConfig({ agents: [{ name: 'data' }, { name: 'local', endpoint: 'http://127.0.0.1:11434/v1' }] });
+    const keyless = { ...config, agents: config.agents.map((a) => ({ ...a, apiKey: undefined })) };
+    expect(startupWarnings(keyless)).toEqual([
+      'OPENAI_API_KEY is not set, so @data will be refused by api.openai.com (npm start -- --check)',
+    ]);
+    expect(startupWarnings(config)).toEqual([]);
   });
 });

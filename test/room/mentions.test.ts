@@ -8,6 +8,17 @@ describe('mentions', () => {
     expect(extractMentions('@CODE please, then @Data', agents)).toEqual(['code', 'data']);
   });
 
+  it('finds names in any script, as agent names allow', () => {
+    const names = ['José', 'данные', '数据', 'agent_2'];
+    expect(extractMentions('@josé and @ДАННЫЕ, then @数据: @agent_2.', names)).toEqual([
+      'José',
+      'данные',
+      '数据',
+      'agent_2',
+    ]);
+    expect(extractMentions('mail josé@josé.example', names)).toEqual([]);
+  });
+
   it('lists each agent once', () => {
     expect(extractMentions('@code @code @Code', agents)).toEqual(['code']);
   });

@@ -1,23 +1,32 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Dockerode from 'dockerode';
+import { inject } from 'vitest';
 import { createDockerSandbox, type DockerSandboxOptions } from '../../sandbox/index.js';
 import { readSettings } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import type { Sandbox } from '../../src/ports.js';
 
 /**
- * Integration tests need a real engine. Outside CI they are skipped (with a note) when
- * `docker info` fails; under CI=true they always run, so a missing engine fails the build.
+ * Integration tests need a real engine and the sandbox image. The global setup (docker-setup.ts)
+ * looked once: outside CI they are skipped, with one line, when either is missing; with CI set
+ * they run and fail with the reason.
  */
-export const dockerUp = spawnSync('docker', ['info'], { stdio: 'ignore', timeout: 20_000 }).status === 0;
-export const runDockerTests = dockerUp || Boolean(process.env.CI);
-if (!runDockerTests) {
-  console.warn(
-    'Docker sandbox integration tests skipped: `docker info` failed (start dockerd; CI=true makes them required)',
-  );
+const plan = inject('docker');
+export const dockerUp = plan.engine;
+export const runDockerTests = plan.run;
+/**
+ * Per test: a container is created, probed and used, sometimes twice (fork bomb, OOM); on a
+ * loaded machine each step can take seconds, so the bound is generous.
+ */
+export const DOCKER_TEST_TIMEOUT = 120_000;
+/** The sandbox image the tests use. */
+export const sandboxImage = plan.image;
+
+/** Fails the calling test file when the Docker tests run without what they need (CI). */
+export function requireDocker(): void {
+  if (plan.problem) throw new Error(plan.problem);
 }
 
 /** A data folder and the sandboxes built on it; `cleanup` removes every container and file they made. */
@@ -26,12 +35,21 @@ export class SandboxHarness {
   readonly docker = new Dockerode();
   private readonly sandboxes: Sandbox[] = [];
 
+  constructor() {
+    requireDocker();
+  }
+
   /** `options` picks the path (command runner or one exec per command) and can swap the runner's source. */
   create(
     env: Record<string, string> = {},
-    options: Pick<DockerSandboxOptions, 'commandRunner' | 'runnerSource'> = {},
+    options: Pick<DockerSandboxOptions, 'commandRunner' | 'runnerSource' | 'probeTimeoutMs'> = {},
   ): Sandbox {
-    const settings = readSettings({ DATA_DIR: this.dataDir, SANDBOX_IDLE_MINUTES: '0', ...env });
+    const settings = readSettings({
+      DATA_DIR: this.dataDir,
+      SANDBOX_IDLE_MINUTES: '0',
+      SANDBOX_IMAGE: plan.image,
+      ...env,
+    });
     const sandbox = createDockerSandbox({ settings, logger: silentLogger(), docker: this.docker, ...options });
     this.sandboxes.push(sandbox);
     return sandbox;

@@ -1,12 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { TRUNCATION_MARKER } from '../../sandbox/output-buffer.js';
-import { runDockerTests, SandboxHarness } from './docker-harness.js';
+import { DOCKER_TEST_TIMEOUT, runDockerTests, SandboxHarness } from './docker-harness.js';
 
 // Both paths keep the same promises: the command runner (default) and one exec per command (its fallback).
 describe.skipIf(!runDockerTests).each([
   { path: 'command runner', commandRunner: true },
   { path: 'one exec per command', commandRunner: false },
-])('Docker sandbox limits (real engine, $path)', ({ commandRunner }) => {
+])('Docker sandbox limits (real engine, $path)', { timeout: DOCKER_TEST_TIMEOUT }, ({ commandRunner }) => {
   const harness = new SandboxHarness();
   const sandbox = harness.create({ SANDBOX_PIDS: '64', SANDBOX_MEMORY: '128m' }, { commandRunner });
   afterAll(() => harness.cleanup());
@@ -14,7 +14,7 @@ describe.skipIf(!runDockerTests).each([
   it('stops `sleep 1000` at the time limit, kills it, and the container stays usable', async () => {
     const key = 'console:limits-sleep';
     await sandbox.exec(key, 'true', { timeoutMs: 30_000 });
-    const result = await sandbox.exec(key, 'echo started; sleep 1000', { timeoutMs: 1_500 });
+    const result = await sandbox.exec(key, 'echo started; sleep 1000', { timeoutMs: 5_000 });
     expect(result).toEqual({ output: 'started\n', exitCode: null, timedOut: true });
 
     const after = await sandbox.exec(key, 'ps -eo args | grep -c "^sleep 1000" || true; hostname', {

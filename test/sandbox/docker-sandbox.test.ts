@@ -7,7 +7,7 @@ import { createDockerSandbox } from '../../sandbox/index.js';
 import { readSettings } from '../../src/config/index.js';
 import { SandboxError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
-import { runDockerTests, SandboxHarness } from './docker-harness.js';
+import { DOCKER_TEST_TIMEOUT, runDockerTests, SandboxHarness } from './docker-harness.js';
 
 const T = { timeoutMs: 20_000 };
 
@@ -30,7 +30,7 @@ describe('Docker sandbox without an engine', () => {
   });
 });
 
-describe.skipIf(!runDockerTests)('Docker sandbox (real engine)', () => {
+describe.skipIf(!runDockerTests)('Docker sandbox (real engine)', { timeout: DOCKER_TEST_TIMEOUT }, () => {
   const harness = new SandboxHarness();
   const template = path.join(harness.dataDir, 'template');
   mkdirSync(template);
@@ -144,6 +144,26 @@ describe.skipIf(!runDockerTests)('Docker sandbox (real engine)', () => {
     expect(failure).toBeInstanceOf(SandboxError);
     expect((failure as Error).message).toBe(
       'sandbox image roundtable-missing-image:none is missing: run npm run sandbox:build (or docker build -t roundtable-missing-image:none sandbox/)',
+    );
+  });
+
+  it('says a missing template folder is missing, not that Docker is unreachable', async () => {
+    const gone = path.join(harness.dataDir, 'template-removed-meanwhile');
+    const sandbox = harness.create({ SANDBOX_TEMPLATE_DIR: gone });
+    const failure = await sandbox.exec('console:no-template', 'true', T).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SandboxError);
+    expect((failure as Error).message).toBe(
+      `the workspace template folder ${gone} (SANDBOX_TEMPLATE_DIR) does not exist`,
+    );
+  });
+
+  it('says a start-up check that ran out of time timed out, instead of blaming the image', async () => {
+    // 1 ms stands for an engine too busy to answer within the bound.
+    const slow = harness.create({}, { probeTimeoutMs: 1 });
+    const failure = await slow.exec('console:slow-probe', 'true', T).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SandboxError);
+    expect((failure as Error).message).toBe(
+      'the sandbox container did not answer its start-up check within 1 ms (the machine or the Docker engine is overloaded); try the command again',
     );
   });
 

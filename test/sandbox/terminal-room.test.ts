@@ -4,13 +4,15 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { DEMO_QUESTION, demoReply } from '../../src/demo/player.js';
+import { demo } from '../../src/demo.js';
 import { dockerSandbox, run } from '../../src/main.js';
 import { startFakeOpenAI } from '../fakes/openai-server/index.js';
-import { runDockerTests } from './docker-harness.js';
+import { requireDocker, runDockerTests, sandboxImage } from './docker-harness.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 describe.runIf(runDockerTests)('the terminal room with the real Docker sandbox', () => {
+  requireDocker();
   it('plays the example session: @code reads the template CSV with python in its container', async () => {
     const llm = await startFakeOpenAI({ responder: demoReply });
     const dataDir = mkdtempSync(path.join(tmpdir(), 'rt-e2e-docker-'));
@@ -27,6 +29,7 @@ describe.runIf(runDockerTests)('the terminal room with the real Docker sandbox',
         env: {
           AGENTS_DIR: path.join(ROOT, 'agents'),
           DATA_DIR: dataDir,
+          SANDBOX_IMAGE: sandboxImage,
           OPENAI_BASE_URL: llm.baseURL,
           LLM_MAX_RETRIES: '0',
           SANDBOX_TEMPLATE_DIR: path.join(ROOT, 'sandbox', 'demo-workspace'),
@@ -49,5 +52,18 @@ describe.runIf(runDockerTests)('the terminal room with the real Docker sandbox',
       '[@data]: Our top 3 customers: Acme Corp (23,202), Stark Industries (14,272), Globex (10,005).',
     );
     expect(printed).not.toContain('[ERROR');
+  }, 120_000);
+
+  it('plays the demo on recorded output when only the image is missing, and says so', async () => {
+    const out = new PassThrough();
+    let printed = '';
+    out.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+    await demo(out, { ...process.env, SANDBOX_IMAGE: 'roundtable-never-built:none' });
+    expect(printed).toContain(
+      "[system]: DEMO: @code's commands run in: recorded command output, because the sandbox image is missing (npm run sandbox:build).\n",
+    );
+    expect(printed).toContain('[@data]: Our top 3 customers: Acme Corp (23,202)');
   }, 120_000);
 });

@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildManifest } from '../../adapters/slack/manifest.js';
-import { manifestAgent } from '../../adapters/slack/manifest-cli.js';
+import { MANIFEST_USAGE, manifestAgent, manifestMain } from '../../adapters/slack/manifest-cli.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'slack-manifest-'));
 const agentFile = (name: string, slack: string) => `---\nname: ${name}\nmodel: m\n${slack}---\nYou are ${name}.\n`;
@@ -62,5 +62,83 @@ describe('Slack app manifest', () => {
     });
     expect(manifestAgent(dir, 'reviewer')).toMatchObject({ name: 'reviewer', control: false, socketMode: true });
     expect(() => manifestAgent(dir, 'nobody')).toThrow(/no agent named "nobody"/);
+  });
+
+  // A new user prints the manifests first: no agent file has Slack keys yet, no token exists.
+  const fresh = mkdtempSync(path.join(tmpdir(), 'slack-manifest-fresh-'));
+  mkdirSync(path.join(fresh, 'agents'));
+  for (const name of ['code', 'data', 'reviewer']) {
+    writeFileSync(path.join(fresh, 'agents', `${name}.md`), agentFile(name, ''));
+  }
+  afterAll(() => rmSync(fresh, { recursive: true, force: true }));
+
+  const cli = (argv: string[], cwd = fresh) => {
+    let out = '';
+    let err = '';
+    const code = manifestMain(argv, { out: (t) => (out += t), err: (t) => (err += t), cwd, env: {} });
+    return { code, out, err };
+  };
+  const commandsOf = (json: string) =>
+    (
+      (JSON.parse(json) as { features: { slash_commands?: Array<{ command: string }> } }).features.slash_commands ?? []
+    ).map((c) => c.command);
+
+  it('gives the commands to one app only before any agent has Slack keys', () => {
+    expect(commandsOf(cli(['code', '--json']).out)).toEqual(['/pass', '/reset', '/status', '/privacy']);
+    expect(commandsOf(cli(['data', '--json']).out)).toEqual([]);
+    expect(commandsOf(cli(['reviewer', '--json']).out)).toEqual([]);
+    // `control: true` in a file picks that agent instead.
+    writeFileSync(path.join(fresh, 'agents', 'data.md'), agentFile('data', 'control: true\n'));
+    expect(commandsOf(cli(['data', '--json']).out)).toHaveLength(4);
+    expect(commandsOf(cli(['code', '--json']).out)).toEqual([]);
+    writeFileSync(path.join(fresh, 'agents', 'data.md'), agentFile('data', ''));
+  });
+
+  it('switches to HTTP mode with --request-url: events, interactivity and commands go to that URL', () => {
+    const url = 'https://bots.example.org/slack/events/code';
+    const { code, out } = cli(['code', '--request-url', url, '--json']);
+    expect(code).toBe(0);
+    const manifest = JSON.parse(out) as {
+      settings: Record<string, unknown>;
+      features: { slash_commands: Array<{ url: string }> };
+    };
+    expect(manifest.settings).toMatchObject({
+      socket_mode_enabled: false,
+      event_subscriptions: { request_url: url },
+      interactivity: { is_enabled: true, request_url: url },
+    });
+    expect(manifest.features.slash_commands.map((c) => c.url)).toEqual([url, url, url, url]);
+    expect(JSON.parse(cli(['data', '--json']).out).settings).toMatchObject({
+      socket_mode_enabled: true,
+      interactivity: { is_enabled: false },
+    });
+  });
+
+  it('says why --request-url cannot apply, with the usage exit code', () => {
+    const sameDir = mkdtempSync(path.join(tmpdir(), 'slack-manifest-socket-'));
+    try {
+      mkdirSync(path.join(sameDir, 'agents'));
+      writeFileSync(
+        path.join(sameDir, 'agents', 'data.md'),
+        agentFile('data', 'slack:\n  bot_token_env: A\n  app_token_env: B\n'),
+      );
+      const refused = cli(['data', '--request-url', 'https://h/slack/events/data'], sameDir);
+      expect(refused.code).toBe(2);
+      expect(refused.err).toBe(
+        `slack:manifest: --request-url: ${path.join(sameDir, 'agents', 'data.md')} sets slack.app_token_env, so @data uses Socket Mode; for HTTP mode remove app_token_env and set signing_secret_env\n${MANIFEST_USAGE}\n`,
+      );
+      expect(cli(['data', '--request-url', 'http://plain/x']).err).toMatch(/Slack only calls https:\/\/ URLs/);
+    } finally {
+      rmSync(sameDir, { recursive: true, force: true });
+    }
+  });
+
+  it('uses the exit codes every script uses: 2 for the command line, 1 for configuration', () => {
+    expect(cli([]).code).toBe(2);
+    expect(cli(['code', '--yaml']).err).toMatch(/^slack:manifest: unknown option --yaml\n/);
+    expect(cli(['code', '--yaml']).code).toBe(2);
+    expect(cli(['nobody']).code).toBe(1);
+    expect(cli(['nobody']).err).toMatch(/^slack:manifest failed: .*no agent named "nobody"/);
+    expect(cli(['--help']).code).toBe(0);
   });
 });

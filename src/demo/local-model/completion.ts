@@ -53,7 +53,8 @@ export function resolveAnswer(
     };
   });
   // Real OpenAI sends `content: null` on a pure tool-call turn, and a string otherwise.
-  const content = (toolCalls.length > 0 || reply.refusal) && !reply.content ? null : (reply.content ?? '');
+  const given = reply.agents ? JSON.stringify(reply.agents) : reply.content;
+  const content = (toolCalls.length > 0 || reply.refusal) && !given ? null : (given ?? '');
   const completionText = (content ?? '') + toolCalls.map((call) => call.name + call.arguments).join('');
   const prompt_tokens =
     measured?.promptTokens ?? estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? []));

@@ -1,5 +1,6 @@
+export { type AgentView, agentOfRequest, batchAgentsOf, batchParts, perAgent } from './agents.js';
 export { FAKE_EMBEDDING_DIMENSIONS, fakeEmbedding } from './embeddings.js';
-export { PromptCache, promptText, repeatedPrefixShare } from './prompt-cache.js';
+export { PromptCache, promptText, repeatedPrefixShare, type SchemaPlacement } from './prompt-cache.js';
 export { startFakeOpenAI } from './server.js';
 export type {
   Dialect,

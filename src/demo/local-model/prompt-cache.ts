@@ -12,14 +12,23 @@ const encode: Encode = (text, options) => {
 type Request = {
   messages: ReadonlyArray<{ role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string }>;
   tools?: unknown[] | undefined;
+  body?: Record<string, unknown> | undefined;
 };
+
+/** Where a structured output's schema goes (see FakeOpenAIOptions.schema). */
+export type SchemaPlacement = 'prefix' | 'grammar';
 
 /**
  * The prompt as a server sees it, one text: the tool schemas first (the order Anthropic documents for its cache:
- * tools, system, messages; OpenAI puts them after the system text), then every message with its role.
+ * tools, system, messages; OpenAI puts them after the system text) and a structured output's schema (OpenAI: "the
+ * structured output schema serves as a prefix to the system message"; a server that enforces it with a grammar
+ * leaves it out of the prompt), then every message with its role.
  */
-export function promptText(request: Request): string {
-  const tools = request.tools && request.tools.length > 0 ? `<|tools|>${JSON.stringify(request.tools)}` : '';
+export function promptText(request: Request, schema: SchemaPlacement = 'prefix'): string {
+  const format = schema === 'prefix' ? request.body?.response_format : undefined;
+  const tools =
+    (request.tools && request.tools.length > 0 ? `<|tools|>${JSON.stringify(request.tools)}` : '') +
+    (format ? `<|response_format|>${JSON.stringify(format)}` : '');
   const messages = request.messages.map((m) => {
     const content = typeof m.content === 'string' ? m.content : m.content == null ? '' : JSON.stringify(m.content);
     const calls = m.tool_calls ? JSON.stringify(m.tool_calls) : '';
@@ -39,9 +48,11 @@ const STEP = 128;
 export class PromptCache {
   private readonly seen = new Set<string>();
 
+  constructor(private readonly schema: SchemaPlacement = 'prefix') {}
+
   /** Counts the request's prompt tokens and how many of them an earlier request had cached. */
   measure(request: Request): { promptTokens: number; cachedTokens: number } {
-    const tokens = encode(promptText(request), { disallowedSpecial: new Set() });
+    const tokens = encode(promptText(request, this.schema), { disallowedSpecial: new Set() });
     const hash = createHash('sha256');
     let hashed = 0;
     let cached = 0;
@@ -71,8 +82,8 @@ function commonPrefix(a: string, b: string): number {
  * Of all the input characters of `requests`, the share that repeats a prefix of an earlier request: what a
  * provider's prompt cache could reuse at best.
  */
-export function repeatedPrefixShare(requests: readonly Request[]): number {
-  const texts = requests.map(promptText);
+export function repeatedPrefixShare(requests: readonly Request[], schema: SchemaPlacement = 'prefix'): number {
+  const texts = requests.map((request) => promptText(request, schema));
   let repeated = 0;
   let total = 0;
   texts.forEach((text, index) => {

@@ -68,7 +68,7 @@ class FakeOpenAIServer implements FakeOpenAI {
   constructor(options: FakeOpenAIOptions) {
     this.responder = options.responder ?? passResponder;
     this.unsupportedParams = options.unsupportedParams ?? [];
-    this.cache = options.usage === 'openai' ? new PromptCache() : undefined;
+    this.cache = options.usage === 'openai' ? new PromptCache(options.schema) : undefined;
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => this.fail(res, error));
     });

@@ -15,6 +15,8 @@ export interface FakeToolCall {
 export interface FakeReply {
   /** Assistant text; may be empty when `toolCalls` are given. */
   content?: string;
+  /** A batched request's structured answer: one string per agent, sent as the JSON object its schema asks for. */
+  agents?: Record<string, string>;
   toolCalls?: FakeToolCall[];
   /** Answer with this HTTP error status instead, and an OpenAI-style error body. */
   status?: number;
@@ -98,4 +100,10 @@ export interface FakeOpenAIOptions {
    * OpenAI's prompt-cache rule (the longest prefix shared with an earlier request, 1024 tokens on, 128 a step).
    */
   usage?: 'estimate' | 'openai';
+  /**
+   * With OpenAI-like usage, where a structured output's schema goes: `prefix` (default) before the system message,
+   * as OpenAI documents (a different schema misses the cache); `grammar` outside the prompt, as servers that
+   * enforce it with a grammar (llama.cpp, vLLM, Ollama) do.
+   */
+  schema?: 'prefix' | 'grammar';
 }

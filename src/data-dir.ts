@@ -1,0 +1,72 @@
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { ConfigError, RoundtableError } from './errors.js';
+
+/** Why a data folder cannot be used, from the error code of creating or probing it. */
+export function dataDirProblem(code: string | undefined): string {
+  switch (code) {
+    case 'EROFS':
+      return 'is on a read-only file system';
+    case 'EACCES':
+    case 'EPERM':
+      return 'cannot be created or written by this user (permission denied)';
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return 'is not a folder (or a file is in the way)';
+    default:
+      return `cannot be used (${code ?? 'unknown error'})`;
+  }
+}
+
+/** Makes sure DATA_DIR exists and is writable; the error names the variable and the path. */
+export function prepareDataDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    throw new ConfigError('environment', 'DATA_DIR', `${dir} ${dataDirProblem((error as NodeJS.ErrnoException).code)}`);
+  }
+}
+
+/** Held while a bridge runs on a data folder; `release` on shutdown. */
+export interface DataDirLock {
+  release(): void;
+}
+
+export const LOCK_FILE = 'roundtable.lock';
+
+/**
+ * Takes the data folder for this process: an exclusive SQLite lock on DATA_DIR/roundtable.lock.
+ * The lock is the operating system's (a POSIX record lock), so it goes with the process however
+ * it ends, kill -9 included: nothing stale to clean up, and no PID file (which misleads when the
+ * bridge is PID 1 of every container). A second bridge on the same folder is refused before it
+ * touches the store or the first one's sandbox containers.
+ */
+export function lockDataDir(dir: string): DataDirLock {
+  const file = path.join(dir, LOCK_FILE);
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { timeout: 0 });
+    // Exclusive locking mode keeps the lock of the first write until the connection closes.
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY, pid INTEGER, since INTEGER)');
+    db.prepare('INSERT OR REPLACE INTO holder VALUES (1, ?, ?)').run(process.pid, Date.now());
+  } catch (error) {
+    db?.close();
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+      throw new RoundtableError(
+        'locked',
+        `another Roundtable bridge is running on DATA_DIR ${dir} (it holds ${file}); stop it first, or give this one its own DATA_DIR`,
+      );
+    }
+    throw new ConfigError('environment', 'DATA_DIR', `cannot lock ${file}: ${(error as Error).message}`);
+  }
+  const holder = db;
+  return {
+    release() {
+      if (holder.open) holder.close();
+    },
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * Batched turns (seed 004) against a model: the request for agents that see the same room (the transcript once,
+ * one segment per agent, each within its own allocations), and the one structured-output call that answers for
+ * all of them, its usage split among them.
+ */
+import type { AgentConfig, Settings } from '../config/index.js';
+import type { Logger } from '../log.js';
+import type { RoomMessage } from '../room/types.js';
+import {
+  type BatchAgent,
+  type BatchAnswer,
+  batchPrompt,
+  batchResponseFormat,
+  batchSegment,
+  batchShared,
+  parseBatchAnswer,
+  splitUsage,
+} from './batch.js';
+import { type BudgetPlan, clipText, planBudget } from './budget.js';
+import { actionsBlock, agentCard, BRIDGE_RULES, knowledgeBlock, renderMessage } from './context.js';
+import { historyStart } from './history-window.js';
+import { MESSAGE_OVERHEAD, REQUEST_OVERHEAD, type TokenCounter, tokenCounter } from './tokens.js';
+import { allocationsFor, type ContextSources } from './turn-context.js';
+import type { LlmClient } from './types.js';
+import type { LlmUsage } from './usage.js';
+
+export interface BatchMember {
+  readonly agent: AgentConfig;
+  /** Why it is asked now (the rendered situation, with its notes). */
+  readonly situation: string;
+}
+
+export interface BatchInput {
+  readonly members: readonly BatchMember[];
+  /** Everyone at the table, for the cards. */
+  readonly agentNames: readonly string[];
+  /** What every member may see of the room, oldest first: the same for all of them. */
+  readonly history: readonly RoomMessage[];
+  readonly roomKey: string;
+  readonly settings: Pick<Settings, 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'>;
+  readonly sources?: ContextSources | undefined;
+}
+
+export interface PreparedBatch {
+  /** The room's transcript (and older messages that may be relevant), sent once. */
+  readonly transcript: string;
+  /** The members that have a segment, in member order. */
+  readonly members: ReadonlyArray<{
+    readonly agent: AgentConfig;
+    readonly segment: BatchAgent;
+    /** What its segment adds to a batch, as counted. */
+    readonly tokens: number;
+  }>;
+  /** Members whose fixed parts leave no room in their budget: asked on their own (which says so clearly). */
+  readonly unfit: readonly AgentConfig[];
+  /** The shared part of a batch of all the members (rules, answer format, notice, transcript), as counted. */
+  readonly sharedTokens: number;
+}
+
+/** The rules, the tools line and the card: what each member's budget gives up before the allocations. */
+function fixedTokens(counter: TokenCounter, card: string, tools: readonly string[]): number {
+  return REQUEST_OVERHEAD + 2 * MESSAGE_OVERHEAD + counter.count(BRIDGE_RULES) + counter.count(card) + 4 * tools.length;
+}
+
+/**
+ * Each member's segment within its own allocations, and one transcript for all: the window the member with the
+ * smallest history share would see on its own (the same cut points, so the prefix caches across calls too).
+ */
+export async function prepareBatch(input: BatchInput): Promise<PreparedBatch> {
+  const model = input.members[0]?.agent.model ?? '';
+  const counter = tokenCounter(model);
+  const planned: Array<{ member: BatchMember; card: string; plan: BudgetPlan }> = [];
+  const unfit: AgentConfig[] = [];
+  for (const member of input.members) {
+    const { agent } = member;
+    const others = input.agentNames.filter((n) => n.toLowerCase() !== agent.name.toLowerCase());
+    const card = agentCard(agent.name, others, agent.systemPrompt);
+    try {
+      const plan = planBudget({
+        agent: agent.name,
+        contextTokens: agent.contextTokens,
+        reserve: input.settings.ANSWER_RESERVE_TOKENS,
+        fixed: fixedTokens(counter, card, agent.tools),
+        allocations: allocationsFor(agent),
+      });
+      planned.push({ member, card, plan });
+    } catch {
+      unfit.push(agent);
+    }
+  }
+  if (planned.length === 0) return { transcript: '', members: [], unfit, sharedTokens: 0 };
+  const share = Math.min(...planned.map((p) => p.plan.history));
+  const { transcript, leftOut } = transcriptWithin(input.history, share, input.settings.HISTORY_LIMIT, counter);
+  const retrieved = await retrievedBlock(input, leftOut, share, counter);
+  const shown = retrieved ? `${transcript}\n\n${retrieved}` : transcript;
+
+  const members = planned.map(({ member, card, plan }, index) => {
+    const { agent } = member;
+    const sources = input.sources;
+    const segment: BatchAgent = {
+      name: agent.name,
+      card,
+      knowledge: agent.tools.includes('remember')
+        ? knowledgeBlock(sources?.knowledge?.(agent.name) ?? [], plan.knowledge, counter)
+        : undefined,
+      actions: actionsBlock(sources?.recentActions?.(agent.name) ?? [], plan.recentActions, counter),
+      tools: agent.tools,
+      situation: clipText(member.situation, plan.turn, counter),
+      contextTokens: agent.contextTokens,
+    };
+    return { agent, segment, tokens: counter.count(batchSegment(segment, index)) + 1 };
+  });
+  const frame = batchPrompt({ transcript: shown, agents: [] });
+  const system = batchShared(members.map((m) => m.agent.name));
+  const body = String(frame[1]?.content ?? '');
+  const sharedTokens = REQUEST_OVERHEAD + 2 * MESSAGE_OVERHEAD + counter.count(system) + counter.count(body);
+  return { transcript: shown, members, unfit, sharedTokens };
+}
+
+/** The newest messages that fit `share` and HISTORY_LIMIT, cut in blocks as an agent's own history is. */
+function transcriptWithin(
+  history: readonly RoomMessage[],
+  share: number,
+  historyLimit: number,
+  counter: TokenCounter,
+): { transcript: string; leftOut: readonly RoomMessage[] } {
+  const rendered = history.map((message) => {
+    const text = clipText(renderMessage(message), Math.floor(share / 2), counter);
+    return { message, text, tokens: counter.count(text) + 1 };
+  });
+  const start = historyStart(
+    rendered.map((r) => ({ id: r.message.id, tokens: r.tokens })),
+    { maxMessages: historyLimit, maxTokens: share },
+  );
+  return {
+    transcript: rendered
+      .slice(start)
+      .map((r) => r.text)
+      .join('\n'),
+    leftOut: history.slice(0, start),
+  };
+}
+
+/** Older messages like the newest one, once for the batch (its members see the same room). */
+async function retrievedBlock(
+  input: BatchInput,
+  leftOut: readonly RoomMessage[],
+  share: number,
+  counter: TokenCounter,
+): Promise<string> {
+  const recall = input.sources?.recall?.(input.roomKey);
+  const newest = input.history.at(-1);
+  if (!recall || !newest || leftOut.length === 0) return '';
+  const found = await recall(leftOut, newest);
+  const lines = [...found]
+    .sort((a, b) => a.id - b.id)
+    .map((m) => clipText(renderMessage(m), Math.floor(share / 8), counter));
+  return lines.length > 0 ? `>>> OLDER MESSAGES THAT MAY BE RELEVANT <<<\n${lines.join('\n')}` : '';
+}
+
+/** Some servers put structured output in a code fence all the same. */
+function unfenced(content: string): string {
+  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/i.exec(content);
+  return fenced?.[1] ?? content;
+}
+
+export interface BatchCall {
+  readonly client: LlmClient;
+  readonly model: string;
+  readonly temperature?: number | undefined;
+  readonly transcript: string;
+  /** The batch's segments, in queue order. */
+  readonly agents: readonly BatchAgent[];
+  /** The shared part's tokens and each segment's, to split the call's usage. */
+  readonly sharedTokens: number;
+  readonly segmentTokens: readonly number[];
+  readonly signal?: AbortSignal | undefined;
+  /** Each agent's part of the call's usage. */
+  readonly onUsage?: ((agent: string, usage: LlmUsage) => void) | undefined;
+  readonly log?: Logger | undefined;
+}
+
+/** One call for the whole batch; the answer is validated before the caller applies any of it. */
+export async function callBatch(call: BatchCall): Promise<BatchAnswer> {
+  const names = call.agents.map((a) => a.name);
+  const started = Date.now();
+  const response = await call.client.complete({
+    model: call.model,
+    messages: batchPrompt({ transcript: call.transcript, agents: call.agents }),
+    responseFormat: batchResponseFormat(names),
+    temperature: call.temperature,
+    signal: call.signal,
+  });
+  const answer: BatchAnswer =
+    response.toolCalls.length > 0
+      ? { ok: false, reason: 'it called tools' }
+      : parseBatchAnswer(unfenced(response.content), names);
+  if (response.usage && call.onUsage) {
+    const each = call.sharedTokens / Math.max(1, names.length);
+    const parts = names.map((name, i) => {
+      const reply = answer.ok ? answer.replies.get(name) : undefined;
+      return {
+        input: each + (call.segmentTokens[i] ?? 0),
+        output: reply?.kind === 'reply' ? reply.text.length : reply ? 6 : 1,
+      };
+    });
+    const shares = splitUsage(response.usage, parts);
+    for (const [i, usage] of shares.entries()) call.onUsage(names[i] ?? '', usage);
+  }
+  call.log?.debug(
+    {
+      agents: names,
+      model: call.model,
+      ms: Date.now() - started,
+      ok: answer.ok,
+      ...(response.usage
+        ? { tokensIn: response.usage.input, tokensCached: response.usage.cached, tokensOut: response.usage.output }
+        : {}),
+    },
+    'llm batch call',
+  );
+  return answer;
+}

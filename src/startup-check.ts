@@ -1,0 +1,122 @@
+/**
+ * The items of `--check`, in the order a new user fixes them: settings, the data folder, the
+ * template folder, agent files, model endpoints, Docker, platform tokens. Docker and the
+ * platforms are probed by their own modules, handed in by main.ts (the composition root).
+ */
+import path from 'node:path';
+import { type Config, type Env, loadConfig, readSettings, type Settings, templateDir } from './config/index.js';
+import { lockDataDir, prepareDataDir } from './data-dir.js';
+import { ConfigError, describeError } from './errors.js';
+import { checkEndpoint, lacksOpenAiKey } from './llm/endpoint-check.js';
+import { type CheckResult, type Probe, runChecks } from './self-check.js';
+
+export interface CheckProbes {
+  docker(settings: Settings): Promise<readonly CheckResult[]>;
+  discord(config: Config): Promise<readonly CheckResult[]>;
+  slack(config: Config): Promise<readonly CheckResult[]>;
+}
+
+/** Tools that run in the sandbox (the container, or its workspace folder). */
+const SANDBOX_TOOLS = new Set(['bash', 'read_files', 'write_files', 'glob']);
+
+const one = (ok: boolean, item: string, detail: string): readonly CheckResult[] => [{ ok, item, detail }];
+
+function configLine(item: string, error: unknown): readonly CheckResult[] {
+  // A variable's error is `environment: NAME: problem`; the line says `NAME: problem`.
+  const message = describeError(error);
+  return one(false, item, error instanceof ConfigError ? message.replace(/^environment: /, '') : message);
+}
+
+/** Runs every check and prints one line per item; resolves true when all passed. */
+export async function selfCheck(options: {
+  env: Env;
+  cwd: string;
+  probes: CheckProbes;
+  write: (line: string) => void;
+}): Promise<boolean> {
+  const { env, cwd, probes, write } = options;
+  let settings: Settings;
+  try {
+    settings = readSettings(env);
+  } catch (error) {
+    // Everything after this reads the settings.
+    return runChecks([{ item: 'environment', probe: async () => configLine('environment', error) }], write);
+  }
+  let config: Config | undefined;
+  const items: Array<{ item: string; probe: Probe }> = [
+    { item: 'environment', probe: async () => one(true, 'environment', 'every setting is valid') },
+    {
+      item: 'data folder',
+      probe: async () => {
+        const dir = path.resolve(cwd, settings.DATA_DIR);
+        prepareDataDir(dir);
+        let running = '';
+        try {
+          lockDataDir(dir).release();
+        } catch {
+          running = ' (a bridge is running on it now)';
+        }
+        return one(true, 'data folder', `${dir} is writable${running}`);
+      },
+    },
+    {
+      item: 'sandbox template folder',
+      probe: async () => {
+        const dir = templateDir(settings, cwd);
+        return one(true, 'sandbox template folder', dir ?? 'not set (new workspaces start empty)');
+      },
+    },
+    {
+      item: 'agent files',
+      probe: async () => {
+        config = loadConfig(env, cwd);
+        const names = config.agents.map((a) => `@${a.name}`).join(', ');
+        return one(true, 'agent files', `${config.agents.length} in ${settings.AGENTS_DIR} (${names})`);
+      },
+    },
+    { item: 'model endpoints', probe: async () => (config ? endpointLines(config) : []) },
+    {
+      item: 'Docker engine',
+      probe: async () => {
+        if (config && !config.agents.some((a) => a.tools.some((tool) => SANDBOX_TOOLS.has(tool)))) {
+          return one(true, 'Docker', 'not needed (no agent has bash or file tools)');
+        }
+        return probes.docker(settings);
+      },
+    },
+    { item: 'Discord', probe: async () => (config?.agents.some((a) => a.discord) ? probes.discord(config) : []) },
+    { item: 'Slack', probe: async () => (config?.agents.some((a) => a.slack) ? probes.slack(config) : []) },
+  ];
+  return runChecks(
+    items.map(({ item, probe }) => ({
+      item,
+      // A ConfigError names its file and field already; the line keeps that wording.
+      probe: () => probe().catch((error: unknown) => configLine(item, error)),
+    })),
+    write,
+  );
+}
+
+/** One line per endpoint (and key) the agents use: reachable, key accepted. */
+async function endpointLines(config: Config): Promise<CheckResult[]> {
+  const groups = new Map<string, { endpoint: string; apiKey: string | undefined; agents: string[] }>();
+  for (const agent of config.agents) {
+    const key = `${agent.endpoint}\n${agent.apiKey ?? ''}`;
+    const group = groups.get(key) ?? { endpoint: agent.endpoint, apiKey: agent.apiKey, agents: [] };
+    group.agents.push(`@${agent.name}`);
+    groups.set(key, group);
+  }
+  const timeoutMs = Math.min(config.settings.LLM_TIMEOUT_S, 15) * 1000;
+  const results: CheckResult[] = [];
+  for (const group of groups.values()) {
+    const item = `model endpoint ${group.endpoint} (${group.agents.join(', ')})`;
+    if (lacksOpenAiKey(group)) {
+      results.push({ ok: false, item, detail: 'no API key: set OPENAI_API_KEY (or api_key_env in the agent file)' });
+      continue;
+    }
+    const check = await checkEndpoint(group.endpoint, group.apiKey, timeoutMs);
+    const key = check.ok ? (group.apiKey ? ', key accepted' : ', no key needed') : '';
+    results.push({ ok: check.ok, item, detail: `${check.detail}${key}` });
+  }
+  return results;
+}

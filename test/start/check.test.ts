@@ -1,0 +1,178 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { main, USAGE } from '../../src/main.js';
+import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
+import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
+
+let dir: string;
+let llm: FakeOpenAI;
+let discord: FakeDiscord;
+let slack: FakeSlack;
+let slackApp: { botToken: string; appToken: string };
+
+beforeAll(async () => {
+  llm = await startFakeOpenAI();
+  discord = await startFakeDiscord({ bots: [{ token: 'tok-data', name: 'data-bot' }] });
+  slack = await startFakeSlack();
+  slackApp = slack.addApp('data');
+});
+afterAll(async () => {
+  await llm.close();
+  await discord.close();
+  await slack.close();
+});
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'rt-check-'));
+  mkdirSync(path.join(dir, 'agents'));
+  return () => rmSync(dir, { recursive: true, force: true });
+});
+
+const agentFile = (name: string, front: string) =>
+  writeFileSync(
+    path.join(dir, 'agents', `${name}.md`),
+    `---\nname: ${name}\nmodel: m\n${front}\n---\nYou are ${name}.\n`,
+  );
+
+/** Runs `npm start -- <argv>` in-process; returns the exit code and what it printed. */
+async function start(argv: string[], env: Record<string, string> = {}) {
+  const stdout = new PassThrough();
+  let printed = '';
+  stdout.on('data', (chunk: Buffer) => {
+    printed += chunk.toString();
+  });
+  const stderr: string[] = [];
+  const write = process.stderr.write;
+  process.stderr.write = ((chunk: string) => stderr.push(String(chunk)) > 0) as typeof process.stderr.write;
+  try {
+    const code = await main({ argv, cwd: dir, env: { LOG_LEVEL: 'silent', ...env }, stdout });
+    return { code, lines: printed.trimEnd().split('\n'), stderr: stderr.join('') };
+  } finally {
+    process.stderr.write = write;
+  }
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('npm start -- --check', () => {
+  it('checks every item, one ✓ line each, and exits 0 without starting anything', async () => {
+    agentFile(
+      'data',
+      'discord: { token_env: DATA_DISCORD }\nslack: { bot_token_env: DATA_SLACK_BOT, app_token_env: DATA_SLACK_APP }',
+    );
+    agentFile('code', 'activation: mention');
+    const { code, lines } = await start(['--check'], {
+      OPENAI_BASE_URL: llm.baseURL,
+      DISCORD_API_URL: discord.apiURL,
+      SLACK_API_URL: slack.apiUrl,
+      DATA_DISCORD: 'tok-data',
+      DATA_SLACK_BOT: slackApp.botToken,
+      DATA_SLACK_APP: slackApp.appToken,
+    });
+    expect(lines).toEqual([
+      '✓ environment: every setting is valid',
+      `✓ data folder: ${path.join(dir, 'data')} is writable`,
+      '✓ sandbox template folder: not set (new workspaces start empty)',
+      '✓ agent files: 2 in ./agents (@code, @data)',
+      `✓ model endpoint ${llm.baseURL} (@code, @data): reachable (GET /models: 200), no key needed`,
+      '✓ Docker: not needed (no agent has bash or file tools)',
+      '✓ Discord @data: token accepted (bot user data-bot)',
+      '✓ Slack @data: tokens accepted (bot user data in Fake Workspace; Socket Mode)',
+      'All 8 checks passed.',
+    ]);
+    expect(code).toBe(0);
+    // Nothing was started: no store, no connection kept.
+    expect(existsSync(path.join(dir, 'data', 'roundtable.db'))).toBe(false);
+    expect(discord.gatewayConnected('data-bot')).toBe(false);
+  });
+
+  it('says what is wrong with each item, with ✗, and exits 1', async () => {
+    agentFile(
+      'data',
+      'tools: [bash]\ndiscord: { token_env: DATA_DISCORD }\nslack: { bot_token_env: DATA_SLACK_BOT, app_token_env: DATA_SLACK_APP }',
+    );
+    agentFile('code', `endpoint: http://127.0.0.1:${await closedPort()}/v1`);
+    agentFile('reviewer', 'activation: always');
+    const { code, lines } = await start(['--check'], {
+      DISCORD_API_URL: discord.apiURL,
+      SLACK_API_URL: slack.apiUrl,
+      DATA_DISCORD: 'not-the-token',
+      DATA_SLACK_BOT: 'xoxb-wrong',
+      DATA_SLACK_APP: slackApp.appToken,
+      SANDBOX_TEMPLATE_DIR: './no-such-folder',
+      SANDBOX_IMAGE: 'roundtable-never-built:none',
+    });
+    expect(code).toBe(1);
+    expect(lines).toContain(
+      `✗ sandbox template folder: SANDBOX_TEMPLATE_DIR: folder ${path.join(dir, 'no-such-folder')} does not exist`,
+    );
+    expect(lines.find((l) => l.includes('/v1 (@code)'))).toMatch(
+      /^✗ model endpoint http:\/\/127\.0\.0\.1:\d+\/v1 \(@code\): cannot reach .*\/models \(ECONNREFUSED\)/,
+    );
+    expect(lines).toContain(
+      '✗ model endpoint https://api.openai.com/v1 (@data, @reviewer): no API key: set OPENAI_API_KEY (or api_key_env in the agent file)',
+    );
+    // Docker: the engine is missing here, or the image is: either way one ✗ line says which.
+    expect(lines.some((l) => /^✗ (Docker engine|sandbox image roundtable-never-built:none): /.test(l))).toBe(true);
+    expect(lines).toContain(
+      '✗ Discord @data: token refused (401): copy the bot token again from the developer portal (Bot → Reset Token)',
+    );
+    expect(lines).toContain('✗ Slack @data: bot token refused by auth.test (invalid_auth)');
+    expect(lines.at(-1)).toMatch(/^\d+ of \d+ checks failed\.$/);
+  });
+
+  it('names the variable of a bad setting, including SANDBOX_* values', async () => {
+    agentFile('data', '');
+    const memory = await start(['--check'], { SANDBOX_MEMORY: 'lots' });
+    expect(memory.code).toBe(1);
+    expect(memory.lines[0]).toBe(
+      '✗ environment: SANDBOX_MEMORY: expected a size of at least 6m such as 512m or 1g (got "lots")',
+    );
+    expect((await start(['--check'], { SANDBOX_NETWORK: 'my net' })).lines[0]).toMatch(
+      /^✗ environment: SANDBOX_NETWORK: expected none, bridge, host/,
+    );
+    expect((await start(['--check'], { SANDBOX_IMAGE: 'Not An Image' })).lines[0]).toMatch(
+      /^✗ environment: SANDBOX_IMAGE: expected a Docker image reference/,
+    );
+  });
+
+  it('reports an agent file error on its own line and checks the rest', async () => {
+    agentFile('data', 'activation: sometimes');
+    const { code, lines } = await start(['--check'], { OPENAI_BASE_URL: llm.baseURL });
+    expect(code).toBe(1);
+    expect(lines).toContain(
+      `✗ agent files: ${path.join('agents', 'data.md')}: activation: Invalid option: expected one of "always"|"mention"`,
+    );
+    expect(lines[0]).toBe('✓ environment: every setting is valid');
+  });
+});
+
+describe('npm start command line', () => {
+  it('prints the options with --help and exits 0', async () => {
+    const { code, lines } = await start(['--help']);
+    expect(code).toBe(0);
+    expect(`${lines.join('\n')}\n`).toBe(USAGE);
+    expect(USAGE).toMatch(/--check/);
+    expect(USAGE).toMatch(/--console/);
+  });
+
+  it('refuses an unknown flag with exit code 2 and starts nothing', async () => {
+    agentFile('data', '');
+    const { code, stderr } = await start(['--chek']);
+    expect(code).toBe(2);
+    expect(stderr).toBe('unknown option --chek (npm start -- --help lists the options)\n');
+    expect(existsSync(path.join(dir, 'data'))).toBe(false);
+    expect((await start(['extra'])).stderr).toMatch(/^unexpected argument "extra"/);
+  });
+});
