@@ -9,6 +9,7 @@ import type { Store } from '../store/index.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { AgentTurns } from './agent-turns.js';
 import { BatchTurns } from './batch-turns.js';
+import { catchUpMarks } from './catch-up-marks.js';
 import { handleCommand } from './commands.js';
 import { Conductor } from './conductor.js';
 import { Edits } from './edits.js';
@@ -278,10 +279,6 @@ export function createBridge(options: BridgeOptions): Bridge {
     },
     forgetGuards: (room: Room) => guards.forget(room),
   };
-  // Where each room's catch-up starts when its adapter recorded none: the newest id stored before this start.
-  const startMarks = new Map(
-    store.channels().map((c) => [`${c.platform}:${c.channel}`, store.lastPlatformMessageId(c.platform, c.channel)]),
-  );
   const sink: AdapterSink = {
     receive: (event: Inbound) => reception.receive(event),
     command: async (event: CommandEvent) => {
@@ -292,24 +289,11 @@ export function createBridge(options: BridgeOptions): Bridge {
         return `/${event.name} failed: ${describeError(error)}`;
       }
     },
-    lastMessageId: (platform, channel) =>
-      store.caughtUp(platform, channel) ??
-      (startMarks.has(`${platform}:${channel}`)
-        ? startMarks.get(`${platform}:${channel}`)
-        : store.lastPlatformMessageId(platform, channel)),
-    caughtUp: (platform, channel, id) => {
-      store.setCaughtUp(platform, channel, id);
-      recovery.resume(`${platform}:${channel}`); // the backlog it fetched: answered as one conversation
-    },
     settled: async (platform, channel) => {
       await rooms.byKey(`${platform}:${channel}`)?.actor.idle();
     },
-    rooms: (platform) => store.activeRooms(platform),
-    directRooms: (platform) =>
-      store
-        .channels()
-        .filter((c) => c.platform === platform && c.directAgent)
-        .map((c) => ({ channel: c.channel, agent: c.directAgent ?? '' })),
+    // The backlog a catch-up fetched is answered as one conversation once its mark is recorded.
+    ...catchUpMarks(store, (key) => recovery.resume(key)),
   };
   return new Bridge(log, sink, {
     adapters: [...adapters.values()],
