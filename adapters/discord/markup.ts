@@ -3,7 +3,7 @@
  * become `#channel-name`, custom emoji `:name:`, `<t:…>` timestamps a date in UTC (every style), and command
  * mentions `</name:id>` the command as typed. Code is left as written.
  */
-import { mapProse } from '../shared/code-spans.js';
+import { mapProse } from '../../src/room/text/code-spans.js';
 
 export interface MarkupContext {
   /** A guild channel's name by id (from the receiving client's cache). */

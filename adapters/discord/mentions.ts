@@ -5,7 +5,7 @@
  * `@Human_Name` become real mentions; text in code is left alone. Only mentions written in the text count:
  * a reply's ping is not in the text, so it is never a mention.
  */
-import { mapProse } from '../shared/code-spans.js';
+import { mapProse } from '../../src/room/text/code-spans.js';
 import { mentionName } from '../shared/mention-name.js';
 
 /** Who is who: our agents' bot user ids, and humans met so far (id ↔ mention name). */

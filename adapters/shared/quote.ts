@@ -3,7 +3,7 @@
  * then each shared text as a Markdown quote. Mentions inside a quote are someone else's words: they lose their `@`
  * so they address no one (the sharer addresses agents in their own words).
  */
-import { mapProse } from './code-spans.js';
+import { mapProse } from '../../src/room/text/code-spans.js';
 
 export interface SharedText {
   /** Who wrote the shared message, when the platform says. */

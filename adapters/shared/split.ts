@@ -5,7 +5,7 @@
  * at a cut closed at the end of one chunk and reopened (same opening line) at the start of the next, so every
  * chunk renders on its own. Joining the chunks with the cut newlines gives the text back, fences aside.
  */
-import { closesFence, fenceMarker } from './code-spans.js';
+import { closesFence, fenceMarker } from '../../src/room/text/code-spans.js';
 
 interface Fence {
   /** The marker run, e.g. "```" or "~~~~". */

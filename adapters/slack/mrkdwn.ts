@@ -1,4 +1,4 @@
-import { segments } from '../shared/code-spans.js';
+import { segments } from '../../src/room/text/code-spans.js';
 
 /** Turns a mention's name into Slack's `<@U…>`, or undefined to leave `@name` as it is. */
 export type MentionResolver = (name: string) => string | undefined;

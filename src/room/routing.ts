@@ -1,87 +1,163 @@
 /**
- * Who answers a message, in which order and in which situation. Pure: the shell runs the turns.
+ * Who is asked about a message: rule 2 for a human's message, rule 4 for an agent's.
  */
-import { stripCode } from './mentions.js';
+import { askHuman, busy, enqueue, isObserver, joinDrops, makeRoomForHuman, removeWhere } from './asks.js';
+import { handBack, tellDropped } from './control.js';
+import { type Draft, lower, same } from './draft.js';
+import { PAIR_GUARD, pairKey, pairPaused } from './guards.js';
 import { canSee } from './privacy.js';
-import type { AgentProfile } from './types.js';
-import { isAwaiting, shouldWake, type WakeInput } from './wake.js';
+import { answerRequest, humanAnswers, openRequest } from './requests.js';
+import type { Ask, Dropped, MessageFacts, Reason } from './state.js';
+import { handBackText } from './turns.js';
 
-/** Why an agent was woken (logged at debug level, and it picks the situation). */
-export type WakeReason = 'direct' | 'awaiting' | 'addressed' | 'always' | 'mentioned';
-
-export interface Wake {
-  readonly agent: string;
-  readonly reason: WakeReason;
+function woken(d: Draft, m: MessageFacts, names: readonly string[]): void {
+  d.record({ kind: 'routed', seq: m.seq, author: m.author, woken: names });
 }
 
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
-/**
- * The agents to ask about `message`, in order, each once:
- * 1. in a DM, its agent;
- * 2. agents whose last message asked this author (agent or human) — the answer they waited for;
- * 3. the agents a human message addresses, in the order it names them;
- * 4. every other agent whose shouldWake holds, in configured order.
- * Never the author, never an agent that cannot see the message, never one in `exclude`.
- */
-export function planWakes(
-  agents: readonly AgentProfile[],
-  message: WakeInput,
-  history: readonly WakeInput[],
-  options: { readonly directAgent?: string | null; readonly exclude?: readonly string[] } = {},
-): Wake[] {
-  const excluded = (name: string) => (options.exclude ?? []).some((n) => same(n, name));
-  const eligible = agents.filter(
-    (agent) =>
-      !excluded(agent.name) &&
-      !(message.kind === 'agent' && same(agent.name, message.author)) &&
-      canSee(agent.name, message),
-  );
-  if (message.kind === 'system') return [];
-  if (options.directAgent) {
-    const owner = eligible.find((agent) => same(agent.name, options.directAgent ?? ''));
-    return owner ? [{ agent: owner.name, reason: 'direct' }] : [];
-  }
-  const plan: Wake[] = [];
-  const add = (name: string, reason: WakeReason) => {
-    if (!plan.some((w) => same(w.agent, name))) plan.push({ agent: name, reason });
+/** Rule 2: a human's message. `missed`: fetched by a catch-up (its asks wait until it is done). */
+export function routeHuman(d: Draft, m: MessageFacts, text: string, missed: boolean): void {
+  const completed = humanAnswers(d, m.author, text);
+  const left = (agent: string) => completed.some((name) => same(name, agent)) || !canSee(agent, m);
+  makeRoomForHuman(d, m.author);
+  const names: string[] = [];
+  let drops: Dropped[] = [];
+  const question = (agent: string, reason: Reason) => {
+    if (names.some((n) => n.startsWith(`${agent}:`)) || left(agent)) return;
+    names.push(`${agent}:${reason}`);
+    const dropped = askHuman(d, {
+      agent,
+      reason,
+      about: m.seq,
+      author: m.author,
+      questions: [{ human: m.author, seq: m.seq }],
+      audience: m.audience,
+      fromAgent: false,
+      held: missed,
+    });
+    if (dropped) drops = joinDrops(drops, [dropped]);
   };
-  for (const agent of eligible) if (isAwaiting(agent, message, history)) add(agent.name, 'awaiting');
-  if (message.kind === 'human') {
-    for (const name of message.mentions) {
-      const agent = eligible.find((a) => same(a.name, name));
-      if (agent) add(agent.name, 'addressed');
+  const { setup } = d;
+  if (setup.kind === 'direct') {
+    const agent = setup.directAgent ? d.agent(setup.directAgent) : undefined;
+    if (agent) question(agent, 'direct');
+  } else if (setup.kind === 'room') {
+    for (const agent of setup.agents) {
+      if (d.state.awaiting[lower(agent.name)]?.some((h) => same(h, m.author))) question(agent.name, 'awaiting');
+    }
+    for (const name of m.mentions) question(name, 'addressed');
+    for (const agent of setup.agents) {
+      if (agent.activation !== 'always' || names.some((n) => n.startsWith(`${agent.name}:`)) || left(agent.name)) {
+        continue;
+      }
+      names.push(`${agent.name}:always`);
+      enqueue(d, {
+        agent: agent.name,
+        reason: 'always',
+        about: m.seq,
+        author: m.author,
+        audience: m.audience,
+        fromAgent: false,
+        held: missed,
+      });
     }
   }
-  for (const agent of eligible) {
-    if (!shouldWake(agent, message, history)) continue;
-    add(agent.name, agent.activation === 'always' ? 'always' : 'mentioned');
+  // Their answer came: the agents that waited for this human wait no more.
+  const awaiting: Record<string, readonly string[]> = {};
+  for (const [agent, humans] of Object.entries(d.state.awaiting)) {
+    awaiting[agent] = humans.filter((h) => !same(h, m.author));
   }
-  return plan;
+  d.set({ awaiting });
+  woken(d, m, names);
+  if (drops.length > 0) tellDropped(d, drops, 'Too many questions waiting');
 }
 
-/** True when the text asks something: a `?` outside code. */
-export function asksQuestion(text: string): boolean {
-  return stripCode(text).includes('?');
+/** What an agent's message answers: the ask whose reply it is, if any (an action's post answers nothing). */
+export interface Replying {
+  readonly ask?: Ask | undefined;
+  readonly noProgress: boolean;
 }
 
-/**
- * The people whose names in an agent's message ask for a reply: the agents and humans it mentions, less
- * itself and less the people it answers — naming who asked you, in your answer, is the answer. A human
- * it answers is asked all the same when the message asks a question ("@ann which file?"): humans do not
- * ping-pong, and the agent should hear their reply.
- */
-export function requestsOf(input: {
-  readonly agents: readonly string[];
-  readonly humans?: readonly string[];
-  readonly author: string;
-  readonly answering: readonly string[];
-  readonly text?: string;
-}): string[] {
-  const answered = (name: string) => input.answering.some((person) => same(person, name));
-  const question = input.text !== undefined && asksQuestion(input.text);
-  return [
-    ...input.agents.filter((name) => !same(name, input.author) && !answered(name)),
-    ...(input.humans ?? []).filter((name) => !same(name, input.author) && (!answered(name) || question)),
-  ];
+/** The last agent other than `author` to speak before `seq`. */
+function previousAgent(d: Draft, author: string, seq: number): string | undefined {
+  for (let i = d.state.agentPosts.length - 1; i >= 0; i--) {
+    const post = d.state.agentPosts[i];
+    if (post && post.seq < seq && !same(post.author, author)) return post.author;
+  }
+  return undefined;
+}
+
+function paused(d: Draft, a: string, b: string): boolean {
+  if (!d.agent(a) || !d.agent(b)) return false;
+  const messages = d.state.agentPosts.map((p) => ({ author: p.author, kind: 'agent' as const, at: p.at }));
+  return pairPaused(messages, a, b, d.now, PAIR_GUARD);
+}
+
+/** Rule 7.2: the room is told once per pair. */
+function tellPaused(d: Draft, a: string, b: string): void {
+  const key = pairKey(a, b);
+  if (d.state.told.includes(key)) return;
+  d.set({ told: [...d.state.told, key] });
+  d.line(
+    `@human @${a} and @${b} have exchanged more than ${PAIR_GUARD.limit} messages in ` +
+      `${PAIR_GUARD.windowMs / 60_000} minutes, so they no longer wake each other for now. ` +
+      'Mention one of them to continue.',
+  );
+}
+
+/** Rule 4: an agent's message, stored and counted. */
+export function routeAgent(d: Draft, m: MessageFacts, text: string, replying: Replying): void {
+  const { state, setup } = d;
+  if (state.control.holder === 'humans') return;
+  if (state.control.count >= setup.turnLimit) {
+    handBack(d, 'turn limit', handBackText(setup.turnLimit), m.seq);
+    return;
+  }
+  const { ask } = replying;
+  const partner = previousAgent(d, m.author, m.seq);
+  const pausedWithPartner = partner !== undefined && paused(d, m.author, partner);
+  if (pausedWithPartner && partner) tellPaused(d, m.author, partner);
+  const asked = m.requests.flatMap((name) => {
+    const agent = d.agent(name);
+    return agent && !paused(d, m.author, agent) ? [agent] : [];
+  });
+  if (asked.length > 0 && setup.kind === 'room') {
+    openRequest(d, {
+      requester: m.author,
+      origin: setup.key,
+      parent: ask?.requests[0] ?? null,
+      text,
+      seq: m.seq,
+      awaited: asked.map((name) => ({ name, kind: 'agent' as const })),
+      opener: { people: ask?.people ?? [], audience: ask?.audience ?? null },
+    });
+    return;
+  }
+  if (ask && ask.requests.length > 0) {
+    for (const id of ask.requests) answerRequest(d, id, { participant: m.author, text, outcome: 'answer' });
+    return;
+  }
+  if (replying.noProgress || pausedWithPartner) return;
+  if (ask?.startedAt !== undefined && d.state.lastHuman > ask.startedAt) return; // a human spoke meanwhile
+  if (setup.kind === 'direct') return;
+  if (setup.kind === 'pair') {
+    const other = setup.pair?.find((name) => !same(name, m.author));
+    const agent = other ? d.agent(other) : undefined;
+    if (agent) {
+      enqueue(d, { agent, reason: 'direct', about: m.seq, author: m.author, audience: null, fromAgent: true });
+      woken(d, m, [`${agent}:direct`]);
+    }
+    return;
+  }
+  removeWhere(d, isObserver);
+  const names: string[] = [];
+  for (const agent of setup.agents) {
+    const mentioned = m.mentions.some((name) => same(name, agent.name));
+    if (agent.activation !== 'always' && !mentioned) continue;
+    if (same(agent.name, m.author) || !canSee(agent.name, m) || paused(d, m.author, agent.name)) continue;
+    if (d.state.failed.some((name) => same(name, agent.name)) || busy(d, agent.name)) continue;
+    const reason: Reason = agent.activation === 'always' ? 'always' : 'mentioned';
+    names.push(`${agent.name}:${reason}`);
+    enqueue(d, { agent: agent.name, reason, about: m.seq, author: m.author, audience: m.audience, fromAgent: true });
+  }
+  woken(d, m, names);
 }

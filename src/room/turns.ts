@@ -1,4 +1,4 @@
-import { stripCode } from './mentions.js';
+import { stripCode } from './text/code-spans.js';
 import type { RoomMessage, TurnState } from './types.js';
 
 /** What an agent's reply means for the room. */

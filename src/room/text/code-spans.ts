@@ -76,3 +76,30 @@ function inlineSegments(text: string): Segment[] {
   if (at < text.length) out.push({ kind: 'text', value: text.slice(at) });
   return out;
 }
+
+/** The text with code removed: fenced blocks vanish, inline spans become one space (words stay apart). */
+export function stripCode(text: string): string {
+  return segments(text)
+    .map((segment) => (segment.kind === 'text' ? segment.value : segment.kind === 'code' ? ' ' : '\n'))
+    .join('');
+}
+
+/** The contents of the inline code spans of `text` (without their backticks), in order. */
+export function inlineCode(text: string): string[] {
+  return segments(text)
+    .filter((segment) => segment.kind === 'code')
+    .map((segment) => segment.value.replace(/^(`+)\s?([\s\S]*?)\s?\1$/, '$2'));
+}
+
+/** Whether `text` holds a fenced code block. */
+export function hasFence(text: string): boolean {
+  return segments(text).some((segment) => segment.kind === 'fence');
+}
+
+/** The text without quoted lines (Markdown `>`): someone else's words, quoted, address no one. */
+export function stripQuotes(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => (/^ {0,3}>/.test(line) ? '' : line))
+    .join('\n');
+}

@@ -1,22 +1,18 @@
 /**
  * Mentions are `@name`, case-insensitive, names only. Ignored: `@@x`, a bare `@`, unknown names,
- * the speaker's own name, e-mail addresses, and anything inside code blocks or inline code.
- * Names are letters of any script, digits, `_`, `-` and inner dots (`@José`, `@jane.doe`).
+ * the speaker's own name, e-mail addresses, anything inside code blocks or inline code, and quoted lines
+ * (`> @eps wrote: …` is someone else's words, not an address). Names are letters of any script, digits, `_`,
+ * `-` and inner dots (`@José`, `@jane.doe`).
  */
+import { stripCode, stripQuotes } from './code-spans.js';
 
 const NAME = /[\p{L}\p{N}_][\p{L}\p{N}\p{M}_.-]*/uy;
 /** A character that makes a following `@` part of a word or address, not a mention. */
 const WORD_BEFORE = /[\p{L}\p{N}\p{M}_.@+-]/u;
 
-/** Removes fenced code blocks (an unclosed fence runs to the end) and inline code spans. */
-export function stripCode(text: string): string {
-  const withoutFences = text.replace(/(^|\n)[ \t]*(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:\n[ \t]*\2[ \t]*(?=\n|$)|$)/g, '$1');
-  return withoutFences.replace(/(`+)[\s\S]*?\1/g, ' ');
-}
-
 /** Every `@token` that is shaped like a mention, in order, outside code. */
 export function mentionTokens(text: string): string[] {
-  const plain = stripCode(text);
+  const plain = stripQuotes(stripCode(text));
   const tokens: string[] = [];
   for (let i = 0; i < plain.length; i++) {
     if (plain[i] !== '@') continue;

@@ -1,0 +1,87 @@
+/**
+ * Rules 6 and 10: hand-backs and dropped-question lines; and what a started ask answers (rule 2.4).
+ */
+import { answersHumans, droppedLine, joinDrops } from './asks.js';
+import { type Draft, same } from './draft.js';
+import type { TurnOrder } from './effects.js';
+import { closeRequests } from './requests.js';
+import type { Ask, Dropped } from './state.js';
+
+/** Tells the room whose questions were dropped — at once, or in one line when a catch-up is done (rule 10.2). */
+export function tellDropped(d: Draft, drops: readonly Dropped[], why: string): void {
+  if (drops.length === 0) return;
+  d.record({ kind: 'dropped', drops });
+  if (d.state.holding) d.set({ heldDrops: joinDrops(d.state.heldDrops, drops) });
+  else d.line(droppedLine(drops, why));
+}
+
+/** Asks kept by a hand-back: humans' questions asked after `since` (the turn that handed back began then). */
+const keptAfter = (since: number) => (ask: Ask) =>
+  answersHumans(ask) && ask.about > since && (ask.reason === 'addressed' || ask.reason === 'awaiting' || ask.reason === 'direct');
+
+/**
+ * Rule 6.1: control goes to the humans. The reply being written is not posted; the queue keeps only the questions
+ * humans asked after the turn that handed back began (`since`); the room's requests close (5.6); the line is posted.
+ */
+export function handBack(d: Draft, reason: string, text: string | undefined, since: number): void {
+  d.record({ kind: 'hand-back', reason });
+  const current = d.state.current;
+  const from = current?.ask.startedAt ?? since;
+  d.set({
+    control: { holder: 'humans', count: 0, reason },
+    current: current && current.post === undefined ? { ...current, stop: 'control' } : current,
+    queue: d.state.queue.filter(keptAfter(from)),
+    batch: null,
+  });
+  closeRequests(d);
+  if (text) d.line(text);
+}
+
+const unique = (names: readonly string[]) =>
+  names.filter((name, i) => names.findIndex((other) => same(other, name)) === i);
+
+/** The requesters of the requests an ask answers (from the room's open requests). */
+function requestersOf(d: Draft, ask: Ask): string[] {
+  return ask.requests.flatMap((id) => {
+    const request = d.state.requests.find((r) => r.id === id);
+    return request ? [request.requester] : [];
+  });
+}
+
+/** Rule 2.4: the people an ask's reply answers (naming them is part of the answer). */
+export function peopleOf(d: Draft, ask: Ask): string[] {
+  const spoke = d.state.agentPosts.filter((p) => p.seq > ask.about).map((p) => p.author);
+  switch (ask.reason) {
+    case 'always':
+    case 'mentioned':
+      return unique([ask.author, ...spoke]);
+    case 'request':
+      return unique(requestersOf(d, ask));
+    case 'resume':
+      return unique([...(ask.resume?.opener.people ?? []), ...requestersOf(d, ask)]);
+    case 'chat-request':
+      return ask.chat ? [ask.chat.from] : [];
+    default:
+      return unique([...ask.questions.map((q) => q.human), ...requestersOf(d, ask), ...spoke]);
+  }
+}
+
+/** Who asked for the turn, as its prompt names them. */
+export function askersOf(d: Draft, ask: Ask): string[] {
+  return unique([...ask.questions.map((q) => q.human), ...requestersOf(d, ask)]);
+}
+
+export function order(d: Draft, ask: Ask, again: boolean): TurnOrder {
+  return { ask, requesters: askersOf(d, ask), again };
+}
+
+/** An ask as it starts: when, whom its reply answers, one more attempt. */
+export function started(d: Draft, ask: Ask): Ask {
+  return { ...ask, startedAt: d.state.seq, people: peopleOf(d, ask), attempt: ask.attempt + 1 };
+}
+
+
+/** Takes the current ask again after a restart (the journal answers the tool calls it had made). */
+export function askAgain(d: Draft, ask: Ask): void {
+  d.effect({ type: 'ask', turns: [order(d, ask, true)] });
+}

@@ -1,0 +1,275 @@
+/**
+ * The room as one decision: `decide(setup, state, event, context) → { state, effects, writes }`. Pure: no clock,
+ * store, timer or I/O; time and fresh ids come in. Every rule of docs/routing.md is applied here or in the modules
+ * it calls; the shell (src/bridge) stores the writes, carries out the effects and feeds their outcomes back.
+ */
+import { withAddressed } from './addressed.js';
+import { askHuman, joinDrops } from './asks.js';
+import { askAgain, tellDropped } from './control.js';
+import { Draft } from './draft.js';
+import type { DecideContext, Decision } from './effects.js';
+import { newlyAddressed } from './edits.js';
+import type { Action, Edit, Incoming, Note, RoomEvent } from './events.js';
+import { canSee } from './privacy.js';
+import { recordMessage } from './reading.js';
+import { interruptedLine, tooOftenCutLine } from './recovery.js';
+import { answerRequest, cancelRequests, deadlineLine, onSettled, pending, settle } from './requests.js';
+import { routeAgent, routeHuman } from './routing.js';
+import { advance } from './schedule.js';
+import { command } from './commands.js';
+import { finishTurn, onPosted } from './outcomes.js';
+import type { Dropped, RoomSetup, RoomState } from './state.js';
+import { extractMentions } from './text/mentions.js';
+
+/** A turn cut by restarts this many times is not taken again (rule 12.2). */
+export const MAX_TURN_ATTEMPTS = 3;
+
+/** Marks an edit's stored text, so the agents read it as a correction of the message above, not a repeat. */
+export const EDITED_PREFIX = '(edited) ';
+
+export function decide(setup: RoomSetup, state: RoomState, event: RoomEvent, context: DecideContext): Decision {
+  const d = new Draft(setup, state, event.now, context);
+  switch (event.type) {
+    case 'message':
+      message(d, event.message);
+      break;
+    case 'edit':
+      edit(d, event.edit);
+      break;
+    case 'answer':
+      if (d.state.current?.ask.id === event.ask && !d.state.current.batch) finishTurn(d, event.outcome);
+      break;
+    case 'batch':
+      batch(d, event.answers);
+      break;
+    case 'posted':
+      onPosted(d, event.post, event.platformIds);
+      break;
+    case 'post-failed':
+      onPosted(d, event.post, [], event.reason);
+      break;
+    case 'action':
+      action(d, event.action);
+      break;
+    case 'deadline':
+      deadline(d, event.request);
+      break;
+    case 'command':
+      command(d, event.command);
+      break;
+    case 'note':
+      note(d, event.note);
+      break;
+    case 'catch-up':
+      catchUp(d, event.phase);
+      break;
+    case 'restart':
+      restart(d, event.cut);
+      break;
+  }
+  advance(d);
+  return d.done();
+}
+
+function message(d: Draft, incoming: Incoming): void {
+  if (incoming.missed) d.set({ holding: true });
+  if (incoming.kind === 'human' && d.setup.kind === 'pair') return; // nobody but the two agents speaks there
+  const recorded = recordMessage(d, {
+    author: incoming.author,
+    authorId: incoming.authorId,
+    kind: incoming.kind,
+    text: incoming.text,
+    platformIds: incoming.platformIds,
+    at: incoming.at,
+    addressed: incoming.kind === 'human' ? incoming.addressed : undefined,
+  });
+  if (incoming.kind === 'human') routeHuman(d, recorded.facts, incoming.text, incoming.missed === true);
+  else if (incoming.kind === 'agent') routeAgent(d, recorded.facts, incoming.text, { noProgress: recorded.noProgress });
+}
+
+/** Rule 13: an edit that newly mentions agents soon after its message asks them, as a message of its own. */
+function edit(d: Draft, e: Edit): void {
+  const names = d.setup.agents.map((a) => a.name);
+  const wake = newlyAddressed({
+    addressing: withAddressed(extractMentions(e.text, names), e.addressed, names),
+    addressedBefore: e.addressedBefore,
+    originalAt: e.originalAt,
+    editedAt: e.at,
+    windowMs: d.setup.editWindowMs,
+  });
+  if (wake.length === 0) return;
+  const { facts } = recordMessage(d, {
+    author: e.author,
+    authorId: e.authorId,
+    kind: 'human',
+    text: EDITED_PREFIX + e.text,
+    platformIds: e.platformIds,
+    at: e.at,
+    mentions: wake,
+  });
+  let drops: Dropped[] = [];
+  const asked: string[] = [];
+  for (const agent of wake) {
+    if (!canSee(agent, facts)) continue;
+    asked.push(`${agent}:addressed`);
+    const dropped = askHuman(d, {
+      agent,
+      reason: 'addressed',
+      about: facts.seq,
+      author: facts.author,
+      questions: [{ human: facts.author, seq: facts.seq }],
+      audience: facts.audience,
+      fromAgent: false,
+    });
+    if (dropped) drops = joinDrops(drops, [dropped]);
+  }
+  d.record({ kind: 'routed', seq: facts.seq, author: facts.author, woken: asked });
+  tellDropped(d, drops, 'Too many questions waiting');
+}
+
+/** A batched call answered: its answers are applied one at a time by the scheduler. */
+function batch(d: Draft, answers: ReadonlyArray<{ ask: number; answer: { kind: string; text?: string } }>): void {
+  const current = d.state.current;
+  if (!current?.batch) return;
+  d.set({
+    current: null,
+    batch: {
+      asks: current.batch,
+      answers: answers.map((a) => ({ ask: a.ask, text: a.answer.kind === 'reply' ? (a.answer.text ?? '') : null })),
+      seq: current.ask.startedAt ?? d.state.seq,
+    },
+  });
+}
+
+function action(d: Draft, a: Action): void {
+  if (a.kind === 'chat-request') {
+    const to = d.agent(a.to);
+    if (!to) return;
+    d.set({
+      queue: [
+        ...d.state.queue,
+        {
+          id: d.state.nextAsk,
+          agent: to,
+          reason: 'chat-request',
+          about: 0,
+          author: a.from,
+          questions: [],
+          requests: [],
+          audience: null,
+          fromAgent: false,
+          attempt: 0,
+          chat: { id: a.id, from: a.from, reason: a.reason },
+        },
+      ],
+      nextAsk: d.state.nextAsk + 1,
+      // A new request starts the pair's private chat afresh.
+      control: { holder: 'agents', count: 0 },
+    });
+    return;
+  }
+  if (a.kind === 'chat-response') {
+    if (a.accept && !d.state.accepted.includes(a.id)) d.set({ accepted: [...d.state.accepted, a.id] });
+    return;
+  }
+  if (a.fresh) d.set({ control: { holder: 'agents', count: 0 } });
+  const control = d.state.control;
+  if (control.holder === 'humans') {
+    d.effect({
+      type: 'action-result',
+      call: a.call,
+      result: { kind: 'refused', reason: `the humans have control${control.reason ? ` (${control.reason})` : ''}` },
+    });
+    return;
+  }
+  const awaited = a.requestReply.filter((p) => p.name.toLowerCase() !== a.from.agent.toLowerCase());
+  d.post({
+    agent: a.from.agent,
+    text: a.text,
+    purpose: 'action',
+    call: a.call,
+    requests: [],
+    ...(awaited.length > 0
+      ? {
+          open: {
+            awaited,
+            requester: a.from.agent,
+            origin: a.from.room,
+            parent: a.from.requests[0] ?? null,
+            opener: { people: a.from.people, audience: a.from.audience },
+          },
+        }
+      : {}),
+  });
+}
+
+/** Rule 5.4: a request's deadline. */
+function deadline(d: Draft, id: number): void {
+  const request = d.state.requests.find((r) => r.id === id);
+  if (!request) return;
+  const current = d.state.current;
+  if (current?.ask.requests.includes(id) && current.post === undefined) {
+    const ask = current.ask;
+    if (ask.requests.length === 1 && ask.questions.length === 0) {
+      d.effect({ type: 'stop', ask: ask.id, reason: 'deadline' });
+      d.set({ current: { ...current, stop: 'deadline' } });
+    } else {
+      d.set({ current: { ...current, ask: { ...ask, requests: ask.requests.filter((r) => r !== id) } } });
+    }
+  }
+  if (pending(request).length > 0) d.line(deadlineLine(request));
+  settle(d, request, 'expired');
+}
+
+function note(d: Draft, n: Note): void {
+  switch (n.kind) {
+    case 'request-opened':
+      if (!d.state.away.some((a) => a.id === n.id)) d.set({ away: [...d.state.away, { id: n.id, target: n.target }] });
+      return;
+    case 'request-settled':
+      onSettled(d, n.request);
+      return;
+    case 'cancel-requests':
+      cancelRequests(d, n.ids);
+      return;
+  }
+}
+
+/** Rule 11: a catch-up starts (the asks of what it fetches wait) or is done (they run, one line for drops). */
+function catchUp(d: Draft, phase: 'start' | 'done'): void {
+  if (phase === 'start') {
+    d.set({ holding: true });
+    return;
+  }
+  const drops = d.state.heldDrops;
+  d.set({ holding: false, heldDrops: [], queue: d.state.queue.map((ask) => (ask.held ? { ...ask, held: false } : ask)) });
+  tellDropped(d, drops, 'Too many questions waiting while the bridge was away');
+}
+
+/** Rule 12: after a restart, the turn being written is taken again, unsent posts go out, deadlines are set again. */
+function restart(d: Draft, cut: { ask: number; runs: ReadonlyArray<{ tool: string; input: string | null; cut: boolean }> } | undefined): void {
+  for (const post of d.state.posts) d.effect({ type: 'post', post, ...(post.ask !== undefined ? { ask: post.ask } : {}) });
+  for (const request of d.state.requests) d.effect({ type: 'timer', at: request.deadline, request: request.id });
+  const current = d.state.current;
+  if (!current || current.post !== undefined) return;
+  if (current.stop || current.batch) {
+    // A stopped turn is not taken again; a batched call is asked again, its observers back at the queue's head.
+    d.set({ current: null, queue: [...(current.stop ? [] : (current.batch ?? [])), ...d.state.queue] });
+    return;
+  }
+  const ask = { ...current.ask, attempt: current.ask.attempt + 1 };
+  if (ask.attempt > MAX_TURN_ATTEMPTS) {
+    d.set({ current: null });
+    for (const id of ask.requests) {
+      answerRequest(d, id, { participant: ask.agent, text: 'its turn was cut by restarts', outcome: 'failed' });
+    }
+    d.line(tooOftenCutLine(ask.agent, ask.attempt - 1));
+    return;
+  }
+  d.set({ current: { ...current, ask } });
+  const runs = cut?.ask === ask.id ? cut.runs : [];
+  if (runs.length > 0) {
+    d.line(interruptedLine(ask.agent, runs.map((r) => ({ tool: r.tool, input: r.input, status: r.cut ? 'started' : 'ok' }))));
+  }
+  askAgain(d, ask);
+}

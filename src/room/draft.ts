@@ -1,0 +1,73 @@
+/**
+ * A decision being made: the room's state as it changes, and the effects and writes collected on the way. `decide`
+ * builds one per event and returns what it holds; nothing outside the decision sees it.
+ */
+import type { DecideContext, Decision, DecisionRecord, Effect, Write } from './effects.js';
+import type { PendingPost, PrivacyMode, RoomSetup, RoomState } from './state.js';
+
+export const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
+export const lower = (name: string): string => name.toLowerCase();
+
+export class Draft {
+  state: RoomState;
+  readonly effects: Effect[] = [];
+  readonly writes: Write[] = [];
+  private opened = 0;
+
+  constructor(
+    readonly setup: RoomSetup,
+    start: RoomState,
+    readonly now: number,
+    private readonly context: DecideContext,
+  ) {
+    this.state = start;
+  }
+
+  set(patch: Partial<RoomState>): void {
+    this.state = { ...this.state, ...patch };
+  }
+
+  effect(effect: Effect): void {
+    this.effects.push(effect);
+  }
+
+  write(write: Write): void {
+    this.writes.push(write);
+  }
+
+  record(record: DecisionRecord): void {
+    this.effects.push({ type: 'record', record });
+  }
+
+  /** A fresh request id, unique across rooms. */
+  requestId(): number {
+    return this.context.nextRequestId + this.opened++;
+  }
+
+  get privacy(): PrivacyMode {
+    return this.state.privacy ?? this.setup.privacy;
+  }
+
+  /** The configured spelling of an agent, if `name` is one. */
+  agent(name: string): string | undefined {
+    return this.setup.agents.find((a) => same(a.name, name))?.name;
+  }
+
+  /** Writes a post down and asks for it to be sent. */
+  post(post: Omit<PendingPost, 'id'>): PendingPost {
+    const written: PendingPost = { ...post, id: this.state.nextPost };
+    this.set({ nextPost: this.state.nextPost + 1, posts: [...this.state.posts, written] });
+    this.write({ type: 'outbox', post: written });
+    this.effect({ type: 'post', post: written, ...(written.ask !== undefined ? { ask: written.ask } : {}) });
+    return written;
+  }
+
+  /** One of the bridge's own lines. */
+  line(text: string): void {
+    this.post({ agent: null, text, purpose: 'line' });
+  }
+
+  done(): Decision {
+    return { state: this.state, effects: this.effects, writes: this.writes, requestsOpened: this.opened };
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * What a decision asks the shell to do (effects) and to store (writes). Effects are carried out after the writes
+ * are committed; their outcomes come back as events.
+ */
+import type { Note, Participant, RequestAnswer, SettledRequest } from './events.js';
+import type { Ask, MessageFacts, PendingPost, RoomState } from './state.js';
+
+/** A turn to run: the ask, and what the turn's prompt says about why it runs. */
+export interface TurnOrder {
+  readonly ask: Ask;
+  /** Who asked it (humans, and the requesters of the requests it answers), for the prompt's frame. */
+  readonly requesters: readonly string[];
+  /** Set when the turn is taken again after a restart (the journal answers its earlier tool calls). */
+  readonly again: boolean;
+}
+
+export type Effect =
+  /** Run these turns: one, or several observers in one batched call. */
+  | { readonly type: 'ask'; readonly turns: readonly TurnOrder[] }
+  /** Stop a running turn (its outcome still comes back, as `stopped`). */
+  | { readonly type: 'stop'; readonly ask: number; readonly reason: 'operator' | 'deadline' | 'control' }
+  /** Send a post written down by this decision (the outbox entry of the same id). */
+  | { readonly type: 'post'; readonly post: PendingPost; readonly ask?: number | undefined }
+  /** The turn's reply will not be posted: remove whatever preview of it is shown. */
+  | { readonly type: 'discard'; readonly ask: number }
+  /** Tell another room (or this one, later) something. */
+  | { readonly type: 'note'; readonly room: string; readonly note: Note }
+  /** Deliver a deadline event at `at` (ms since the epoch). */
+  | { readonly type: 'timer'; readonly at: number; readonly request: number }
+  /** The result of an agent's messaging action, for the model. */
+  | { readonly type: 'action-result'; readonly call: string; readonly result: ActionResult }
+  /** An operator command's answer. */
+  | { readonly type: 'answer'; readonly command: string; readonly text: string }
+  /** Remove the room's sandbox (and, with `wipe`, its workspace). */
+  | { readonly type: 'reset-sandbox'; readonly wipe: boolean }
+  /** Forget the room's stored history (the dedupe keys stay). */
+  | { readonly type: 'clear-history' }
+  /** Why: a message's routing, a pass, a failure, a hand-back, dropped questions (log and operator console). */
+  | { readonly type: 'record'; readonly record: DecisionRecord };
+
+export type ActionResult =
+  | { readonly kind: 'posted'; readonly request?: number | undefined; readonly awaited?: readonly Participant[] }
+  | { readonly kind: 'refused'; readonly reason: string }
+  | { readonly kind: 'failed'; readonly reason: string }
+  | { readonly kind: 'done'; readonly text: string };
+
+export type DecisionRecord =
+  | { readonly kind: 'routed'; readonly seq: number; readonly author: string; readonly woken: readonly string[] }
+  | { readonly kind: 'passed'; readonly agent: string }
+  | { readonly kind: 'failed'; readonly agent: string; readonly reason: string }
+  | { readonly kind: 'stopped'; readonly agent: string; readonly reason: string }
+  | { readonly kind: 'hand-back'; readonly reason: string }
+  | { readonly kind: 'dropped'; readonly drops: ReadonlyArray<{ agent: string; humans: readonly string[] }> }
+  | { readonly kind: 'request'; readonly id: number; readonly status: string };
+
+/** A request as the store keeps it (for /status, the console and the tests). */
+export interface RequestRow {
+  readonly id: number;
+  readonly requester: string;
+  readonly origin: string;
+  readonly target: string;
+  readonly parent: number | null;
+  readonly text: string;
+  readonly awaited: readonly Participant[];
+  readonly answers: readonly RequestAnswer[];
+  readonly status: 'open' | 'answered' | 'expired' | 'cancelled' | 'closed';
+  readonly openedAt: number;
+  readonly deadline: number;
+  readonly opener: SettledRequest['opener'];
+}
+
+/** A message to store, as the rules read it, with its text and platform ids. */
+export interface StoredMessage extends MessageFacts {
+  readonly authorId: string;
+  readonly text: string;
+  readonly platformIds: readonly string[];
+  /** The outbox entry it was posted from, if any. */
+  readonly post?: number | undefined;
+}
+
+export type Write =
+  /** Store a message (once: a platform id already stored makes the whole decision a duplicate). */
+  | { readonly type: 'message'; readonly message: StoredMessage }
+  /** Write a post down before it is sent. */
+  | { readonly type: 'outbox'; readonly post: PendingPost }
+  /** A post was sent (with its platform ids), or given up. */
+  | { readonly type: 'outbox-done'; readonly post: number; readonly status: 'sent' | 'failed'; readonly platformIds: readonly string[] }
+  | { readonly type: 'request'; readonly request: RequestRow }
+  /** A settled request's requester resumed (or will not): it is closed. */
+  | { readonly type: 'request-status'; readonly id: number; readonly status: 'closed' }
+  /** A note for another room, kept until that room has taken it (a crash cannot lose it). */
+  | { readonly type: 'note'; readonly id: string; readonly room: string; readonly note: Note }
+  /** A note this room has taken. */
+  | { readonly type: 'note-done'; readonly id: string }
+  | { readonly type: 'privacy'; readonly mode: 'off' | 'mentions' | null };
+
+export interface Decision {
+  readonly state: RoomState;
+  readonly effects: readonly Effect[];
+  readonly writes: readonly Write[];
+  /** How many request ids it took from the context's `nextRequestId`. */
+  readonly requestsOpened: number;
+}
+
+/** What a decision may take from outside besides the event: fresh ids. */
+export interface DecideContext {
+  /** The next unused request id (unique across rooms). */
+  readonly nextRequestId: number;
+}

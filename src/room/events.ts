@@ -1,0 +1,155 @@
+/**
+ * What happens to a room, as plain data: the events `decide` takes. Time comes in the events (`now`); nothing here
+ * reads a clock, a store or a platform. The shell makes these from platform events, operator commands, turn results,
+ * post results, timers and other rooms' notes.
+ */
+
+export type AuthorKind = 'human' | 'agent' | 'system';
+
+/** A message as a platform delivered it, before the rules have read it. */
+export interface Incoming {
+  readonly author: string;
+  readonly authorId: string;
+  readonly kind: AuthorKind;
+  readonly text: string;
+  /** The platform's ids of the message (its dedupe keys). */
+  readonly platformIds: readonly string[];
+  /** Agents the platform says it addresses beyond its `@` mentions (a human's reply to an agent's message). */
+  readonly addressed?: readonly string[] | undefined;
+  /** Fetched by a catch-up: posted while nobody listened. */
+  readonly missed?: boolean | undefined;
+  /** When it was posted (ms since the epoch). */
+  readonly at: number;
+}
+
+/** A human's edit of an earlier message. */
+export interface Edit {
+  readonly author: string;
+  readonly authorId: string;
+  readonly text: string;
+  readonly platformIds: readonly string[];
+  readonly addressed?: readonly string[] | undefined;
+  /** When the edited message was first posted, and when the edit was made (ms). */
+  readonly originalAt: number;
+  readonly at: number;
+  /** The agents the original message and its earlier edits addressed (the shell looks them up). */
+  readonly addressedBefore: readonly string[];
+}
+
+/** How one agent's turn ended, as the turn runner reports it. */
+export type TurnOutcome =
+  | {
+      readonly kind: 'reply';
+      readonly text: string;
+      /** The turn ran out of tool rounds (MAX_TOOL_ROUNDS). */
+      readonly roundLimit?: boolean | undefined;
+    }
+  /** Its model could not be reached, or answered nothing readable. */
+  | { readonly kind: 'failed'; readonly reason: string }
+  /** It was stopped (by the `stop` effect the room asked for). */
+  | { readonly kind: 'stopped' };
+
+/** A batched call's answer for one of its asks. */
+export type BatchAnswer =
+  | { readonly kind: 'reply'; readonly text: string }
+  /** It must take a turn of its own (it asked for its tools, its answer could not be used, the call failed). */
+  | { readonly kind: 'alone' };
+
+export interface Participant {
+  readonly name: string;
+  readonly kind: 'agent' | 'human';
+}
+
+/** Who posts by an action, and from where. */
+export interface Actor {
+  readonly agent: string;
+  /** The room the acting agent's turn is in. */
+  readonly room: string;
+  /** The ask of that turn, and what it answers (a request opened by the action nests in it). */
+  readonly ask: number;
+  readonly requests: readonly number[];
+  readonly people: readonly string[];
+  readonly audience: readonly string[] | null;
+}
+
+/** Messaging actions agents take during a turn, arriving in the room they act on. */
+export type Action =
+  /** send_channel_message, send_dm, chat: post `text` here as the agent; `requestReply` awaits these here. */
+  | {
+      readonly kind: 'post';
+      readonly call: string;
+      readonly from: Actor;
+      readonly text: string;
+      readonly requestReply: readonly Participant[];
+      /** `chat` from another room: the pair's private chat starts afresh (count 0, the agents in control). */
+      readonly fresh?: boolean | undefined;
+    }
+  /** chat_request: the recipient gets a turn here (the pair's private room) to accept or decline. */
+  | { readonly kind: 'chat-request'; readonly id: number; readonly from: string; readonly to: string; readonly reason: string }
+  /** chat_response: the recipient's answer to a chat request (its reply is shown only if it accepted). */
+  | { readonly kind: 'chat-response'; readonly id: number; readonly accept: boolean };
+
+export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear';
+
+export interface Command {
+  /** Names the command's answer (effect `answer`). */
+  readonly id: string;
+  readonly name: CommandName;
+  readonly args: string;
+  readonly user: string;
+  readonly isOperator: boolean;
+}
+
+/** What a request looks like when it settles, as its origin room needs it for the requester's resume. */
+export interface SettledRequest {
+  readonly id: number;
+  readonly requester: string;
+  readonly parent: number | null;
+  readonly text: string;
+  readonly status: 'answered' | 'expired' | 'cancelled';
+  readonly awaited: readonly Participant[];
+  readonly answers: readonly RequestAnswer[];
+  readonly opener: { readonly people: readonly string[]; readonly audience: readonly string[] | null };
+}
+
+export interface RequestAnswer {
+  readonly participant: string;
+  readonly text: string;
+  /** answer: it replied; pass: [pass]; failed: it could not answer; stopped: an operator stopped it; late: deadline. */
+  readonly outcome: 'answer' | 'pass' | 'failed' | 'stopped' | 'late';
+  readonly at: number;
+}
+
+/** What one room tells another. */
+export type Note =
+  /** A request this room's agent opened elsewhere is open there (so a hand-back here can cancel it). */
+  | { readonly kind: 'request-opened'; readonly id: number; readonly target: string }
+  /** A request this room's agent opened (possibly here) has settled: its requester's resume is due. */
+  | { readonly kind: 'request-settled'; readonly request: SettledRequest }
+  /** The origin room of these requests handed back or was stopped: they are cancelled. */
+  | { readonly kind: 'cancel-requests'; readonly ids: readonly number[] };
+
+/** A turn cut by a restart had already made these tool calls (the room is told; they are not run again). */
+export interface CutTools {
+  readonly ask: number;
+  readonly runs: ReadonlyArray<{ readonly tool: string; readonly input: string | null; readonly cut: boolean }>;
+}
+
+export type RoomEvent = { readonly now: number } & (
+  | { readonly type: 'message'; readonly message: Incoming }
+  | { readonly type: 'edit'; readonly edit: Edit }
+  | { readonly type: 'answer'; readonly ask: number; readonly outcome: TurnOutcome }
+  | { readonly type: 'batch'; readonly answers: ReadonlyArray<{ readonly ask: number; readonly answer: BatchAnswer }> }
+  | { readonly type: 'posted'; readonly post: number; readonly platformIds: readonly string[] }
+  | { readonly type: 'post-failed'; readonly post: number; readonly reason: string }
+  | { readonly type: 'action'; readonly action: Action }
+  | { readonly type: 'deadline'; readonly request: number }
+  | { readonly type: 'command'; readonly command: Command }
+  | { readonly type: 'note'; readonly note: Note }
+  /** A catch-up of missed messages starts (their asks wait) or is done (the room's queue runs). */
+  | { readonly type: 'catch-up'; readonly phase: 'start' | 'done' }
+  /** The bridge started again: what was in flight goes on (`cut`: the current turn had run tools). */
+  | { readonly type: 'restart'; readonly cut?: CutTools | undefined }
+);
+
+export type RoomEventType = RoomEvent['type'];

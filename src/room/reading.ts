@@ -1,0 +1,142 @@
+/**
+ * Rule 1: reading a message — whom it mentions and asks, who may see it — and recording it in the room's state
+ * (its sequence number, the count, the humans seen, what each agent asked last).
+ */
+import { withAddressed } from './addressed.js';
+import { type Draft, lower, same } from './draft.js';
+import type { AuthorKind } from './events.js';
+import { audienceOf } from './privacy.js';
+import type { MessageFacts } from './state.js';
+import { extractMentions } from './text/mentions.js';
+import { asksQuestion, isNoProgress, normalised } from './text/replies.js';
+
+/** How many humans the room remembers as mentionable, and how many recent agent messages it keeps. */
+const HUMANS_KEPT = 50;
+const AGENT_POSTS_KEPT = 64;
+
+/** A message to record, before the rules have read it. */
+export interface Writing {
+  readonly author: string;
+  readonly authorId: string;
+  readonly kind: AuthorKind;
+  readonly text: string;
+  readonly platformIds: readonly string[];
+  readonly at: number;
+  /** Agents the platform says a human's message addresses (a reply to an agent's message). */
+  readonly addressed?: readonly string[] | undefined;
+  /** Mentions decided by the caller (an edit addresses only the agents it adds). */
+  readonly mentions?: readonly string[] | undefined;
+  /** Whom it asks, when the caller decides (an action's post, a world pass: nobody). */
+  readonly requests?: readonly string[] | undefined;
+  /** The people its author's turn answers (naming them is the answer), and that exchange's audience. */
+  readonly answering?: readonly string[] | undefined;
+  readonly exchange?: readonly string[] | null | undefined;
+  /** The outbox entry it was posted from. */
+  readonly post?: number | undefined;
+}
+
+/** Rule 1.2: whom an agent's message asks for a reply. */
+export function requestsOf(input: {
+  readonly agents: readonly string[];
+  readonly humans: readonly string[];
+  readonly author: string;
+  readonly answering: readonly string[];
+  readonly text: string;
+}): string[] {
+  const answered = (name: string) => input.answering.some((person) => same(person, name));
+  const question = asksQuestion(input.text);
+  return [
+    ...input.agents.filter((name) => !same(name, input.author) && !answered(name)),
+    ...input.humans.filter((name) => !same(name, input.author) && (!answered(name) || question)),
+  ];
+}
+
+/** A recorded message as the rules read it, and whether it moves nothing forward (rule 1.2). */
+export interface Recorded {
+  readonly facts: MessageFacts;
+  readonly noProgress: boolean;
+}
+
+/** Reads a message (rule 1) and records it: the next seq, the writes, and the room's counters. */
+export function recordMessage(d: Draft, input: Writing): Recorded {
+  const names = d.setup.agents.map((a) => a.name);
+  const self = input.kind === 'agent' ? input.author : undefined;
+  const mentions =
+    input.kind === 'system'
+      ? []
+      : (input.mentions ?? withAddressed(extractMentions(input.text, names, self), input.addressed, names, self));
+  let requests: readonly string[] = [];
+  let noProgress = false;
+  if (input.kind === 'agent') {
+    const previous = d.state.lastText[lower(input.author)];
+    const people = d.state.humans.filter((name) => !names.some((agent) => same(agent, name)));
+    noProgress = isNoProgress(input.text, previous);
+    requests =
+      input.requests ??
+      (noProgress
+        ? []
+        : requestsOf({
+            agents: mentions,
+            humans: extractMentions(input.text, people, self),
+            author: input.author,
+            answering: input.answering ?? [],
+            text: input.text,
+          }));
+  }
+  const audience = audienceOf({
+    mode: d.privacy,
+    kind: input.kind,
+    author: input.author,
+    mentions,
+    replyAudience: input.exchange,
+  });
+  const facts: MessageFacts = {
+    seq: d.state.seq + 1,
+    author: input.author,
+    kind: input.kind,
+    mentions,
+    requests,
+    audience,
+    at: input.at,
+  };
+  d.write({
+    type: 'message',
+    message: {
+      ...facts,
+      authorId: input.authorId,
+      text: input.text,
+      platformIds: input.platformIds,
+      ...(input.post !== undefined ? { post: input.post } : {}),
+    },
+  });
+  count(d, facts, input.text);
+  return { facts, noProgress };
+}
+
+/** The humans an agent awaits: those it asked before and who have not spoken since, and those it asks now. */
+function awaited(before: readonly string[], asked: readonly string[]): string[] {
+  return [...before.filter((h) => !asked.some((a) => same(a, h))), ...asked].slice(-HUMANS_KEPT);
+}
+
+/** Rule 1.4 and the room's memory of who said what: the count, the humans seen, what each agent asked last. */
+function count(d: Draft, facts: MessageFacts, text: string): void {
+  const { state } = d;
+  d.set({ seq: facts.seq });
+  if (facts.kind === 'human') {
+    d.set({
+      control: { holder: 'agents', count: 0 },
+      lastHuman: facts.seq,
+      failed: [],
+      humans: [facts.author, ...state.humans.filter((name) => !same(name, facts.author))].slice(0, HUMANS_KEPT),
+    });
+  } else if (facts.kind === 'agent') {
+    const key = lower(facts.author);
+    d.set({
+      control: { ...state.control, count: state.control.count + 1 },
+      // Every human it asks is awaited until they speak (each asked human's answer wakes it once).
+      awaiting: { ...state.awaiting, [key]: awaited(state.awaiting[key] ?? [], facts.requests.filter((name) => !d.agent(name))) },
+      lastText: { ...state.lastText, [key]: normalised(text) },
+      agentPosts: [...state.agentPosts, { author: facts.author, at: facts.at, seq: facts.seq }].slice(-AGENT_POSTS_KEPT),
+    });
+  }
+}

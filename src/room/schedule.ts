@@ -1,0 +1,87 @@
+/**
+ * The queue's pace: one turn at a time per room. When nothing is being written or posted, and the next ask is not
+ * waiting for a catch-up, it starts — or, with BATCHING on, it and the observers after it about the same message
+ * start as one batched call. A batch's answers are then applied one at a time, in configured order.
+ */
+import { answersHumans, isObserver } from './asks.js';
+import { order, peopleOf, started } from './control.js';
+import { type Draft, same } from './draft.js';
+import { reply } from './outcomes.js';
+import { answerRequest } from './requests.js';
+import type { Ask } from './state.js';
+
+const failedHere = (d: Draft, agent: string) => d.state.failed.some((name) => same(name, agent));
+
+/** The observers that may share a batched call with `first`: the next queued observers about the same message. */
+function batchable(d: Draft, first: Ask): Ask[] {
+  const { setup } = d;
+  const group = setup.agents.find((a) => same(a.name, first.agent))?.batchGroup;
+  if (!setup.batching || setup.kind !== 'room' || d.privacy !== 'off' || !group || !isObserver(first)) return [];
+  const mates: Ask[] = [];
+  for (const ask of d.state.queue) {
+    if (!isObserver(ask) || ask.about !== first.about || ask.held) break;
+    if (failedHere(d, ask.agent)) continue;
+    if (setup.agents.find((a) => same(a.name, ask.agent))?.batchGroup !== group) break;
+    mates.push(ask);
+  }
+  return mates;
+}
+
+/** Starts the next ask when the room is free. */
+export function advance(d: Draft): void {
+  for (;;) {
+    const { state } = d;
+    if (state.current || state.posts.length > 0) return;
+    if (state.batch) {
+      if (applyBatchAnswer(d)) return;
+      continue;
+    }
+    const at = state.queue.findIndex((ask) => !ask.held);
+    if (at < 0) return;
+    const ask = state.queue[at] as Ask;
+    d.set({ queue: state.queue.filter((_, i) => i !== at) });
+    if (failedHere(d, ask.agent)) {
+      // Its model failed earlier in this round: the requests it was asked in are not kept waiting.
+      for (const id of ask.requests) {
+        answerRequest(d, id, { participant: ask.agent, text: 'its model failed earlier in this round', outcome: 'failed' });
+      }
+      continue;
+    }
+    if (state.control.holder === 'humans') {
+      if (!answersHumans(ask)) continue;
+      // A human asked after the hand-back's turn began: they are answered, and the agents have control again.
+      d.set({ control: { holder: 'agents', count: 0 } });
+    }
+    const mates = batchable(d, ask);
+    if (mates.length > 0) {
+      const asks = [ask, ...mates].map((a) => started(d, a));
+      d.set({ queue: d.state.queue.filter((q) => !mates.includes(q)), current: { ask: asks[0] as Ask, batch: asks } });
+      d.effect({ type: 'ask', turns: asks.map((a) => order(d, a, false)) });
+      return;
+    }
+    const next = started(d, ask);
+    d.set({ current: { ask: next } });
+    d.effect({ type: 'ask', turns: [order(d, next, false)] });
+    return;
+  }
+}
+
+/** Applies the next batched answer; true when the room is busy again (a turn of its own, or a post). */
+function applyBatchAnswer(d: Draft): boolean {
+  const batch = d.state.batch;
+  const [ask, ...rest] = batch?.asks ?? [];
+  d.set({ batch: batch && rest.length > 0 ? { ...batch, asks: rest } : null });
+  if (!batch || !ask || failedHere(d, ask.agent)) return false;
+  const answer = batch.answers.find((a) => a.ask === ask.id);
+  if (!answer) return false; // withdrawn: stopped by an operator
+  if (answer.text === null || d.state.seq > batch.seq) {
+    // On its own: it wants its tools, its answer could not be used, or the room changed since it was asked.
+    const next = { ...ask, startedAt: d.state.seq, people: peopleOf(d, ask) };
+    d.set({ current: { ask: next } });
+    d.effect({ type: 'ask', turns: [order(d, next, false)] });
+    return true;
+  }
+  d.set({ current: { ask } });
+  reply(d, { ask }, answer.text, false);
+  return d.state.current !== null || d.state.posts.length > 0;
+}

@@ -1,0 +1,222 @@
+/**
+ * A room's state as `decide` keeps it: small, plain, serialisable (JSON), and enough to make every decision without
+ * reading the room's history. The shell stores it with each decision and loads it after a restart.
+ */
+import type { AuthorKind, Participant, RequestAnswer, SettledRequest } from './events.js';
+
+export type PrivacyMode = 'off' | 'mentions';
+
+/** What the router needs to know about an agent. */
+export interface AgentProfile {
+  readonly name: string;
+  readonly activation: 'always' | 'mention';
+  /** Agents that may share a batched call (same endpoint, model and key); absent: never batched. */
+  readonly batchGroup?: string | undefined;
+}
+
+/** A room's fixed facts: configuration, not state. */
+export interface RoomSetup {
+  readonly key: string;
+  /** In configured order (agent files sorted by name). */
+  readonly agents: readonly AgentProfile[];
+  readonly turnLimit: number;
+  /** `direct`: a DM with one agent; `pair`: a private chat between two agents. */
+  readonly kind: 'room' | 'direct' | 'pair';
+  readonly directAgent?: string | undefined;
+  readonly pair?: readonly [string, string] | undefined;
+  /** The configured privacy (PRIVACY, PRIVACY_ROOMS); an operator's /privacy wins. */
+  readonly privacy: PrivacyMode;
+  readonly requestTimeoutMs: number;
+  readonly editWindowMs: number;
+  readonly maxToolRounds: number;
+  /** BATCHING=on: a round's observers may be asked in one batched call. */
+  readonly batching: boolean;
+}
+
+/** Why an agent is asked. */
+export type Reason =
+  | 'direct'
+  | 'awaiting'
+  | 'addressed'
+  | 'request'
+  | 'resume'
+  | 'always'
+  | 'mentioned'
+  | 'chat-request';
+
+/** A human's question an ask answers. */
+export interface Question {
+  readonly human: string;
+  /** The message that asked (its seq). */
+  readonly seq: number;
+}
+
+/** One turn one agent is to take. */
+export interface Ask {
+  /** Room-local, never reused. */
+  readonly id: number;
+  readonly agent: string;
+  readonly reason: Reason;
+  /** The message it is about (seq; 0 when none, a chat request) and that message's author. */
+  readonly about: number;
+  readonly author: string;
+  /** The humans whose questions it answers. */
+  readonly questions: readonly Question[];
+  /** The requests it answers (their ids). */
+  readonly requests: readonly number[];
+  /** A `resume`: the settled request, with every answer. */
+  readonly resume?: SettledRequest | undefined;
+  /** A `chat-request`: the private chat request to accept or decline. */
+  readonly chat?: { readonly id: number; readonly from: string; readonly reason: string } | undefined;
+  /** The exchange's audience under privacy (what its reply may be seen by); null: public. */
+  readonly audience: readonly string[] | null;
+  /** Created by an agent's message (observers, awaiting): a human message removes it while queued. */
+  readonly fromAgent: boolean;
+  /** Made by a message a catch-up fetched: it waits until the catch-up is done. */
+  readonly held?: boolean | undefined;
+  /** Once started: the room's seq when it started, the people its reply answers, how many times it was started. */
+  readonly startedAt?: number | undefined;
+  readonly people?: readonly string[] | undefined;
+  readonly attempt: number;
+}
+
+/** The ask being carried out: a turn being written, or its reply being posted. */
+export interface Current {
+  readonly ask: Ask;
+  /** A batched call: every ask in it, in configured order (`ask` is the first). */
+  readonly batch?: readonly Ask[] | undefined;
+  /** Set when the room asked for the turn to stop (its reply, if it comes, is not posted). */
+  readonly stop?: 'operator' | 'deadline' | 'control' | undefined;
+  /** Its reply's post, once written (outbox id), and what follows the post. */
+  readonly post?: number | undefined;
+  readonly after?: 'route' | 'world-pass' | 'round-limit' | undefined;
+}
+
+/** A request awaiting answers in this room (its target room). */
+export interface OpenRequest {
+  readonly id: number;
+  readonly requester: string;
+  readonly origin: string;
+  readonly parent: number | null;
+  readonly text: string;
+  /** The request message's seq in this room. */
+  readonly seq: number;
+  readonly awaited: readonly Participant[];
+  readonly answers: readonly RequestAnswer[];
+  readonly openedAt: number;
+  readonly deadline: number;
+  readonly opener: { readonly people: readonly string[]; readonly audience: readonly string[] | null };
+}
+
+/** A post written down and not known to be sent yet. */
+export interface PendingPost {
+  readonly id: number;
+  readonly agent: string | null;
+  readonly text: string;
+  /** The ask whose reply it is; the action call it answers. */
+  readonly ask?: number | undefined;
+  readonly call?: string | undefined;
+  readonly purpose: 'reply' | 'action' | 'line';
+  /** For an action's post: the request to open here once posted, and who acts. */
+  readonly open?:
+    | {
+        readonly awaited: readonly Participant[];
+        readonly requester: string;
+        readonly origin: string;
+        readonly parent: number | null;
+        readonly opener: { readonly people: readonly string[]; readonly audience: readonly string[] | null };
+      }
+    | undefined;
+  /** Who this message asks for a reply, fixed when written (a world pass, an action: nobody). */
+  readonly requests?: readonly string[] | undefined;
+  /** The exchange the message answers (its audience under privacy). */
+  readonly audience?: readonly string[] | null | undefined;
+  readonly people?: readonly string[] | undefined;
+}
+
+/** A message as the rules read it. */
+export interface MessageFacts {
+  readonly seq: number;
+  readonly author: string;
+  readonly kind: AuthorKind;
+  readonly mentions: readonly string[];
+  readonly requests: readonly string[];
+  readonly audience: readonly string[] | null;
+  readonly at: number;
+}
+
+/** Dropped questions, gathered for one line. */
+export interface Dropped {
+  readonly agent: string;
+  readonly humans: readonly string[];
+}
+
+export interface RoomState {
+  /** The newest message's seq. */
+  readonly seq: number;
+  readonly control: {
+    readonly holder: 'agents' | 'humans';
+    readonly count: number;
+    readonly reason?: string | undefined;
+  };
+  /** Set by an operator's /privacy; null: the configured mode. */
+  readonly privacy: PrivacyMode | null;
+  /** Humans seen in the room, most recent first (they are mentionable). */
+  readonly humans: readonly string[];
+  /** The humans each agent's own last message asked (they wake it by answering), by lower-cased agent name. */
+  readonly awaiting: Readonly<Record<string, readonly string[]>>;
+  /** Each agent's previous message, normalised (no progress when repeated). */
+  readonly lastText: Readonly<Record<string, string>>;
+  /** The recent agent messages (pair guard, and who spoke since a message). */
+  readonly agentPosts: ReadonlyArray<{ readonly author: string; readonly at: number; readonly seq: number }>;
+  /** The seq of the newest human message. */
+  readonly lastHuman: number;
+  /** Agent pairs the room was told about (pair guard), as pair keys. */
+  readonly told: readonly string[];
+  /** Agents whose turn failed since the newest human message. */
+  readonly failed: readonly string[];
+  readonly queue: readonly Ask[];
+  readonly current: Current | null;
+  readonly posts: readonly PendingPost[];
+  readonly requests: readonly OpenRequest[];
+  /** Requests this room's agents opened in other rooms, not settled yet. */
+  readonly away: ReadonlyArray<{ readonly id: number; readonly target: string }>;
+  /** Chat requests accepted in this (pair) room. */
+  readonly accepted: readonly number[];
+  /** A catch-up is running: the asks of the messages it fetched wait, and dropped questions are gathered. */
+  readonly holding: boolean;
+  /** Questions dropped during the catch-up, told in one line when it is done. */
+  readonly heldDrops: readonly Dropped[];
+  /** A batched call's answers not applied yet, in configured order, and the room's seq when it was asked. */
+  readonly batch: {
+    readonly asks: readonly Ask[];
+    readonly answers: ReadonlyArray<{ readonly ask: number; readonly text: string | null }>;
+    readonly seq: number;
+  } | null;
+  readonly nextAsk: number;
+  readonly nextPost: number;
+}
+
+export const EMPTY_STATE: RoomState = {
+  seq: 0,
+  control: { holder: 'agents', count: 0 },
+  privacy: null,
+  humans: [],
+  awaiting: {},
+  lastText: {},
+  agentPosts: [],
+  lastHuman: 0,
+  told: [],
+  failed: [],
+  queue: [],
+  current: null,
+  posts: [],
+  requests: [],
+  away: [],
+  accepted: [],
+  holding: false,
+  heldDrops: [],
+  batch: null,
+  nextAsk: 1,
+  nextPost: 1,
+};

@@ -1,0 +1,290 @@
+/**
+ * The machine under test: src/room's decide, driven through the script language with the shell's semantics
+ * (script.ts). Each room's state is saved and loaded as JSON between events, as the store does.
+ */
+import { decide } from '../../src/room/decide.js';
+import type { Effect } from '../../src/room/effects.js';
+import type { Participant, RoomEvent } from '../../src/room/events.js';
+import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/state.js';
+import { classifyLine } from './lines.js';
+import { dmRoom, MAIN, type Observed, type Oracle, type Reply, SIDE, type Step, type System, type World } from './script.js';
+
+interface Room {
+  readonly setup: RoomSetup;
+  state: RoomState;
+  /** Human messages: platform id, author, when, and the agents they addressed (for edits). */
+  readonly said: Array<{ id: string; author: string; at: number; addressed: string[] }>;
+}
+
+interface Queued {
+  readonly room: string;
+  readonly event: RoomEvent;
+}
+
+export class MachineSystem implements System {
+  private readonly rooms = new Map<string, Room>();
+  private readonly used = new Map<string, number>();
+  private nextRequestId = 1;
+  private nextPlatformId = 1;
+  private now = 1_000_000;
+  private readonly timers: Array<{ at: number; room: string; request: number }> = [];
+  private readonly failNext = new Set<string>();
+  private readonly internal: Queued[] = [];
+  private observed: Observed[] = [];
+
+  constructor(
+    private readonly world: World,
+    private readonly oracle: Oracle,
+    private readonly options: { readonly roundTrip?: boolean } = {},
+  ) {}
+
+  private setupOf(key: string): RoomSetup {
+    const dm = /^chat:dm-([^-]+)-(.+)$/.exec(key);
+    const agent = dm ? this.world.agents.find((a) => a.name.toLowerCase() === dm[1]) : undefined;
+    return {
+      key,
+      agents: this.world.agents.map((a) => ({ name: a.name, activation: a.activation })),
+      turnLimit: this.world.turnLimit,
+      kind: agent ? 'direct' : 'room',
+      ...(agent ? { directAgent: agent.name } : {}),
+      privacy: this.world.privacy,
+      requestTimeoutMs: this.world.timeoutMs,
+      editWindowMs: this.world.editWindowMs,
+      maxToolRounds: this.world.maxToolRounds,
+      batching: false,
+    };
+  }
+
+  private room(key: string): Room {
+    let room = this.rooms.get(key);
+    if (!room) {
+      room = { setup: this.setupOf(key), state: EMPTY_STATE, said: [] };
+      this.rooms.set(key, room);
+    }
+    return room;
+  }
+
+  /** The room's state (as the store would load it). */
+  state(key: string): RoomState {
+    return this.room(key).state;
+  }
+
+  step(step: Step): Observed[] {
+    this.observed = [];
+    this.now += 1000;
+    switch (step.kind) {
+      case 'say': {
+        const id = `p${this.nextPlatformId++}`;
+        this.feed(step.room, {
+          type: 'message',
+          now: this.now,
+          message: {
+            author: step.human,
+            authorId: `u-${step.human}`,
+            kind: 'human',
+            text: step.text,
+            platformIds: [id],
+            at: this.now,
+            ...(step.addressed ? { addressed: step.addressed } : {}),
+            ...(step.missed ? { missed: true } : {}),
+          },
+        });
+        break;
+      }
+      case 'caught-up':
+        this.feed(step.room, { type: 'catch-up', now: this.now, phase: 'done' });
+        break;
+      case 'edit': {
+        const said = this.room(step.room).said;
+        const original = said[said.length - step.back];
+        if (!original) break;
+        const at = step.late ? original.at + this.world.editWindowMs + 1 : this.now;
+        this.feed(step.room, {
+          type: 'edit',
+          now: this.now,
+          edit: {
+            author: original.author,
+            authorId: `u-${original.author}`,
+            text: step.text,
+            platformIds: [`${original.id}:edit:${this.nextPlatformId++}`],
+            originalAt: original.at,
+            at,
+            addressedBefore: [...original.addressed],
+          },
+        });
+        break;
+      }
+      case 'deliver':
+        this.deliver(step.room);
+        break;
+      case 'command':
+        this.feed(step.room, {
+          type: 'command',
+          now: this.now,
+          command: { id: 'c', name: step.name, args: step.args, user: 'op', isOperator: step.operator },
+        });
+        break;
+      case 'deadline': {
+        this.timers.sort((a, b) => a.at - b.at || a.request - b.request);
+        const timer = this.timers.shift();
+        if (!timer) break;
+        this.now = Math.max(this.now, timer.at);
+        this.feed(timer.room, { type: 'deadline', now: this.now, request: timer.request });
+        break;
+      }
+      case 'restart':
+        this.timers.length = 0;
+        for (const key of [...this.rooms.keys()]) this.feed(key, { type: 'restart', now: this.now });
+        break;
+      case 'post-fails':
+        this.failNext.add(step.room);
+        break;
+    }
+    return this.observed;
+  }
+
+  /** The room's turn being written answers: its actions first, then its text. */
+  private deliver(key: string): void {
+    const current = this.state(key).current;
+    if (!current || current.post !== undefined || current.batch) return;
+    const { ask } = current;
+    const agent = ask.agent;
+    const n = this.used.get(agent) ?? 0;
+    this.used.set(agent, n + 1);
+    const reply: Reply = this.oracle[agent]?.[n] ?? { kind: 'text', text: '[pass]' };
+    if (reply.kind === 'fail') {
+      this.feed(key, { type: 'answer', now: this.now, ask: ask.id, outcome: { kind: 'failed', reason: reply.reason } });
+      return;
+    }
+    const canAct = this.world.agents.find((a) => a.name === agent)?.actions === true;
+    for (const action of canAct ? (reply.actions ?? []) : []) {
+      const from = {
+        agent,
+        room: key,
+        ask: ask.id,
+        requests: ask.requests,
+        people: ask.people ?? [],
+        audience: ask.audience,
+      };
+      const awaited = (names: readonly string[]): Participant[] =>
+        names.map((name) => {
+          const found = this.world.agents.find((a) => a.name.toLowerCase() === name.toLowerCase());
+          return { name: found?.name ?? name, kind: found ? 'agent' : 'human' };
+        });
+      if (action.kind === 'channel') {
+        const target = action.room === 'here' ? key : key === MAIN ? SIDE : MAIN;
+        if (target.startsWith('chat:dm-')) continue;
+        this.feed(target, {
+          type: 'action',
+          now: this.now,
+          action: { kind: 'post', call: 'call', from, text: action.text, requestReply: awaited(action.requestReply) },
+        });
+      } else {
+        if (this.world.agents.some((a) => a.name.toLowerCase() === action.to.toLowerCase())) continue;
+        this.feed(dmRoom(agent, action.to), {
+          type: 'action',
+          now: this.now,
+          action: {
+            kind: 'post',
+            call: 'call',
+            from,
+            text: action.text,
+            requestReply: action.requestReply ? [{ name: action.to, kind: 'human' }] : [],
+          },
+        });
+      }
+    }
+    this.feed(key, {
+      type: 'answer',
+      now: this.now,
+      ask: ask.id,
+      outcome: { kind: 'reply', text: reply.text, ...(reply.roundLimit ? { roundLimit: true } : {}) },
+    });
+  }
+
+  /** Handles an event and everything it sets off inside the bridge. */
+  private feed(key: string, event: RoomEvent): void {
+    this.internal.push({ room: key, event });
+    while (this.internal.length > 0) {
+      const next = this.internal.shift() as Queued;
+      this.handle(next.room, next.event);
+    }
+  }
+
+  private handle(key: string, event: RoomEvent): void {
+    const room = this.room(key);
+    const decision = decide(room.setup, room.state, event, { nextRequestId: this.nextRequestId });
+    this.nextRequestId += decision.requestsOpened;
+    // Saved and loaded as the store does between any two events (unless a test compares with that switched off).
+    room.state = this.options.roundTrip === false ? decision.state : (JSON.parse(JSON.stringify(decision.state)) as RoomState);
+    for (const write of decision.writes) {
+      if (write.type === 'message' && write.message.kind === 'human') {
+        room.said.push({
+          id: write.message.platformIds[0] ?? '',
+          author: write.message.author,
+          at: write.message.at,
+          addressed: [...write.message.mentions],
+        });
+      }
+      if (write.type === 'request') {
+        this.observed.push({
+          kind: 'request',
+          id: write.request.id,
+          status: write.request.status,
+          answers: write.request.answers.map((a) => ({ participant: a.participant, outcome: a.outcome, text: a.text })),
+        });
+      }
+    }
+    for (const effect of decision.effects) this.effect(key, effect);
+  }
+
+  private effect(key: string, effect: Effect): void {
+    switch (effect.type) {
+      case 'ask':
+        for (const turn of effect.turns) {
+          const { ask } = turn;
+          this.observed.push({
+            kind: 'ask',
+            room: key,
+            agent: ask.agent,
+            reason: ask.reason,
+            about: ask.about,
+            requests: [...ask.requests],
+            humans: ask.questions.map((q) => q.human),
+            ...(ask.resume ? { resumes: ask.resume.id } : {}),
+          });
+        }
+        return;
+      case 'post': {
+        const { post } = effect;
+        if (post.agent === null) this.observed.push({ kind: 'line', room: key, line: classifyLine(post.text) });
+        else this.observed.push({ kind: 'post', room: key, agent: post.agent, text: post.text });
+        if (this.failNext.delete(key)) {
+          this.internal.push({ room: key, event: { type: 'post-failed', now: this.now, post: post.id, reason: 'refused' } });
+        } else {
+          const ids = [`p${this.nextPlatformId++}`];
+          this.internal.push({ room: key, event: { type: 'posted', now: this.now, post: post.id, platformIds: ids } });
+        }
+        return;
+      }
+      case 'note':
+        this.internal.push({ room: effect.room, event: { type: 'note', now: this.now, note: effect.note } });
+        return;
+      case 'timer':
+        if (!this.timers.some((t) => t.request === effect.request)) {
+          this.timers.push({ at: effect.at, room: key, request: effect.request });
+        }
+        return;
+      case 'action-result':
+        this.observed.push({ kind: 'action', result: effect.result.kind });
+        return;
+      case 'record':
+        if (effect.record.kind === 'hand-back') {
+          this.observed.push({ kind: 'hand-back', room: key, reason: effect.record.reason });
+        }
+        return;
+      default:
+        return;
+    }
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The language both implementations of the rules are driven in: a world (rooms, agents, humans), a script of steps,
+ * an agent oracle (what each agent replies, in order), and what can be observed after each step.
+ *
+ * Shell semantics both sides share: a step's event is handled, then everything it sets off inside the bridge — posts
+ * reach the platform at once (unless the step says the platform fails), notes reach their room — before the next
+ * step. A turn answers only when a `deliver` step says so; a deadline fires only at a `deadline` step.
+ */
+import type { CommandName } from '../../src/room/events.js';
+
+export interface WorldAgent {
+  readonly name: string;
+  readonly activation: 'always' | 'mention';
+  /** Tools it may use in its replies' actions. */
+  readonly actions: boolean;
+}
+
+export interface World {
+  readonly agents: readonly WorldAgent[];
+  readonly humans: readonly string[];
+  readonly turnLimit: number;
+  readonly privacy: 'off' | 'mentions';
+  /** REPLY_TIMEOUT in ms. */
+  readonly timeoutMs: number;
+  /** EDIT_WAKE window in ms. */
+  readonly editWindowMs: number;
+  readonly maxToolRounds: number;
+}
+
+/** Rooms: two channels and the DMs (`dm:<agent>:<human>`). */
+export const MAIN = 'chat:main';
+export const SIDE = 'chat:side';
+export const dmRoom = (agent: string, human: string): string => `chat:dm-${agent.toLowerCase()}-${human.toLowerCase()}`;
+
+/** One thing an agent does during its turn, before its final text. */
+export type ReplyAction =
+  | {
+      readonly kind: 'channel';
+      /** `here` (the turn's room), or the other channel. */
+      readonly room: 'here' | 'other';
+      readonly text: string;
+      readonly requestReply: readonly string[];
+    }
+  | { readonly kind: 'dm'; readonly to: string; readonly text: string; readonly requestReply: boolean };
+
+/** What an agent answers when asked: its actions, then its text — or a failure. */
+export type Reply =
+  | {
+      readonly kind: 'text';
+      readonly text: string;
+      readonly actions?: readonly ReplyAction[];
+      /** The turn ran out of tool rounds. */
+      readonly roundLimit?: boolean;
+    }
+  | { readonly kind: 'fail'; readonly reason: string };
+
+/** Each agent's replies, used in order; an agent with none left passes. */
+export type Oracle = Readonly<Record<string, readonly Reply[]>>;
+
+export type Step =
+  | {
+      readonly kind: 'say';
+      readonly room: string;
+      readonly human: string;
+      readonly text: string;
+      /** Agents the platform says it addresses (a reply to an agent's message). */
+      readonly addressed?: readonly string[];
+      /** Posted while the bridge was away: fetched by a catch-up. */
+      readonly missed?: boolean;
+    }
+  /** The room's catch-up is done (its held asks run). */
+  | { readonly kind: 'caught-up'; readonly room: string }
+  /** A human edits their `back`-th newest message in the room (1: the newest) to `text`. */
+  | { readonly kind: 'edit'; readonly room: string; readonly back: number; readonly text: string; readonly late?: boolean }
+  /** The turn being written in the room answers (from the oracle). */
+  | { readonly kind: 'deliver'; readonly room: string }
+  | {
+      readonly kind: 'command';
+      readonly room: string;
+      readonly name: CommandName;
+      readonly args: string;
+      readonly operator: boolean;
+    }
+  /** The earliest deadline fires. */
+  | { readonly kind: 'deadline' }
+  /** The bridge restarts (every room goes on from its stored state). */
+  | { readonly kind: 'restart' }
+  /** The room's next post is refused by the platform. */
+  | { readonly kind: 'post-fails'; readonly room: string };
+
+/** A bridge line, as both sides classify it. */
+export type LineInfo =
+  | { readonly kind: 'failure'; readonly agent: string }
+  | { readonly kind: 'hand-back'; readonly reason: string; readonly agent?: string }
+  | { readonly kind: 'deadline'; readonly request: number; readonly late: readonly string[] }
+  | { readonly kind: 'pair'; readonly a: string; readonly b: string }
+  | { readonly kind: 'dropped'; readonly drops: ReadonlyArray<{ agent: string; humans: readonly string[] }> }
+  | { readonly kind: 'cut'; readonly agent: string }
+  | { readonly kind: 'other'; readonly text: string };
+
+/** What can be observed, in order, after each step. Ids are compared up to renaming. */
+export type Observed =
+  | {
+      readonly kind: 'ask';
+      readonly room: string;
+      readonly agent: string;
+      /** direct, awaiting, addressed, request, resume, always, mentioned. */
+      readonly reason: string;
+      readonly about: number;
+      readonly requests: readonly number[];
+      /** The humans whose questions it answers. */
+      readonly humans: readonly string[];
+      /** A resume: the request it resumes. */
+      readonly resumes?: number;
+    }
+  | { readonly kind: 'post'; readonly room: string; readonly agent: string; readonly text: string }
+  | { readonly kind: 'line'; readonly room: string; readonly line: LineInfo }
+  | {
+      readonly kind: 'request';
+      readonly id: number;
+      readonly status: string;
+      readonly answers: ReadonlyArray<{ participant: string; outcome: string; text: string }>;
+    }
+  | { readonly kind: 'hand-back'; readonly room: string; readonly reason: string }
+  | { readonly kind: 'action'; readonly result: string };
+
+/** A system under test: the machine (src/room decide) or the model (test/model). */
+export interface System {
+  step(step: Step): Observed[];
+}
