@@ -56,7 +56,7 @@ export function command(d: Draft, c: Command): void {
   if (!c.isOperator) return answer(`Only operators can use /${c.name}.`);
   const arg = c.args.trim().replace(/^@/, '');
   if (c.name === 'privacy') return privacy(d, arg, answer);
-  if (c.name === 'status') return;
+  if (c.name === 'status') return d.effect({ type: 'status', command: c.id });
   const named = arg ? d.agent(arg) : undefined;
   if (arg && !named && !(c.name === 'reset' && arg === 'workspace')) {
     return answer(`There is no agent named @${arg}. Agents: ${d.setup.agents.map((a) => `@${a.name}`).join(', ')}.`);

@@ -248,7 +248,7 @@ function catchUp(d: Draft, phase: 'start' | 'done'): void {
 
 /** Rule 12: after a restart, the turn being written is taken again, unsent posts go out, deadlines are set again. */
 function restart(d: Draft, cut: { ask: number; runs: ReadonlyArray<{ tool: string; input: string | null; cut: boolean }> } | undefined): void {
-  for (const post of d.state.posts) d.effect({ type: 'post', post, ...(post.ask !== undefined ? { ask: post.ask } : {}) });
+  for (const post of d.state.posts) d.effect({ type: 'post', post, resend: true });
   for (const request of d.state.requests) d.effect({ type: 'timer', at: request.deadline, request: request.id });
   const current = d.state.current;
   if (!current || current.post !== undefined) return;

@@ -54,11 +54,10 @@ export class Draft {
   }
 
   /** Writes a post down and asks for it to be sent. */
-  post(post: Omit<PendingPost, 'id'>): PendingPost {
-    const written: PendingPost = { ...post, id: this.state.nextPost };
+  post(post: Omit<PendingPost, 'id' | 'at'>): PendingPost {
+    const written: PendingPost = { ...post, id: this.state.nextPost, at: this.now };
     this.set({ nextPost: this.state.nextPost + 1, posts: [...this.state.posts, written] });
-    this.write({ type: 'outbox', post: written });
-    this.effect({ type: 'post', post: written, ...(written.ask !== undefined ? { ask: written.ask } : {}) });
+    this.effect({ type: 'post', post: written });
     return written;
   }
 

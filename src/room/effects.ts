@@ -2,7 +2,7 @@
  * What a decision asks the shell to do (effects) and to store (writes). Effects are carried out after the writes
  * are committed; their outcomes come back as events.
  */
-import type { Note, Participant, RequestAnswer, SettledRequest } from './events.js';
+import type { Note, Participant, RequestAnswer, SettledRequest, ToolRun } from './events.js';
 import type { Ask, MessageFacts, PendingPost, RoomState } from './state.js';
 
 /** A turn to run: the ask, and what the turn's prompt says about why it runs. */
@@ -19,8 +19,8 @@ export type Effect =
   | { readonly type: 'ask'; readonly turns: readonly TurnOrder[] }
   /** Stop a running turn (its outcome still comes back, as `stopped`). */
   | { readonly type: 'stop'; readonly ask: number; readonly reason: 'operator' | 'deadline' | 'control' }
-  /** Send a post written down by this decision (the outbox entry of the same id). */
-  | { readonly type: 'post'; readonly post: PendingPost; readonly ask?: number | undefined }
+  /** Send a post written down (`resend`: after a restart, it may have reached the platform already). */
+  | { readonly type: 'post'; readonly post: PendingPost; readonly resend?: boolean | undefined }
   /** The turn's reply will not be posted: remove whatever preview of it is shown. */
   | { readonly type: 'discard'; readonly ask: number }
   /** Tell another room (or this one, later) something. */
@@ -31,6 +31,8 @@ export type Effect =
   | { readonly type: 'action-result'; readonly call: string; readonly result: ActionResult }
   /** An operator command's answer. */
   | { readonly type: 'answer'; readonly command: string; readonly text: string }
+  /** Answer an operator's /status with the room as it is. */
+  | { readonly type: 'status'; readonly command: string }
   /** Remove the room's sandbox (and, with `wipe`, its workspace). */
   | { readonly type: 'reset-sandbox'; readonly wipe: boolean }
   /** Forget the room's stored history (the dedupe keys stay). */
@@ -81,16 +83,12 @@ export interface StoredMessage extends MessageFacts {
 export type Write =
   /** Store a message (once: a platform id already stored makes the whole decision a duplicate). */
   | { readonly type: 'message'; readonly message: StoredMessage }
-  /** Write a post down before it is sent. */
-  | { readonly type: 'outbox'; readonly post: PendingPost }
-  /** A post was sent (with its platform ids), or given up. */
-  | { readonly type: 'outbox-done'; readonly post: number; readonly status: 'sent' | 'failed'; readonly platformIds: readonly string[] }
   | { readonly type: 'request'; readonly request: RequestRow }
   /** A settled request's requester resumed (or will not): it is closed. */
   | { readonly type: 'request-status'; readonly id: number; readonly status: 'closed' }
-  /** A note for another room, kept until that room has taken it (a crash cannot lose it). */
+  /** A note for another room, kept until that room has taken it (the shell adds these for `note` effects). */
   | { readonly type: 'note'; readonly id: string; readonly room: string; readonly note: Note }
-  /** A note this room has taken. */
+  /** A note this room has taken (the shell adds it to the decision that took it). */
   | { readonly type: 'note-done'; readonly id: string }
   | { readonly type: 'privacy'; readonly mode: 'off' | 'mentions' | null };
 

@@ -6,6 +6,14 @@
 
 export type AuthorKind = 'human' | 'agent' | 'system';
 
+/** One tool call an agent made while writing a message. */
+export interface ToolRun {
+  readonly tool: string;
+  /** What was run: the shell command for bash, the arguments as JSON otherwise. */
+  readonly input: string;
+  readonly output: string;
+}
+
 /** A message as a platform delivered it, before the rules have read it. */
 export interface Incoming {
   readonly author: string;
@@ -43,6 +51,8 @@ export type TurnOutcome =
       readonly text: string;
       /** The turn ran out of tool rounds (MAX_TOOL_ROUNDS). */
       readonly roundLimit?: boolean | undefined;
+      /** The tool calls it made (stored with its message). */
+      readonly toolRuns?: readonly ToolRun[] | undefined;
     }
   /** Its model could not be reached, or answered nothing readable. */
   | { readonly kind: 'failed'; readonly reason: string }

@@ -6,7 +6,7 @@ import { isObserver, removeWhere } from './asks.js';
 import { handBack } from './control.js';
 import type { Draft } from './draft.js';
 import type { ActionResult } from './effects.js';
-import type { TurnOutcome } from './events.js';
+import type { ToolRun, TurnOutcome } from './events.js';
 import { recordMessage } from './reading.js';
 import { answerRequest, openRequest } from './requests.js';
 import { routeAgent } from './routing.js';
@@ -52,11 +52,17 @@ export function finishTurn(d: Draft, outcome: TurnOutcome): void {
     endTurn(d, ask); // control went to the humans while it wrote
     return;
   }
-  reply(d, current, outcome.text, outcome.roundLimit === true);
+  reply(d, current, outcome.text, outcome.roundLimit === true, outcome.toolRuns);
 }
 
 /** A written reply (a turn's, or a batched call's answer for the current ask). */
-export function reply(d: Draft, current: Current, text: string, roundLimit: boolean): void {
+export function reply(
+  d: Draft,
+  current: Current,
+  text: string,
+  roundLimit: boolean,
+  toolRuns?: readonly ToolRun[] | undefined,
+): void {
   const { ask } = current;
   const outcome = classifyReply(text);
   if (ask.reason === 'chat-request' && !(ask.chat && d.state.accepted.includes(ask.chat.id))) {
@@ -70,7 +76,7 @@ export function reply(d: Draft, current: Current, text: string, roundLimit: bool
       handBack(d, 'tool round limit', toolRoundsLine(ask.agent, d.setup.maxToolRounds), ask.startedAt ?? d.state.seq);
       return;
     }
-    post(d, current, said, 'round-limit');
+    post(d, current, said, 'round-limit', toolRuns);
     return;
   }
   if (outcome.kind === 'pass') {
@@ -81,21 +87,28 @@ export function reply(d: Draft, current: Current, text: string, roundLimit: bool
   }
   if (outcome.kind === 'world-pass') {
     if (outcome.text) {
-      post(d, current, outcome.text, 'world-pass');
+      post(d, current, outcome.text, 'world-pass', toolRuns);
       return;
     }
     endTurn(d, ask);
     handBack(d, 'world pass', worldPassText(ask.agent), ask.startedAt ?? d.state.seq);
     return;
   }
-  post(d, current, outcome.text, 'route');
+  post(d, current, outcome.text, 'route', toolRuns);
 }
 
-function post(d: Draft, current: Current, text: string, after: NonNullable<Current['after']>): void {
+function post(
+  d: Draft,
+  current: Current,
+  text: string,
+  after: NonNullable<Current['after']>,
+  toolRuns: readonly ToolRun[] | undefined,
+): void {
   const { ask } = current;
   const written = d.post({
     agent: ask.agent,
     text,
+    ...(toolRuns && toolRuns.length > 0 ? { toolRuns } : {}),
     ask: ask.id,
     purpose: 'reply',
     // A world pass and a reply cut by the tool-round limit ask nobody: control goes to the humans right after.
@@ -111,7 +124,6 @@ export function onPosted(d: Draft, id: number, platformIds: readonly string[], f
   const posted = d.state.posts.find((p) => p.id === id);
   if (!posted) return;
   d.set({ posts: d.state.posts.filter((p) => p.id !== id) });
-  d.write({ type: 'outbox-done', post: id, status: failed === undefined ? 'sent' : 'failed', platformIds });
   if (posted.purpose === 'line') {
     // A line the platform refused is still part of the history the agents read.
     recordMessage(d, { author: 'system', authorId: 'system', kind: 'system', text: posted.text, platformIds, at: d.now, post: id });
@@ -136,6 +148,7 @@ export function onPosted(d: Draft, id: number, platformIds: readonly string[], f
     answering: posted.people,
     exchange: posted.audience,
     post: id,
+    toolRuns: posted.toolRuns,
   });
   if (!current || !ask) {
     routeAgent(d, facts, posted.text, { noProgress }); // its turn was stopped meanwhile: plain talk

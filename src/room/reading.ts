@@ -4,7 +4,7 @@
  */
 import { withAddressed } from './addressed.js';
 import { type Draft, lower, same } from './draft.js';
-import type { AuthorKind } from './events.js';
+import type { AuthorKind, ToolRun } from './events.js';
 import { audienceOf } from './privacy.js';
 import type { MessageFacts } from './state.js';
 import { extractMentions } from './text/mentions.js';
@@ -31,8 +31,9 @@ export interface Writing {
   /** The people its author's turn answers (naming them is the answer), and that exchange's audience. */
   readonly answering?: readonly string[] | undefined;
   readonly exchange?: readonly string[] | null | undefined;
-  /** The outbox entry it was posted from. */
+  /** The outbox entry it was posted from, and the tool calls of the turn that wrote it. */
   readonly post?: number | undefined;
+  readonly toolRuns?: readonly ToolRun[] | undefined;
 }
 
 /** Rule 1.2: whom an agent's message asks for a reply. */
@@ -107,6 +108,7 @@ export function recordMessage(d: Draft, input: Writing): Recorded {
       text: input.text,
       platformIds: input.platformIds,
       ...(input.post !== undefined ? { post: input.post } : {}),
+      ...(input.toolRuns && input.toolRuns.length > 0 ? { toolRuns: input.toolRuns } : {}),
     },
   });
   count(d, facts, input.text);

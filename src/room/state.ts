@@ -2,7 +2,7 @@
  * A room's state as `decide` keeps it: small, plain, serialisable (JSON), and enough to make every decision without
  * reading the room's history. The shell stores it with each decision and loads it after a restart.
  */
-import type { AuthorKind, Participant, RequestAnswer, SettledRequest } from './events.js';
+import type { AuthorKind, Participant, RequestAnswer, SettledRequest, ToolRun } from './events.js';
 
 export type PrivacyMode = 'off' | 'mentions';
 
@@ -113,6 +113,10 @@ export interface PendingPost {
   readonly id: number;
   readonly agent: string | null;
   readonly text: string;
+  /** When it was written (a resend after a restart looks for it on the platform from then on). */
+  readonly at: number;
+  /** The tool calls of the turn whose reply it is (stored with the message). */
+  readonly toolRuns?: readonly ToolRun[] | undefined;
   /** The ask whose reply it is; the action call it answers. */
   readonly ask?: number | undefined;
   readonly call?: string | undefined;

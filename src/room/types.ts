@@ -1,12 +1,8 @@
 import type { AuthorKind } from '../ports.js';
 
-/** One tool call an agent made while writing a message. */
-export interface ToolRun {
-  readonly tool: string;
-  /** What was run: the shell command for bash, the arguments as JSON otherwise. */
-  readonly input: string;
-  readonly output: string;
-}
+import type { ToolRun } from './events.js';
+
+export type { ToolRun };
 
 /** A message as the router sees it: plain data. */
 export interface RoomMessage {

@@ -1,0 +1,151 @@
+/**
+ * The store port: everything the bridge keeps, behind Promise-based interfaces, so the embedded SQLite store and a
+ * server database implement the same contract. A room's decision is committed in one call (`RoomStore.commit`): its
+ * messages, its state and its requests and notes are stored together, or not at all. No routing, model call or
+ * platform I/O ever runs inside a store call.
+ */
+import type { Write } from '../room/effects.js';
+import type { Note } from '../room/events.js';
+import type { RoomState } from '../room/state.js';
+import type { RoomMessage } from '../room/types.js';
+import type { ChatRequest, ChatRequestStatus } from './collaboration.js';
+import type { RequestRow } from '../room/effects.js';
+
+/** A room's row: where it is, whose DM it is, and its stored state (null for a new room). */
+export interface RoomRecord {
+  readonly id: number;
+  readonly platform: string;
+  readonly channel: string;
+  /** `platform:channel`. */
+  readonly key: string;
+  readonly directAgent: string | null;
+  readonly state: RoomState | null;
+}
+
+/** A note for a room, written by another room's decision and not yet taken. */
+export interface NoteRecord {
+  readonly id: string;
+  readonly room: string;
+  readonly note: Note;
+}
+
+export type CommitResult = 'done' | 'duplicate';
+
+export interface RoomStore {
+  /** The room's row, created on first sight (with its state as stored, or null when new). */
+  open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord>;
+  /** Every room the store knows. */
+  all(): Promise<RoomRecord[]>;
+  /**
+   * Stores one decision: its writes and the room's new state, in one transaction. When a message it stores has a
+   * platform id the room already has, nothing is stored and the result is `duplicate`.
+   */
+  commit(roomId: number, writes: readonly Write[], state: RoomState): Promise<CommitResult>;
+  /** The room's newest `limit` messages, oldest first. */
+  history(roomId: number, limit: number): Promise<RoomMessage[]>;
+  /** The stored message a platform id belongs to (any chunk of it). */
+  byPlatformId(roomId: number, platformId: string): Promise<RoomMessage | undefined>;
+  /** Whether this platform id is stored in the room already. */
+  seen(roomId: number, platformId: string): Promise<boolean>;
+  /** The agents a stored message and its stored edits (`<id>:edit:…`) addressed; undefined when not stored. */
+  addressedBy(roomId: number, platformId: string): Promise<string[] | undefined>;
+  /** Forgets a room's messages; their platform ids stay known (nothing is answered twice). */
+  clear(roomId: number): Promise<void>;
+  /** The newest platform message id stored for a room (where a catch-up starts without a mark). */
+  lastPlatformMessageId(platform: string, channel: string): Promise<string | undefined>;
+  /** A room's catch-up mark: the platform id up to which nothing is missing. */
+  caughtUp(platform: string, channel: string): Promise<string | undefined>;
+  setCaughtUp(platform: string, channel: string, platformId: string): Promise<void>;
+  /** The rooms of a platform, most recently active first. */
+  active(platform: string): Promise<Array<{ channel: string; agent?: string }>>;
+  /** Requests, for /status and the operator console: those of a room (as origin or target), or all. */
+  requests(room?: string): Promise<RequestRow[]>;
+  /** Notes not yet taken by their room (delivered again after a restart). */
+  notes(): Promise<NoteRecord[]>;
+  /** The highest request id ever given (request ids are unique across rooms); 0 when none. */
+  maxRequestId(): Promise<number>;
+}
+
+/** A tool call a turn made, kept so that a turn taken again after a restart does not run it twice. */
+export interface ToolRunRecord {
+  readonly id: number;
+  readonly tool: string;
+  /** Canonical JSON of the arguments. */
+  readonly args: string;
+  readonly status: 'started' | 'ok' | 'refused' | 'failed';
+  readonly input: string | null;
+  readonly output: string | null;
+}
+
+export interface ToolJournal {
+  /** The tool runs of a room's ask (its attempts). */
+  runs(room: string, ask: number): Promise<ToolRunRecord[]>;
+  started(room: string, ask: number, tool: string, args: string, at: number): Promise<number>;
+  ended(id: number, result: { status: 'ok' | 'refused' | 'failed'; input: string; output: string }): Promise<void>;
+}
+
+export interface UsageRow {
+  readonly agent: string;
+  readonly calls: number;
+  readonly input: number;
+  readonly cached: number;
+  readonly output: number;
+}
+
+export interface UsagePort {
+  add(agent: string, room: string, usage: { input: number; cached: number; output: number }): Promise<void>;
+  inRoom(room: string): Promise<UsageRow[]>;
+  total(): Promise<UsageRow[]>;
+}
+
+export interface KnowledgeRow {
+  readonly key: string;
+  readonly value: string;
+}
+
+export interface KnowledgePort {
+  list(agent: string): Promise<KnowledgeRow[]>;
+  has(agent: string, key: string): Promise<boolean>;
+  count(agent: string): Promise<number>;
+  set(agent: string, key: string, value: string, at: number): Promise<void>;
+  /** True when there was something to forget. */
+  delete(agent: string, key: string): Promise<boolean>;
+}
+
+export interface ActionRow {
+  readonly at: number;
+  readonly room: string;
+  readonly text: string;
+}
+
+export interface ActionPort {
+  add(agent: string, room: string, text: string, at: number): Promise<void>;
+  /** Newest first. */
+  recent(agent: string, limit?: number): Promise<ActionRow[]>;
+}
+
+export interface EmbeddingPort {
+  get(ids: readonly number[], model: string): Promise<Map<number, Float32Array>>;
+  put(entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string): Promise<void>;
+}
+
+export interface ChatPort {
+  create(from: string, to: string, reason: string, now: number, ttlMs: number): Promise<ChatRequest>;
+  get(id: number): Promise<ChatRequest | undefined>;
+  setStatus(id: number, status: ChatRequestStatus): Promise<void>;
+  markTold(id: number): Promise<void>;
+  expire(now: number): Promise<void>;
+  involving(agent: string): Promise<ChatRequest[]>;
+}
+
+/** Everything the bridge keeps. */
+export interface StorePort {
+  readonly rooms: RoomStore;
+  readonly tools: ToolJournal;
+  readonly usage: UsagePort;
+  readonly knowledge: KnowledgePort;
+  readonly actions: ActionPort;
+  readonly embeddings: EmbeddingPort;
+  readonly chats: ChatPort;
+  close(): Promise<void>;
+}
