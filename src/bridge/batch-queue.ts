@@ -42,6 +42,8 @@ function heartbeat(ms: number, tick: () => void): () => void {
 export class BatchQueue<T extends QueuedTurn> {
   private queue: T[] = [];
   private readonly stopBeat: () => void;
+  /** Queued turns are work in flight: while any wait for a tick, the process is kept running (the heartbeat is not). */
+  private keepAlive: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: BatchQueueOptions<T>) {
     this.stopBeat = (options.every ?? heartbeat)(options.tickMs, () => this.tick());
@@ -55,6 +57,13 @@ export class BatchQueue<T extends QueuedTurn> {
       return;
     }
     this.queue.push(...turns);
+    this.keepAlive ??= setInterval(() => {}, 60_000);
+  }
+
+  private sleep(): void {
+    if (this.queue.length > 0 || !this.keepAlive) return;
+    clearInterval(this.keepAlive);
+    this.keepAlive = undefined;
   }
 
   /** Turns waiting for the next tick. */
@@ -70,6 +79,7 @@ export class BatchQueue<T extends QueuedTurn> {
     });
     if (live.length === 0) {
       this.queue = [];
+      this.sleep();
       return;
     }
     const groups = new Map<string, T[]>();
@@ -90,6 +100,7 @@ export class BatchQueue<T extends QueuedTurn> {
       for (const turn of others) waiting.add(turn);
     }
     this.queue = live.filter((turn) => waiting.has(turn));
+    this.sleep();
     void Promise.all(sends);
   }
 
@@ -97,5 +108,6 @@ export class BatchQueue<T extends QueuedTurn> {
   stop(): void {
     this.stopBeat();
     for (const turn of this.queue.splice(0)) this.options.drop(turn);
+    this.sleep();
   }
 }

@@ -1,36 +1,30 @@
+import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../config/index.js';
-import { describeError } from '../errors.js';
 import { storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
-import { NOT_A_REPLY } from '../room/types.js';
+import type { RoomSetup } from '../room/state.js';
 import { redact } from '../secrets.js';
-import type { Store } from '../store/index.js';
+import type { RoomRecord, StorePort } from '../store/port.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
-import { AgentTurns } from './agent-turns.js';
 import { BatchTurns } from './batch-turns.js';
-import { catchUpMarks } from './catch-up-marks.js';
-import { handleCommand } from './commands.js';
-import { Conductor } from './conductor.js';
-import { Edits } from './edits.js';
-import { handBackWith } from './hand-back.js';
-import { LoopGuards } from './loop-guards.js';
+import { Calls } from './calls.js';
+import { CatchUpMarks } from './catch-up-marks.js';
+import { effectsRunner } from './effects.js';
 import { RoomMessaging } from './messaging.js';
 import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
-import { PRIVATE_PLATFORM, PrivateRooms } from './private-rooms.js';
+import { PRIVATE_PLATFORM, PrivateRooms, privatePair } from './private-rooms.js';
 import { Reception } from './reception.js';
-import { Recorder } from './recorder.js';
-import { Recovery } from './recovery.js';
-import { RequestTurns } from './request-turns.js';
-import { Requests } from './requests.js';
-import { type Room, Rooms } from './rooms.js';
-import { TurnRunner } from './turn-runner.js';
+import { Rooms } from './rooms.js';
+import { statusText } from './status.js';
+import { Timers } from './timers.js';
+import { Turns } from './turns.js';
 import { Uploads } from './uploads.js';
 
 export interface BridgeOptions {
   readonly config: Config;
-  readonly store: Store;
+  readonly store: StorePort;
   readonly sandbox: Sandbox;
   readonly adapters: readonly ChatAdapter[];
   readonly logger: Logger;
@@ -39,10 +33,37 @@ export interface BridgeOptions {
   readonly clock?: () => number;
 }
 
-/**
- * The running shell: starts and stops the adapters, offers them the sink, and waits for rooms to
- * settle. Its collaborators are built and wired in createBridge; none of them sees this object.
- */
+/** Messages kept in a turn's view of its room: the context window, at least. */
+const MIN_WINDOW = 64;
+
+/** The room's fixed facts from the configuration. */
+export function roomSetup(config: Config, record: RoomRecord): RoomSetup {
+  const { settings, agents } = config;
+  const pair = record.platform === PRIVATE_PLATFORM ? privatePair(agents, record.platform, record.channel) : undefined;
+  const batching = settings.BATCHING === 'on';
+  return {
+    key: record.key,
+    agents: agents.map((a) => ({
+      name: a.name,
+      activation: a.activation,
+      // Who may share a batched call: the same endpoint, model and key (kept as a digest, never the key itself).
+      ...(batching
+        ? { batchGroup: createHash('sha256').update(`${a.endpoint}\n${a.model}\n${a.apiKey ?? ''}`).digest('hex') }
+        : {}),
+    })),
+    turnLimit: settings.TURN_LIMIT,
+    kind: pair ? 'pair' : record.directAgent ? 'direct' : 'room',
+    ...(record.directAgent ? { directAgent: record.directAgent } : {}),
+    ...(pair ? { pair: [pair[0].name, pair[1].name] as const } : {}),
+    privacy: settings.PRIVACY_ROOMS.includes(record.key) ? 'mentions' : settings.PRIVACY,
+    requestTimeoutMs: settings.REPLY_TIMEOUT_S * 1000,
+    editWindowMs: settings.EDIT_WAKE_MINUTES * 60_000,
+    maxToolRounds: settings.MAX_TOOL_ROUNDS,
+    batching,
+  };
+}
+
+/** The running shell: starts and stops the adapters, offers them the sink, and waits for rooms to settle. */
 export class Bridge {
   private stopped = false;
 
@@ -51,50 +72,59 @@ export class Bridge {
     readonly sink: AdapterSink,
     private readonly parts: {
       readonly adapters: readonly ChatAdapter[];
+      readonly store: StorePort;
       readonly rooms: Rooms;
-      readonly requests: Requests;
-      readonly recovery: Recovery;
-      readonly stoppables: ReadonlyArray<{ stop(): void }>;
+      readonly marks: CatchUpMarks;
+      readonly ids: { start(next: number): void };
+      /** Lets the rooms take their events (the adapters are connected). */
+      readonly ready: () => void;
+      readonly journal: StorePort['tools'];
+      /** What a shutdown stops first: turns, timers, batched calls, inbound. */
+      readonly stoppers: ReadonlyArray<() => void>;
       readonly sandbox: Sandbox;
     },
   ) {}
 
   /**
-   * Connects the adapters and resumes what a previous run left: its unsent posts go out first (before
-   * anything else in their rooms), then the adapters catch up on what was missed, then cut rounds go on
-   * and requests still waiting ask their agents again.
+   * Loads every room with work a previous run left (its turn in flight is taken again, its unsent posts go out
+   * first, its deadlines are set again), delivers the notes rooms had not taken, connects the adapters, then lets
+   * them catch up on what was missed.
    */
   async start(): Promise<void> {
-    const { adapters, requests, recovery } = this.parts;
-    requests.load();
-    let connected: (up: boolean) => void = () => {};
-    const ready = new Promise<boolean>((resolve) => {
-      connected = resolve;
-    });
-    const delivered = recovery.deliver(ready);
-    try {
-      for (const adapter of adapters) await adapter.start(this.sink);
-    } catch (error) {
-      connected(false);
-      throw error;
+    const { store, rooms, adapters } = this.parts;
+    const records = await store.rooms.all();
+    this.parts.ids.start((await store.rooms.maxRequestId()) + 1);
+    await this.parts.marks.load(records, (platform) => store.rooms.active(platform));
+    for (const record of records) {
+      const state = record.state;
+      if (!state) continue;
+      const work = state.current || state.posts.length > 0 || state.queue.length > 0 || state.requests.length > 0;
+      if (!work) continue;
+      const actor = await rooms.adopt(record);
+      if (!actor) continue;
+      const ask = state.current?.ask;
+      const runs = ask ? await this.parts.journal.runs(record.key, ask.id) : [];
+      void actor.deliver({
+        type: 'restart',
+        ...(ask && runs.length > 0
+          ? { cut: { ask: ask.id, runs: runs.map((r) => ({ tool: r.tool, input: r.input, cut: r.status === 'started' })) } }
+          : {}),
+      });
     }
-    connected(true);
-    await delivered;
+    for (const note of await store.rooms.notes()) rooms.note(note);
+    for (const adapter of adapters) await adapter.start(this.sink);
+    this.parts.ready();
     for (const adapter of adapters) {
       await adapter.catchUpRooms?.().catch((error: unknown) => this.log.warn({ err: error }, 'catch-up failed'));
     }
-    recovery.resume();
-    requests.restore();
   }
 
   /** Stops every turn, then the adapters and the sandbox. The store stays open (its owner closes it). */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    for (const part of this.parts.stoppables) part.stop();
-    const rooms = this.parts.rooms.all();
-    for (const room of rooms) room.actor.stop();
-    await Promise.allSettled(rooms.map((room) => room.actor.idle()));
+    for (const stop of this.parts.stoppers) stop();
+    for (const actor of this.parts.rooms.all()) actor.stop();
     for (const adapter of this.parts.adapters) {
       await adapter.stop().catch((error: unknown) => this.log.warn({ err: error }, 'adapter stop failed'));
     }
@@ -107,200 +137,146 @@ export class Bridge {
   }
 }
 
-/** Builds the shell's collaborators, each with only what it needs, and wires them. */
+/** Builds the shell's collaborators, each with only what it needs, in dependency order. */
 export function createBridge(options: BridgeOptions): Bridge {
   const { config, store, sandbox, logger: log } = options;
-  const settings = config.settings;
+  const { settings, agents } = config;
   const clock = options.clock ?? Date.now;
-  const agents = config.agents;
-  const isAgent = (name: string) => agents.some((a) => a.name.toLowerCase() === name.toLowerCase());
+  const window = Math.max(settings.HISTORY_LIMIT + 1, MIN_WINDOW);
 
-  const adapters = new Map<string, ChatAdapter>();
-  const privateRooms = new PrivateRooms((message) => mirrorPrivate(message));
-  for (const adapter of [...options.adapters, privateRooms]) adapters.set(adapter.platform, adapter);
-  const rooms = new Rooms({
-    store,
-    adapters,
-    historyLimit: settings.HISTORY_LIMIT,
-    privacy: (key) => (settings.PRIVACY_ROOMS.includes(key) ? 'mentions' : settings.PRIVACY),
-    log,
-  });
-  const recorder = new Recorder(agents.map((a) => a.name));
-  const { journal } = store;
-  const transaction = <T>(work: () => T): T => store.transaction(work);
-  const poster = new Poster({
-    recorder,
-    journal,
-    transaction,
-    stored: (room, id) => store.messageByPlatformId(room.state.row.id, id),
-    clock,
-    log,
-  });
-  const guards = new LoopGuards({
-    isAgent,
-    clock,
-    notify: (room, text) => void room.actor.enqueue(() => poster.system(room, text)),
-  });
-
-  // The requests and the turns they call for need each other's work: the requests are given functions.
-  let conductor: Conductor | undefined;
-  let requestTurns: RequestTurns | undefined;
-  const requests = new Requests({
-    store: store.threads,
-    clock,
-    timeoutMs: settings.REPLY_TIMEOUT_S * 1000,
-    handlers: {
-      ask: (thread, agent) => requestTurns?.ask(thread, agent),
-      resume: (thread) => requestTurns?.queueResume(thread),
-      expired: (thread) => requestTurns?.expired(thread),
+  let nextRequestId = 1;
+  const ids = {
+    start: (next: number) => {
+      nextRequestId = Math.max(nextRequestId, next);
     },
+    next: () => nextRequestId,
+    took: (count: number) => {
+      nextRequestId += count;
+    },
+  };
+  let ready: () => void = () => {};
+  const connected = new Promise<void>((resolve) => {
+    ready = resolve;
   });
-  const afterPost = (room: Room, message: Parameters<Conductor['agentMessage']>[1]) =>
-    conductor?.agentMessage(room, message, NOT_A_REPLY, true);
 
-  const services = storeServices(store, config, options.logger, clock);
+  const calls = new Calls();
+  const timers = new Timers(clock);
+  const chats = new PrivateChats({ agents, chats: store.chats, clock, ttlMs: settings.CHAT_REQUEST_TIMEOUT_S * 1000 });
+  const services = storeServices(store, config, log, clock);
   const llm = options.llm ?? defaultLlmFactory(config, log);
   const runner = new AgentRunner(config, llm, sandbox, services);
-  let privateChats: PrivateChats | undefined;
-  const turnRunner: TurnRunner = new TurnRunner({
-    runner,
-    messagingFor: (room, agent, replyTo) =>
-      new RoomMessaging(
-        { agents, rooms, poster, requests, chats: store.chats, privateChats: chats(), clock, afterPost },
-        room,
-        agent,
-        replyTo,
-      ),
-    notes: (agent) => chats().notes(agent),
-    journal,
-    clock,
-    log,
-  });
-  const chats = (): PrivateChats => {
-    privateChats ??= new PrivateChats({
-      agents,
-      chats: store.chats,
-      rooms,
-      turns: turnRunner,
-      poster,
-      afterPost,
-      clock,
-      ttlMs: settings.CHAT_REQUEST_TIMEOUT_S * 1000,
-      log,
-    });
-    return privateChats;
-  };
-  const handBack = handBackWith({ requests, poster, log });
-  const turns = new AgentTurns({
-    runner: turnRunner,
-    poster,
-    requests,
-    guards,
-    handBack,
-    journal,
-    transaction,
-    maxToolRounds: settings.MAX_TOOL_ROUNDS,
-    afterPost: (room, message, replyTo, route, epoch) => conductor?.agentMessage(room, message, replyTo, route, epoch),
-    clock,
-    log,
-  });
-  requestTurns = new RequestTurns({ agents, rooms, requests, turns, runner: turnRunner, guards });
-  const batch =
+  const logRoom = settings.PRIVATE_CHAT_LOG;
+  const adapters = new Map<string, ChatAdapter>(options.adapters.map((adapter) => [adapter.platform, adapter]));
+  const privateRooms = new PrivateRooms((message) => mirror(message));
+  adapters.set(privateRooms.platform, privateRooms);
+  const notes = (agent: Parameters<PrivateChats['notes']>[0]) => chats.notes(agent);
+  const batches =
     settings.BATCHING === 'on'
-      ? new BatchTurns({ agents, turns, guards, llm, settings, sources: services, notes: (a) => chats().notes(a), log })
+      ? new BatchTurns({ agents, llm, rooms: store.rooms, window, settings, sources: services, notes, log })
       : undefined;
-  conductor = new Conductor({
+  const messagingDeps = { agents, calls, chats };
+  const turns = new Turns({
     agents,
-    turnLimit: settings.TURN_LIMIT,
-    rooms,
-    requests,
-    turns,
-    batch,
-    runner: turnRunner,
-    guards,
-    handBack,
-    journal,
-    message: (room, id) => store.message(room.state.row.id, id),
+    runner,
+    rooms: store.rooms,
+    journal: store.tools,
+    window,
+    messaging: (actor, order, agent) => new RoomMessaging(messagingDeps, actor, order, agent),
+    notes,
     clock,
     log,
   });
-  const edits = new Edits({
-    rooms,
-    agents: agents.map((a) => a.name),
-    clock,
-    windowMs: settings.EDIT_WAKE_MINUTES * 60_000,
-    addressedBy: (channelId, platformId) => store.addressedBy(channelId, platformId),
-    wake: (room, message, exclude) => conductor?.edited(room, message, exclude),
+  const poster = new Poster({ preview: (room, ask) => turns.preview(room, ask), log });
+  const effects = effectsRunner({
+    turns,
+    batches,
+    poster,
+    timers,
+    calls,
+    sandbox,
+    rooms: store.rooms,
+    status: (actor) => statusText({ agents, store, sandbox, working: (room) => turns.working(room), clock }, actor),
+    log,
   });
+  const rooms = new Rooms({
+    store: store.rooms,
+    adapters,
+    setup: (record) => roomSetup(config, record),
+    actor: { store: store.rooms, effects, ids, clock, log },
+    ready: connected,
+  });
+  const marks = new CatchUpMarks(store.rooms);
   const uploads = new Uploads({
     sandbox,
     settings,
     logger: log,
-    stored: (event) => rooms.get(event.platform, event.channel, event.direct?.agent).state.seen(event.messageId),
+    stored: async (event) => {
+      const actor = await rooms.get(event.platform, event.channel, event.direct?.agent);
+      return store.rooms.seen(actor.record.id, event.messageId);
+    },
   });
-  const reception = new Reception({ rooms, recorder, conductor, transaction, edits, uploads, clock, log });
-  const recovery = new Recovery({
-    journal,
-    channels: () => store.channels(),
+  const reception = new Reception({
     rooms,
-    turns,
-    resumeRound: (room, id, messageId) => conductor?.resumeRound(room, id, messageId),
-    message: (room, id) => store.message(room.state.row.id, id),
-    newestHuman: (room) => store.newestHumanId(room.state.row.id),
+    store: store.rooms,
+    uploads,
+    poster,
+    stored: (room, id) => marks.stored(room, id),
+    clock,
     log,
   });
 
-  /**
-   * Shows a private agent chat message in the operators' log room (PRIVATE_CHAT_LOG, a room key). It
-   * is not stored in that room's history, so no agent there reads it.
-   */
-  async function mirrorPrivate(message: Outbound): Promise<void> {
-    const key = settings.PRIVATE_CHAT_LOG;
-    const room = key ? rooms.byKey(key) : undefined;
-    if (!room || room.state.row.platform === PRIVATE_PLATFORM) return;
+  /** Shows a private agent chat message in the operators' log room (PRIVATE_CHAT_LOG), outside its history. */
+  async function mirror(message: Outbound): Promise<void> {
+    const at = logRoom ? logRoom.indexOf(':') : -1;
+    if (!logRoom || at < 0) return;
+    const adapter = adapters.get(logRoom.slice(0, at));
+    if (!adapter || adapter.platform === PRIVATE_PLATFORM) return;
     const pair = message.channel.replace('+', ' <-> ');
     const text = `[private chat ${pair}] ${message.agent ? `@${message.agent}` : 'system'}: ${message.text}`;
-    await poster.unrecorded(room, text).catch((error: unknown) => {
-      log.warn({ err: error, room: room.key }, 'mirroring a private chat message failed');
+    await adapter.post({ channel: logRoom.slice(at + 1), agent: null, text }).catch((error: unknown) => {
+      log.warn({ err: error, room: logRoom }, 'mirroring a private chat message failed');
     });
   }
 
-  const commandDeps = {
-    agents,
-    turnLimit: settings.TURN_LIMIT,
-    rooms,
-    store,
-    sandbox,
-    clock,
-    threadsOf: (room: Room) => requests.ofRoom(room.key),
-    closeRequests: (room: Room) => {
-      requests.handBack(room.key);
-      journal.dropRounds(room.key); // what an operator stopped is not resumed after a restart
-    },
-    forgetGuards: (room: Room) => guards.forget(room),
-  };
   const sink: AdapterSink = {
     receive: (event: Inbound) => reception.receive(event),
     command: async (event: CommandEvent) => {
+      const id = randomUUID();
+      const answer = calls.command(id);
       try {
-        return redact(await handleCommand(commandDeps, event));
+        const actor = await rooms.get(event.platform, event.channel, event.direct?.agent);
+        const taken = await actor.deliver({
+          type: 'command',
+          command: { id, name: event.name, args: event.args, user: event.user.name, isOperator: event.isOperator },
+        });
+        if (taken !== 'done') calls.answer(id, `/${event.name} could not be carried out (${taken}).`);
+        return redact(await answer);
       } catch (error) {
         log.error({ err: error, command: event.name }, 'command failed');
-        return `/${event.name} failed: ${describeError(error)}`;
+        calls.answer(id, '');
+        return `/${event.name} failed: ${redact(String(error))}`;
       }
     },
     settled: async (platform, channel) => {
-      await rooms.byKey(`${platform}:${channel}`)?.actor.idle();
+      const actor = await rooms.byKey(`${platform}:${channel}`);
+      await actor?.idle();
     },
-    // The backlog a catch-up fetched is answered as one conversation once its mark is recorded.
-    ...catchUpMarks(store, (key) => recovery.resume(key)),
+    ...marks.sink(async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done'),
   };
   return new Bridge(log, sink, {
     adapters: [...adapters.values()],
+    store,
     rooms,
-    requests,
-    recovery,
-    stoppables: [reception, conductor, requestTurns, requests, ...(batch ? [batch] : [])],
+    marks,
+    ids,
+    ready,
+    journal: store.tools,
+    stoppers: [
+      () => reception.stop(),
+      () => turns.stopAll(),
+      () => timers.stop(),
+      ...(batches ? [() => batches.stopAll()] : []),
+    ],
     sandbox,
   });
 }

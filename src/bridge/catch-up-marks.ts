@@ -1,36 +1,62 @@
 import type { AdapterSink } from '../ports.js';
-import type { Store } from '../store/index.js';
+import type { RoomRecord, RoomStore } from '../store/port.js';
 
 /**
  * What the sink tells adapters about catching up: where each room's catch-up starts — the mark the adapter last
  * recorded (`caughtUp`), else the newest platform id stored before this start (never one stored since: a live
  * message arriving right after the connection must not hide what was missed) — and which rooms the store knows.
- * A recorded mark also ends the room's backlog: what the catch-up fetched is answered, once (`resume`).
+ * Read once at start (the adapters ask synchronously); kept up to date as rooms store messages and catch up.
  */
-export function catchUpMarks(
-  store: Store,
-  resume: (roomKey: string) => void,
-): Pick<AdapterSink, 'lastMessageId' | 'caughtUp' | 'rooms' | 'directRooms'> {
-  const startMarks = new Map(
-    store.channels().map((c) => [`${c.platform}:${c.channel}`, store.lastPlatformMessageId(c.platform, c.channel)]),
-  );
-  return {
-    lastMessageId: (platform, channel) => {
-      const key = `${platform}:${channel}`;
-      return (
-        store.caughtUp(platform, channel) ??
-        (startMarks.has(key) ? startMarks.get(key) : store.lastPlatformMessageId(platform, channel))
-      );
-    },
-    caughtUp: (platform, channel, id) => {
-      store.setCaughtUp(platform, channel, id);
-      resume(`${platform}:${channel}`);
-    },
-    rooms: (platform) => store.activeRooms(platform),
-    directRooms: (platform) =>
-      store
-        .channels()
-        .filter((c) => c.platform === platform && c.directAgent)
-        .map((c) => ({ channel: c.channel, agent: c.directAgent ?? '' })),
-  };
+export class CatchUpMarks {
+  private readonly marks = new Map<string, string | undefined>();
+  private readonly rooms = new Map<string, { platform: string; channel: string; agent?: string }>();
+  /** The newest id stored in rooms that had none at start (where a later catch-up of such a room begins). */
+  private readonly live = new Map<string, string>();
+
+  constructor(private readonly store: Pick<RoomStore, 'caughtUp' | 'lastPlatformMessageId' | 'setCaughtUp'>) {}
+
+  /** Reads the marks of the rooms the store knows (most recently active first, per platform). */
+  async load(records: readonly RoomRecord[], active: (platform: string) => Promise<Array<{ channel: string; agent?: string }>>): Promise<void> {
+    for (const record of records) {
+      const mark =
+        (await this.store.caughtUp(record.platform, record.channel)) ??
+        (await this.store.lastPlatformMessageId(record.platform, record.channel));
+      this.marks.set(record.key, mark);
+    }
+    for (const platform of new Set(records.map((r) => r.platform))) {
+      for (const room of await active(platform)) {
+        this.rooms.set(`${platform}:${room.channel}`, { platform, ...room });
+      }
+    }
+  }
+
+  /** A room stored a platform message (kept only for rooms the start did not know). */
+  stored(room: string, platformId: string): void {
+    if (!this.marks.has(room)) this.live.set(room, platformId);
+  }
+
+  /** `caughtUp` tells the room its catch-up is done; the mark is stored once the room has taken that. */
+  sink(caughtUp: (room: string) => Promise<boolean>): Pick<AdapterSink, 'lastMessageId' | 'caughtUp' | 'rooms' | 'directRooms'> {
+    return {
+      lastMessageId: (platform, channel) => {
+        const key = `${platform}:${channel}`;
+        return this.marks.has(key) ? this.marks.get(key) : this.live.get(key);
+      },
+      caughtUp: (platform, channel, id) => {
+        const key = `${platform}:${channel}`;
+        this.marks.set(key, id);
+        void caughtUp(key)
+          .then((taken) => (taken ? this.store.setCaughtUp(platform, channel, id) : undefined))
+          .catch(() => {});
+      },
+      rooms: (platform) =>
+        [...this.rooms.values()]
+          .filter((room) => room.platform === platform)
+          .map((room) => ({ channel: room.channel, ...(room.agent ? { agent: room.agent } : {}) })),
+      directRooms: (platform) =>
+        [...this.rooms.values()]
+          .filter((room) => room.platform === platform && room.agent)
+          .map((room) => ({ channel: room.channel, agent: room.agent ?? '' })),
+    };
+  }
 }

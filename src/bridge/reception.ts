@@ -1,30 +1,26 @@
+/**
+ * Inbound: a platform event becomes a room event — files saved into the room's workspace first, an edit with what
+ * its message addressed before, an echo of the bridge's own post after that post is recorded — and resolves once
+ * the room has stored it (or found it a duplicate).
+ */
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
-import { NOT_A_REPLY } from '../room/types.js';
-import type { Conductor } from './conductor.js';
-import type { Edits } from './edits.js';
-import type { Recorder } from './recorder.js';
-import type { Room, Rooms } from './rooms.js';
+import type { RoomStore } from '../store/port.js';
+import type { Poster } from './poster.js';
+import type { Rooms } from './rooms.js';
 import type { Uploads } from './uploads.js';
 
-/**
- * Inbound: a platform event is stored once (however many agent bots received it), then handed to the
- * conductor in its room's order.
- */
 export class Reception {
   private stopped = false;
 
   constructor(
     private readonly deps: {
-      readonly rooms: Rooms;
-      readonly recorder: Recorder;
-      readonly conductor: Conductor;
-      /** One transaction: a human message is stored with its round, or not at all. */
-      readonly transaction: <T>(work: () => T) => T;
-      /** Edits that address someone new (the rest are dropped). */
-      readonly edits: Edits;
-      /** Files attached to messages: saved in the room's workspace before the message is stored. */
+      readonly rooms: Pick<Rooms, 'get'>;
+      readonly store: Pick<RoomStore, 'addressedBy'>;
       readonly uploads: Uploads;
+      readonly poster: Pick<Poster, 'settled'>;
+      /** A platform id a room stored (the newest per room is where a later catch-up may start). */
+      readonly stored: (room: string, platformId: string) => void;
       readonly clock: () => number;
       readonly log: Logger;
     },
@@ -36,43 +32,46 @@ export class Reception {
 
   async receive(input: Inbound): Promise<void> {
     if (this.stopped) return;
-    if (input.edit) return this.deps.edits.receive(input);
     const { uploads } = this.deps;
     const event = uploads.holds(input) ? await uploads.take(input) : input;
     if (this.stopped) return;
-    const room = this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
-    if (event.author.kind === 'agent') {
-      // Our own agents' messages are usually echoes of posts still being recorded by this room's
-      // actor: check them in order, after the post that produced them.
-      const epoch = room.actor.epoch;
-      void room.actor.enqueue(async () => {
-        // A post to this room from another room's turn may still be on its way to the store.
-        if (room.posting.size > 0) await Promise.allSettled([...room.posting]);
-        // An echo may be a later chunk of a long reply, recorded under the reply's first id.
-        if (room.state.seen(event.messageId)) return;
-        const stored = this.record(room, event);
-        if (stored) this.deps.conductor.agentMessage(room, stored, NOT_A_REPLY, true, epoch, !event.missed);
+    const actor = await this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
+    const at = event.at ?? this.deps.clock();
+    if (event.edit) {
+      // Agents' own edits (streamed replies) and the bridge's are never requests.
+      if (event.author.kind !== 'human') return;
+      const before = (await this.deps.store.addressedBy(actor.record.id, event.edit.of)) ?? [];
+      await actor.deliver({
+        type: 'edit',
+        edit: {
+          author: event.author.name,
+          authorId: event.author.id,
+          text: event.text,
+          platformIds: [event.messageId],
+          ...(event.addressed ? { addressed: event.addressed } : {}),
+          originalAt: event.edit.originalAt,
+          at,
+          addressedBefore: before,
+        },
       });
       return;
     }
-    this.deps.transaction(() => {
-      const stored = this.record(room, event);
-      // A missed message is answered when its room's catch-up is done (the backlog as one conversation).
-      if (stored?.kind === 'human') this.deps.conductor.human(room, stored, !event.missed);
+    // Our own agents' messages are usually echoes of posts still being recorded: they wait for those posts.
+    if (event.author.kind === 'agent') await this.deps.poster.settled(actor.key);
+    const taken = await actor.deliver({
+      type: 'message',
+      message: {
+        author: event.author.name,
+        authorId: event.author.id,
+        kind: event.author.kind,
+        text: event.text,
+        platformIds: [event.messageId],
+        at,
+        ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),
+        ...(event.missed ? { missed: true } : {}),
+      },
     });
-  }
-
-  private record(room: Room, event: Inbound) {
-    const stored = this.deps.recorder.record(room, {
-      author: event.author.name,
-      authorId: event.author.id,
-      kind: event.author.kind,
-      text: event.text,
-      at: event.at ?? this.deps.clock(),
-      platformIds: [event.messageId],
-      addressed: event.author.kind === 'human' ? event.addressed : undefined,
-    });
-    if (!stored) this.deps.log.debug({ room: room.key, id: event.messageId }, 'duplicate message ignored');
-    return stored;
+    if (taken === 'duplicate') this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
+    if (taken === 'done') this.deps.stored(actor.key, event.messageId);
   }
 }

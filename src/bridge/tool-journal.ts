@@ -1,4 +1,4 @@
-import type { JournalStore, ToolRunRow } from '../store/index.js';
+import type { ToolJournal, ToolRunRecord } from '../store/port.js';
 import { failed, type Tool } from '../tools/tool.js';
 
 /** JSON with object keys sorted, so the same arguments always give the same text. */
@@ -20,9 +20,9 @@ export function canonicalJson(value: unknown): string {
  */
 export function journaledTools(
   tools: readonly Tool[],
-  journal: JournalStore,
-  workId: number,
-  earlier: readonly ToolRunRow[],
+  journal: ToolJournal,
+  turn: { readonly room: string; readonly ask: number },
+  earlier: readonly ToolRunRecord[],
   clock: () => number,
 ): Tool[] {
   const unused = [...earlier];
@@ -42,14 +42,14 @@ export function journaledTools(
         }
         return { status: before.status, input: before.input ?? key, output: before.output };
       }
-      const id = journal.toolStarted(workId, tool.name, key, clock());
+      const id = await journal.started(turn.room, turn.ask, tool.name, key, clock());
       try {
         const result = await tool.run(args, context);
-        journal.toolEnded(id, result);
+        await journal.ended(id, result);
         return result;
       } catch (error) {
         // Stopped (/pass) or broken: it ran as far as it got, and is not replayed as a success.
-        journal.toolEnded(id, { status: 'failed', input: key, output: `[ERROR: ${String(error)}]` });
+        await journal.ended(id, { status: 'failed', input: key, output: `[ERROR: ${String(error)}]` });
         throw error;
       }
     },

@@ -21,7 +21,7 @@ export interface UploadDeps {
   readonly settings: Pick<Settings, 'SLACK_MAX_FILE_MB' | 'DISCORD_MAX_FILE_MB'>;
   readonly logger: Logger;
   /** Whether the message is stored already (delivered again): its files are not fetched a second time. */
-  readonly stored: (event: Inbound) => boolean;
+  readonly stored: (event: Inbound) => Promise<boolean>;
 }
 
 export class Uploads {
@@ -49,7 +49,7 @@ export class Uploads {
   }
 
   private async save(key: string, event: Inbound): Promise<Inbound> {
-    if (this.deps.stored(event)) return event; // the store drops it as a duplicate
+    if (await this.deps.stored(event)) return event; // the store drops it as a duplicate
     const limit = this.limitMb(event.platform);
     const workspace = await this.workspace(key);
     const lines: string[] = [];

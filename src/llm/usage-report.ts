@@ -8,11 +8,6 @@ export interface UsageFigures {
   readonly output: number;
 }
 
-/** What the store offers /status. */
-export interface UsageSource {
-  inRoom(room: string): readonly UsageFigures[];
-  total(): readonly UsageFigures[];
-}
 
 /** US dollars for these tokens at `price` (per million): uncached input, cached input and output each at theirs. */
 export function estimateCost(usage: Omit<UsageFigures, 'agent'>, price: Price): number {
@@ -26,12 +21,11 @@ const figures = (u: Omit<UsageFigures, 'agent'>) => `${n(u.input)} in (${n(u.cac
 
 /** `/status` lines: each agent's tokens in this room and in all rooms, and their estimated cost when priced. */
 export function usageLines(
-  source: UsageSource,
+  usage: { readonly room: readonly UsageFigures[]; readonly total: readonly UsageFigures[] },
   agents: ReadonlyArray<{ readonly name: string; readonly price?: Price | undefined }>,
-  room: string,
 ): string[] {
-  const here = new Map(source.inRoom(room).map((row) => [row.agent.toLowerCase(), row]));
-  const all = new Map(source.total().map((row) => [row.agent.toLowerCase(), row]));
+  const here = new Map(usage.room.map((row) => [row.agent.toLowerCase(), row]));
+  const all = new Map(usage.total.map((row) => [row.agent.toLowerCase(), row]));
   if (all.size === 0) return ['Tokens: none used yet'];
   const lines = ['Tokens (this room; all rooms):'];
   for (const agent of agents) {

@@ -178,7 +178,7 @@ function action(d: Draft, a: Action): void {
     d.effect({
       type: 'action-result',
       call: a.call,
-      result: { kind: 'refused', reason: `the humans have control${control.reason ? ` (${control.reason})` : ''}` },
+      result: { kind: 'refused', reason: control.reason ?? 'the humans have control' },
     });
     return;
   }

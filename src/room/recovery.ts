@@ -1,6 +1,5 @@
 /**
- * After a restart: which work a crash cut is resumed, which is dropped, and what the room and the model are
- * told about a turn that had already run tools. Pure: the shell reads the journal and carries it out.
+ * After a restart: what the room and the model are told about a turn that had already run tools (rule 12).
  */
 
 /** A tool call a turn made before the crash, as the journal kept it. */
@@ -9,65 +8,6 @@ export interface ToolRunRecord {
   /** The shell command, or the arguments (null when the call never ended). */
   readonly input: string | null;
   readonly status: 'started' | 'ok' | 'refused' | 'failed';
-}
-
-/** Open work found on start (the journal's rows, with what the shell knows of their trigger). */
-export interface OpenWork {
-  readonly id: number;
-  readonly room: string;
-  readonly kind: 'round' | 'turn';
-  readonly parentId: number | null;
-  /** A round's message: who wrote it, and its row id; `missing` when it is no longer stored (/clear). */
-  readonly trigger?: { readonly kind: 'human' | 'agent' | 'system' | 'missing'; readonly id: number } | undefined;
-}
-
-/** What the shell knows of a room on start. */
-export interface RoomFacts {
-  /** Row id of the newest human message in the room. */
-  readonly newestHuman: number | undefined;
-  readonly control: 'agents' | 'humans';
-}
-
-export type RecoveryStep =
-  | { readonly kind: 'resume-round'; readonly id: number }
-  | { readonly kind: 'drop'; readonly id: number };
-
-/**
- * The open rounds of each room are resumed in order, except those a newer human message supersedes
- * (its own round answers the room's newest state, once) and agent talk after a hand-back. A round's turn
- * is resumed by its round; a dropped round's turns are dropped. Turns outside rounds (answers to requests,
- * resumes) are left to the requests, which ask again and find the same turn.
- */
-export function planRecovery(work: readonly OpenWork[], facts: (room: string) => RoomFacts): RecoveryStep[] {
-  const steps: RecoveryStep[] = [];
-  const resumed = new Set<number>();
-  for (const item of work) {
-    if (item.kind !== 'round') continue;
-    const room = facts(item.room);
-    const trigger = item.trigger;
-    const superseded = trigger !== undefined && room.newestHuman !== undefined && trigger.id < room.newestHuman;
-    const keep =
-      trigger !== undefined &&
-      (trigger.kind === 'human' || (trigger.kind === 'agent' && room.control === 'agents')) &&
-      !superseded;
-    if (keep) {
-      resumed.add(item.id);
-      steps.push({ kind: 'resume-round', id: item.id });
-    } else {
-      steps.push({ kind: 'drop', id: item.id });
-    }
-  }
-  for (const item of work) {
-    if (item.kind === 'turn' && item.parentId !== null && !resumed.has(item.parentId)) {
-      steps.push({ kind: 'drop', id: item.id });
-    }
-  }
-  return steps;
-}
-
-/** Whether a round stops after a turn ended so: a hand-back, or an unasked agent that spoke for the room. */
-export function roundEnds(end: 'posted' | 'passed' | 'failed' | 'ended', asked: boolean): boolean {
-  return end === 'ended' || (end === 'posted' && !asked);
 }
 
 const shown = (run: ToolRunRecord) => {

@@ -30,30 +30,3 @@ export interface RoomMessage {
   readonly toolRuns: readonly ToolRun[];
   readonly at: number;
 }
-
-/** What an agent's turn answers; carried from the turn to the message it posts (never inferred). */
-export interface ReplyTo {
-  /** request_reply threads this turn was asked in. */
-  readonly threads: readonly number[];
-  /** Whose message it answers directly (a human who addressed it, a requester): naming them is an answer. */
-  readonly people: readonly string[];
-  /** The audience of the exchange it answers, under privacy; null when public. */
-  readonly audience: readonly string[] | null;
-}
-
-export const NOT_A_REPLY: ReplyTo = { threads: [], people: [], audience: null };
-
-/** What the router needs to know about an agent. */
-export interface AgentProfile {
-  readonly name: string;
-  readonly activation: 'always' | 'mention';
-}
-
-/** The per-room state that survives a restart. */
-export interface TurnState {
-  /** Agent messages since the last human message, hand-back or operator command. */
-  readonly consecutive: number;
-  /** `humans` after a hand-back or /pass: agent messages wake no one until a human speaks. */
-  readonly control: 'agents' | 'humans';
-  readonly reason?: string | undefined;
-}

@@ -1,0 +1,108 @@
+/**
+ * Carries out a room's decision (its writes already committed): each effect goes to the one collaborator that does
+ * it. Nothing here decides anything: outcomes come back to the room as events.
+ */
+import type { Logger } from '../log.js';
+import { metrics } from '../metrics.js';
+import type { Sandbox } from '../ports.js';
+import type { DecisionRecord, Effect } from '../room/effects.js';
+import type { RoomStore } from '../store/port.js';
+import type { BatchTurns } from './batch-turns.js';
+import type { Calls } from './calls.js';
+import type { Poster } from './poster.js';
+import type { RoomActor } from './room-actor.js';
+import type { Timers } from './timers.js';
+import type { Turns } from './turns.js';
+
+export interface EffectsDeps {
+  readonly turns: Turns;
+  readonly batches?: BatchTurns | undefined;
+  readonly poster: Poster;
+  readonly timers: Timers;
+  readonly calls: Calls;
+  readonly sandbox: Pick<Sandbox, 'reset'>;
+  readonly rooms: Pick<RoomStore, 'clear'>;
+  /** The text of /status for a room. */
+  readonly status: (actor: RoomActor) => Promise<string>;
+  readonly log: Logger;
+}
+
+export function effectsRunner(deps: EffectsDeps): (actor: RoomActor, effects: readonly Effect[]) => void {
+  return (actor, effects) => {
+    for (const effect of effects) run(deps, actor, effect);
+  };
+}
+
+function run(deps: EffectsDeps, actor: RoomActor, effect: Effect): void {
+  switch (effect.type) {
+    case 'ask':
+      if (effect.turns.length > 1 && deps.batches) deps.batches.start(actor, effect.turns);
+      else for (const turn of effect.turns) deps.turns.start(actor, turn);
+      return;
+    case 'stop':
+      deps.turns.stop(actor.key, effect.ask, effect.reason);
+      deps.batches?.stop(actor.key, effect.ask);
+      return;
+    case 'discard':
+      deps.turns.discard(actor.key, effect.ask);
+      return;
+    case 'post':
+      deps.poster.send(actor, effect.post, effect.resend);
+      return;
+    case 'timer':
+      deps.timers.at(actor, effect.at, effect.request);
+      return;
+    case 'action-result':
+      deps.calls.settleAction(effect.call, effect.result);
+      return;
+    case 'answer':
+      deps.calls.answer(effect.command, effect.text);
+      return;
+    case 'status':
+      void deps.status(actor).then(
+        (text) => deps.calls.answer(effect.command, text),
+        (error: unknown) => deps.calls.answer(effect.command, `/status failed: ${String(error)}`),
+      );
+      return;
+    case 'reset-sandbox':
+      void deps.sandbox.reset?.(actor.key, { wipeWorkspace: effect.wipe }).catch((error: unknown) => {
+        deps.log.warn({ err: error, room: actor.key }, 'the sandbox could not be reset');
+      });
+      return;
+    case 'clear-history':
+      void deps.rooms.clear(actor.record.id).catch((error: unknown) => {
+        deps.log.error({ err: error, room: actor.key }, 'the history could not be cleared');
+      });
+      return;
+    case 'record':
+      record(deps.log, actor.key, effect.record);
+      return;
+    case 'note':
+      return; // the room actor sends notes itself, stored with their decision
+  }
+}
+
+/** The debug log answers "why did my bot not answer?"; metrics count passes and hand-backs. */
+function record(log: Logger, room: string, record: DecisionRecord): void {
+  switch (record.kind) {
+    case 'routed':
+      log.debug(
+        { room, message: record.seq, author: record.author, woken: record.woken },
+        record.woken.length > 0 ? 'routing' : 'routing: nobody woken',
+      );
+      return;
+    case 'passed':
+      metrics.passes.inc({ agent: record.agent });
+      log.debug({ room, agent: record.agent }, 'passed');
+      return;
+    case 'hand-back':
+      metrics.handBacks.inc({ reason: record.reason });
+      log.info({ room, reason: record.reason }, 'control handed back to the humans');
+      return;
+    case 'dropped':
+      log.info({ room, drops: record.drops }, 'questions dropped');
+      return;
+    default:
+      log.debug({ room, ...record }, 'decision');
+  }
+}

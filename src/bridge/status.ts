@@ -1,0 +1,75 @@
+/** `/status`: the room as it is — who works, the count, control, privacy, requests, tokens, private chats, sandbox. */
+import type { AgentConfig } from '../config/index.js';
+import { usageLines } from '../llm/usage-report.js';
+import type { Sandbox } from '../ports.js';
+import { pending } from '../room/requests.js';
+import type { StorePort } from '../store/port.js';
+import { PRIVATE_PLATFORM } from './private-rooms.js';
+import type { RoomActor } from './room-actor.js';
+
+export interface StatusDeps {
+  readonly agents: readonly AgentConfig[];
+  readonly store: Pick<StorePort, 'rooms' | 'usage' | 'chats'>;
+  readonly sandbox: Pick<Sandbox, 'describe'>;
+  /** The agents with a turn under way in a room. */
+  readonly working: (room: string) => string[];
+  readonly clock: () => number;
+}
+
+const time = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+
+export async function statusText(deps: StatusDeps, actor: RoomActor): Promise<string> {
+  const { state, setup } = actor;
+  const working = deps.working(actor.key).map((n) => `@${n}`);
+  const lines = [
+    `Room ${actor.key}`,
+    `Working: ${working.length > 0 ? working.join(', ') : 'nobody'}`,
+    `Agent messages in a row: ${state.control.count} of ${setup.turnLimit}`,
+    `Control: ${state.control.holder}${state.control.holder === 'humans' && state.control.reason ? ` (${state.control.reason})` : ''}`,
+    `Privacy: ${state.privacy ?? setup.privacy}`,
+    `Agents: ${deps.agents.map((a) => `@${a.name} (${a.activation})`).join(', ')}`,
+  ];
+  const requests = (await deps.store.rooms.requests(actor.key)).filter(
+    (r) => r.status === 'open' || r.status === 'answered' || r.status === 'expired',
+  );
+  if (requests.length === 0) lines.push('Open requests: none');
+  for (const request of requests) {
+    const waiting = pending(request).map((p) => `@${p.name}`);
+    const what =
+      request.status === 'open'
+        ? `waits for ${waiting.join(', ')} (answered: ${request.answers.length} of ${request.awaited.length})`
+        : `${request.status}, resuming`;
+    lines.push(`Request #${request.id}: @${request.requester} ${what}, since ${time(request.openedAt)} UTC`);
+  }
+  const [room, total] = await Promise.all([deps.store.usage.inRoom(actor.key), deps.store.usage.total()]);
+  lines.push(...usageLines({ room, total }, deps.agents));
+  lines.push(...(await privateChatLines(deps)));
+  const sandbox = await deps.sandbox.describe?.(actor.key).catch((error: unknown) => `unknown (${String(error)})`);
+  if (sandbox) lines.push(`Sandbox: ${sandbox.replace(/^sandbox:\s*/i, '')}`);
+  return lines.join('\n');
+}
+
+/** Operators see private agent chats: each pair's message count and last message time, and pending requests. */
+async function privateChatLines(deps: StatusDeps): Promise<string[]> {
+  const lines: string[] = [];
+  const spell = (name: string) => deps.agents.find((a) => a.name.toLowerCase() === name.toLowerCase())?.name ?? name;
+  for (const room of (await deps.store.rooms.all()).filter((r) => r.platform === PRIVATE_PLATFORM)) {
+    const history = await deps.store.rooms.history(room.id, 1000);
+    const last = history.at(-1);
+    if (!last) continue;
+    const pair = room.channel
+      .split('+')
+      .map((name) => `@${spell(name)}`)
+      .join(' + ');
+    lines.push(`Private chats: ${pair}: ${history.length} messages, last at ${time(last.at)} UTC`);
+  }
+  const now = deps.clock();
+  for (const agent of deps.agents) {
+    for (const r of await deps.store.chats.involving(agent.name)) {
+      if (r.status === 'pending' && r.expiresAt > now && r.from === agent.name) {
+        lines.push(`Chat request #${r.id}: @${r.from} -> @${r.to} (pending): ${r.reason}`);
+      }
+    }
+  }
+  return lines;
+}
