@@ -4,12 +4,10 @@
  * messages, its state and its requests and notes are stored together, or not at all. No routing, model call or
  * platform I/O ever runs inside a store call.
  */
-import type { Write } from '../room/effects.js';
+import type { RequestRow, Write } from '../room/effects.js';
 import type { Note } from '../room/events.js';
 import type { RoomState } from '../room/state.js';
 import type { RoomMessage } from '../room/types.js';
-import type { ChatRequest, ChatRequestStatus } from './collaboration.js';
-import type { RequestRow } from '../room/effects.js';
 
 /** A room's row: where it is, whose DM it is, and its stored state (null for a new room). */
 export interface RoomRecord {
@@ -38,7 +36,8 @@ export interface RoomStore {
   all(): Promise<RoomRecord[]>;
   /**
    * Stores one decision: its writes and the room's new state, in one transaction. When a message it stores has a
-   * platform id the room already has, nothing is stored and the result is `duplicate`.
+   * platform id the room already has, nothing is stored and the result is `duplicate`. `open` and `all` return the
+   * state last committed (after a restart too).
    */
   commit(roomId: number, writes: readonly Write[], state: RoomState): Promise<CommitResult>;
   /** The room's newest `limit` messages, oldest first. */
@@ -129,6 +128,21 @@ export interface EmbeddingPort {
   put(entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string): Promise<void>;
 }
 
+export type ChatRequestStatus = 'pending' | 'accepted' | 'declined' | 'expired';
+
+/** A private agent-to-agent chat request. */
+export interface ChatRequest {
+  readonly id: number;
+  readonly from: string;
+  readonly to: string;
+  readonly reason: string;
+  readonly status: ChatRequestStatus;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  /** The sender was told it expired or was declined. */
+  readonly senderTold: boolean;
+}
+
 export interface ChatPort {
   create(from: string, to: string, reason: string, now: number, ttlMs: number): Promise<ChatRequest>;
   get(id: number): Promise<ChatRequest | undefined>;
@@ -147,5 +161,7 @@ export interface StorePort {
   readonly actions: ActionPort;
   readonly embeddings: EmbeddingPort;
   readonly chats: ChatPort;
+  /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
