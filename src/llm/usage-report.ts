@@ -10,8 +10,8 @@ export interface UsageFigures {
 
 /** What the store offers /status. */
 export interface UsageSource {
-  inRoom(room: string): readonly UsageFigures[];
-  total(): readonly UsageFigures[];
+  inRoom(room: string): Promise<readonly UsageFigures[]>;
+  total(): Promise<readonly UsageFigures[]>;
 }
 
 /** US dollars for these tokens at `price` (per million): uncached input, cached input and output each at theirs. */
@@ -25,13 +25,13 @@ const dollars = (value: number) => `$${value < 1 ? value.toFixed(4) : value.toFi
 const figures = (u: Omit<UsageFigures, 'agent'>) => `${n(u.input)} in (${n(u.cached)} cached), ${n(u.output)} out`;
 
 /** `/status` lines: each agent's tokens in this room and in all rooms, and their estimated cost when priced. */
-export function usageLines(
+export async function usageLines(
   source: UsageSource,
   agents: ReadonlyArray<{ readonly name: string; readonly price?: Price | undefined }>,
   room: string,
-): string[] {
-  const here = new Map(source.inRoom(room).map((row) => [row.agent.toLowerCase(), row]));
-  const all = new Map(source.total().map((row) => [row.agent.toLowerCase(), row]));
+): Promise<string[]> {
+  const here = new Map((await source.inRoom(room)).map((row) => [row.agent.toLowerCase(), row]));
+  const all = new Map((await source.total()).map((row) => [row.agent.toLowerCase(), row]));
   if (all.size === 0) return ['Tokens: none used yet'];
   const lines = ['Tokens (this room; all rooms):'];
   for (const agent of agents) {
