@@ -32,7 +32,7 @@ export type CommitResult = 'done' | 'duplicate';
 export interface RoomStore {
   /** The room's row, created on first sight (with its state as stored, or null when new). */
   open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord>;
-  /** Every room the store knows. */
+  /** Every room the store knows, in the order they were first seen. */
   all(): Promise<RoomRecord[]>;
   /**
    * Stores one decision: its writes and the room's new state, in one transaction. When a message it stores has a
@@ -59,7 +59,7 @@ export interface RoomStore {
   active(platform: string): Promise<Array<{ channel: string; agent?: string }>>;
   /** Requests, for /status and the operator console: those of a room (as origin or target), or all. */
   requests(room?: string): Promise<RequestRow[]>;
-  /** Notes not yet taken by their room (delivered again after a restart). */
+  /** Notes not yet taken by their room, in the order written (delivered again after a restart). */
   notes(): Promise<NoteRecord[]>;
   /** The highest request id ever given (request ids are unique across rooms); 0 when none. */
   maxRequestId(): Promise<number>;

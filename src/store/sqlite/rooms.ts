@@ -34,7 +34,10 @@ const DUPLICATE = Symbol('duplicate');
  * (better-sqlite3 is synchronous: nothing else runs in between).
  */
 export class SqliteRooms implements RoomStore {
-  /** Each room's last committed state, to tell whether the next one needs its snapshot written (see snapshot.ts). */
+  /**
+   * Each room's last committed state, to tell whether the next one needs its snapshot written (see snapshot.ts).
+   * Kept by reference: a room's states are values, never changed once decided.
+   */
   private readonly last = new Map<number, RoomState>();
   private readonly q;
   private readonly apply: (roomId: number, writes: readonly Write[], snapshot: string | null) => void;
