@@ -131,38 +131,54 @@ export class SqliteRooms implements RoomStore {
     const seen = (roomId: number, platformId: string) =>
       q.refExists.get(roomId, platformId, roomId, platformId) !== undefined;
 
-    this.apply = db.transaction((roomId: number, writes: readonly Write[], snapshot: string | null) => {
-      for (const write of writes) {
-        switch (write.type) {
-          case 'message': {
-            const [first = null, ...more] = write.message.platformIds;
-            if (more.some((id) => seen(roomId, id))) throw DUPLICATE;
-            const info = q.insertMessage.run(roomId, first, ...messageValues(write.message), roomId, first);
-            if (info.changes === 0) throw DUPLICATE;
-            for (const id of more) q.insertRef.run(roomId, id, info.lastInsertRowid);
-            break;
-          }
-          case 'request':
-            q.upsertRequest.run(...requestValues(write.request));
-            break;
-          case 'request-status':
-            q.requestStatus.run(write.status, write.id);
-            break;
-          case 'note':
-            q.insertNote.run(write.id, write.room, JSON.stringify(write.note), clock());
-            break;
-          case 'note-done':
-            q.deleteNote.run(write.id);
-            break;
-          case 'privacy':
-            q.setPrivacy.run(write.mode, roomId);
-            break;
+    /** One write: one statement, except a message with further chunk ids (run inside a transaction). */
+    const applyWrite = (roomId: number, write: Write): void => {
+      switch (write.type) {
+        case 'message': {
+          const [first = null, ...more] = write.message.platformIds;
+          if (more.some((id) => seen(roomId, id))) throw DUPLICATE;
+          const info = q.insertMessage.run(roomId, first, ...messageValues(write.message), roomId, first);
+          if (info.changes === 0) throw DUPLICATE;
+          for (const id of more) q.insertRef.run(roomId, id, info.lastInsertRowid);
+          return;
         }
+        case 'request':
+          q.upsertRequest.run(...requestValues(write.request));
+          return;
+        case 'request-status':
+          q.requestStatus.run(write.status, write.id);
+          return;
+        case 'note':
+          q.insertNote.run(write.id, write.room, JSON.stringify(write.note), clock());
+          return;
+        case 'note-done':
+          q.deleteNote.run(write.id);
+          return;
+        case 'privacy':
+          q.setPrivacy.run(write.mode, roomId);
+          return;
       }
+    };
+    const inTransaction = db.transaction((roomId: number, writes: readonly Write[], snapshot: string | null) => {
+      for (const write of writes) applyWrite(roomId, write);
       if (snapshot !== null && q.setState.run(snapshot, roomId).changes === 0) {
         throw new RoundtableError('store', `room ${roomId} is not stored: its decision cannot be`);
       }
     });
+    this.apply = (roomId, writes, snapshot) => {
+      // A decision that is one statement (most often: one message, the snapshot unchanged) needs no BEGIN/COMMIT
+      // of its own: a single statement is a transaction already.
+      const [only, ...rest] = writes;
+      if (
+        snapshot === null &&
+        rest.length === 0 &&
+        !(only?.type === 'message' && only.message.platformIds.length > 1)
+      ) {
+        if (only) applyWrite(roomId, only);
+        return;
+      }
+      inTransaction(roomId, writes, snapshot);
+    };
 
     this.forget = db.transaction((roomId: number) => {
       q.keepDerived.run({ room: roomId });
