@@ -94,22 +94,22 @@ export async function prepareBatch(input: BatchInput): Promise<PreparedBatch> {
   const retrieved = await retrievedBlock(input, leftOut, share, counter);
   const shown = retrieved ? `${transcript}\n\n${retrieved}` : transcript;
 
-  const members = planned.map(({ member, card, plan }, index) => {
+  const sources = input.sources;
+  const members = [];
+  for (const [index, { member, card, plan }] of planned.entries()) {
     const { agent } = member;
-    const sources = input.sources;
+    const knowledge = agent.tools.includes('remember') ? ((await sources?.knowledge?.(agent.name)) ?? []) : undefined;
     const segment: BatchAgent = {
       name: agent.name,
       card,
-      knowledge: agent.tools.includes('remember')
-        ? knowledgeBlock(sources?.knowledge?.(agent.name) ?? [], plan.knowledge, counter)
-        : undefined,
-      actions: actionsBlock(sources?.recentActions?.(agent.name) ?? [], plan.recentActions, counter),
+      knowledge: knowledge ? knowledgeBlock(knowledge, plan.knowledge, counter) : undefined,
+      actions: actionsBlock((await sources?.recentActions?.(agent.name)) ?? [], plan.recentActions, counter),
       tools: agent.tools,
       situation: clipText(member.situation, plan.turn, counter),
       contextTokens: agent.contextTokens,
     };
-    return { agent, segment, tokens: counter.count(batchSegment(segment, index)) + 1 };
-  });
+    members.push({ agent, segment, tokens: counter.count(batchSegment(segment, index)) + 1 });
+  }
   const frame = batchPrompt({ transcript: shown, agents: [] });
   const system = batchShared(members.map((m) => m.agent.name));
   const body = String(frame[1]?.content ?? '');

@@ -9,10 +9,10 @@ export const RECALLED_MESSAGES = 5;
 /** Below this cosine similarity an older message is not worth its tokens. */
 const MIN_SIMILARITY = 0.2;
 
-/** Where the vectors are kept (SQLite in the bridge). */
+/** Where the vectors are kept (the store's embeddings). */
 export interface VectorStore {
-  get(ids: readonly number[], model: string): Map<number, Float32Array>;
-  put(entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string): void;
+  get(ids: readonly number[], model: string): Promise<Map<number, Float32Array>>;
+  put(entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string): Promise<void>;
 }
 
 export function cosine(a: Float32Array, b: Float32Array): number {
@@ -41,7 +41,7 @@ export function createRecall(embedder: Embedder, vectors: VectorStore, log: Logg
   return async (candidates, query) => {
     try {
       const wanted = [...candidates, query];
-      const known = vectors.get(
+      const known = await vectors.get(
         wanted.map((m) => m.id),
         embedder.model,
       );
@@ -49,7 +49,7 @@ export function createRecall(embedder: Embedder, vectors: VectorStore, log: Logg
       if (missing.length > 0) {
         const fresh = await embedder.embed(missing.map((m) => m.content));
         const entries = missing.map((m, i) => ({ id: m.id, vector: fresh[i] ?? new Float32Array() }));
-        vectors.put(entries, embedder.model);
+        await vectors.put(entries, embedder.model);
         for (const entry of entries) known.set(entry.id, entry.vector);
       }
       if (failing) log.info({ model: embedder.model }, 'the embeddings endpoint answers again');

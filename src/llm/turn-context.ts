@@ -9,17 +9,18 @@ import { TurnBudget } from './turn-budget.js';
 
 /** What an agent's context draws on beside the room: its memory and the room's older messages (all optional). */
 export interface ContextSources {
-  knowledge?(agent: string): readonly KnowledgeEntry[];
+  knowledge?(agent: string): Promise<readonly KnowledgeEntry[]>;
   /** Newest first. */
-  recentActions?(agent: string): readonly ActionEntry[];
+  recentActions?(agent: string): Promise<readonly ActionEntry[]>;
   /** Retrieval of older messages in a room (embeddings). */
   recall?(roomKey: string): Recall | undefined;
 }
 
 /** The token economy's side of a turn: where its context comes from and where its usage and actions go. */
 export interface TurnServices extends ContextSources {
-  recordUsage?(agent: string, roomKey: string, usage: LlmUsage): void;
-  recordAction?(agent: string, roomKey: string, run: ToolRun): void;
+  /** Never rejects: bookkeeping never fails a turn (a store error is logged). */
+  recordUsage?(agent: string, roomKey: string, usage: LlmUsage): Promise<void>;
+  recordAction?(agent: string, roomKey: string, run: ToolRun): Promise<void>;
   /** The agent's knowledge store, for its `remember` and `forget` tools. */
   memoryFor?(agent: string): AgentMemory;
 }
@@ -63,8 +64,8 @@ export async function turnContext(
       reserve: input.settings.ANSWER_RESERVE_TOKENS,
       allocations: allocationsFor(agent),
     },
-    knowledge: agent.tools.includes('remember') ? sources?.knowledge?.(agent.name) : undefined,
-    recentActions: sources?.recentActions?.(agent.name),
+    knowledge: agent.tools.includes('remember') ? await sources?.knowledge?.(agent.name) : undefined,
+    recentActions: await sources?.recentActions?.(agent.name),
     recall: sources?.recall?.(input.roomKey),
   });
   // A tool result may take what a room message may: half the history share.

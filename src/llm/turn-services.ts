@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { ToolRun } from '../room/types.js';
-import type { Store } from '../store/index.js';
+import type { StorePort } from '../store/index.js';
 import { createEmbedder } from './embeddings.js';
 import { createRecall } from './recall.js';
 import type { TurnServices } from './turn-context.js';
@@ -19,7 +19,12 @@ function actionText(run: ToolRun): string {
  * The store-backed token economy for the agent runner: usage per agent and room, each agent's knowledge and
  * recent actions, retrieval of older messages. Bookkeeping never fails a turn: a store error is logged.
  */
-export function storeServices(store: Store, config: Config, log: Logger, clock: () => number = Date.now): TurnServices {
+export function storeServices(
+  store: Pick<StorePort, 'usage' | 'actions' | 'knowledge' | 'embeddings'>,
+  config: Config,
+  log: Logger,
+  clock: () => number = Date.now,
+): TurnServices {
   const settings = config.settings;
   const recall = settings.EMBEDDINGS_MODEL
     ? createRecall(
@@ -34,17 +39,17 @@ export function storeServices(store: Store, config: Config, log: Logger, clock: 
       )
     : undefined;
   return {
-    recordUsage(agent, roomKey, usage) {
+    async recordUsage(agent, roomKey, usage) {
       try {
-        store.usage.add(agent, roomKey, usage);
+        await store.usage.add(agent, roomKey, usage);
       } catch (error) {
         // Bookkeeping never fails a turn.
         log.warn({ err: error, agent, room: roomKey }, 'could not record token usage');
       }
     },
-    recordAction(agent, roomKey, run) {
+    async recordAction(agent, roomKey, run) {
       try {
-        store.actions.add(agent, roomKey, actionText(run), clock());
+        await store.actions.add(agent, roomKey, actionText(run), clock());
       } catch (error) {
         log.warn({ err: error, agent, room: roomKey }, 'could not record an action');
       }

@@ -1,12 +1,22 @@
-export type { ChatRequest, ChatRequestStatus } from './collaboration.js';
-export { ChatStore, ThreadStore } from './collaboration.js';
-export { EmbeddingStore } from './embeddings.js';
-export type { OutboxEntry, OutboxPurpose, ToolRunRow, TurnOutcome, WorkRow } from './journal.js';
-export { JournalStore } from './journal.js';
-export type { ActionRow, KnowledgeRow } from './memory.js';
-export { ActionLog, KnowledgeStore } from './memory.js';
-export { MIGRATIONS_DIR, migrate, readMigrations } from './migrate.js';
-export type { ChannelRow, NewMessage } from './store.js';
-export { openStore, Store } from './store.js';
-export type { UsageRow } from './usage.js';
-export { UsageStore } from './usage.js';
+export { MIGRATIONS_DIR, type Migration, readMigrations } from './migrations.js';
+export type {
+  ActionPort,
+  ActionRow,
+  ChatPort,
+  ChatRequest,
+  ChatRequestStatus,
+  CommitResult,
+  EmbeddingPort,
+  KnowledgePort,
+  KnowledgeRow,
+  NoteRecord,
+  RoomRecord,
+  RoomStore,
+  StorePort,
+  ToolJournal,
+  ToolRunRecord,
+  UsagePort,
+  UsageRow,
+} from './port.js';
+export { migrate } from './sqlite/migrate.js';
+export { openStore, type SqliteOptions, SqliteStore } from './sqlite/store.js';

@@ -4,12 +4,10 @@
  * messages, its state and its requests and notes are stored together, or not at all. No routing, model call or
  * platform I/O ever runs inside a store call.
  */
-import type { Write } from '../room/effects.js';
+import type { RequestRow, Write } from '../room/effects.js';
 import type { Note } from '../room/events.js';
 import type { RoomState } from '../room/state.js';
 import type { RoomMessage } from '../room/types.js';
-import type { ChatRequest, ChatRequestStatus } from './collaboration.js';
-import type { RequestRow } from '../room/effects.js';
 
 /** A room's row: where it is, whose DM it is, and its stored state (null for a new room). */
 export interface RoomRecord {
@@ -34,11 +32,12 @@ export type CommitResult = 'done' | 'duplicate';
 export interface RoomStore {
   /** The room's row, created on first sight (with its state as stored, or null when new). */
   open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord>;
-  /** Every room the store knows. */
+  /** Every room the store knows, in the order they were first seen. */
   all(): Promise<RoomRecord[]>;
   /**
    * Stores one decision: its writes and the room's new state, in one transaction. When a message it stores has a
-   * platform id the room already has, nothing is stored and the result is `duplicate`.
+   * platform id the room already has, nothing is stored and the result is `duplicate`. `open` and `all` return the
+   * state last committed (after a restart too).
    */
   commit(roomId: number, writes: readonly Write[], state: RoomState): Promise<CommitResult>;
   /** The room's newest `limit` messages, oldest first. */
@@ -60,7 +59,7 @@ export interface RoomStore {
   active(platform: string): Promise<Array<{ channel: string; agent?: string }>>;
   /** Requests, for /status and the operator console: those of a room (as origin or target), or all. */
   requests(room?: string): Promise<RequestRow[]>;
-  /** Notes not yet taken by their room (delivered again after a restart). */
+  /** Notes not yet taken by their room, in the order written (delivered again after a restart). */
   notes(): Promise<NoteRecord[]>;
   /** The highest request id ever given (request ids are unique across rooms); 0 when none. */
   maxRequestId(): Promise<number>;
@@ -129,6 +128,21 @@ export interface EmbeddingPort {
   put(entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string): Promise<void>;
 }
 
+export type ChatRequestStatus = 'pending' | 'accepted' | 'declined' | 'expired';
+
+/** A private agent-to-agent chat request. */
+export interface ChatRequest {
+  readonly id: number;
+  readonly from: string;
+  readonly to: string;
+  readonly reason: string;
+  readonly status: ChatRequestStatus;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  /** The sender was told it expired or was declined. */
+  readonly senderTold: boolean;
+}
+
 export interface ChatPort {
   create(from: string, to: string, reason: string, now: number, ttlMs: number): Promise<ChatRequest>;
   get(id: number): Promise<ChatRequest | undefined>;
@@ -147,5 +161,7 @@ export interface StorePort {
   readonly actions: ActionPort;
   readonly embeddings: EmbeddingPort;
   readonly chats: ChatPort;
+  /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

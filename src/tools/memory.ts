@@ -26,10 +26,10 @@ export const rememberTool = defineTool({
   async run({ key, value }, context) {
     const memory = context.memory;
     if (!memory) return refused(key, 'memory is not available here');
-    if (!memory.has(key) && memory.count() >= KNOWLEDGE_LIMIT) {
+    if (!(await memory.has(key)) && (await memory.count()) >= KNOWLEDGE_LIMIT) {
       return refused(key, `you already remember ${KNOWLEDGE_LIMIT} things; forget one first`);
     }
-    memory.remember(key, value);
+    await memory.remember(key, value);
     return ok(key, `Remembered "${key}".`);
   },
 });
@@ -45,7 +45,9 @@ export const forgetTool = defineTool({
   async run({ key }, context) {
     const memory = context.memory;
     if (!memory) return refused(key, 'memory is not available here');
-    return memory.forget(key) ? ok(key, `Forgot "${key}".`) : refused(key, `you remember nothing under "${key}"`);
+    return (await memory.forget(key))
+      ? ok(key, `Forgot "${key}".`)
+      : refused(key, `you remember nothing under "${key}"`);
   },
 });
 

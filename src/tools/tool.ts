@@ -18,11 +18,11 @@ export interface ToolContext {
 
 /** What `remember` and `forget` ask of the store, bound to one agent. */
 export interface AgentMemory {
-  has(key: string): boolean;
-  count(): number;
-  remember(key: string, value: string): void;
+  has(key: string): Promise<boolean>;
+  count(): Promise<number>;
+  remember(key: string, value: string): Promise<void>;
   /** True when there was something to forget. */
-  forget(key: string): boolean;
+  forget(key: string): Promise<boolean>;
 }
 
 /** What the messaging tools ask of the bridge. Each returns the text the model reads back, or throws why not. */

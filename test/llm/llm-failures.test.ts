@@ -20,9 +20,9 @@ describe('LLM failures never take the bridge down', () => {
     expect(h.adapter.transcript()).toEqual([
       '[system]: @code could not answer: the model endpoint answered 500: model overloaded',
     ]);
-    const room = h.store.channel('test', 'room');
+    const room = await h.store.rooms.open('test', 'room');
     // An error line is not a hand-back and does not reset the consecutive-agent counter.
-    expect(h.store.turnState(room.id)).toMatchObject({ control: 'agents', consecutive: 0 });
+    expect(room.state?.control).toMatchObject({ holder: 'agents', count: 0 });
     await h.adapter.say('@code again');
     await h.bridge.idle();
     expect(h.adapter.transcript()[1]).toBe('[@code]: back again');
@@ -107,7 +107,8 @@ describe('the tool loop', () => {
       { role: 'tool', content: '[ERROR: there is no tool named "teleport"]' },
       { role: 'tool', content: '[ERROR: arguments are not valid JSON]' },
     ]);
-    const stored = h.store.history(h.store.channel('test', 'room').id, 10).at(-1);
+    const room = await h.store.rooms.open('test', 'room');
+    const stored = (await h.store.rooms.history(room.id, 10)).at(-1);
     expect(stored?.toolRuns.map((r) => r.input)).toEqual(['ls', 'false', '{}', '{not json']);
   });
 

@@ -92,7 +92,7 @@ describe("an agent's memory (seed 004: knowledge and recent actions)", () => {
     h.llm.script('code', { toolCalls: [{ name: 'bash', arguments: { command: 'ls -la' } }] }, { content: 'done' });
     await h.adapter.say('@code list the files');
     await h.bridge.idle();
-    expect(h.store.actions.recent('code')).toEqual([
+    expect(await h.store.actions.recent('code')).toEqual([
       { at: expect.any(Number), room: 'test:room', text: 'bash: ls -la' },
     ]);
     h.llm.script('code', { content: 'ok' });
@@ -102,8 +102,8 @@ describe("an agent's memory (seed 004: knowledge and recent actions)", () => {
     expect(note).toContain('test:room: bash: ls -la');
     // Without `remember` there is no knowledge to show: its share went to the room history.
     expect(note).toMatch(/knowledge 0\/0, recent actions \d+\/[\d,]+, room history/);
-    for (let i = 0; i < 250; i++) h.store.actions.add('code', 'test:room', `bash: step ${i}`, i);
-    const kept = h.store.actions.recent('code', 1000);
+    for (let i = 0; i < 250; i++) await h.store.actions.add('code', 'test:room', `bash: step ${i}`, i);
+    const kept = await h.store.actions.recent('code', 1000);
     expect(kept).toHaveLength(200);
     expect(kept[0]?.text).toBe('bash: step 249');
   });
@@ -114,10 +114,10 @@ describe('the remember tool', () => {
     const { rememberTool } = await import('../../src/tools/memory.js');
     const saved: string[] = [];
     const memory = {
-      has: (key: string) => key === 'known',
-      count: () => 200,
-      remember: (key: string) => void saved.push(key),
-      forget: () => false,
+      has: async (key: string) => key === 'known',
+      count: async () => 200,
+      remember: async (key: string) => void saved.push(key),
+      forget: async () => false,
     };
     const context = {
       agent: 'ana',

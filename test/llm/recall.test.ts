@@ -45,14 +45,11 @@ describe('retrieval of relevant older messages (embeddings)', () => {
     // One batched call for the older messages, with the model the bridge was given; vectors kept in SQLite.
     expect(h.llm.embeddingRequests[0]?.model).toBe('text-embedding-3-small');
     expect(h.llm.embeddingRequests[0]?.input.length).toBeGreaterThan(5);
-    const stored = h.store.db
-      .prepare('SELECT COUNT(*) AS n, MIN(length(vector)) AS bytes FROM message_embeddings')
-      .get() as {
-      n: number;
-      bytes: number;
-    };
-    expect(stored.n).toBeGreaterThan(5);
-    expect(stored.bytes).toBe(64 * 4);
+    const room = await h.store.rooms.open('test', 'room');
+    const ids = (await h.store.rooms.history(room.id, 100)).map((m) => m.id);
+    const stored = [...(await h.store.embeddings.get(ids, 'text-embedding-3-small')).values()];
+    expect(stored.length).toBeGreaterThan(5);
+    expect(stored.every((vector) => vector.length === 64)).toBe(true);
   });
 
   it('never retrieves a message the agent may not see', async () => {
@@ -122,7 +119,7 @@ describe('recall', () => {
           return texts.map(() => Float32Array.from([1, 0]));
         },
       },
-      { get: () => new Map(), put: () => {} },
+      { get: async () => new Map(), put: async () => {} },
       log,
     );
     const candidates = [message(1, 'a'), message(2, 'b')];
@@ -158,8 +155,9 @@ describe('recall ranking', () => {
         embed: async (texts) => texts.map((t) => Float32Array.from(direction[t.split(' ')[0] ?? ''] ?? [0, 0])),
       },
       {
-        get: (ids) => new Map(ids.flatMap((id) => (vectors.has(id) ? [[id, vectors.get(id) as Float32Array]] : []))),
-        put: (entries) => {
+        get: async (ids) =>
+          new Map(ids.flatMap((id) => (vectors.has(id) ? [[id, vectors.get(id) as Float32Array]] : []))),
+        put: async (entries) => {
           for (const e of entries) vectors.set(e.id, e.vector);
         },
       },

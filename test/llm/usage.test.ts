@@ -31,13 +31,13 @@ describe('token usage', () => {
     await h.adapter.say('elsewhere', { channel: 'other' });
     await h.bridge.idle();
 
-    const here = h.store.usage.inRoom('test:room');
+    const here = await h.store.usage.inRoom('test:room');
     expect(here).toEqual([
       { agent: 'ana', calls: 2, input: expect.any(Number), cached: expect.any(Number), output: 4 },
     ]);
     // The second call repeats the first one's long prefix: the fake's OpenAI rule reports it cached.
     expect(here[0]?.cached).toBeGreaterThanOrEqual(1024);
-    const total = h.store.usage.total()[0];
+    const total = (await h.store.usage.total())[0];
     expect(total?.calls).toBe(3);
 
     const status = await h.adapter.command('status');
@@ -51,22 +51,22 @@ describe('token usage', () => {
     expect(status).not.toContain('@ben:');
   });
 
-  it('keeps the figures across a restart (they are in SQLite)', () => {
+  it('sums the figures per agent and room, cached never above input', async () => {
     const store = openStore(':memory:');
-    store.usage.add('ana', 'test:room', { input: 1000, cached: 800, output: 50 });
-    store.usage.add('ana', 'test:room', { input: 500, cached: 900, output: 5 });
+    await store.usage.add('ana', 'test:room', { input: 1000, cached: 800, output: 50 });
+    await store.usage.add('ana', 'test:room', { input: 500, cached: 900, output: 5 });
     // Cached never exceeds input, whatever a server reports.
-    expect(store.usage.inRoom('test:room')).toEqual([
+    expect(await store.usage.inRoom('test:room')).toEqual([
       { agent: 'ana', calls: 2, input: 1500, cached: 1300, output: 55 },
     ]);
-    store.close();
+    await store.close();
   });
 
-  it('estimates cost from the price per million tokens (uncached, cached and output each at their price)', () => {
+  it('estimates cost from the price per million tokens (uncached, cached and output each at their price)', async () => {
     expect(
       estimateCost({ input: 1_000_000, cached: 400_000, output: 100_000 }, { input: 2, cached: 0.5, output: 8 }),
     ).toBeCloseTo(0.6 * 2 + 0.4 * 0.5 + 0.1 * 8);
-    const none = usageLines({ inRoom: () => [], total: () => [] }, [{ name: 'ana' }], 'r');
+    const none = await usageLines({ inRoom: async () => [], total: async () => [] }, [{ name: 'ana' }], 'r');
     expect(none).toEqual(['Tokens: none used yet']);
   });
 });

@@ -1,16 +1,8 @@
 import type Database from 'better-sqlite3';
-
-/** Token counts of one agent's calls (in one room, or in all). */
-export interface UsageRow {
-  readonly agent: string;
-  readonly calls: number;
-  readonly input: number;
-  readonly cached: number;
-  readonly output: number;
-}
+import type { UsagePort, UsageRow } from '../port.js';
 
 /** Tokens used per agent and room, summed as calls come in. */
-export class UsageStore {
+export class SqliteUsage implements UsagePort {
   private readonly q;
   constructor(db: Database.Database) {
     this.q = {
@@ -29,15 +21,16 @@ export class UsageStore {
     };
   }
 
-  add(agent: string, room: string, usage: { input: number; cached: number; output: number }): void {
+  /** Cached never exceeds input, whatever a server reports. */
+  async add(agent: string, room: string, usage: { input: number; cached: number; output: number }): Promise<void> {
     this.q.add.run(agent, room, usage.input, Math.min(usage.cached, usage.input), usage.output);
   }
 
-  inRoom(room: string): UsageRow[] {
+  async inRoom(room: string): Promise<UsageRow[]> {
     return this.q.room.all(room);
   }
 
-  total(): UsageRow[] {
+  async total(): Promise<UsageRow[]> {
     return this.q.total.all();
   }
 }

@@ -1,9 +1,11 @@
 import type Database from 'better-sqlite3';
+import type { EmbeddingPort } from '../port.js';
 
 /** Embeddings of room messages, as float32 blobs, by message id and model. */
-export class EmbeddingStore {
+export class SqliteEmbeddings implements EmbeddingPort {
   private readonly q;
-  constructor(private readonly db: Database.Database) {
+  private readonly putAll;
+  constructor(db: Database.Database) {
     this.q = {
       put: db.prepare(
         `INSERT INTO message_embeddings (message_id, model, vector) VALUES (?, ?, ?)
@@ -13,10 +15,15 @@ export class EmbeddingStore {
         'SELECT vector FROM message_embeddings WHERE message_id = ? AND model = ?',
       ),
     };
+    this.putAll = db.transaction((entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string) => {
+      for (const { id, vector } of entries) {
+        this.q.put.run(id, model, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+      }
+    });
   }
 
   /** The stored vectors of these messages for `model` (messages without one are left out). */
-  get(ids: readonly number[], model: string): Map<number, Float32Array> {
+  async get(ids: readonly number[], model: string): Promise<Map<number, Float32Array>> {
     const found = new Map<number, Float32Array>();
     for (const id of ids) {
       const row = this.q.get.get(id, model);
@@ -26,11 +33,7 @@ export class EmbeddingStore {
     return found;
   }
 
-  put(entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string): void {
-    this.db.transaction(() => {
-      for (const { id, vector } of entries) {
-        this.q.put.run(id, model, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
-      }
-    })();
+  async put(entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string): Promise<void> {
+    this.putAll(entries, model);
   }
 }

@@ -1,23 +1,11 @@
 import type Database from 'better-sqlite3';
-
-/** One thing an agent remembers. */
-export interface KnowledgeRow {
-  readonly key: string;
-  readonly value: string;
-}
-
-/** One of an agent's recent actions. */
-export interface ActionRow {
-  readonly at: number;
-  readonly room: string;
-  readonly text: string;
-}
+import type { ActionPort, ActionRow, KnowledgePort, KnowledgeRow } from '../port.js';
 
 /** Actions kept per agent: the context shows the newest that fit; older ones are of no use. */
-const ACTIONS_KEPT = 200;
+export const ACTIONS_KEPT = 200;
 
-/** Each agent's knowledge (remember / forget), kept across restarts. */
-export class KnowledgeStore {
+/** Each agent's knowledge (remember / forget), kept across restarts. Agent names are compared case-insensitively. */
+export class SqliteKnowledge implements KnowledgePort {
   private readonly q;
   constructor(db: Database.Database) {
     this.q = {
@@ -32,32 +20,33 @@ export class KnowledgeStore {
     };
   }
 
-  list(agent: string): KnowledgeRow[] {
+  async list(agent: string): Promise<KnowledgeRow[]> {
     return this.q.list.all(agent.toLowerCase());
   }
 
-  has(agent: string, key: string): boolean {
+  async has(agent: string, key: string): Promise<boolean> {
     return this.q.has.get(agent.toLowerCase(), key) !== undefined;
   }
 
-  count(agent: string): number {
+  async count(agent: string): Promise<number> {
     return this.q.count.get(agent.toLowerCase())?.n ?? 0;
   }
 
-  set(agent: string, key: string, value: string, at: number): void {
+  async set(agent: string, key: string, value: string, at: number): Promise<void> {
     this.q.set.run(agent.toLowerCase(), key, value, at);
   }
 
   /** True when there was something to forget. */
-  delete(agent: string, key: string): boolean {
+  async delete(agent: string, key: string): Promise<boolean> {
     return this.q.delete.run(agent.toLowerCase(), key).changes > 0;
   }
 }
 
-/** A short log of each agent's actions (tool runs, messages sent elsewhere). */
-export class ActionLog {
+/** A short log of each agent's actions (tool runs, messages sent elsewhere): the newest ACTIONS_KEPT are kept. */
+export class SqliteActions implements ActionPort {
   private readonly q;
-  constructor(private readonly db: Database.Database) {
+  private readonly addPruned;
+  constructor(db: Database.Database) {
     this.q = {
       add: db.prepare('INSERT INTO agent_actions (agent, room, action, at) VALUES (?, ?, ?, ?)'),
       prune: db.prepare(
@@ -68,18 +57,18 @@ export class ActionLog {
         'SELECT at, room, action AS text FROM agent_actions WHERE agent = ? ORDER BY id DESC LIMIT ?',
       ),
     };
+    this.addPruned = db.transaction((agent: string, room: string, text: string, at: number) => {
+      this.q.add.run(agent, room, text, at);
+      this.q.prune.run(agent, agent);
+    });
   }
 
-  add(agent: string, room: string, text: string, at: number): void {
-    const name = agent.toLowerCase();
-    this.db.transaction(() => {
-      this.q.add.run(name, room, text, at);
-      this.q.prune.run(name, name);
-    })();
+  async add(agent: string, room: string, text: string, at: number): Promise<void> {
+    this.addPruned(agent.toLowerCase(), room, text, at);
   }
 
   /** Newest first. */
-  recent(agent: string, limit = 50): ActionRow[] {
+  async recent(agent: string, limit = 50): Promise<ActionRow[]> {
     return this.q.recent.all(agent.toLowerCase(), limit);
   }
 }

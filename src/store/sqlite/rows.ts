@@ -1,0 +1,118 @@
+/** How messages and requests are kept in SQLite rows (JSON in TEXT columns), both ways. */
+import type { RequestRow, StoredMessage } from '../../room/effects.js';
+import type { Participant, RequestAnswer, ToolRun } from '../../room/events.js';
+import type { RoomMessage } from '../../room/types.js';
+
+export interface MessageDb {
+  id: number;
+  author: string;
+  author_id: string;
+  kind: RoomMessage['kind'];
+  content: string;
+  mentions: string;
+  requests: string | null;
+  audience: string | null;
+  tool_runs: string | null;
+  created_at: number;
+}
+
+/** The columns `toMessage` reads. */
+export const MESSAGE_COLUMNS =
+  'id, author, author_id, kind, content, mentions, requests, audience, tool_runs, created_at';
+
+export function toMessage(row: MessageDb): RoomMessage {
+  return {
+    id: row.id,
+    author: row.author,
+    authorId: row.author_id,
+    kind: row.kind,
+    content: row.content,
+    mentions: JSON.parse(row.mentions) as string[],
+    ...(row.requests !== null ? { requests: JSON.parse(row.requests) as string[] } : {}),
+    ...(row.audience !== null ? { audience: JSON.parse(row.audience) as string[] } : {}),
+    toolRuns: row.tool_runs ? (JSON.parse(row.tool_runs) as ToolRun[]) : [],
+    at: row.created_at,
+  };
+}
+
+/** A message write, as the room's reading of a message makes it (an agent's reply carries its turn's tool runs). */
+type MessageWrite = StoredMessage & { readonly toolRuns?: readonly ToolRun[] | undefined };
+
+/** The INSERT's values after the room and the first platform id, in the order of `INSERT_MESSAGE`'s columns. */
+export function messageValues(message: MessageWrite): Array<string | number | null> {
+  const runs = message.toolRuns;
+  return [
+    message.seq,
+    message.post ?? null,
+    message.author,
+    message.authorId,
+    message.kind,
+    message.text,
+    JSON.stringify(message.mentions),
+    JSON.stringify(message.requests),
+    message.audience === null ? null : JSON.stringify(message.audience),
+    runs && runs.length > 0 ? JSON.stringify(runs) : null,
+    message.at,
+  ];
+}
+
+/**
+ * Stores a message unless one of its platform ids is known: as a message's own id (the unique key) or in
+ * message_refs (a further chunk's id, or the id of a message /clear forgot).
+ */
+export const INSERT_MESSAGE = `INSERT INTO messages (channel_id, platform_message_id, seq, post, author, author_id, kind,
+    content, mentions, requests, audience, tool_runs, created_at)
+  SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  WHERE NOT EXISTS (SELECT 1 FROM message_refs WHERE channel_id = ? AND platform_message_id = ?)
+  ON CONFLICT (channel_id, platform_message_id) DO NOTHING`;
+
+export interface RequestDb {
+  id: number;
+  requester: string;
+  origin: string;
+  target: string;
+  parent: number | null;
+  text: string;
+  awaited: string;
+  answers: string;
+  status: RequestRow['status'];
+  opened_at: number;
+  deadline: number;
+  opener: string;
+}
+
+export const toRequest = (row: RequestDb): RequestRow => ({
+  id: row.id,
+  requester: row.requester,
+  origin: row.origin,
+  target: row.target,
+  parent: row.parent,
+  text: row.text,
+  awaited: JSON.parse(row.awaited) as Participant[],
+  answers: JSON.parse(row.answers) as RequestAnswer[],
+  status: row.status,
+  openedAt: row.opened_at,
+  deadline: row.deadline,
+  opener: JSON.parse(row.opener) as RequestRow['opener'],
+});
+
+export const requestValues = (request: RequestRow): Array<string | number | null> => [
+  request.id,
+  request.requester,
+  request.origin,
+  request.target,
+  request.parent,
+  request.text,
+  JSON.stringify(request.awaited),
+  JSON.stringify(request.answers),
+  request.status,
+  request.openedAt,
+  request.deadline,
+  JSON.stringify(request.opener),
+];
+
+export const UPSERT_REQUEST = `INSERT INTO requests (id, requester, origin, target, parent, text, awaited, answers, status,
+    opened_at, deadline, opener) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (id) DO UPDATE SET requester = excluded.requester, origin = excluded.origin, target = excluded.target,
+    parent = excluded.parent, text = excluded.text, awaited = excluded.awaited, answers = excluded.answers,
+    status = excluded.status, opened_at = excluded.opened_at, deadline = excluded.deadline, opener = excluded.opener`;

@@ -1,0 +1,206 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EMPTY_STATE, type RoomState } from '../../src/room/state.js';
+import { migrate, openStore, readMigrations, type SqliteStore } from '../../src/store/index.js';
+import { human, message, stateAfter, storeContract } from './contract.js';
+
+storeContract('SQLite', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rt-store-'));
+  return {
+    open: async () => openStore(path.join(dir, 'rt.db')),
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+describe('SQLite store', () => {
+  let dir: string;
+  let store: SqliteStore;
+  const file = () => path.join(dir, 'rt.db');
+  /** A second connection to the file, to see what is stored as it is. */
+  const raw = <T>(sql: string, ...params: unknown[]): T => {
+    const db = new Database(file(), { readonly: true });
+    try {
+      return db.prepare(sql).get(...params) as T;
+    } finally {
+      db.close();
+    }
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'rt-sqlite-'));
+    store = openStore(file());
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('applies every migration once, recorded in schema_migrations, in WAL mode', async () => {
+    const versions = readMigrations().map((m) => m.version);
+    expect(raw<{ list: string }>('SELECT group_concat(version) AS list FROM schema_migrations').list).toBe(
+      versions.join(','),
+    );
+    expect(raw<{ journal_mode: string }>('PRAGMA journal_mode').journal_mode).toBe('wal');
+    await store.close();
+    store = openStore(file()); // reopening applies nothing new and does not fail
+    expect(raw<{ n: number }>('SELECT count(*) AS n FROM schema_migrations').n).toBe(versions.length);
+  });
+
+  it('refuses a database newer than the code', async () => {
+    await store.close();
+    const db = new Database(file());
+    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run();
+    db.close();
+    expect(() => openStore(file())).toThrow(/schema version 999, newer than this code knows/);
+    store = openStore(':memory:');
+  });
+
+  it('does not rewrite the state snapshot when only seq and lastHuman changed, and derives them on load', async () => {
+    const room = await store.rooms.open('test', 'room');
+    const a = human(1, 'a', ['a']);
+    let state: RoomState = { ...stateAfter(EMPTY_STATE, a), humans: ['alice'] };
+    await store.rooms.commit(room.id, [message(a)], state);
+    for (let seq = 2; seq <= 5; seq++) {
+      const m = human(seq, `m${seq}`, [`m${seq}`]);
+      state = stateAfter(state, m);
+      await store.rooms.commit(room.id, [message(m)], state);
+    }
+    const stored = JSON.parse(raw<{ state: string }>('SELECT state FROM channels WHERE id = ?', room.id).state);
+    expect([stored.seq, stored.lastHuman]).toEqual([1, 1]);
+    expect((await store.rooms.open('test', 'room')).state).toEqual(state);
+    // A change beyond them is written, with them.
+    state = { ...state, control: { holder: 'humans', count: 0, reason: '/pass' } };
+    await store.rooms.commit(room.id, [], state);
+    expect(JSON.parse(raw<{ state: string }>('SELECT state FROM channels WHERE id = ?', room.id).state)).toEqual(state);
+  });
+
+  it("sets the room's privacy column with the state", async () => {
+    const room = await store.rooms.open('test', 'room');
+    await store.rooms.commit(room.id, [{ type: 'privacy', mode: 'mentions' }], { ...EMPTY_STATE, privacy: 'mentions' });
+    expect(raw<{ privacy: string }>('SELECT privacy FROM channels WHERE id = ?', room.id).privacy).toBe('mentions');
+  });
+
+  it('refuses a room whose stored state is not JSON, naming the room and the column', async () => {
+    const room = await store.rooms.open('test', 'room');
+    await store.close();
+    const db = new Database(file());
+    db.prepare("UPDATE channels SET state = '{not json' WHERE id = ?").run(room.id);
+    db.close();
+    store = openStore(file());
+    await expect(store.rooms.open('test', 'room')).rejects.toThrow(
+      'room test:room: its stored state (channels.state) is not valid JSON',
+    );
+  });
+
+  describe('an upgrade from the journal schema (006)', () => {
+    /** A database as the previous version left it: two rooms, their turn state, a request and work in flight. */
+    function legacyDatabase(): void {
+      const db = new Database(file());
+      db.pragma('foreign_keys = ON');
+      migrate(
+        db,
+        readMigrations().filter((m) => m.version <= 6),
+      );
+      db.exec(`
+        INSERT INTO channels (platform, channel, direct_agent, created_at, consecutive, control, control_reason, privacy)
+          VALUES ('discord', 'c1', NULL, 0, 3, 'humans', 'turn limit', 'mentions'),
+                 ('discord', 'dm', 'code', 0, 0, 'agents', NULL, NULL);
+        INSERT INTO messages (channel_id, platform_message_id, author, author_id, kind, content, mentions, created_at)
+          VALUES (1, 'a', 'Ann', 'u1', 'human', 'hi @code', '["code"]', 1),
+                 (1, 'b', 'code', 'b1', 'agent', 'hello', '[]', 2),
+                 (1, 'c', 'bob', 'u2', 'human', 'hey', '[]', 3),
+                 (2, 'd', 'zed', 'u3', 'human', 'dm', '[]', 4),
+                 (1, 'e', 'ANN', 'u1', 'human', 'again', '[]', 5),
+                 (1, 'f', 'code', 'b1', 'agent', 'long', '[]', 6);
+        INSERT INTO message_refs (channel_id, platform_message_id, message_id) VALUES (1, 'f2', 6);
+        INSERT INTO threads (requester, origin_room, target_room, request, awaited, answers, status, opened_at, deadline, opener)
+          VALUES ('code', 'discord:c1', 'discord:c1', 'what?', '[{"name":"data","kind":"agent"}]',
+            '[{"participant":"data","text":"","passed":true,"at":3}]', 'closed', 1, 9, '{"people":["Ann"],"audience":null}'),
+                 ('code', 'discord:c1', 'discord:c1', 'and?', '[{"name":"data","kind":"agent"},{"name":"rev","kind":"agent"}]',
+            '[{"participant":"data","text":"yes","passed":false,"at":4},{"participant":"rev","text":"down","passed":false,"failed":true,"at":5}]',
+            'answered', 2, 10, NULL);
+        INSERT INTO work (room, kind, key, created_at) VALUES ('discord:c1', 'turn', 'round:1/code', 0);
+        INSERT INTO tool_runs (work_id, tool, args, status, started_at) VALUES (1, 'bash', '{}', 'ok', 0);
+        INSERT INTO outbox (channel_id, purpose, text, created_at) VALUES (1, 'reply', 'unsent', 0);
+      `);
+      db.close();
+    }
+
+    it("keeps each room's control, count, privacy, humans and sequence, and its messages and ids", async () => {
+      await store.close();
+      rmSync(file(), { force: true });
+      legacyDatabase();
+      store = openStore(file());
+      const c1 = await store.rooms.open('discord', 'c1');
+      expect(c1.state).toEqual({
+        ...EMPTY_STATE,
+        seq: 5,
+        lastHuman: 4,
+        control: { holder: 'humans', count: 3, reason: 'turn limit' },
+        privacy: 'mentions',
+        humans: ['ANN', 'bob'],
+      });
+      expect((await store.rooms.open('discord', 'dm')).state).toEqual({
+        ...EMPTY_STATE,
+        seq: 1,
+        lastHuman: 1,
+        humans: ['zed'],
+      });
+      expect((await store.rooms.history(c1.id, 10)).map((m) => m.content)).toEqual([
+        'hi @code',
+        'hello',
+        'hey',
+        'again',
+        'long',
+      ]);
+      expect(await store.rooms.seen(c1.id, 'f2')).toBe(true);
+      const echo = human(6, 'hi @code', ['a']);
+      expect(await store.rooms.commit(c1.id, [message(echo)], stateAfter(c1.state ?? EMPTY_STATE, echo))).toBe(
+        'duplicate',
+      );
+      const next = human(6, 'new', ['g']);
+      expect(await store.rooms.commit(c1.id, [message(next)], stateAfter(c1.state ?? EMPTY_STATE, next))).toBe('done');
+    });
+
+    it('converts requests to answers with outcomes, cancels those still in flight, and drops the old journal', async () => {
+      await store.close();
+      rmSync(file(), { force: true });
+      legacyDatabase();
+      store = openStore(file());
+      expect(await store.rooms.requests('discord:c1')).toEqual([
+        {
+          id: 1,
+          requester: 'code',
+          origin: 'discord:c1',
+          target: 'discord:c1',
+          parent: null,
+          text: 'what?',
+          awaited: [{ name: 'data', kind: 'agent' }],
+          answers: [{ participant: 'data', text: '', outcome: 'pass', at: 3 }],
+          status: 'closed',
+          openedAt: 1,
+          deadline: 9,
+          opener: { people: ['Ann'], audience: null },
+        },
+        expect.objectContaining({
+          id: 2,
+          answers: [
+            { participant: 'data', text: 'yes', outcome: 'answer', at: 4 },
+            { participant: 'rev', text: 'down', outcome: 'failed', at: 5 },
+          ],
+          status: 'cancelled',
+          opener: { people: [], audience: null },
+        }),
+      ]);
+      expect(await store.rooms.maxRequestId()).toBe(2);
+      const tables = raw<{ names: string }>(
+        "SELECT group_concat(name) AS names FROM sqlite_master WHERE type = 'table' AND name IN ('work', 'outbox', 'threads')",
+      );
+      expect(tables.names).toBeNull();
+      expect(await store.tools.runs('discord:c1', 1)).toEqual([]);
+    });
+  });
+});
