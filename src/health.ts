@@ -4,11 +4,11 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type Database from 'better-sqlite3';
 import { ConfigError } from './errors.js';
 import type { Logger } from './log.js';
 import { collectProcessMetrics, registry } from './metrics.js';
 import type { ChatAdapter } from './ports.js';
+import type { StorePort } from './store/port.js';
 
 export interface Health {
   readonly ok: boolean;
@@ -16,23 +16,22 @@ export interface Health {
   readonly store: boolean;
 }
 
-/** A real write (the header's user_version, rewritten unchanged): a full disk or read-only mount shows. */
-export function storeWritable(db: Database.Database): boolean {
+/** A real write to the store (`ping`): a full disk or a read-only mount shows. */
+export async function storeWritable(store: Pick<StorePort, 'ping'>): Promise<boolean> {
   try {
-    const version = Number(db.pragma('user_version', { simple: true }));
-    db.pragma(`user_version = ${version}`);
+    await store.ping();
     return true;
   } catch {
     return false;
   }
 }
 
-export function health(adapters: readonly ChatAdapter[], db: Database.Database): Health {
+export async function health(adapters: readonly ChatAdapter[], store: Pick<StorePort, 'ping'>): Promise<Health> {
   const states: Record<string, boolean> = {};
   // An adapter that cannot tell (the terminal room) is up while the bridge runs.
   for (const adapter of adapters) states[adapter.platform] = adapter.connected?.() ?? true;
-  const store = storeWritable(db);
-  return { ok: store && Object.values(states).every(Boolean), adapters: states, store };
+  const writable = await storeWritable(store);
+  return { ok: writable && Object.values(states).every(Boolean), adapters: states, store: writable };
 }
 
 export interface HealthServer {
@@ -44,7 +43,7 @@ export async function startHealthServer(options: {
   port: number;
   host: string;
   adapters: readonly ChatAdapter[];
-  db: Database.Database;
+  store: Pick<StorePort, 'ping'>;
   logger: Logger;
 }): Promise<HealthServer> {
   collectProcessMetrics();
@@ -55,13 +54,14 @@ export async function startHealthServer(options: {
       return;
     }
     if (path === '/healthz') {
-      const state = health(options.adapters, options.db);
-      const body = JSON.stringify({
-        status: state.ok ? 'ok' : 'unavailable',
-        adapters: state.adapters,
-        store: state.store,
+      void health(options.adapters, options.store).then((state) => {
+        const body = JSON.stringify({
+          status: state.ok ? 'ok' : 'unavailable',
+          adapters: state.adapters,
+          store: state.store,
+        });
+        response.writeHead(state.ok ? 200 : 503, { 'content-type': 'application/json' }).end(body);
       });
-      response.writeHead(state.ok ? 200 : 503, { 'content-type': 'application/json' }).end(body);
       return;
     }
     if (path === '/metrics') {

@@ -16,7 +16,7 @@ import { meteredAdapter, meteredSandbox } from './metrics.js';
 import type { ChatAdapter, Sandbox } from './ports.js';
 import type { CheckResult } from './self-check.js';
 import { type CheckProbes, selfCheck } from './startup-check.js';
-import { openStore, type Store } from './store/index.js';
+import { openStore, type SqliteStore } from './store/index.js';
 import { UnavailableSandbox } from './tools/unavailable-sandbox.js';
 
 // Loaded on demand, so a platform's SDK is only loaded when an agent uses that platform.
@@ -64,7 +64,7 @@ export interface RunOptions {
 
 export interface Running {
   readonly bridge: Bridge;
-  readonly store: Store;
+  readonly store: SqliteStore;
   readonly console: ConsoleAdapter | undefined;
   /** Where /healthz and /metrics are served (HEALTH_PORT; 0 picks a free port). */
   readonly healthPort: number | undefined;
@@ -200,7 +200,7 @@ async function start(input: {
     down ??= (async () => {
       await healthServer?.close();
       await bridge.stop();
-      store.close();
+      await store.close();
       lock.release();
       logger.info('bridge stopped');
     })();
@@ -213,7 +213,7 @@ async function start(input: {
         port: settings.HEALTH_PORT,
         host: settings.HEALTH_HOST,
         adapters: metered,
-        db: store.db,
+        store,
         logger,
       });
     }
@@ -233,7 +233,8 @@ async function start(input: {
         (logFile ?? 'stderr');
     consoleAdapter.print(`[system]: ${banner}`);
     // After a restart: how much of the room's history the agents will see again.
-    const loaded = store.history(store.channel(CONSOLE_PLATFORM, CONSOLE_ROOM).id, settings.HISTORY_LIMIT).length;
+    const room = await store.rooms.open(CONSOLE_PLATFORM, CONSOLE_ROOM);
+    const loaded = (await store.rooms.history(room.id, settings.HISTORY_LIMIT)).length;
     if (loaded > 0)
       consoleAdapter.print(`[system]: ${loaded} message${loaded === 1 ? '' : 's'} of history loaded for this room.`);
     for (const warning of warnings) consoleAdapter.print(`[system]: warning: ${warning}`);

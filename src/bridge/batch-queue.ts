@@ -36,7 +36,8 @@ function heartbeat(ms: number, tick: () => void): () => void {
 /**
  * seed 004's heartbeat: agents due for a turn are queued, and on each tick the queue is grouped (FIFO within a
  * group), each group packed within the smallest budget among its agents less the reserve, and the batches sent in
- * parallel; what does not fit waits, in order, for the next tick. An empty queue makes no call, and a lone agent
+ * parallel (one call at a time per group: the rest of a group waits for its call, whose answer may end their round);
+ * what does not fit waits, in order, for the next tick. An empty queue makes no call, and a lone agent
  * with nothing queued that it could join is sent at once: batching never delays a one-agent turn.
  */
 export class BatchQueue<T extends QueuedTurn> {
@@ -44,6 +45,8 @@ export class BatchQueue<T extends QueuedTurn> {
   private readonly stopBeat: () => void;
   /** Queued turns are work in flight: while any wait for a tick, the process is kept running (the heartbeat is not). */
   private keepAlive: NodeJS.Timeout | undefined;
+  /** Groups with a call out: their other turns wait for it (its answer may end their round). */
+  private readonly out = new Set<string>();
 
   constructor(private readonly options: BatchQueueOptions<T>) {
     this.stopBeat = (options.every ?? heartbeat)(options.tickMs, () => this.tick());
@@ -86,11 +89,16 @@ export class BatchQueue<T extends QueuedTurn> {
     for (const turn of live) groups.set(turn.group, [...(groups.get(turn.group) ?? []), turn]);
     const waiting = new Set<T>();
     const sends: Array<Promise<void>> = [];
-    for (const turns of groups.values()) {
+    for (const [group, turns] of groups) {
+      if (this.out.has(group)) {
+        for (const turn of turns) waiting.add(turn);
+        continue;
+      }
       const cost = { shared: turns[0]?.sharedTokens ?? 0, segment: (turn: T) => turn.segmentTokens };
       const { batch, rest } = packBatch(turns, cost, this.options.reserve);
       if (batch.length >= 2) {
-        sends.push(this.options.send(batch));
+        this.out.add(group);
+        sends.push(this.options.send(batch).finally(() => this.out.delete(group)));
         for (const turn of rest) waiting.add(turn);
         continue;
       }

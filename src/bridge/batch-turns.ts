@@ -24,7 +24,8 @@ interface Queued extends QueuedTurn {
   readonly ask: number;
   readonly transcript: string;
   readonly segment: BatchAgent;
-  settle(answer: BatchAnswer): void;
+  /** Resolves once the room has taken the answer. */
+  settle(answer: BatchAnswer): Promise<void>;
 }
 
 export interface BatchTurnsDeps {
@@ -32,7 +33,10 @@ export interface BatchTurnsDeps {
   readonly llm: LlmFactory;
   readonly rooms: Pick<RoomStore, 'history'>;
   readonly window: number;
-  readonly settings: Pick<Settings, 'BATCH_TICK_MS' | 'BATCH_RESERVE_TOKENS' | 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'>;
+  readonly settings: Pick<
+    Settings,
+    'BATCH_TICK_MS' | 'BATCH_RESERVE_TOKENS' | 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'
+  >;
   readonly sources?: TurnServices | undefined;
   readonly notes: (agent: AgentConfig) => Promise<string>;
   readonly log: Logger;
@@ -41,6 +45,7 @@ export interface BatchTurnsDeps {
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+const ALONE: BatchAnswer = { kind: 'alone' };
 
 export class BatchTurns {
   private readonly queue: BatchQueue<Queued>;
@@ -53,27 +58,36 @@ export class BatchTurns {
       tickMs: deps.settings.BATCH_TICK_MS,
       reserve: deps.settings.BATCH_RESERVE_TOKENS,
       send: (batch) => this.send(batch),
-      alone: (turn) => turn.settle({ kind: 'alone' }),
-      drop: (turn) => turn.settle({ kind: 'alone' }),
+      alone: (turn) => void turn.settle({ kind: 'alone' }),
+      drop: (turn) => void turn.settle({ kind: 'alone' }),
       every: deps.every,
     });
   }
 
-  /** Asks these observers together; their answers go back to the room as one `batch` event. */
+  /**
+   * Asks these observers together. Observers that see the room alike share calls (under privacy some may not); each
+   * answer goes to the room as soon as its call is answered, and one that no batch can take answers `alone`.
+   */
   start(actor: RoomActor, orders: readonly TurnOrder[]): void {
     const controller = new AbortController();
     const key = `${actor.key}#${orders[0]?.ask.id}`;
     this.calls.set(key, controller);
-    void this.answers(actor, orders, controller.signal).then((answers) => {
-      this.calls.delete(key);
-      if (this.stopped) return;
-      void actor.deliver({ type: 'batch', answers }, { urgent: true });
-    });
+    const left = new Set(orders.map((order) => order.ask.id));
+    // Resolves once the room has taken the answer (so a round it ends withdraws the rest before the next tick).
+    const answer = async (ask: number, value: BatchAnswer): Promise<void> => {
+      if (!left.delete(ask)) return;
+      if (left.size === 0 && this.calls.get(key) === controller) this.calls.delete(key);
+      if (this.stopped || controller.signal.aborted) return;
+      await actor.deliver({ type: 'batch', answers: [{ ask, answer: value }] }, { urgent: true });
+    };
+    void this.queueTurns(actor, orders, controller.signal, answer);
   }
 
-  /** Stops a batched call (its observers then answer `alone`, and the room decides what follows). */
+  /** Withdraws a batched call's observers still waiting (the round ended, a human spoke, an operator stopped it). */
   stop(room: string, ask: number): void {
-    this.calls.get(`${room}#${ask}`)?.abort();
+    const key = `${room}#${ask}`;
+    this.calls.get(key)?.abort();
+    this.calls.delete(key);
   }
 
   stopAll(): void {
@@ -82,57 +96,73 @@ export class BatchTurns {
     for (const call of this.calls.values()) call.abort();
   }
 
-  private async answers(
+  private async queueTurns(
     actor: RoomActor,
     orders: readonly TurnOrder[],
     signal: AbortSignal,
-  ): Promise<Array<{ ask: number; answer: BatchAnswer }>> {
-    const alone = orders.map((o) => ({ ask: o.ask.id, answer: { kind: 'alone' } as BatchAnswer }));
+    answer: (ask: number, value: BatchAnswer) => Promise<void>,
+  ): Promise<void> {
     const members = orders.flatMap((order) => {
       const agent = this.deps.agents.find((a) => same(a.name, order.ask.agent));
-      return agent ? [{ agent, order }] : [];
+      return agent ? [{ agent, ask: order.ask.id }] : [];
     });
-    const first = members[0];
-    if (!first) return alone;
+    for (const order of orders) if (!members.some((m) => m.ask === order.ask.id)) void answer(order.ask.id, ALONE);
     try {
-      const history = visibleTo(first.agent.name, await this.deps.rooms.history(actor.record.id, this.deps.window));
-      const prepared = await prepareBatch({
-        members: await Promise.all(
-          members.map(async ({ agent }) => ({ agent, situation: await this.situation(agent) })),
-        ),
-        agentNames: this.deps.agents.map((a) => a.name),
-        history,
-        roomKey: actor.key,
-        settings: this.deps.settings,
-        sources: this.deps.sources,
-      });
-      const settled = prepared.members.map((member) => {
-        const order = members.find((m) => m.agent === member.agent)?.order;
-        let settle: (answer: BatchAnswer) => void = () => {};
-        const answer = new Promise<BatchAnswer>((resolve) => {
-          settle = resolve;
+      const history = await this.deps.rooms.history(actor.record.id, this.deps.window);
+      // Who may share a call: those who see the same messages of the room.
+      const views = new Map<string, typeof members>();
+      for (const member of members) {
+        const seen = visibleTo(member.agent.name, history)
+          .map((m) => m.id)
+          .join(',');
+        views.set(seen, [...(views.get(seen) ?? []), member]);
+      }
+      for (const group of views.values()) {
+        const [first] = group;
+        if (!first || group.length < 2) {
+          for (const member of group) void answer(member.ask, ALONE);
+          continue;
+        }
+        const prepared = await prepareBatch({
+          members: await Promise.all(
+            group.map(async ({ agent }) => ({ agent, situation: await this.situation(agent) })),
+          ),
+          agentNames: this.deps.agents.map((a) => a.name),
+          history: visibleTo(first.agent.name, history),
+          roomKey: actor.key,
+          settings: this.deps.settings,
+          sources: this.deps.sources,
         });
-        const turn: Queued = {
-          actor,
-          agent: member.agent,
-          ask: order?.ask.id ?? 0,
-          group: actor.key,
-          contextTokens: member.agent.contextTokens,
-          sharedTokens: prepared.sharedTokens,
-          segmentTokens: member.tokens,
-          transcript: prepared.transcript,
-          segment: member.segment,
-          wanted: () => !signal.aborted,
-          settle,
-        };
-        return { turn, answer };
-      });
-      this.queue.submit(settled.map((s) => s.turn));
-      const answers = await Promise.all(settled.map(async (s) => ({ ask: s.turn.ask, answer: await s.answer })));
-      return alone.map((a) => answers.find((b) => b.ask === a.ask) ?? a);
+        for (const member of group) {
+          if (!prepared.members.some((p) => p.agent === member.agent)) void answer(member.ask, ALONE);
+        }
+        const turns = prepared.members.map((member) => {
+          const ask = group.find((m) => m.agent === member.agent)?.ask ?? 0;
+          let done = false;
+          const turn: Queued = {
+            actor,
+            agent: member.agent,
+            ask,
+            group: `${actor.key}\n${first.ask}`,
+            contextTokens: member.agent.contextTokens,
+            sharedTokens: prepared.sharedTokens,
+            segmentTokens: member.tokens,
+            transcript: prepared.transcript,
+            segment: member.segment,
+            wanted: () => !signal.aborted && !done,
+            settle: (value) => {
+              if (done) return Promise.resolve();
+              done = true;
+              return answer(ask, value);
+            },
+          };
+          return turn;
+        });
+        this.queue.submit(turns);
+      }
     } catch (error) {
       this.deps.log.warn({ err: error, room: actor.key }, 'could not prepare a batch: each agent is asked on its own');
-      return alone;
+      for (const member of members) void answer(member.ask, ALONE);
     }
   }
 
@@ -169,14 +199,16 @@ export class BatchTurns {
           'batch answer rejected: each agent is asked on its own',
         );
       }
-      for (const turn of batch) {
-        const reply = answer.ok ? answer.replies.get(turn.agent.name) : undefined;
-        if (!reply || reply.kind === 'tools') turn.settle({ kind: 'alone' });
-        else turn.settle({ kind: 'reply', text: reply.kind === 'reply' ? reply.text : '[pass]' });
-      }
+      await Promise.all(
+        batch.map((turn) => {
+          const reply = answer.ok ? answer.replies.get(turn.agent.name) : undefined;
+          if (!reply || reply.kind === 'tools') return turn.settle({ kind: 'alone' });
+          return turn.settle({ kind: 'reply', text: reply.kind === 'reply' ? reply.text : '[pass]' });
+        }),
+      );
     } catch (error) {
       log.warn({ err: error, room: actor.key }, 'batch call failed: each agent is asked on its own');
-      for (const turn of batch) turn.settle({ kind: 'alone' });
+      await Promise.all(batch.map((turn) => turn.settle({ kind: 'alone' })));
     }
   }
 }

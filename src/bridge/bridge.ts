@@ -16,6 +16,7 @@ import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM, PrivateRooms, privatePair } from './private-rooms.js';
 import { Reception } from './reception.js';
+import type { RoomActor } from './room-actor.js';
 import { Rooms } from './rooms.js';
 import { statusText } from './status.js';
 import { Timers } from './timers.js';
@@ -48,7 +49,11 @@ export function roomSetup(config: Config, record: RoomRecord): RoomSetup {
       activation: a.activation,
       // Who may share a batched call: the same endpoint, model and key (kept as a digest, never the key itself).
       ...(batching
-        ? { batchGroup: createHash('sha256').update(`${a.endpoint}\n${a.model}\n${a.apiKey ?? ''}`).digest('hex') }
+        ? {
+            batchGroup: createHash('sha256')
+              .update(`${a.endpoint}\n${a.model}\n${a.apiKey ?? ''}`)
+              .digest('hex'),
+          }
         : {}),
     })),
     turnLimit: settings.TURN_LIMIT,
@@ -95,19 +100,27 @@ export class Bridge {
     const records = await store.rooms.all();
     this.parts.ids.start((await store.rooms.maxRequestId()) + 1);
     await this.parts.marks.load(records, (platform) => store.rooms.active(platform));
+    const adopted: RoomActor[] = [];
     for (const record of records) {
       const state = record.state;
       if (!state) continue;
-      const work = state.current || state.posts.length > 0 || state.queue.length > 0 || state.requests.length > 0;
+      const work =
+        state.current || state.posts.length > 0 || state.queue.length > 0 || state.requests.length > 0 || state.batch;
       if (!work) continue;
       const actor = await rooms.adopt(record);
       if (!actor) continue;
+      adopted.push(actor);
       const ask = state.current?.ask;
       const runs = ask ? await this.parts.journal.runs(record.key, ask.id) : [];
       void actor.deliver({
         type: 'restart',
         ...(ask && runs.length > 0
-          ? { cut: { ask: ask.id, runs: runs.map((r) => ({ tool: r.tool, input: r.input, cut: r.status === 'started' })) } }
+          ? {
+              cut: {
+                ask: ask.id,
+                runs: runs.map((r) => ({ tool: r.tool, input: r.input, cut: r.status === 'started' })),
+              },
+            }
           : {}),
       });
     }
@@ -117,6 +130,8 @@ export class Bridge {
     for (const adapter of adapters) {
       await adapter.catchUpRooms?.().catch((error: unknown) => this.log.warn({ err: error }, 'catch-up failed'));
     }
+    // What the restart left waits until then (a room no adapter caught up is done now).
+    for (const actor of adopted) void actor.deliver({ type: 'catch-up', phase: 'done' });
   }
 
   /** Stops every turn, then the adapters and the sandbox. The store stays open (its owner closes it). */

@@ -16,7 +16,10 @@ export class CatchUpMarks {
   constructor(private readonly store: Pick<RoomStore, 'caughtUp' | 'lastPlatformMessageId' | 'setCaughtUp'>) {}
 
   /** Reads the marks of the rooms the store knows (most recently active first, per platform). */
-  async load(records: readonly RoomRecord[], active: (platform: string) => Promise<Array<{ channel: string; agent?: string }>>): Promise<void> {
+  async load(
+    records: readonly RoomRecord[],
+    active: (platform: string) => Promise<Array<{ channel: string; agent?: string }>>,
+  ): Promise<void> {
     for (const record of records) {
       const mark =
         (await this.store.caughtUp(record.platform, record.channel)) ??
@@ -36,7 +39,9 @@ export class CatchUpMarks {
   }
 
   /** `caughtUp` tells the room its catch-up is done; the mark is stored once the room has taken that. */
-  sink(caughtUp: (room: string) => Promise<boolean>): Pick<AdapterSink, 'lastMessageId' | 'caughtUp' | 'rooms' | 'directRooms'> {
+  sink(
+    caughtUp: (room: string) => Promise<boolean>,
+  ): Pick<AdapterSink, 'lastMessageId' | 'caughtUp' | 'rooms' | 'directRooms'> {
     return {
       lastMessageId: (platform, channel) => {
         const key = `${platform}:${channel}`;

@@ -4,8 +4,7 @@
  */
 import type { AgentConfig } from '../config/index.js';
 import { pairKey } from '../room/guards.js';
-import type { ChatRequest } from '../store/collaboration.js';
-import type { ChatPort } from '../store/port.js';
+import type { ChatPort, ChatRequest } from '../store/port.js';
 import { ActionRefused } from '../tools/tool.js';
 
 /** At most this many new chat requests per agent turn. */

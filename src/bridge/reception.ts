@@ -71,7 +71,8 @@ export class Reception {
         ...(event.missed ? { missed: true } : {}),
       },
     });
-    if (taken === 'duplicate') this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
+    if (taken === 'duplicate')
+      this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
     if (taken === 'done') this.deps.stored(actor.key, event.messageId);
   }
 }

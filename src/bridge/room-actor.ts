@@ -3,6 +3,8 @@
  * snapshot of the room, commits the decision's writes in one store call, and only then hands the effects on. Notes
  * from other rooms and outcomes of its own effects go before platform events that arrive later.
  */
+
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { ChatAdapter } from '../ports.js';
 import { decide } from '../room/decide.js';
@@ -10,7 +12,6 @@ import type { Decision, Effect, Write } from '../room/effects.js';
 import type { RoomEvent } from '../room/events.js';
 import type { RoomSetup, RoomState } from '../room/state.js';
 import type { NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
-import { randomUUID } from 'node:crypto';
 
 /** What an event's decision came to. */
 export type Taken = 'done' | 'duplicate' | 'stopped' | 'failed';

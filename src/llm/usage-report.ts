@@ -8,7 +8,6 @@ export interface UsageFigures {
   readonly output: number;
 }
 
-
 /** US dollars for these tokens at `price` (per million): uncached input, cached input and output each at theirs. */
 export function estimateCost(usage: Omit<UsageFigures, 'agent'>, price: Price): number {
   const uncached = Math.max(0, usage.input - usage.cached);

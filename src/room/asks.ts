@@ -16,7 +16,8 @@ export const answersHumans = (ask: Pick<Ask, 'questions'>): boolean => ask.quest
 /** Whether `agent` has an ask queued or being carried out. */
 export function busy(d: Draft, agent: string): boolean {
   const current = d.state.current;
-  if (current && (same(current.ask.agent, agent) || current.batch?.some((a) => same(a.agent, agent)))) return true;
+  if (current && same(current.ask.agent, agent)) return true;
+  if (d.state.batch?.asks.some((a) => same(a.agent, agent))) return true;
   return d.state.queue.some((ask) => same(ask.agent, agent));
 }
 
@@ -79,7 +80,10 @@ export function askHuman(d: Draft, input: NewAsk & { readonly questions: readonl
     return undefined;
   }
   const queued = d.state.queue[at] as Ask;
-  let questions = [...queued.questions.filter((q) => !input.questions.some((n) => same(n.human, q.human))), ...input.questions];
+  let questions = [
+    ...queued.questions.filter((q) => !input.questions.some((n) => same(n.human, q.human))),
+    ...input.questions,
+  ];
   let dropped: Dropped | undefined;
   if (questions.length > MAX_WAITING) {
     const cut = questions.slice(0, questions.length - MAX_WAITING);

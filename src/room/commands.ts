@@ -12,23 +12,25 @@ import type { Ask } from './state.js';
 
 const PRIVACY_MODES = ['mentions', 'off'] as const;
 
-/** The turn being written (not its reply being posted), with the batch it is part of. */
+/** The turns being written (not a reply being posted): the current turn, or a batched call's observers. */
 function writing(d: Draft): Ask[] {
   const current = d.state.current;
-  if (!current || current.post !== undefined || current.stop) return [];
-  return current.batch ? [...current.batch] : [current.ask];
+  const turn = current && current.post === undefined && !current.stop ? [current.ask] : [];
+  return [...turn, ...(d.state.batch?.asks ?? [])];
 }
 
 /** Stops everything in the room; returns how many turns were stopped. */
 function stopAll(d: Draft, why: string): number {
   const stopped = writing(d);
   const current = d.state.current;
-  const drops = questionsOf([...stopped, ...d.state.queue, ...(d.state.batch?.asks ?? [])]);
-  if (current && stopped.length > 0) {
+  // The questions not yet started are named (the turn stopped was stopped by the operator, in sight of the room).
+  const drops = questionsOf([...d.state.queue, ...(d.state.batch?.asks ?? [])]);
+  if (current && current.post === undefined && !current.stop) {
     d.effect({ type: 'stop', ask: current.ask.id, reason: 'operator' });
     d.effect({ type: 'discard', ask: current.ask.id });
     d.set({ current: null });
   }
+  if (d.state.batch) d.effect({ type: 'stop', ask: d.state.batch.id, reason: 'operator' });
   d.set({ queue: [], batch: null });
   closeRequests(d);
   tellDropped(d, drops, why);
@@ -38,54 +40,66 @@ function stopAll(d: Draft, why: string): number {
 /** Stops one agent's turn, if it is writing one. */
 function stopAgent(d: Draft, agent: string): boolean {
   const current = d.state.current;
-  const turns = writing(d);
-  if (!current || !turns.some((ask) => same(ask.agent, agent))) return false;
-  if (current.batch && current.batch.length > 1) {
-    // One agent of a batched call: its answer will be skipped; the call goes on for the others.
-    const batch = current.batch.filter((ask) => !same(ask.agent, agent));
-    d.set({ current: { ...current, ask: batch[0] as Ask, batch } });
+  const batch = d.state.batch;
+  if (batch?.asks.some((ask) => same(ask.agent, agent))) {
+    // One agent of a batched call: its answer is skipped; the call goes on for the others.
+    const asks = batch.asks.filter((ask) => !same(ask.agent, agent));
+    d.set({ batch: asks.length > 0 ? { ...batch, asks } : null });
+    if (asks.length === 0) d.effect({ type: 'stop', ask: batch.id, reason: 'operator' });
     return true;
   }
+  if (!current || current.post !== undefined || current.stop || !same(current.ask.agent, agent)) return false;
   d.effect({ type: 'stop', ask: current.ask.id, reason: 'operator' });
   d.set({ current: { ...current, stop: 'operator' } });
   return true;
 }
 
 export function command(d: Draft, c: Command): void {
-  const answer = (text: string) => d.effect({ type: 'answer', command: c.id, text });
-  if (!c.isOperator) return answer(`Only operators can use /${c.name}.`);
+  if (c.isOperator && c.name === 'status') {
+    d.effect({ type: 'status', command: c.id });
+    return;
+  }
+  const text = c.isOperator ? carryOut(d, c) : `Only operators can use /${c.name}.`;
+  d.effect({ type: 'answer', command: c.id, text });
+}
+
+/** Carries out an operator's command; returns its answer. */
+function carryOut(d: Draft, c: Command): string {
   const arg = c.args.trim().replace(/^@/, '');
-  if (c.name === 'privacy') return privacy(d, arg, answer);
-  if (c.name === 'status') return d.effect({ type: 'status', command: c.id });
+  if (c.name === 'privacy') return privacy(d, arg);
   const named = arg ? d.agent(arg) : undefined;
   if (arg && !named && !(c.name === 'reset' && arg === 'workspace')) {
-    return answer(`There is no agent named @${arg}. Agents: ${d.setup.agents.map((a) => `@${a.name}`).join(', ')}.`);
+    return (`There is no agent named @${arg}. Agents: ${d.setup.agents.map((a) => `@${a.name}`).join(', ')}.`);
   }
   if (named) {
     const stopped = stopAgent(d, named);
     if (c.name === 'pass') {
-      return answer(stopped ? `@${named} was stopped; the next agent may answer.` : `@${named} is not working.`);
+      return (stopped ? `@${named} was stopped; the next agent may answer.` : `@${named} is not working.`);
     }
-    return answer(`@${named}'s turn in this room was stopped.`);
+    return (`@${named}'s turn in this room was stopped.`);
   }
   switch (c.name) {
     case 'pass': {
       const stopped = stopAll(d, 'Stopped with /pass');
       d.record({ kind: 'hand-back', reason: '/pass' });
       d.set({ control: { holder: 'humans', count: 0, reason: '/pass' } });
-      return answer(`Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`);
+      return (
+        `Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`,
+      );
     }
     case 'reset': {
       stopAll(d, 'Stopped with /reset');
       d.set({ control: { holder: 'agents', count: 0 }, told: [], failed: [] });
       const wipe = arg === 'workspace';
       d.effect({ type: 'reset-sandbox', wipe });
-      return answer(
+      return (
         wipe
           ? 'Room reset: turns stopped, counter cleared, sandbox and workspace removed.'
           : 'Room reset: turns stopped, counter cleared, sandbox removed (workspace kept).',
       );
     }
+    case 'status':
+      return '';
     case 'clear': {
       stopAll(d, 'Stopped with /clear');
       d.set({
@@ -98,23 +112,21 @@ export function command(d: Draft, c: Command): void {
         failed: [],
       });
       d.effect({ type: 'clear-history' });
-      return answer('History of this room cleared.');
+      return ('History of this room cleared.');
     }
   }
 }
 
-function privacy(d: Draft, arg: string, answer: (text: string) => void): void {
+function privacy(d: Draft, arg: string): string {
   const mode = arg.toLowerCase();
-  if (!mode) return answer(`Privacy in this room: ${d.privacy}.`);
+  if (!mode) return `Privacy in this room: ${d.privacy}.`;
   if (!PRIVACY_MODES.includes(mode as (typeof PRIVACY_MODES)[number])) {
-    return answer('Use /privacy mentions (agents see only the exchanges they are part of) or /privacy off.');
+    return 'Use /privacy mentions (agents see only the exchanges they are part of) or /privacy off.';
   }
   const chosen = mode as (typeof PRIVACY_MODES)[number];
   d.set({ privacy: chosen });
   d.write({ type: 'privacy', mode: chosen });
-  answer(
-    chosen === 'mentions'
-      ? 'Privacy in this room: mentions. A message that mentions agents, and the replies to it, are shown only to its participants.'
-      : 'Privacy in this room: off. Every agent sees every message.',
-  );
+  return chosen === 'mentions'
+    ? 'Privacy in this room: mentions. A message that mentions agents, and the replies to it, are shown only to its participants.'
+    : 'Privacy in this room: off. Every agent sees every message.';
 }

@@ -17,7 +17,9 @@ export function tellDropped(d: Draft, drops: readonly Dropped[], why: string): v
 
 /** Asks kept by a hand-back: humans' questions asked after `since` (the turn that handed back began then). */
 const keptAfter = (since: number) => (ask: Ask) =>
-  answersHumans(ask) && ask.about > since && (ask.reason === 'addressed' || ask.reason === 'awaiting' || ask.reason === 'direct');
+  answersHumans(ask) &&
+  ask.about > since &&
+  (ask.reason === 'addressed' || ask.reason === 'awaiting' || ask.reason === 'direct');
 
 /**
  * Rule 6.1: control goes to the humans. The reply being written is not posted; the queue keeps only the questions
@@ -27,6 +29,7 @@ export function handBack(d: Draft, reason: string, text: string | undefined, sin
   d.record({ kind: 'hand-back', reason });
   const current = d.state.current;
   const from = current?.ask.startedAt ?? since;
+  if (d.state.batch) d.effect({ type: 'stop', ask: d.state.batch.id, reason: 'control' });
   d.set({
     control: { holder: 'humans', count: 0, reason },
     current: current && current.post === undefined ? { ...current, stop: 'control' } : current,
@@ -71,17 +74,12 @@ export function askersOf(d: Draft, ask: Ask): string[] {
   return unique([...ask.questions.map((q) => q.human), ...requestersOf(d, ask)]);
 }
 
-export function order(d: Draft, ask: Ask, again: boolean): TurnOrder {
-  return { ask, requesters: askersOf(d, ask), again };
+/** The turn to run for a started ask: taken again when a restart cut an earlier start (its journal answers). */
+export function order(d: Draft, ask: Ask): TurnOrder {
+  return { ask, requesters: askersOf(d, ask), again: ask.attempt > 1 };
 }
 
 /** An ask as it starts: when, whom its reply answers, one more attempt. */
 export function started(d: Draft, ask: Ask): Ask {
   return { ...ask, startedAt: d.state.seq, people: peopleOf(d, ask), attempt: ask.attempt + 1 };
-}
-
-
-/** Takes the current ask again after a restart (the journal answers the tool calls it had made). */
-export function askAgain(d: Draft, ask: Ask): void {
-  d.effect({ type: 'ask', turns: [order(d, ask, true)] });
 }

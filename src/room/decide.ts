@@ -5,19 +5,19 @@
  */
 import { withAddressed } from './addressed.js';
 import { askHuman, joinDrops } from './asks.js';
-import { askAgain, tellDropped } from './control.js';
+import { command } from './commands.js';
+import { tellDropped } from './control.js';
 import { Draft } from './draft.js';
-import type { DecideContext, Decision } from './effects.js';
 import { newlyAddressed } from './edits.js';
+import type { DecideContext, Decision } from './effects.js';
 import type { Action, Edit, Incoming, Note, RoomEvent } from './events.js';
+import { finishTurn, onPosted } from './outcomes.js';
 import { canSee } from './privacy.js';
 import { recordMessage } from './reading.js';
 import { interruptedLine, tooOftenCutLine } from './recovery.js';
 import { answerRequest, cancelRequests, deadlineLine, onSettled, pending, settle } from './requests.js';
 import { routeAgent, routeHuman } from './routing.js';
 import { advance } from './schedule.js';
-import { command } from './commands.js';
-import { finishTurn, onPosted } from './outcomes.js';
 import type { Dropped, RoomSetup, RoomState } from './state.js';
 import { extractMentions } from './text/mentions.js';
 
@@ -37,7 +37,7 @@ export function decide(setup: RoomSetup, state: RoomState, event: RoomEvent, con
       edit(d, event.edit);
       break;
     case 'answer':
-      if (d.state.current?.ask.id === event.ask && !d.state.current.batch) finishTurn(d, event.outcome);
+      if (d.state.current?.ask.id === event.ask) finishTurn(d, event.outcome);
       break;
     case 'batch':
       batch(d, event.answers);
@@ -127,18 +127,14 @@ function edit(d: Draft, e: Edit): void {
   tellDropped(d, drops, 'Too many questions waiting');
 }
 
-/** A batched call answered: its answers are applied one at a time by the scheduler. */
+/** Part of a batched call answered: its answers are applied in configured order by the scheduler. */
 function batch(d: Draft, answers: ReadonlyArray<{ ask: number; answer: { kind: string; text?: string } }>): void {
-  const current = d.state.current;
-  if (!current?.batch) return;
-  d.set({
-    current: null,
-    batch: {
-      asks: current.batch,
-      answers: answers.map((a) => ({ ask: a.ask, text: a.answer.kind === 'reply' ? (a.answer.text ?? '') : null })),
-      seq: current.ask.startedAt ?? d.state.seq,
-    },
-  });
+  const batch = d.state.batch;
+  if (!batch) return;
+  const fresh = answers
+    .filter((a) => batch.asks.some((ask) => ask.id === a.ask) && !batch.answers.some((b) => b.ask === a.ask))
+    .map((a) => ({ ask: a.ask, text: a.answer.kind === 'reply' ? (a.answer.text ?? '') : null }));
+  d.set({ batch: { ...batch, answers: [...batch.answers, ...fresh] } });
 }
 
 function action(d: Draft, a: Action): void {
@@ -242,34 +238,51 @@ function catchUp(d: Draft, phase: 'start' | 'done'): void {
     return;
   }
   const drops = d.state.heldDrops;
-  d.set({ holding: false, heldDrops: [], queue: d.state.queue.map((ask) => (ask.held ? { ...ask, held: false } : ask)) });
+  d.set({
+    holding: false,
+    heldDrops: [],
+    queue: d.state.queue.map((ask) => (ask.held ? { ...ask, held: false } : ask)),
+  });
   tellDropped(d, drops, 'Too many questions waiting while the bridge was away');
 }
 
 /** Rule 12: after a restart, the turn being written is taken again, unsent posts go out, deadlines are set again. */
-function restart(d: Draft, cut: { ask: number; runs: ReadonlyArray<{ tool: string; input: string | null; cut: boolean }> } | undefined): void {
+function restart(
+  d: Draft,
+  cut: { ask: number; runs: ReadonlyArray<{ tool: string; input: string | null; cut: boolean }> } | undefined,
+): void {
   for (const post of d.state.posts) d.effect({ type: 'post', post, resend: true });
   for (const request of d.state.requests) d.effect({ type: 'timer', at: request.deadline, request: request.id });
+  const batch = d.state.batch;
+  if (batch) {
+    // A batched call cut by the restart is asked again: its observers not answered yet go back to the queue's head.
+    const waiting = batch.asks.filter((ask) => !batch.answers.some((a) => a.ask === ask.id));
+    const answered = batch.asks.filter((ask) => !waiting.includes(ask));
+    d.set({ batch: answered.length > 0 ? { ...batch, asks: answered } : null, queue: [...waiting, ...d.state.queue] });
+  }
   const current = d.state.current;
-  if (!current || current.post !== undefined) return;
-  if (current.stop || current.batch) {
-    // A stopped turn is not taken again; a batched call is asked again, its observers back at the queue's head.
-    d.set({ current: null, queue: [...(current.stop ? [] : (current.batch ?? [])), ...d.state.queue] });
-    return;
-  }
-  const ask = { ...current.ask, attempt: current.ask.attempt + 1 };
-  if (ask.attempt > MAX_TURN_ATTEMPTS) {
+  if (current && current.post === undefined) {
+    const ask = current.ask;
     d.set({ current: null });
-    for (const id of ask.requests) {
-      answerRequest(d, id, { participant: ask.agent, text: 'its turn was cut by restarts', outcome: 'failed' });
+    if (ask.attempt >= MAX_TURN_ATTEMPTS) {
+      for (const id of ask.requests) {
+        answerRequest(d, id, { participant: ask.agent, text: 'its turn was cut by restarts', outcome: 'failed' });
+      }
+      d.line(tooOftenCutLine(ask.agent, ask.attempt));
+    } else if (!current.stop) {
+      // Taken again first, unless what was missed meanwhile supersedes it (a newer message from the same human).
+      d.set({ queue: [ask, ...d.state.queue] });
+      const runs = cut?.ask === ask.id ? cut.runs : [];
+      if (runs.length > 0) {
+        d.line(
+          interruptedLine(
+            ask.agent,
+            runs.map((r) => ({ tool: r.tool, input: r.input, status: r.cut ? 'started' : 'ok' })),
+          ),
+        );
+      }
     }
-    d.line(tooOftenCutLine(ask.agent, ask.attempt - 1));
-    return;
   }
-  d.set({ current: { ...current, ask } });
-  const runs = cut?.ask === ask.id ? cut.runs : [];
-  if (runs.length > 0) {
-    d.line(interruptedLine(ask.agent, runs.map((r) => ({ tool: r.tool, input: r.input, status: r.cut ? 'started' : 'ok' }))));
-  }
-  askAgain(d, ask);
+  // Until the catch-up is done (what was missed may supersede them), the asks wait.
+  d.set({ holding: true, queue: d.state.queue.map((ask) => ({ ...ask, held: true })) });
 }

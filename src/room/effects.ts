@@ -2,7 +2,7 @@
  * What a decision asks the shell to do (effects) and to store (writes). Effects are carried out after the writes
  * are committed; their outcomes come back as events.
  */
-import type { Note, Participant, RequestAnswer, SettledRequest, ToolRun } from './events.js';
+import type { Note, Participant, RequestAnswer, SettledRequest } from './events.js';
 import type { Ask, MessageFacts, PendingPost, RoomState } from './state.js';
 
 /** A turn to run: the ask, and what the turn's prompt says about why it runs. */

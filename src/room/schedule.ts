@@ -16,7 +16,8 @@ const failedHere = (d: Draft, agent: string) => d.state.failed.some((name) => sa
 function batchable(d: Draft, first: Ask): Ask[] {
   const { setup } = d;
   const group = setup.agents.find((a) => same(a.name, first.agent))?.batchGroup;
-  if (!setup.batching || setup.kind !== 'room' || d.privacy !== 'off' || !group || !isObserver(first)) return [];
+  // Never batched: a DM, a private chat, a private exchange (the message has an audience).
+  if (!setup.batching || setup.kind !== 'room' || first.audience !== null || !group || !isObserver(first)) return [];
   const mates: Ask[] = [];
   for (const ask of d.state.queue) {
     if (!isObserver(ask) || ask.about !== first.about || ask.held) break;
@@ -33,7 +34,7 @@ export function advance(d: Draft): void {
     const { state } = d;
     if (state.current || state.posts.length > 0) return;
     if (state.batch) {
-      if (applyBatchAnswer(d)) return;
+      if (!applyBatchAnswer(d)) return; // waiting for the batched call
       continue;
     }
     const at = state.queue.findIndex((ask) => !ask.held);
@@ -43,7 +44,11 @@ export function advance(d: Draft): void {
     if (failedHere(d, ask.agent)) {
       // Its model failed earlier in this round: the requests it was asked in are not kept waiting.
       for (const id of ask.requests) {
-        answerRequest(d, id, { participant: ask.agent, text: 'its model failed earlier in this round', outcome: 'failed' });
+        answerRequest(d, id, {
+          participant: ask.agent,
+          text: 'its model failed earlier in this round',
+          outcome: 'failed',
+        });
       }
       continue;
     }
@@ -55,33 +60,57 @@ export function advance(d: Draft): void {
     const mates = batchable(d, ask);
     if (mates.length > 0) {
       const asks = [ask, ...mates].map((a) => started(d, a));
-      d.set({ queue: d.state.queue.filter((q) => !mates.includes(q)), current: { ask: asks[0] as Ask, batch: asks } });
-      d.effect({ type: 'ask', turns: asks.map((a) => order(d, a, false)) });
+      d.set({
+        queue: d.state.queue.filter((q) => !mates.includes(q)),
+        batch: { asks, answers: [], seq: d.state.seq, id: ask.id },
+      });
+      d.effect({ type: 'ask', turns: asks.map((a) => order(d, a)) });
       return;
     }
     const next = started(d, ask);
     d.set({ current: { ask: next } });
-    d.effect({ type: 'ask', turns: [order(d, next, false)] });
+    // The requester resumes now, once: its request is closed.
+    if (next.resume) d.write({ type: 'request-status', id: next.resume.id, status: 'closed' });
+    d.effect({ type: 'ask', turns: [order(d, next)] });
     return;
   }
 }
 
-/** Applies the next batched answer; true when the room is busy again (a turn of its own, or a post). */
+/**
+ * Applies the next batched answer, in configured order; false while it has not come yet. An answer about a room a
+ * human spoke in since is dropped with the rest of the batch (they give way, as queued observers do); one about a
+ * room that changed otherwise is asked again, on its own; `null` (it wants its tools, or no batch could take it)
+ * is asked on its own too.
+ */
 function applyBatchAnswer(d: Draft): boolean {
   const batch = d.state.batch;
   const [ask, ...rest] = batch?.asks ?? [];
-  d.set({ batch: batch && rest.length > 0 ? { ...batch, asks: rest } : null });
-  if (!batch || !ask || failedHere(d, ask.agent)) return false;
+  if (!batch || !ask) {
+    d.set({ batch: null });
+    return true;
+  }
   const answer = batch.answers.find((a) => a.ask === ask.id);
-  if (!answer) return false; // withdrawn: stopped by an operator
+  if (!answer) return false;
+  d.set({ batch: rest.length > 0 ? { ...batch, asks: rest } : null });
+  if (failedHere(d, ask.agent)) return true;
+  if (d.state.lastHuman > batch.seq) {
+    if (d.state.batch) d.effect({ type: 'stop', ask: batch.id, reason: 'control' });
+    d.set({ batch: null });
+    return true;
+  }
   if (answer.text === null || d.state.seq > batch.seq) {
-    // On its own: it wants its tools, its answer could not be used, or the room changed since it was asked.
     const next = { ...ask, startedAt: d.state.seq, people: peopleOf(d, ask) };
     d.set({ current: { ask: next } });
-    d.effect({ type: 'ask', turns: [order(d, next, false)] });
+    d.effect({ type: 'ask', turns: [order(d, next)] });
     return true;
   }
   d.set({ current: { ask } });
   reply(d, { ask }, answer.text, false);
-  return d.state.current !== null || d.state.posts.length > 0;
+  const batchLeft = d.state.batch;
+  if (d.state.current?.post !== undefined && batchLeft) {
+    // Its reply ends the round: the observers after it are not asked (those still waiting are withdrawn now).
+    d.effect({ type: 'stop', ask: batchLeft.id, reason: 'control' });
+    d.set({ batch: null });
+  }
+  return true;
 }

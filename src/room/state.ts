@@ -83,8 +83,6 @@ export interface Ask {
 /** The ask being carried out: a turn being written, or its reply being posted. */
 export interface Current {
   readonly ask: Ask;
-  /** A batched call: every ask in it, in configured order (`ask` is the first). */
-  readonly batch?: readonly Ask[] | undefined;
   /** Set when the room asked for the turn to stop (its reply, if it comes, is not posted). */
   readonly stop?: 'operator' | 'deadline' | 'control' | undefined;
   /** Its reply's post, once written (outbox id), and what follows the post. */
@@ -191,11 +189,16 @@ export interface RoomState {
   readonly holding: boolean;
   /** Questions dropped during the catch-up, told in one line when it is done. */
   readonly heldDrops: readonly Dropped[];
-  /** A batched call's answers not applied yet, in configured order, and the room's seq when it was asked. */
+  /**
+   * Observers asked in one batched call: those whose answers are not applied yet, in configured order; the answers
+   * come in as the call's parts are answered (text, or null: it takes a turn of its own); the room's seq when it was
+   * asked, and the id the batch is known by (its first ask's).
+   */
   readonly batch: {
     readonly asks: readonly Ask[];
     readonly answers: ReadonlyArray<{ readonly ask: number; readonly text: string | null }>;
     readonly seq: number;
+    readonly id: number;
   } | null;
   readonly nextAsk: number;
   readonly nextPost: number;

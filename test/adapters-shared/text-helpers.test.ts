@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { closesFence, fenceMarker, mapProse, segments } from '../../adapters/shared/code-spans.js';
 import { mentionName } from '../../adapters/shared/mention-name.js';
 import { withShared } from '../../adapters/shared/quote.js';
 import { SeenIds } from '../../adapters/shared/seen-ids.js';
+import { closesFence, fenceMarker, mapProse, segments } from '../../src/room/text/code-spans.js';
 
 describe('code spans', () => {
   it('separates prose, fences and inline code, and joins back to the input', () => {

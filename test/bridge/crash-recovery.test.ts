@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { type CrashHarness, startCrashHarness } from '../helpers/crash-harness.js';
 import { agentOf, situationOf } from '../helpers/harness.js';
+import { history, requests } from '../helpers/store-views.js';
 import { until } from '../helpers/until.js';
 
 let h: CrashHarness;
@@ -16,8 +17,8 @@ const lastHuman = (request: RecordedRequest) =>
 
 const never = () => new Promise<never>(() => {});
 
-const history = () =>
-  h.store.history(h.store.channel('test', 'room').id, 5000).map((m) => `${m.kind}:${m.author}:${m.content}`);
+const transcript = async () =>
+  (await history(h.store, 'test', 'room', 5000)).map((m) => `${m.kind}:${m.author}:${m.content}`);
 
 describe('after a crash, the work in flight is resumed exactly once', () => {
   it('answers a message whose turn a crash cut (once, after the restart)', async () => {
@@ -37,7 +38,7 @@ describe('after a crash, the work in flight is resumed exactly once', () => {
     await h.bridge.idle();
     expect(h.platform.transcript()).toEqual(['[alice]: @code hello?', '[@code]: re: @code hello?']);
     expect(h.llm.requests).toHaveLength(2);
-    expect(history()).toEqual(['human:alice:@code hello?', 'agent:code:re: @code hello?']);
+    expect(await transcript()).toEqual(['human:alice:@code hello?', 'agent:code:re: @code hello?']);
   });
 
   it('records a reply that reached the platform before the crash, and never posts it again', async () => {
@@ -52,7 +53,7 @@ describe('after a crash, the work in flight is resumed exactly once', () => {
     await h.bridge.idle();
     expect(h.platform.transcript()).toEqual(['[alice]: @code hello?', '[@code]: re: @code hello?']);
     expect(h.llm.requests).toHaveLength(1);
-    expect(history()).toEqual(['human:alice:@code hello?', 'agent:code:re: @code hello?']);
+    expect(await transcript()).toEqual(['human:alice:@code hello?', 'agent:code:re: @code hello?']);
   });
 
   it('answers an open request once over several restarts, and resumes its requester once', async () => {
@@ -77,7 +78,7 @@ describe('after a crash, the work in flight is resumed exactly once', () => {
       '[@lead]: Thanks, done.',
     ]);
     expect(h.llm.requests.map(agentOf)).toEqual(['lead', 'helper', 'lead']);
-    const threads = h.store.threads.all();
+    const threads = await requests(h.store);
     expect(threads.map((t) => [t.requester, t.status, t.answers.length])).toEqual([['lead', 'closed', 1]]);
   });
 
@@ -103,7 +104,7 @@ describe('after a crash, the work in flight is resumed exactly once', () => {
     await h.bridge.idle();
     expect(h.platform.transcript().at(-1)).toBe('[@lead]: Thanks, done.');
     expect(h.llm.requests.map(agentOf)).toEqual(['lead', 'helper', 'lead', 'lead']);
-    expect(h.store.threads.all().map((t) => t.status)).toEqual(['closed']);
+    expect((await requests(h.store)).map((t) => t.status)).toEqual(['closed']);
   });
 
   it('does not run again a command a cut turn had run, and tells the room', async () => {
@@ -162,7 +163,7 @@ describe('after a restart, what was missed is caught up', () => {
     h.platform.onConnect = () => h.platform.say('@code live'); // right after the connection, before the catch-up
     await h.boot();
     await h.bridge.idle();
-    const stored = history().filter((line) => line.startsWith('human:'));
+    const stored = (await transcript()).filter((line) => line.startsWith('human:'));
     expect(stored).toHaveLength(1002);
     expect(stored.slice(0, 3)).toEqual([
       'human:alice:@code first',
@@ -186,7 +187,7 @@ describe('after a restart, what was missed is caught up', () => {
     const sink = (h.platform.connection as unknown as { sink: { lastMessageId(p: string, c: string): string } }).sink;
     await h.platform.say('a live message');
     await h.bridge.idle();
-    expect(h.store.lastPlatformMessageId('test', 'room')).not.toBe(before);
+    expect(await h.store.rooms.lastPlatformMessageId('test', 'room')).not.toBe(before);
     expect(sink.lastMessageId('test', 'room')).toBe(before);
   });
 

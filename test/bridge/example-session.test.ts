@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import type { FakeReply, RecordedRequest } from '../fakes/openai-server/index.js';
 import { agentOf, type Harness, newestOf, roomMessagesOf, startHarness } from '../helpers/harness.js';
+import { turnState } from '../helpers/store-views.js';
 
 const AGENTS = [
   { name: 'code', activation: 'mention' as const, tools: ['bash' as const] },
@@ -70,8 +71,8 @@ describe('the example session', () => {
     expect(h.llm.requests[0]?.tools).toBeUndefined();
 
     // Stored: 1 human + 3 agent messages (echoes deduplicated), with the tool run kept.
-    const room = h.store.channel('test', 'room');
-    const history = h.store.history(room.id, 50);
+    const room = await h.store.rooms.open('test', 'room');
+    const history = await h.store.rooms.history(room.id, 50);
     expect(history.map((m) => `${m.kind}:${m.author}`)).toEqual([
       'human:user',
       'agent:data',
@@ -81,7 +82,7 @@ describe('the example session', () => {
     expect(history[2]?.toolRuns).toEqual([
       { tool: 'bash', input: 'python3 top.py sales.csv', output: 'Acme 5200\nGlobex 3100\nInitech 900\n' },
     ]);
-    expect(h.store.turnState(room.id)).toEqual({ consecutive: 3, control: 'agents' });
+    expect(await turnState(h.store, room.platform, room.channel)).toEqual({ consecutive: 3, control: 'agents' });
   });
 
   it('the reviewer passing posts nothing, and speaks up when something is wrong', async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Inbound } from '../../src/ports.js';
 import { agentOf, type Harness, startHarness } from '../helpers/harness.js';
+import { history } from '../helpers/store-views.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -39,7 +40,7 @@ async function receive(event: Inbound): Promise<void> {
   await h.bridge.idle();
 }
 
-const history = () => h.store.history(h.store.channel('test', 'room').id, 50);
+const stored = () => history(h.store, 'test', 'room', 50);
 
 describe('addressed by the platform', () => {
   it("wakes the agent a human's platform reply addresses, as if mentioned", async () => {
@@ -47,7 +48,7 @@ describe('addressed by the platform', () => {
     h.llm.respond((request) => ({ content: `${agentOf(request)} here` }));
     await receive(human('what do you think?', { addressed: ['CODE'] }));
     expect(h.llm.requests.map(agentOf)).toEqual(['code']);
-    expect(history()[0]?.mentions).toEqual(['code']);
+    expect((await stored())[0]?.mentions).toEqual(['code']);
   });
 
   it("does not let an agent's message address anyone that way", async () => {
@@ -69,14 +70,14 @@ describe('edits', () => {
     await receive(edit(original, '@data @code can you check the numbers?'));
     // Only @code, newly addressed, is asked; @data, asked already, is not asked again.
     expect(h.llm.requests.map(agentOf)).toEqual(['data', 'code']);
-    const stored = history().find((message) => message.content.startsWith('(edited)'));
-    expect(stored).toMatchObject({ content: '(edited) @data @code can you check the numbers?', mentions: ['code'] });
+    const edited = (await stored()).find((message) => message.content.startsWith('(edited)'));
+    expect(edited).toMatchObject({ content: '(edited) @data @code can you check the numbers?', mentions: ['code'] });
 
     // The same edit delivered again, and a later edit that adds no one, change nothing.
     await receive(edit(original, '@data @code can you check the numbers?'));
     await receive(edit(original, '@data @code please check the numbers?', 2 * MINUTE));
     expect(h.llm.requests).toHaveLength(2);
-    expect(history().filter((message) => message.content.startsWith('(edited)'))).toHaveLength(1);
+    expect((await stored()).filter((message) => message.content.startsWith('(edited)'))).toHaveLength(1);
   });
 
   it('ignores an edit that adds a mention after EDIT_WAKE_MINUTES', async () => {
@@ -86,7 +87,7 @@ describe('edits', () => {
     await receive(original);
     await receive(edit(original, '@code can someone check the numbers?', 2 * MINUTE + 1));
     expect(h.llm.requests).toHaveLength(0);
-    expect(history()).toHaveLength(1);
+    expect(await stored()).toHaveLength(1);
   });
 
   it("never takes an agent's edit (a streamed reply) as a request", async () => {

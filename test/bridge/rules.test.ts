@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentOf, type Harness, roomMessagesOf, startHarness } from '../helpers/harness.js';
+import { history, turnState } from '../helpers/store-views.js';
 import { until } from '../helpers/until.js';
 
 let h: Harness;
@@ -30,8 +31,12 @@ describe('turn limit', () => {
       '[@alice]: alice says 5',
     ]);
     expect(transcript[5]).toMatch(/^\[system\]: @human 5 agent messages in a row: .*control is back with you/);
-    const room = h.store.channel('test', 'room');
-    expect(h.store.turnState(room.id)).toEqual({ consecutive: 0, control: 'humans', reason: 'turn limit' });
+    const room = await h.store.rooms.open('test', 'room');
+    expect(await turnState(h.store, room.platform, room.channel)).toEqual({
+      consecutive: 0,
+      control: 'humans',
+      reason: 'turn limit',
+    });
     expect(h.llm.requests).toHaveLength(5);
 
     // A human message resets the count: the agents get a fresh 5.
@@ -59,7 +64,7 @@ describe('turn limit', () => {
     }
     await h.bridge.idle();
     expect(h.adapter.transcript().filter((l) => l.startsWith('[@'))).toHaveLength(3);
-    expect(h.store.history(h.store.channel('test', 'room').id, 50)).toHaveLength(5); // human, 3 agents, hand-back
+    expect(await history(h.store, 'test', 'room', 50)).toHaveLength(5); // human, 3 agents, hand-back
   });
 });
 
@@ -86,8 +91,12 @@ describe('[pass] and <world>pass</world>', () => {
       '[system]: @human alice is passing control to you',
     ]);
     expect(h.llm.requests.map(agentOf)).toEqual(['alice']);
-    const room = h.store.channel('test', 'room');
-    expect(h.store.turnState(room.id)).toMatchObject({ consecutive: 0, control: 'humans', reason: 'world pass' });
+    const room = await h.store.rooms.open('test', 'room');
+    expect(await turnState(h.store, room.platform, room.channel)).toMatchObject({
+      consecutive: 0,
+      control: 'humans',
+      reason: 'world pass',
+    });
   });
 });
 
@@ -141,8 +150,8 @@ describe('humans in control', () => {
     await h.bridge.idle();
     expect(h.adapter.posts).toEqual([]);
     expect(h.llm.requests.map(agentOf)).toEqual(['alice']);
-    const room = h.store.channel('test', 'room');
-    expect(h.store.turnState(room.id)).toMatchObject({ control: 'humans', reason: '/pass' });
+    const room = await h.store.rooms.open('test', 'room');
+    expect(await turnState(h.store, room.platform, room.channel)).toMatchObject({ control: 'humans', reason: '/pass' });
     expect(await h.adapter.command('status')).toMatch(/Working: nobody\n.*0 of 20\nControl: humans \(\/pass\)/);
   });
 
@@ -174,10 +183,10 @@ describe('humans in control', () => {
     h.llm.respond(() => ({ content: 'x' }));
     await h.adapter.say('go');
     await h.bridge.idle();
-    const room = h.store.channel('test', 'room');
-    expect(h.store.turnState(room.id).reason).toBe('turn limit');
+    const room = await h.store.rooms.open('test', 'room');
+    expect((await turnState(h.store, room.platform, room.channel)).reason).toBe('turn limit');
     expect(await h.adapter.command('reset')).toMatch(/counter cleared, sandbox removed \(workspace kept\)/);
-    expect(h.store.turnState(room.id)).toEqual({ consecutive: 0, control: 'agents' });
+    expect(await turnState(h.store, room.platform, room.channel)).toEqual({ consecutive: 0, control: 'agents' });
     expect(await h.adapter.command('reset', 'workspace')).toMatch(/sandbox and workspace removed/);
     const sandbox = h.sandbox as import('../fakes/fake-sandbox.js').FakeSandbox;
     expect(sandbox.resets).toEqual([
@@ -212,8 +221,8 @@ describe('restart', () => {
       h.llm.respond((request) => ({ content: ++n <= 3 ? `${agentOf(request)} ${n}` : '[pass]' }));
       await h.adapter.say('before the restart', { id: 'first' });
       await h.bridge.idle();
-      const room = h.store.channel('test', 'room');
-      expect(h.store.turnState(room.id)).toEqual({ consecutive: 3, control: 'agents' });
+      const room = await h.store.rooms.open('test', 'room');
+      expect(await turnState(h.store, room.platform, room.channel)).toEqual({ consecutive: 3, control: 'agents' });
 
       await h.restart();
       const asked = h.llm.requests.length;
@@ -221,7 +230,7 @@ describe('restart', () => {
       await h.adapter.say('before the restart', { id: 'first' });
       await h.bridge.idle();
       expect(h.llm.requests.length).toBe(asked);
-      expect(h.store.turnState(room.id)).toEqual({ consecutive: 3, control: 'agents' });
+      expect(await turnState(h.store, room.platform, room.channel)).toEqual({ consecutive: 3, control: 'agents' });
 
       await h.adapter.say('after the restart');
       await h.bridge.idle();

@@ -178,7 +178,7 @@ describe('secrets stay secret', () => {
     const line =
       '@code could not answer: the model endpoint answered 502: the proxy http://[redacted]@proxy.test/ said: [redacted]';
     expect(h.adapter.transcript()).toEqual([`[system]: ${line}`]);
-    const room = h.store.channel('test', 'room');
-    expect(h.store.history(room.id, 5).map((m) => m.content)).toEqual(['@code hello', line]);
+    const room = await h.store.rooms.open('test', 'room');
+    expect((await h.store.rooms.history(room.id, 5)).map((m) => m.content)).toEqual(['@code hello', line]);
   });
 });

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { withoutWorldPass } from '../../src/bridge/stream-preview.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { history } from '../helpers/store-views.js';
 import { until } from '../helpers/until.js';
 
 let h: Harness;
@@ -20,8 +21,8 @@ describe('streaming replies (platforms that edit a message as the agent writes)'
     expect(stream?.updates.every((u) => reply.startsWith(u) && u.length >= 12)).toBe(true);
     expect(stream?.finished).toBe(reply);
     expect(h.llm.requests[0]?.stream).toBe(true);
-    const history = h.store.history(h.store.channel('test', 'room').id, 10);
-    expect(history.map((m) => `${m.kind}:${m.content}`)).toEqual(['human:@code explain', `agent:${reply}`]);
+    const stored = await history(h.store, 'test', 'room', 10);
+    expect(stored.map((m) => `${m.kind}:${m.content}`)).toEqual(['human:@code explain', `agent:${reply}`]);
   });
 
   it('shows nothing for a [pass], and posts no message', async () => {

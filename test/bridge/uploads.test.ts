@@ -170,8 +170,11 @@ describe('uploads', () => {
     release?.();
     await Promise.all([first, second]);
     await h.bridge.idle();
-    const room = h.store.channel('slack', 'C1');
-    expect(h.store.history(room.id, 10).map((message) => message.content.split('\n')[0])).toEqual(['first', 'second']);
+    const room = await h.store.rooms.open('slack', 'C1');
+    expect((await h.store.rooms.history(room.id, 10)).map((message) => message.content.split('\n')[0])).toEqual([
+      'first',
+      'second',
+    ]);
   });
 
   it('tells the agents when the room has no workspace', async () => {

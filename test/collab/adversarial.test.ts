@@ -107,8 +107,8 @@ describe('adversarial loops end by themselves', () => {
     );
     expect(count).toBeLessThanOrEqual(20);
     // Each reply is one router message, however many chunks it was posted as.
-    const room = h.store.channel('test', 'room');
-    const agentMessages = h.store.history(room.id, 100).filter((m) => m.kind === 'agent');
+    const room = await h.store.rooms.open('test', 'room');
+    const agentMessages = (await h.store.rooms.history(room.id, 100)).filter((m) => m.kind === 'agent');
     expect(agentMessages).toHaveLength(count);
   });
 

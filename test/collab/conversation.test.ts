@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { agentOf, captureLogger, type Harness, newestOf, situationOf, startHarness } from '../helpers/harness.js';
+import { requests } from '../helpers/store-views.js';
 import { until } from '../helpers/until.js';
 
 let h: Harness;
@@ -91,7 +92,7 @@ describe('a human who addresses several agents', () => {
     expect(situationOf(h.llm.requests[1] as RecordedRequest)).toMatch(
       /@user and @alpha asked for your action \(request #1\)/,
     );
-    expect(h.store.threads.all().map((t) => [t.requester, t.status, t.answers.map((a) => a.participant)])).toEqual([
+    expect((await requests(h.store)).map((t) => [t.requester, t.status, t.answers.map((a) => a.participant)])).toEqual([
       ['alpha', 'closed', ['beta']],
     ]);
   });
@@ -114,7 +115,7 @@ describe('an agent that asks a human', () => {
       '[@code]: Reading sales.csv now.',
     ]);
     // Asking a human opens no request and no deadline.
-    expect(h.store.threads.all()).toEqual([]);
+    expect(await requests(h.store)).toEqual([]);
   });
 
   it('knows humans by display name, case-insensitively and in any script', async () => {
@@ -166,7 +167,7 @@ describe('answers reach their request', () => {
       '[@writer]: Draft ready, expert agrees.',
       '[@pm]: Both done, shipping.',
     ]);
-    const threads = h.store.threads.all();
+    const threads = await requests(h.store);
     expect(
       threads.map((t) => [t.id, t.requester, t.status, t.answers.map((a) => `${a.participant}: ${a.text}`)]),
     ).toEqual([
@@ -189,7 +190,7 @@ describe('answers reach their request', () => {
     await h.adapter.say('@lead @pm check with the writer');
     await h.bridge.idle();
     const byRequester = Object.fromEntries(
-      h.store.threads.all().map((t) => [t.requester, t.answers.map((a) => a.text)]),
+      (await requests(h.store)).map((t) => [t.requester, t.answers.map((a) => a.text)]),
     );
     expect(byRequester).toEqual({ lead: ['For lead: Friday.'], pm: ['For pm: 3 pages.'] });
     expect(h.adapter.transcript()).toContain('[@lead]: lead got it');
@@ -234,7 +235,12 @@ describe('answers reach their request', () => {
     });
     await h.adapter.say('@pm decide');
     await h.bridge.idle();
-    expect(h.adapter.transcript()).toEqual(['[@pm]: @slow your view?', '[@pm]: Going on without slow.']);
+    // The late turn is thrown away, and the room is told who did not answer.
+    expect(h.adapter.transcript()).toEqual([
+      '[@pm]: @slow your view?',
+      '[system]: Request #1 from @pm reached its deadline: @slow did not answer in time; @pm goes on without it.',
+      '[@pm]: Going on without slow.',
+    ]);
     const resume = h.llm.requests.find(resuming) as RecordedRequest;
     expect(situationOf(resume)).toContain('Did not answer: @slow');
   });
@@ -253,7 +259,7 @@ describe('<world>pass</world>', () => {
       '[system]: @human data is passing control to you',
     ]);
     expect(h.llm.requests.map(agentOf)).toEqual(['data']);
-    expect(h.store.threads.all()).toEqual([]);
+    expect(await requests(h.store)).toEqual([]);
   });
 
   it('still answers a human message that arrived while the agent was writing its hand-back', async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { agentOf, type Harness, situationOf, startHarness, toolResultsOf } from '../helpers/harness.js';
+import { requests, turnState } from '../helpers/store-views.js';
 import { until } from '../helpers/until.js';
 
 let h: Harness;
@@ -72,7 +73,7 @@ describe('no way around the turn limit and /pass', () => {
     expect(toolResultsOf(h.llm.requests[1])).toEqual([
       '[ERROR: the humans have control in #other (/pass); nothing was posted]',
     ]);
-    expect(h.store.threads.all()).toEqual([]);
+    expect(await requests(h.store)).toEqual([]);
   });
 });
 
@@ -165,8 +166,8 @@ describe('private chats and the tool-round limit', () => {
       ],
       env: { TURN_LIMIT: '4' },
     });
-    const request = h.store.chats.create('a', 'b', 'sync', Date.now(), 60_000);
-    h.store.chats.setStatus(request.id, 'accepted');
+    const request = await h.store.chats.create('a', 'b', 'sync', Date.now(), 60_000);
+    await h.store.chats.setStatus(request.id, 'accepted');
     let n = 0;
     h.llm.respond((r) => {
       const inPrivate = situationOf(r).includes('private conversation');
@@ -178,14 +179,14 @@ describe('private chats and the tool-round limit', () => {
     });
     await h.adapter.say('@a talk to b');
     await h.bridge.idle();
-    const privateRoom = h.store.channel('private', 'a+b');
-    const first = h.store.history(privateRoom.id, 100);
+    const privateRoom = await h.store.rooms.open('private', 'a+b');
+    const first = await h.store.rooms.history(privateRoom.id, 100);
     expect(first.filter((m) => m.kind === 'agent')).toHaveLength(4);
-    expect(h.store.turnState(privateRoom.id).control).toBe('humans');
+    expect((await turnState(h.store, privateRoom.platform, privateRoom.channel)).control).toBe('humans');
 
     await h.adapter.say('@a once more');
     await h.bridge.idle();
-    const second = h.store.history(privateRoom.id, 100).filter((m) => m.kind === 'agent');
+    const second = (await h.store.rooms.history(privateRoom.id, 100)).filter((m) => m.kind === 'agent');
     expect(second).toHaveLength(8);
   });
 

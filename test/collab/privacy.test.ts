@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { agentOf, type Harness, newestOf, situationOf, startHarness, toolResultsOf } from '../helpers/harness.js';
+import { history } from '../helpers/store-views.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -88,7 +89,7 @@ describe('private agent-to-agent chats', () => {
       'Chat request #1 sent to @b; they are asked to accept or decline now.',
     ]);
     // b was asked at once (it is mention-only and nobody mentioned it), accepted, and its reply went to a only.
-    expect(h.store.chats.get(1)?.status).toBe('accepted');
+    expect((await h.store.chats.get(1))?.status).toBe('accepted');
     expect(sees(h.llm.requests, 'a', marker)).toBeGreaterThan(0);
     expect(sees(h.llm.requests, 'c', marker)).toBe(0);
     // Nothing private was posted in the room.
@@ -113,12 +114,12 @@ describe('private agent-to-agent chats', () => {
       }
       return { content: '[pass]' };
     });
-    const old = h.store.chats.create('a', 'c', 'stale', Date.now() - 5000, 1000);
+    const old = await h.store.chats.create('a', 'c', 'stale', Date.now() - 5000, 1000);
     await h.adapter.say('@a first');
     await h.bridge.idle();
-    expect(h.store.chats.get(2)?.status).toBe('declined');
+    expect((await h.store.chats.get(2))?.status).toBe('declined');
     expect(JSON.stringify(h.adapter.posts)).not.toContain('MARKER-declined');
-    expect(h.store.history(h.store.channel('private', 'a+b').id, 10)).toEqual([]);
+    expect(await history(h.store, 'private', 'a+b', 10)).toEqual([]);
     await h.adapter.say('@a again');
     await h.adapter.say('@a and again');
     await h.bridge.idle();
@@ -139,7 +140,7 @@ describe('private agent-to-agent chats', () => {
         { name: 'b', activation: 'always' },
       ],
     });
-    h.store.chats.create('b', 'a', 'a quick word', Date.now(), 60_000);
+    await h.store.chats.create('b', 'a', 'a quick word', Date.now(), 60_000);
     h.llm.script('a', { toolCalls: [{ name: 'look', arguments: {} }] }, { content: 'done' });
     await h.adapter.say('hello all', { user: 'ann' });
     await h.adapter.say('@a who is here?', { user: 'bo' });
@@ -210,14 +211,14 @@ describe('per-room privacy, the private chat log and prompt frames', () => {
     });
     h.llm.respond(() => ({ content: '[pass]' }));
     const chats = h.store.chats;
-    const request = chats.create('a', 'b', 'numbers', Date.now(), 60_000);
-    chats.setStatus(request.id, 'accepted');
+    const request = await chats.create('a', 'b', 'numbers', Date.now(), 60_000);
+    await chats.setStatus(request.id, 'accepted');
     h.llm.script('a', { toolCalls: [{ name: 'chat', arguments: { to: 'b', message: 'MARKER-log psst' } }] });
     await h.adapter.say('@a tell b');
     await h.bridge.idle();
     expect(h.adapter.transcript('ops')).toEqual(['[system]: [private chat a <-> b] @a: MARKER-log psst']);
-    const ops = h.store.channel('test', 'ops');
-    expect(h.store.history(ops.id, 10)).toEqual([]);
+    const ops = await h.store.rooms.open('test', 'ops');
+    expect(await h.store.rooms.history(ops.id, 10)).toEqual([]);
     await h.adapter.say('anyone here?', { channel: 'ops' });
     await h.bridge.idle();
     expect(sees(h.llm.requests, 'c', 'MARKER-log')).toBe(0);
@@ -248,7 +249,7 @@ describe('chat request expiry', () => {
       ],
       env: { CHAT_REQUEST_TIMEOUT_S: '1' },
     });
-    const old = h.store.chats.create('a', 'b', 'too late', Date.now() - 5000, 1000);
+    const old = await h.store.chats.create('a', 'b', 'too late', Date.now() - 5000, 1000);
     h.llm.script(
       'b',
       {
@@ -266,6 +267,6 @@ describe('chat request expiry', () => {
       `[ERROR: chat request #${old.id} is expired]`,
       'Chat request #2 sent to @a; they are asked to accept or decline now.',
     ]);
-    expect(h.store.chats.get(2)?.expiresAt).toBeLessThanOrEqual(Date.now() + 1000);
+    expect((await h.store.chats.get(2))?.expiresAt).toBeLessThanOrEqual(Date.now() + 1000);
   });
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { agentOf, type Harness, situationOf, startHarness } from '../helpers/harness.js';
+import { liveRequests, requests } from '../helpers/store-views.js';
 import { until } from '../helpers/until.js';
 
 let h: Harness;
@@ -55,7 +56,7 @@ describe('request_reply threads through the bridge', () => {
       '[@writer]: @pm draft ready, checked with the expert',
       '[@pm]: Good, done.',
     ]);
-    const threads = h.store.threads.all();
+    const threads = await requests(h.store);
     expect(threads.map((t) => [t.id, t.requester, t.parentId, t.status])).toEqual([
       [1, 'pm', null, 'closed'],
       [2, 'writer', 1, 'closed'],
@@ -73,7 +74,7 @@ describe('request_reply threads through the bridge', () => {
     expect(status).toMatch(/Request #1: @pm waits for @slow \(answered: 0 of 1\), since \d\d:\d\d:\d\d UTC/);
     expect(await h.adapter.command('pass')).toMatch(/Control is with the humans \(1 agent turn stopped\)/);
     await h.bridge.idle();
-    expect(h.store.threads.all()[0]?.status).toBe('cancelled');
+    expect((await requests(h.store))[0]?.status).toBe('cancelled');
     expect(await h.adapter.command('status')).toMatch(/Open requests: none/);
     expect(h.llm.requests.filter(resuming)).toHaveLength(0);
   });
@@ -110,7 +111,7 @@ describe('request_reply threads through the bridge', () => {
     expect(situationOf(resume)).toMatch(
       /reached its deadline[\s\S]*- @quick: Budget is fine\.[\s\S]*Did not answer: @alice/,
     );
-    expect(h.store.threads.all()[0]).toMatchObject({
+    expect((await requests(h.store))[0]).toMatchObject({
       status: 'closed',
       originRoom: 'test:room',
       targetRoom: 'test:planning',
@@ -190,7 +191,7 @@ describe('request_reply threads through the bridge', () => {
       });
       await h.adapter.say('@pm ask them');
       await until(() => h.llm.requests.some((r) => agentOf(r) === 'b'));
-      expect(h.store.threads.live()[0]?.answers.map((a) => a.participant)).toEqual(['a']);
+      expect((await liveRequests(h.store))[0]?.answers.map((a) => a.participant)).toEqual(['a']);
       bHangs = false;
       await h.restart();
       await h.bridge.idle();
@@ -201,7 +202,7 @@ describe('request_reply threads through the bridge', () => {
         '[@pm]: Both answered, thanks.',
       ]);
       expect(h.llm.requests.filter(resuming)).toHaveLength(1);
-      expect(h.store.threads.all()[0]?.status).toBe('closed');
+      expect((await requests(h.store))[0]?.status).toBe('closed');
     } finally {
       await h.close();
       rmSync(dir, { recursive: true, force: true });

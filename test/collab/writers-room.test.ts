@@ -7,6 +7,7 @@ import { run } from '../../src/main.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, type RecordedRequest, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { agentOf, situationOf } from '../helpers/harness.js';
+import { requests } from '../helpers/store-views.js';
 
 const resumed = (r: RecordedRequest, id: number) => situationOf(r).includes(`asked in request #${id} has answered`);
 
@@ -73,7 +74,7 @@ async function playWritersRoom(opinionOrder: [string, string]) {
   });
   stdin.end('@pm let us plan episode 4\n');
   await running.console?.finished;
-  const threads = running.store.threads.all();
+  const threads = await requests(running.store);
   await running.shutdown();
   rmSync(dir, { recursive: true, force: true });
   const speakers = [...printed.matchAll(/^\[@([a-z_]+)\]:/gm)].map((m) => m[1]);

@@ -10,6 +10,7 @@ import { run } from '../../src/main.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { agentOf, newestOf, roomMessagesOf } from '../helpers/harness.js';
+import { history, turnState } from '../helpers/store-views.js';
 import { until } from '../helpers/until.js';
 import { FakeTerminal } from './fake-terminal.js';
 
@@ -162,7 +163,7 @@ describe('terminal room on a terminal, with the bridge', () => {
     await terminal.waitFor((rows) => rows.includes('@data is thinking…'));
     terminal.type('\x03');
     await terminal.waitFor((rows) => rows.includes(STOPPED_LINE) && !rows.includes('@data is thinking…'));
-    expect(running.store.turnState(running.store.channel('console', 'main').id)).toMatchObject({
+    expect(await turnState(running.store, 'console', 'main')).toMatchObject({
       control: 'humans',
       reason: '/pass',
     });
@@ -180,9 +181,9 @@ describe('terminal room on a terminal, with the bridge', () => {
     const { terminal, running } = await terminalRoom();
     terminal.paste('please review:\n```\n@code rm -rf /\n```\n');
     terminal.type('\r');
-    await until(() => running.store.history(running.store.channel('console', 'main').id, 10).length === 1);
+    await until(async () => (await history(running.store, 'console', 'main', 10)).length === 1);
     await running.bridge.idle();
-    expect(running.store.history(running.store.channel('console', 'main').id, 10).map((m) => m.content)).toEqual([
+    expect((await history(running.store, 'console', 'main', 10)).map((m) => m.content)).toEqual([
       'please review:\n```\n@code rm -rf /\n```',
     ]);
     expect(llm.requests).toEqual([]);

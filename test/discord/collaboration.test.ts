@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../fakes/discord/index.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { agentOf, situationOf } from '../helpers/harness.js';
+import { requests } from '../helpers/store-views.js';
 import { type DiscordHarness, startDiscordHarness } from './discord-harness.js';
 
 let h: DiscordHarness;
@@ -58,7 +59,7 @@ describe('agents working together on Discord', () => {
       `<@${h.discord.bot('character_dev-bot').id}> <@${h.discord.bot('science-bot').id}> opinions on this plot?`,
     );
     expect(h.llm.requests.filter((r) => agentOf(r) === 'pm' && resumed(r, 2))).toHaveLength(1);
-    expect(h.store.threads.all().map((t) => [t.requester, t.status, t.answers.map((a) => a.participant)])).toEqual([
+    expect((await requests(h.store)).map((t) => [t.requester, t.status, t.answers.map((a) => a.participant)])).toEqual([
       ['pm', 'closed', ['lead_writer']],
       ['pm', 'closed', ['character_dev', 'science']],
       ['pm', 'closed', ['lead_writer']],

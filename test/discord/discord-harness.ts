@@ -7,7 +7,7 @@ import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
 import { type Logger, silentLogger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, Inbound, Outbound, Posted, StreamingPost } from '../../src/ports.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
@@ -71,7 +71,7 @@ export interface DiscordHarness {
   readonly llm: FakeOpenAI;
   readonly sandbox: FakeSandbox;
   readonly config: Config;
-  readonly store: Store;
+  readonly store: SqliteStore;
   bridge: Bridge;
   adapter: ObservedAdapter;
   /** Resolves once the bridge has taken in (stored or deduplicated) the platform message `id`. */
@@ -171,7 +171,7 @@ export async function startDiscordHarness(options: HarnessOptions): Promise<Disc
     },
     async close() {
       if (running) await harness.bridge.stop();
-      store.close();
+      await store.close();
       await llm.close();
       await discord.close();
     },

@@ -59,8 +59,8 @@ describe('Discord scenarios through the bridge', () => {
       { channelKey: `discord:${channel}`, command: 'python3 top.py sales.csv', timeoutMs: 30_000 },
     ]);
     // Every bot received every message, yet the room holds each once.
-    const room = h.store.channel('discord', channel);
-    expect(h.store.history(room.id, 50).map((message) => `${message.kind}:${message.author}`)).toEqual([
+    const room = await h.store.rooms.open('discord', channel);
+    expect((await h.store.rooms.history(room.id, 50)).map((message) => `${message.kind}:${message.author}`)).toEqual([
       'human:Alice',
       'agent:data',
       'agent:code',
@@ -246,8 +246,8 @@ describe('Discord scenarios through the bridge', () => {
     expect(chunks[1]?.startsWith('```python\n')).toBe(true);
     // The mention in chunk 1 woke @code once; the room stored the reply as one message.
     expect(h.llm.requests.map(agentOf)).toEqual(['data', 'code', 'data']);
-    const room = h.store.channel('discord', h.discord.channel('general').id);
-    expect(h.store.history(room.id, 50).filter((message) => message.kind === 'agent')).toHaveLength(1);
+    const room = await h.store.rooms.open('discord', h.discord.channel('general').id);
+    expect((await h.store.rooms.history(room.id, 50)).filter((message) => message.kind === 'agent')).toHaveLength(1);
   });
 
   it('stores each message posted during a gateway drop once, and answers the newest state once', async () => {
@@ -282,8 +282,8 @@ describe('Discord scenarios through the bridge', () => {
     await h.settle(after.id);
 
     // Every human message reached the room once and got its one turn; nothing was answered twice.
-    const room = h.store.channel('discord', h.discord.channel('general').id);
-    const history = h.store.history(room.id, 50);
+    const room = await h.store.rooms.open('discord', h.discord.channel('general').id);
+    const history = await h.store.rooms.history(room.id, 50);
     expect(history.filter((message) => message.kind === 'human').map((message) => message.content)).toEqual([
       'before',
       'q1',

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DISCORD_MESSAGE_LIMIT } from '../../adapters/discord/index.js';
 import { splitMessage } from '../../adapters/shared/split.js';
 import type { FakeMessage, RecordedRequest } from '../fakes/discord/index.js';
+import { history } from '../helpers/store-views.js';
 import { type DiscordHarness, startDiscordHarness } from './discord-harness.js';
 
 let h: DiscordHarness;
@@ -26,10 +27,8 @@ function messageRequests(bot: string, channel: string, method: string): Recorded
   return h.discord.requests.filter((r) => r.botId === id && r.method === method && r.path.startsWith(prefix));
 }
 
-function storedAgentMessages(): string[] {
-  const room = h.store.channel('discord', h.discord.channel('general').id);
-  return h.store
-    .history(room.id, 50)
+async function storedAgentMessages(): Promise<string[]> {
+  return (await history(h.store, 'discord', h.discord.channel('general').id, 50))
     .filter((message) => message.kind === 'agent')
     .map((message) => message.content);
 }
@@ -99,7 +98,7 @@ describe('Discord streaming by edits (DISCORD_STREAM=edit)', () => {
     for (const request of [...messageRequests('code-bot', 'general', 'POST'), ...edits]) {
       expect(request.body).toMatchObject({ allowed_mentions: { parse: [] } });
     }
-    expect(storedAgentMessages()).toEqual([reply]);
+    expect(await storedAgentMessages()).toEqual([reply]);
     expect(h.adapter.received.filter((event) => event.author.kind === 'agent')).toHaveLength(1);
   });
 
@@ -131,7 +130,7 @@ describe('Discord streaming by edits (DISCORD_STREAM=edit)', () => {
       `All the numbers add up, I checked each quarter twice. <@${carol.id}> the summary is in report.md.`,
     );
     expect(final.pinged).toEqual([carol.id]);
-    expect(storedAgentMessages()).toEqual([
+    expect(await storedAgentMessages()).toEqual([
       'All the numbers add up, I checked each quarter twice. @carol the summary is in report.md.',
     ]);
     // The partial's echo never reached the bridge.
@@ -150,7 +149,7 @@ describe('Discord streaming by edits (DISCORD_STREAM=edit)', () => {
     expect(h.discord.botMessages('general')).toEqual([]);
     for (const method of ['POST', 'PATCH', 'DELETE'])
       expect(messageRequests('code-bot', 'general', method)).toEqual([]);
-    expect(storedAgentMessages()).toEqual([]);
+    expect(await storedAgentMessages()).toEqual([]);
   });
 
   it('deletes the partial reply when an operator uses /pass mid-stream', async () => {
@@ -172,7 +171,7 @@ describe('Discord streaming by edits (DISCORD_STREAM=edit)', () => {
 
     expect(h.discord.world.deleted.map((m) => m.id)).toEqual([partial.id]);
     expect(h.discord.botMessages('general')).toEqual([]);
-    expect(storedAgentMessages()).toEqual([]);
+    expect(await storedAgentMessages()).toEqual([]);
     expect(h.adapter.received.map((event) => event.messageId)).not.toContain(partial.id);
   });
 
@@ -198,7 +197,7 @@ describe('Discord streaming by edits (DISCORD_STREAM=edit)', () => {
     // Two creates: the streamed first chunk (edited into its final form), then the rest.
     expect(posts).toHaveLength(2);
     expect(messages[0]?.edits.at(-1)).toBe(splitMessage(reply, DISCORD_MESSAGE_LIMIT)[0]);
-    expect(storedAgentMessages()).toEqual([reply]);
+    expect(await storedAgentMessages()).toEqual([reply]);
   });
 
   it('posts replies whole, without asking the model to stream, when DISCORD_STREAM is off', async () => {

@@ -10,7 +10,7 @@ import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, Outbound, Posted, PostOptions } from '../../src/ports.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { type TestAgent, testConfig } from './config.js';
@@ -157,7 +157,7 @@ export interface CrashHarness {
   readonly platform: MemoryPlatform;
   readonly sandbox: FakeSandbox;
   readonly config: Config;
-  store: Store;
+  store: SqliteStore;
   bridge: Bridge;
   /** The bridge dies where it stands. */
   crash(): void;
@@ -184,13 +184,13 @@ export async function startCrashHarness(options: { agents: TestAgent[]; env?: Re
     platform,
     sandbox,
     config,
-    store: undefined as unknown as Store,
+    store: undefined as unknown as SqliteStore,
     bridge: undefined as unknown as Bridge,
     crash() {
       if (!alive) return;
       alive = false;
       if (connection) connection.dead = true;
-      h.store.close();
+      void h.store.close();
     },
     async boot() {
       h.store = openStore(file);
@@ -206,7 +206,7 @@ export async function startCrashHarness(options: { agents: TestAgent[]; env?: Re
     async close() {
       if (alive) {
         await h.bridge.stop();
-        h.store.close();
+        await h.store.close();
       }
       await llm.close();
       rmSync(dir, { recursive: true, force: true });

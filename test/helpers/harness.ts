@@ -3,7 +3,7 @@ import { type Bridge, createBridge, type LlmFactory } from '../../src/bridge/ind
 import type { Config } from '../../src/config/index.js';
 import { type Logger, silentLogger } from '../../src/log.js';
 import type { ChatAdapter, Sandbox } from '../../src/ports.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { type TestAgent, testConfig } from './config.js';
@@ -12,7 +12,7 @@ import { MemoryAdapter } from './memory-adapter.js';
 export interface Harness {
   readonly llm: FakeOpenAI;
   readonly config: Config;
-  readonly store: Store;
+  readonly store: SqliteStore;
   readonly sandbox: Sandbox;
   readonly adapter: MemoryAdapter;
   bridge: Bridge;
@@ -73,7 +73,7 @@ export async function startHarness(options: {
     },
     async close() {
       await harness.bridge.stop();
-      store.close();
+      await store.close();
       await llm.close();
     },
   };

@@ -66,7 +66,7 @@ describe('token usage', () => {
     expect(
       estimateCost({ input: 1_000_000, cached: 400_000, output: 100_000 }, { input: 2, cached: 0.5, output: 8 }),
     ).toBeCloseTo(0.6 * 2 + 0.4 * 0.5 + 0.1 * 8);
-    const none = await usageLines({ inRoom: async () => [], total: async () => [] }, [{ name: 'ana' }], 'r');
+    const none = usageLines({ room: [], total: [] }, [{ name: 'ana' }]);
     expect(none).toEqual(['Tokens: none used yet']);
   });
 });

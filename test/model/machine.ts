@@ -7,7 +7,17 @@ import type { Effect } from '../../src/room/effects.js';
 import type { Participant, RoomEvent } from '../../src/room/events.js';
 import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/state.js';
 import { classifyLine } from './lines.js';
-import { dmRoom, MAIN, type Observed, type Oracle, type Reply, SIDE, type Step, type System, type World } from './script.js';
+import {
+  dmRoom,
+  MAIN,
+  type Observed,
+  type Oracle,
+  type Reply,
+  SIDE,
+  type Step,
+  type System,
+  type World,
+} from './script.js';
 
 interface Room {
   readonly setup: RoomSetup;
@@ -133,8 +143,10 @@ export class MachineSystem implements System {
         break;
       }
       case 'restart':
+        // As the bridge starts: each room goes on from its stored state, then (nothing was missed) its catch-up is done.
         this.timers.length = 0;
         for (const key of [...this.rooms.keys()]) this.feed(key, { type: 'restart', now: this.now });
+        for (const key of [...this.rooms.keys()]) this.feed(key, { type: 'catch-up', now: this.now, phase: 'done' });
         break;
       case 'post-fails':
         this.failNext.add(step.room);
@@ -146,7 +158,7 @@ export class MachineSystem implements System {
   /** The room's turn being written answers: its actions first, then its text. */
   private deliver(key: string): void {
     const current = this.state(key).current;
-    if (!current || current.post !== undefined || current.batch) return;
+    if (!current || current.post !== undefined) return;
     const { ask } = current;
     const agent = ask.agent;
     const n = this.used.get(agent) ?? 0;
@@ -216,7 +228,8 @@ export class MachineSystem implements System {
     const decision = decide(room.setup, room.state, event, { nextRequestId: this.nextRequestId });
     this.nextRequestId += decision.requestsOpened;
     // Saved and loaded as the store does between any two events (unless a test compares with that switched off).
-    room.state = this.options.roundTrip === false ? decision.state : (JSON.parse(JSON.stringify(decision.state)) as RoomState);
+    room.state =
+      this.options.roundTrip === false ? decision.state : (JSON.parse(JSON.stringify(decision.state)) as RoomState);
     for (const write of decision.writes) {
       if (write.type === 'message' && write.message.kind === 'human') {
         room.said.push({
@@ -260,7 +273,10 @@ export class MachineSystem implements System {
         if (post.agent === null) this.observed.push({ kind: 'line', room: key, line: classifyLine(post.text) });
         else this.observed.push({ kind: 'post', room: key, agent: post.agent, text: post.text });
         if (this.failNext.delete(key)) {
-          this.internal.push({ room: key, event: { type: 'post-failed', now: this.now, post: post.id, reason: 'refused' } });
+          this.internal.push({
+            room: key,
+            event: { type: 'post-failed', now: this.now, post: post.id, reason: 'refused' },
+          });
         } else {
           const ids = [`p${this.nextPlatformId++}`];
           this.internal.push({ room: key, event: { type: 'posted', now: this.now, post: post.id, platformIds: ids } });

@@ -46,8 +46,8 @@ describe('a burst of human messages into one room', () => {
     );
     await h.settle(last.id);
 
-    const room = h.store.channel('discord', h.discord.channel('general').id);
-    const humans = h.store.history(room.id, 5000).filter((m) => m.kind === 'human');
+    const room = await h.store.rooms.open('discord', h.discord.channel('general').id);
+    const humans = (await h.store.rooms.history(room.id, 5000)).filter((m) => m.kind === 'human');
     expect(humans.map((m) => Number(/message (\d+)/.exec(m.content)?.[1]))).toEqual(
       Array.from({ length: count }, (_, i) => i + 1),
     );
@@ -120,8 +120,8 @@ describe('a burst into one Slack thread', () => {
       'the answer to the last message',
     );
     await slack.settle(last.ts);
-    const room = slack.store.channel('slack', `${slack.general.id}/${opener.ts}`);
-    const humans = slack.store.history(room.id, 5000).filter((m) => m.kind === 'human');
+    const room = await slack.store.rooms.open('slack', `${slack.general.id}/${opener.ts}`);
+    const humans = (await slack.store.rooms.history(room.id, 5000)).filter((m) => m.kind === 'human');
     expect(humans.map((m) => /message (\d+)/.exec(m.content)?.[1] ?? 'opener')).toEqual([
       'opener',
       ...Array.from({ length: count }, (_, i) => String(i + 1)),

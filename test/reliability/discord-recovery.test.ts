@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type DiscordHarness, startDiscordHarness } from '../discord/discord-harness.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { captureLogger, roomMessagesOf } from '../helpers/harness.js';
+import { history } from '../helpers/store-views.js';
 
 let h: DiscordHarness;
 afterEach(async () => h?.close());
@@ -10,9 +11,8 @@ afterEach(async () => h?.close());
 const newest = (request: RecordedRequest) =>
   String(roomMessagesOf(request).at(-1)?.content ?? '').replace(/^\[@[^\]]+\]: /, '');
 
-const stored = (harness: DiscordHarness, channel = 'general') =>
-  harness.store
-    .history(harness.store.channel('discord', harness.discord.channel(channel).id).id, 5000)
+const stored = async (harness: DiscordHarness, channel = 'general') =>
+  (await history(harness.store, 'discord', harness.discord.channel(channel).id, 5000))
     .filter((m) => m.kind === 'human')
     .map((m) => m.content);
 
@@ -35,7 +35,7 @@ describe('Discord: what was missed while the bridge was down', () => {
     await h.discord.until(() => live !== undefined);
     await h.settle((live as { id: string }).id);
     await h.bridge.idle();
-    expect(stored(h)).toEqual([
+    expect(await stored(h)).toEqual([
       'before the restart',
       'missed 1',
       'missed 2',
@@ -57,7 +57,7 @@ describe('Discord: what was missed while the bridge was down', () => {
     for (let i = 1; i <= 1000; i++) h.discord.humanSays('general', 'alice', `missed ${i}`);
     await h.up();
     await h.bridge.idle();
-    expect(stored(h)).toEqual(['before', ...Array.from({ length: 1000 }, (_, i) => `missed ${i + 1}`)]);
+    expect(await stored(h)).toEqual(['before', ...Array.from({ length: 1000 }, (_, i) => `missed ${i + 1}`)]);
     expect(h.llm.requests.map(newest)).toEqual(['before', 'missed 1000']);
   });
 
@@ -71,7 +71,7 @@ describe('Discord: what was missed while the bridge was down', () => {
     for (let i = 1; i <= 30; i++) h.discord.humanSays('general', 'alice', `missed ${i}`);
     await h.up();
     await h.bridge.idle();
-    expect(stored(h)).toEqual(['before', ...Array.from({ length: 10 }, (_, i) => `missed ${i + 21}`)]);
+    expect(await stored(h)).toEqual(['before', ...Array.from({ length: 10 }, (_, i) => `missed ${i + 21}`)]);
     expect(lines.some((line) => String(line.msg).startsWith('more messages were missed than CATCHUP_MAX'))).toBe(true);
   });
 });
@@ -106,9 +106,9 @@ describe('Discord: posts', () => {
     expect(last?.content).toMatch(/^… \([\d,]+ more characters: the whole reply is attached as reply\.md\)$/);
     expect(last?.attachments.map((a) => [a.filename, a.content.toString('utf8')])).toEqual([['reply.md', reply]]);
     // The room's history keeps the whole reply, once.
-    const agentMessages = h.store
-      .history(h.store.channel('discord', h.discord.channel('general').id).id, 50)
-      .filter((m) => m.kind === 'agent');
+    const agentMessages = (await history(h.store, 'discord', h.discord.channel('general').id, 50)).filter(
+      (m) => m.kind === 'agent',
+    );
     expect(agentMessages.map((m) => m.content)).toEqual([reply]);
   });
 

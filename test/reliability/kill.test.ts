@@ -14,6 +14,7 @@ import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { type FakeOpenAI, type RecordedRequest, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { roomMessagesOf } from '../helpers/harness.js';
+import { history } from '../helpers/store-views.js';
 
 const KILLS = 20;
 const QUESTIONS = 14;
@@ -192,23 +193,20 @@ describe('killed at random points (a real process, SIGKILL)', () => {
     // Nothing lost: every human message is stored, in the platform's order.
     const store = openStore(path.join(dir, 'data', 'roundtable.db'));
     try {
-      const humans = (platform: string, room: string) =>
-        store
-          .history(store.channel(platform, room).id, 1000)
-          .filter((m) => m.kind === 'human')
-          .map((m) => m.content);
-      expect(humans('discord', discord.channel('general').id)).toEqual(
+      const humans = async (platform: string, room: string) =>
+        (await history(store, platform, room, 1000)).filter((m) => m.kind === 'human').map((m) => m.content);
+      expect(await humans('discord', discord.channel('general').id)).toEqual(
         discord
           .messages('general')
           .filter((m) => m.authorId !== bot.id)
           .map((m) => m.content.replace(`<@${bot.id}>`, '@code')),
       );
-      expect(humans('slack', `${general.id}/${opener.ts}`)).toEqual([
+      expect(await humans('slack', `${general.id}/${opener.ts}`)).toEqual([
         '@code a thread for our questions',
         ...Array.from({ length: QUESTIONS }, (_, i) => `@code question ${i + 1}`),
       ]);
     } finally {
-      store.close();
+      await store.close();
     }
     console.log(
       `kill test: ${kills} kills, ${starts} starts, ${QUESTIONS} questions on each platform, ${llm.requests.length} model calls`,

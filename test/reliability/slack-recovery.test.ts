@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { captureLogger, roomMessagesOf } from '../helpers/harness.js';
+import { history } from '../helpers/store-views.js';
 import { type SlackHarness, startSlackHarness } from '../slack/slack-harness.js';
 
 let h: SlackHarness | undefined;
@@ -12,11 +13,8 @@ afterEach(async () => {
 const newest = (request: RecordedRequest) =>
   String(roomMessagesOf(request).at(-1)?.content ?? '').replace(/^\[@[^\]]+\]: /, '');
 
-const humansIn = (harness: SlackHarness, room: string) =>
-  harness.store
-    .history(harness.store.channel('slack', room).id, 5000)
-    .filter((m) => m.kind === 'human')
-    .map((m) => m.content);
+const humansIn = async (harness: SlackHarness, room: string) =>
+  (await history(harness.store, 'slack', room, 5000)).filter((m) => m.kind === 'human').map((m) => m.content);
 
 describe('Slack: what was missed while the bridge was down', () => {
   it('is fetched after a restart: new thread replies and new top-level messages with theirs, each room answered once', async () => {
@@ -33,8 +31,8 @@ describe('Slack: what was missed while the bridge was down', () => {
     await s.slack.waitFor(() => s.llm.requests.length >= 3, 10_000, 'the answers');
     await s.bridge.idle();
     const general = s.general.id;
-    expect(humansIn(s, `${general}/${first.ts}`)).toEqual(['first question', 'a follow-up in the thread']);
-    expect(humansIn(s, `${general}/${second.ts}`)).toEqual(['a new question', 'more on the new question']);
+    expect(await humansIn(s, `${general}/${first.ts}`)).toEqual(['first question', 'a follow-up in the thread']);
+    expect(await humansIn(s, `${general}/${second.ts}`)).toEqual(['a new question', 'more on the new question']);
     expect(s.llm.requests.map(newest).sort()).toEqual([
       'a follow-up in the thread',
       'first question',
@@ -54,7 +52,7 @@ describe('Slack: what was missed while the bridge was down', () => {
     s.slack.limitReads({ perWindow: 1, windowMs: 1000, maxItems: 15 });
     await s.up();
     await s.bridge.idle();
-    expect(humansIn(s, `${s.general.id}/${opener.ts}`)).toEqual([
+    expect(await humansIn(s, `${s.general.id}/${opener.ts}`)).toEqual([
       'a thread',
       ...Array.from({ length: 20 }, (_, i) => `reply ${i + 21}`),
     ]);
@@ -91,13 +89,10 @@ describe('Slack: posts', () => {
     expect(posts.at(-1)?.text).toMatch(/^… \([\d,]+ more characters: the whole reply is attached as reply\.md\)$/);
     const file = [...s.slack.workspace.files.values()].find((f) => f.name === 'reply.md');
     expect(file?.content.toString('utf8')).toBe(reply);
-    const room = s.store.channel('slack', `${s.general.id}/${asked.ts}`);
-    expect(
-      s.store
-        .history(room.id, 50)
-        .filter((m) => m.kind === 'agent')
-        .map((m) => m.content),
-    ).toEqual([reply]);
+    const room = await s.store.rooms.open('slack', `${s.general.id}/${asked.ts}`);
+    expect((await s.store.rooms.history(room.id, 50)).filter((m) => m.kind === 'agent').map((m) => m.content)).toEqual([
+      reply,
+    ]);
   });
 
   it('cuts a huge reply with a note when the app may not upload files (no files:write)', async () => {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeReply, RecordedRequest } from '../fakes/openai-server/index.js';
 import type { FakeMessage } from '../fakes/slack/index.js';
 import { agentOf, newestOf } from '../helpers/harness.js';
+import { turnState } from '../helpers/store-views.js';
 import { type SlackHarness, startSlackHarness } from './slack-harness.js';
 
 let h: SlackHarness | undefined;
@@ -166,8 +167,8 @@ describe('Slack scenarios through the bridge', () => {
       { channelKey: roomKey, command: 'python3 top.py sales.csv', timeoutMs: 30_000 },
     ]);
     // Every app received every message, yet the room holds each once.
-    const room = harness.store.channel('slack', `${harness.general.id}/${asked.ts}`);
-    expect(harness.store.history(room.id, 50).map((m) => `${m.kind}:${m.author}`)).toEqual([
+    const room = await harness.store.rooms.open('slack', `${harness.general.id}/${asked.ts}`);
+    expect((await harness.store.rooms.history(room.id, 50)).map((m) => `${m.kind}:${m.author}`)).toEqual([
       'human:Alice_Smith',
       'agent:data',
       'agent:code',
@@ -246,8 +247,8 @@ describe('Slack scenarios through the bridge', () => {
       '[ping]: ping says 1',
       '[pong]: pong says 2',
     ]);
-    const room = harness.store.channel('slack', `${harness.general.id}/${start.ts}`);
-    expect(harness.store.turnState(room.id).control).toBe('humans');
+    const room = await harness.store.rooms.open('slack', `${harness.general.id}/${start.ts}`);
+    expect((await turnState(harness.store, room.platform, room.channel)).control).toBe('humans');
   });
 
   it('accepts a signed HTTP event and rejects a badly signed or stale one', async () => {

@@ -8,7 +8,7 @@ import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
 import { type Logger, silentLogger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, Inbound, Outbound, Posted, StreamingPost } from '../../src/ports.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import {
@@ -73,7 +73,7 @@ export interface SlackHarness {
   readonly llm: FakeOpenAI;
   readonly sandbox: FakeSandbox;
   readonly config: Config;
-  readonly store: Store;
+  readonly store: SqliteStore;
   bridge: Bridge;
   adapter: ObservedAdapter;
   /** Each agent's app in the fake workspace, by agent name. */
@@ -175,7 +175,7 @@ export async function startSlackHarness(options: {
     },
     async close() {
       if (running) await harness.bridge.stop();
-      store.close();
+      await store.close();
       await llm.close();
       await slack.close();
     },

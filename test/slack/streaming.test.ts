@@ -13,9 +13,9 @@ const STREAMING = { SLACK_STREAM: 'update', LLM_STREAM: 'true' };
 const ts = (call: ApiCall | undefined) => String(call?.args.ts);
 
 /** The stored history of a Slack room, as `kind:author:text`. */
-function history(harness: SlackHarness, room: string): string[] {
-  const channel = harness.store.channel('slack', room);
-  return harness.store.history(channel.id, 50).map((m) => `${m.kind}:${m.author}:${m.content}`);
+async function history(harness: SlackHarness, room: string): Promise<string[]> {
+  const channel = await harness.store.rooms.open('slack', room);
+  return (await harness.store.rooms.history(channel.id, 50)).map((m) => `${m.kind}:${m.author}:${m.content}`);
 }
 
 /**
@@ -54,7 +54,7 @@ describe('Slack streaming replies (SLACK_STREAM=update)', () => {
     expect(harness.slack.calls('chat.delete')).toEqual([]);
     expect(shown.map((m) => [m.user, m.threadTs, m.text, m.edited])).toEqual([[code.botUserId, asked.ts, final, true]]);
     expect(harness.llm.requests[0]?.stream).toBe(true);
-    expect(history(harness, `${harness.general.id}/${asked.ts}`)).toEqual([
+    expect(await history(harness, `${harness.general.id}/${asked.ts}`)).toEqual([
       'human:Alice_Smith:@code explain',
       `agent:code:${reply}`,
     ]);
@@ -99,7 +99,7 @@ describe('Slack streaming replies (SLACK_STREAM=update)', () => {
     );
     expect(mentions).toHaveLength(1);
     expect(harness.llm.requests.map((r) => r.model).slice(0, 2)).toEqual(['code', 'data']);
-    expect(history(harness, `${harness.general.id}/${asked.ts}`)).toEqual([
+    expect(await history(harness, `${harness.general.id}/${asked.ts}`)).toEqual([
       'human:Alice_Smith:@code send data the numbers',
       'agent:code:@data here are the numbers you asked for: 5200, 3100 and 900.',
     ]);
@@ -115,7 +115,7 @@ describe('Slack streaming replies (SLACK_STREAM=update)', () => {
     await harness.settle(asked.ts);
     await barrier(harness);
     expect(harness.llm.requests.map((r) => r.stream)).toEqual([false]);
-    expect(history(harness, `${harness.general.id}/${asked.ts}`)).toContain('agent:code:Plain answer.');
+    expect(await history(harness, `${harness.general.id}/${asked.ts}`)).toContain('agent:code:Plain answer.');
   });
 
   it('posts nothing for a [pass]', async () => {
@@ -169,7 +169,9 @@ describe('Slack streaming replies (SLACK_STREAM=update)', () => {
     expect(harness.slack.calls('chat.delete', 'code').map(ts)).toEqual([preview.ts]);
     expect(harness.slack.posts(harness.general)).toEqual([]);
     expect(harness.llm.requests).toHaveLength(1);
-    expect(history(harness, `${harness.general.id}/${asked.ts}`)).toEqual(['human:Alice_Smith:@code look around']);
+    expect(await history(harness, `${harness.general.id}/${asked.ts}`)).toEqual([
+      'human:Alice_Smith:@code look around',
+    ]);
     expect(harness.adapter.received.map((e) => e.messageId)).not.toContain(preview.ts);
   });
 });

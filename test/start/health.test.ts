@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { storeWritable } from '../../src/health.js';
 import { run } from '../../src/main.js';
+import { openStore } from '../../src/store/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
@@ -173,17 +173,11 @@ describe('HEALTH_PORT', () => {
     }
   });
 
-  it('reports a store it cannot write as down', () => {
-    const file = path.join(dir, 'store.db');
-    const store = new Database(file);
-    store.exec('CREATE TABLE t (x)');
-    expect(storeWritable(store)).toBe(true);
-    store.close();
-    const readOnly = new Database(file, { readonly: true });
-    try {
-      expect(storeWritable(readOnly)).toBe(false);
-    } finally {
-      readOnly.close();
-    }
+  it('reports a store it cannot write as down', async () => {
+    const store = openStore(path.join(dir, 'store.db'));
+    expect(await storeWritable(store)).toBe(true);
+    await store.close();
+    // A closed store (as after its disk went away) takes no write.
+    expect(await storeWritable(store)).toBe(false);
   });
 });

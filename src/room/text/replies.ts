@@ -46,13 +46,13 @@ export function isPass(reply: string): boolean {
  */
 export function classifyReply(reply: string): ReplyOutcome {
   const text = reply.trim();
-  if (isPass(text)) return { kind: 'pass' };
   const spans = inlineCode(text);
   const quotedTag = spans.length === 1 && ONLY_TAG.test(spans[0] ?? '') && !hasFence(text);
   if (WORLD_PASS.test(stripCode(text)) || quotedTag) {
     const rest = text.replace(WORLD_PASS_SPAN, '').replace(WORLD_PASS_ALL, '').trim();
-    return { kind: 'world-pass', text: isPass(rest) && rest !== '' ? '' : rest };
+    return { kind: 'world-pass', text: isPass(rest) ? '' : rest };
   }
+  if (isPass(text)) return { kind: 'pass' };
   return { kind: 'message', text };
 }
 
@@ -64,7 +64,7 @@ export function worldPassText(agent: string): string {
 /** Words that only acknowledge; a message made of nothing else moves nothing forward. */
 const ACK_WORDS = new Set(
   (
-    "ok okay k thanks thank you thx ty cheers great perfect cool nice awesome got it noted sounds good sure will do " +
+    'ok okay k thanks thank you thx ty cheers great perfect cool nice awesome got it noted sounds good sure will do ' +
     "understood roger agreed likewise welcome you're youre no problem np anytime glad to help much so a lot again " +
     'all right alright yes yep indeed exactly same here and the for that this me too as well'
   ).split(' '),
