@@ -69,34 +69,30 @@ function carryOut(d: Draft, c: Command): string {
   if (c.name === 'privacy') return privacy(d, arg);
   const named = arg ? d.agent(arg) : undefined;
   if (arg && !named && !(c.name === 'reset' && arg === 'workspace')) {
-    return (`There is no agent named @${arg}. Agents: ${d.setup.agents.map((a) => `@${a.name}`).join(', ')}.`);
+    return `There is no agent named @${arg}. Agents: ${d.setup.agents.map((a) => `@${a.name}`).join(', ')}.`;
   }
   if (named) {
     const stopped = stopAgent(d, named);
     if (c.name === 'pass') {
-      return (stopped ? `@${named} was stopped; the next agent may answer.` : `@${named} is not working.`);
+      return stopped ? `@${named} was stopped; the next agent may answer.` : `@${named} is not working.`;
     }
-    return (`@${named}'s turn in this room was stopped.`);
+    return `@${named}'s turn in this room was stopped.`;
   }
   switch (c.name) {
     case 'pass': {
       const stopped = stopAll(d, 'Stopped with /pass');
       d.record({ kind: 'hand-back', reason: '/pass' });
       d.set({ control: { holder: 'humans', count: 0, reason: '/pass' } });
-      return (
-        `Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`,
-      );
+      return `Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`;
     }
     case 'reset': {
       stopAll(d, 'Stopped with /reset');
       d.set({ control: { holder: 'agents', count: 0 }, told: [], failed: [] });
       const wipe = arg === 'workspace';
       d.effect({ type: 'reset-sandbox', wipe });
-      return (
-        wipe
-          ? 'Room reset: turns stopped, counter cleared, sandbox and workspace removed.'
-          : 'Room reset: turns stopped, counter cleared, sandbox removed (workspace kept).',
-      );
+      return wipe
+        ? 'Room reset: turns stopped, counter cleared, sandbox and workspace removed.'
+        : 'Room reset: turns stopped, counter cleared, sandbox removed (workspace kept).';
     }
     case 'status':
       return '';
@@ -112,7 +108,7 @@ function carryOut(d: Draft, c: Command): string {
         failed: [],
       });
       d.effect({ type: 'clear-history' });
-      return ('History of this room cleared.');
+      return 'History of this room cleared.';
     }
   }
 }
