@@ -147,10 +147,12 @@ describe('requests across rooms when one of them is handed back', () => {
     await h.adapter.say('@pm ask slow');
     await until(() => h.adapter.transcript().length === 2);
     await h.bridge.idle();
-    // @slow's answer to the human was not cut off by the request's deadline (the request was posted meanwhile).
+    // @slow's answer to the human was not cut off by the request's deadline (the request was posted meanwhile); the
+    // room is told that @slow did not answer the request in time.
     expect([...h.adapter.transcript('lab')].sort()).toEqual([
       '[@pm]: @slow quick one?',
       '[@slow]: Here is my careful answer for the human.',
+      '[system]: Request #1 from @pm reached its deadline: @slow did not answer in time; @pm goes on without it.',
     ]);
     expect(h.adapter.transcript()).toEqual(['[@pm]: Asked.', '[@pm]: Going on without them.']);
   });
