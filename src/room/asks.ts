@@ -79,7 +79,10 @@ export function askHuman(d: Draft, input: NewAsk & { readonly questions: readonl
     return undefined;
   }
   const queued = d.state.queue[at] as Ask;
-  let questions = [...queued.questions.filter((q) => !input.questions.some((n) => same(n.human, q.human))), ...input.questions];
+  let questions = [
+    ...queued.questions.filter((q) => !input.questions.some((n) => same(n.human, q.human))),
+    ...input.questions,
+  ];
   let dropped: Dropped | undefined;
   if (questions.length > MAX_WAITING) {
     const cut = questions.slice(0, questions.length - MAX_WAITING);

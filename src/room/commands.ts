@@ -53,38 +53,53 @@ function stopAgent(d: Draft, agent: string): boolean {
 
 export function command(d: Draft, c: Command): void {
   const answer = (text: string) => d.effect({ type: 'answer', command: c.id, text });
-  if (!c.isOperator) return answer(`Only operators can use /${c.name}.`);
+  if (!c.isOperator) {
+    answer(`Only operators can use /${c.name}.`);
+    return;
+  }
   const arg = c.args.trim().replace(/^@/, '');
-  if (c.name === 'privacy') return privacy(d, arg, answer);
+  if (c.name === 'privacy') {
+    privacy(d, arg, answer);
+    return;
+  }
   if (c.name === 'status') return;
   const named = arg ? d.agent(arg) : undefined;
   if (arg && !named && !(c.name === 'reset' && arg === 'workspace')) {
-    return answer(`There is no agent named @${arg}. Agents: ${d.setup.agents.map((a) => `@${a.name}`).join(', ')}.`);
+    answer(`There is no agent named @${arg}. Agents: ${d.setup.agents.map((a) => `@${a.name}`).join(', ')}.`);
+    return;
   }
   if (named) {
     const stopped = stopAgent(d, named);
-    if (c.name === 'pass') {
-      return answer(stopped ? `@${named} was stopped; the next agent may answer.` : `@${named} is not working.`);
-    }
-    return answer(`@${named}'s turn in this room was stopped.`);
+    answer(
+      c.name === 'pass'
+        ? stopped
+          ? `@${named} was stopped; the next agent may answer.`
+          : `@${named} is not working.`
+        : `@${named}'s turn in this room was stopped.`,
+    );
+    return;
   }
   switch (c.name) {
     case 'pass': {
       const stopped = stopAll(d, 'Stopped with /pass');
       d.record({ kind: 'hand-back', reason: '/pass' });
       d.set({ control: { holder: 'humans', count: 0, reason: '/pass' } });
-      return answer(`Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`);
+      answer(
+        `Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`,
+      );
+      return;
     }
     case 'reset': {
       stopAll(d, 'Stopped with /reset');
       d.set({ control: { holder: 'agents', count: 0 }, told: [], failed: [] });
       const wipe = arg === 'workspace';
       d.effect({ type: 'reset-sandbox', wipe });
-      return answer(
+      answer(
         wipe
           ? 'Room reset: turns stopped, counter cleared, sandbox and workspace removed.'
           : 'Room reset: turns stopped, counter cleared, sandbox removed (workspace kept).',
       );
+      return;
     }
     case 'clear': {
       stopAll(d, 'Stopped with /clear');
@@ -98,16 +113,21 @@ export function command(d: Draft, c: Command): void {
         failed: [],
       });
       d.effect({ type: 'clear-history' });
-      return answer('History of this room cleared.');
+      answer('History of this room cleared.');
+      return;
     }
   }
 }
 
 function privacy(d: Draft, arg: string, answer: (text: string) => void): void {
   const mode = arg.toLowerCase();
-  if (!mode) return answer(`Privacy in this room: ${d.privacy}.`);
+  if (!mode) {
+    answer(`Privacy in this room: ${d.privacy}.`);
+    return;
+  }
   if (!PRIVACY_MODES.includes(mode as (typeof PRIVACY_MODES)[number])) {
-    return answer('Use /privacy mentions (agents see only the exchanges they are part of) or /privacy off.');
+    answer('Use /privacy mentions (agents see only the exchanges they are part of) or /privacy off.');
+    return;
   }
   const chosen = mode as (typeof PRIVACY_MODES)[number];
   d.set({ privacy: chosen });

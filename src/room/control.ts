@@ -17,7 +17,9 @@ export function tellDropped(d: Draft, drops: readonly Dropped[], why: string): v
 
 /** Asks kept by a hand-back: humans' questions asked after `since` (the turn that handed back began then). */
 const keptAfter = (since: number) => (ask: Ask) =>
-  answersHumans(ask) && ask.about > since && (ask.reason === 'addressed' || ask.reason === 'awaiting' || ask.reason === 'direct');
+  answersHumans(ask) &&
+  ask.about > since &&
+  (ask.reason === 'addressed' || ask.reason === 'awaiting' || ask.reason === 'direct');
 
 /**
  * Rule 6.1: control goes to the humans. The reply being written is not posted; the queue keeps only the questions
@@ -79,7 +81,6 @@ export function order(d: Draft, ask: Ask, again: boolean): TurnOrder {
 export function started(d: Draft, ask: Ask): Ask {
   return { ...ask, startedAt: d.state.seq, people: peopleOf(d, ask), attempt: ask.attempt + 1 };
 }
-
 
 /** Takes the current ask again after a restart (the journal answers the tool calls it had made). */
 export function askAgain(d: Draft, ask: Ask): void {

@@ -5,19 +5,19 @@
  */
 import { withAddressed } from './addressed.js';
 import { askHuman, joinDrops } from './asks.js';
+import { command } from './commands.js';
 import { askAgain, tellDropped } from './control.js';
 import { Draft } from './draft.js';
-import type { DecideContext, Decision } from './effects.js';
 import { newlyAddressed } from './edits.js';
+import type { DecideContext, Decision } from './effects.js';
 import type { Action, Edit, Incoming, Note, RoomEvent } from './events.js';
+import { finishTurn, onPosted } from './outcomes.js';
 import { canSee } from './privacy.js';
 import { recordMessage } from './reading.js';
 import { interruptedLine, tooOftenCutLine } from './recovery.js';
 import { answerRequest, cancelRequests, deadlineLine, onSettled, pending, settle } from './requests.js';
 import { routeAgent, routeHuman } from './routing.js';
 import { advance } from './schedule.js';
-import { command } from './commands.js';
-import { finishTurn, onPosted } from './outcomes.js';
 import type { Dropped, RoomSetup, RoomState } from './state.js';
 import { extractMentions } from './text/mentions.js';
 
@@ -242,13 +242,21 @@ function catchUp(d: Draft, phase: 'start' | 'done'): void {
     return;
   }
   const drops = d.state.heldDrops;
-  d.set({ holding: false, heldDrops: [], queue: d.state.queue.map((ask) => (ask.held ? { ...ask, held: false } : ask)) });
+  d.set({
+    holding: false,
+    heldDrops: [],
+    queue: d.state.queue.map((ask) => (ask.held ? { ...ask, held: false } : ask)),
+  });
   tellDropped(d, drops, 'Too many questions waiting while the bridge was away');
 }
 
 /** Rule 12: after a restart, the turn being written is taken again, unsent posts go out, deadlines are set again. */
-function restart(d: Draft, cut: { ask: number; runs: ReadonlyArray<{ tool: string; input: string | null; cut: boolean }> } | undefined): void {
-  for (const post of d.state.posts) d.effect({ type: 'post', post, ...(post.ask !== undefined ? { ask: post.ask } : {}) });
+function restart(
+  d: Draft,
+  cut: { ask: number; runs: ReadonlyArray<{ tool: string; input: string | null; cut: boolean }> } | undefined,
+): void {
+  for (const post of d.state.posts)
+    d.effect({ type: 'post', post, ...(post.ask !== undefined ? { ask: post.ask } : {}) });
   for (const request of d.state.requests) d.effect({ type: 'timer', at: request.deadline, request: request.id });
   const current = d.state.current;
   if (!current || current.post !== undefined) return;
@@ -269,7 +277,12 @@ function restart(d: Draft, cut: { ask: number; runs: ReadonlyArray<{ tool: strin
   d.set({ current: { ...current, ask } });
   const runs = cut?.ask === ask.id ? cut.runs : [];
   if (runs.length > 0) {
-    d.line(interruptedLine(ask.agent, runs.map((r) => ({ tool: r.tool, input: r.input, status: r.cut ? 'started' : 'ok' }))));
+    d.line(
+      interruptedLine(
+        ask.agent,
+        runs.map((r) => ({ tool: r.tool, input: r.input, status: r.cut ? 'started' : 'ok' })),
+      ),
+    );
   }
   askAgain(d, ask);
 }

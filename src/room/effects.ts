@@ -84,7 +84,12 @@ export type Write =
   /** Write a post down before it is sent. */
   | { readonly type: 'outbox'; readonly post: PendingPost }
   /** A post was sent (with its platform ids), or given up. */
-  | { readonly type: 'outbox-done'; readonly post: number; readonly status: 'sent' | 'failed'; readonly platformIds: readonly string[] }
+  | {
+      readonly type: 'outbox-done';
+      readonly post: number;
+      readonly status: 'sent' | 'failed';
+      readonly platformIds: readonly string[];
+    }
   | { readonly type: 'request'; readonly request: RequestRow }
   /** A settled request's requester resumed (or will not): it is closed. */
   | { readonly type: 'request-status'; readonly id: number; readonly status: 'closed' }

@@ -85,7 +85,13 @@ export type Action =
       readonly fresh?: boolean | undefined;
     }
   /** chat_request: the recipient gets a turn here (the pair's private room) to accept or decline. */
-  | { readonly kind: 'chat-request'; readonly id: number; readonly from: string; readonly to: string; readonly reason: string }
+  | {
+      readonly kind: 'chat-request';
+      readonly id: number;
+      readonly from: string;
+      readonly to: string;
+      readonly reason: string;
+    }
   /** chat_response: the recipient's answer to a chat request (its reply is shown only if it accepted). */
   | { readonly kind: 'chat-response'; readonly id: number; readonly accept: boolean };
 

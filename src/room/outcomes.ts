@@ -114,15 +114,31 @@ export function onPosted(d: Draft, id: number, platformIds: readonly string[], f
   d.write({ type: 'outbox-done', post: id, status: failed === undefined ? 'sent' : 'failed', platformIds });
   if (posted.purpose === 'line') {
     // A line the platform refused is still part of the history the agents read.
-    recordMessage(d, { author: 'system', authorId: 'system', kind: 'system', text: posted.text, platformIds, at: d.now, post: id });
+    recordMessage(d, {
+      author: 'system',
+      authorId: 'system',
+      kind: 'system',
+      text: posted.text,
+      platformIds,
+      at: d.now,
+      post: id,
+    });
     return;
   }
-  if (posted.purpose === 'action') return actionPosted(d, posted, platformIds, failed);
+  if (posted.purpose === 'action') {
+    actionPosted(d, posted, platformIds, failed);
+    return;
+  }
   const current = d.state.current?.post === id ? d.state.current : null;
   const ask = current?.ask;
   if (failed !== undefined) {
     if (current) d.set({ current: null });
-    handBack(d, 'post failed', `@${posted.agent}'s reply could not be posted: ${failed}`, ask?.startedAt ?? d.state.seq);
+    handBack(
+      d,
+      'post failed',
+      `@${posted.agent}'s reply could not be posted: ${failed}`,
+      ask?.startedAt ?? d.state.seq,
+    );
     return;
   }
   const { facts, noProgress } = recordMessage(d, {
@@ -149,7 +165,8 @@ export function onPosted(d: Draft, id: number, platformIds: readonly string[], f
   }
   const since = ask.startedAt ?? facts.seq;
   if (current.after === 'world-pass') {
-    for (const request of ask.requests) answerRequest(d, request, { participant: ask.agent, text: posted.text, outcome: 'answer' });
+    for (const request of ask.requests)
+      answerRequest(d, request, { participant: ask.agent, text: posted.text, outcome: 'answer' });
     if (d.state.control.holder === 'agents') handBack(d, 'world pass', worldPassText(ask.agent), since);
     return;
   }

@@ -134,9 +134,17 @@ function count(d: Draft, facts: MessageFacts, text: string): void {
     d.set({
       control: { ...state.control, count: state.control.count + 1 },
       // Every human it asks is awaited until they speak (each asked human's answer wakes it once).
-      awaiting: { ...state.awaiting, [key]: awaited(state.awaiting[key] ?? [], facts.requests.filter((name) => !d.agent(name))) },
+      awaiting: {
+        ...state.awaiting,
+        [key]: awaited(
+          state.awaiting[key] ?? [],
+          facts.requests.filter((name) => !d.agent(name)),
+        ),
+      },
       lastText: { ...state.lastText, [key]: normalised(text) },
-      agentPosts: [...state.agentPosts, { author: facts.author, at: facts.at, seq: facts.seq }].slice(-AGENT_POSTS_KEPT),
+      agentPosts: [...state.agentPosts, { author: facts.author, at: facts.at, seq: facts.seq }].slice(
+        -AGENT_POSTS_KEPT,
+      ),
     });
   }
 }

@@ -56,10 +56,13 @@ export function openRequest(
   d.effect({ type: 'timer', at: request.deadline, request: request.id });
   d.record({ kind: 'request', id: request.id, status: 'open' });
   if (input.origin !== d.setup.key) {
-    d.effect({ type: 'note', room: input.origin, note: { kind: 'request-opened', id: request.id, target: d.setup.key } });
+    d.effect({
+      type: 'note',
+      room: input.origin,
+      note: { kind: 'request-opened', id: request.id, target: d.setup.key },
+    });
   }
-  const audience =
-    d.privacy === 'mentions' ? [request.requester, ...request.awaited.map((p) => p.name)] : null;
+  const audience = d.privacy === 'mentions' ? [request.requester, ...request.awaited.map((p) => p.name)] : null;
   for (const participant of request.awaited) {
     if (participant.kind !== 'agent') continue;
     askForRequest(d, {

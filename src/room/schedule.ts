@@ -43,7 +43,11 @@ export function advance(d: Draft): void {
     if (failedHere(d, ask.agent)) {
       // Its model failed earlier in this round: the requests it was asked in are not kept waiting.
       for (const id of ask.requests) {
-        answerRequest(d, id, { participant: ask.agent, text: 'its model failed earlier in this round', outcome: 'failed' });
+        answerRequest(d, id, {
+          participant: ask.agent,
+          text: 'its model failed earlier in this round',
+          outcome: 'failed',
+        });
       }
       continue;
     }

@@ -71,7 +71,13 @@ export type Step =
   /** The room's catch-up is done (its held asks run). */
   | { readonly kind: 'caught-up'; readonly room: string }
   /** A human edits their `back`-th newest message in the room (1: the newest) to `text`. */
-  | { readonly kind: 'edit'; readonly room: string; readonly back: number; readonly text: string; readonly late?: boolean }
+  | {
+      readonly kind: 'edit';
+      readonly room: string;
+      readonly back: number;
+      readonly text: string;
+      readonly late?: boolean;
+    }
   /** The turn being written in the room answers (from the oracle). */
   | { readonly kind: 'deliver'; readonly room: string }
   | {

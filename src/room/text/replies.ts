@@ -64,7 +64,7 @@ export function worldPassText(agent: string): string {
 /** Words that only acknowledge; a message made of nothing else moves nothing forward. */
 const ACK_WORDS = new Set(
   (
-    "ok okay k thanks thank you thx ty cheers great perfect cool nice awesome got it noted sounds good sure will do " +
+    'ok okay k thanks thank you thx ty cheers great perfect cool nice awesome got it noted sounds good sure will do ' +
     "understood roger agreed likewise welcome you're youre no problem np anytime glad to help much so a lot again " +
     'all right alright yes yep indeed exactly same here and the for that this me too as well'
   ).split(' '),
