@@ -1,0 +1,131 @@
+/**
+ * Conversations on which the model and the machine once disagreed (or the machine broke an invariant), each
+ * shrunk by fast-check and kept as data, with the rule it is about. examples.test.ts runs them through both.
+ */
+import type { Case } from './generate.js';
+
+export interface Example {
+  /** What it shows, as a behaviour. */
+  readonly name: string;
+  readonly case: Case;
+}
+
+const world = (patch: Partial<Case['world']> & Pick<Case['world'], 'agents'>): Case['world'] => ({
+  humans: ['alice', 'bob', 'carol'],
+  turnLimit: 8,
+  privacy: 'off',
+  timeoutMs: 600_000,
+  editWindowMs: 120_000,
+  maxToolRounds: 8,
+  ...patch,
+});
+const always = (name: string, actions = false) => ({ name, activation: 'always' as const, actions });
+const mention = (name: string, actions = false) => ({ name, activation: 'mention' as const, actions });
+
+export const EXAMPLES: readonly Example[] = [
+  {
+    name: 'an agent that answers a human after another agent answered may name that agent without asking it (2.4)',
+    case: {
+      world: world({
+        agents: [always('ada', true), always('bo'), always('cy'), always('dot', true), always('eli')],
+        humans: ['alice'],
+        turnLimit: 5,
+      }),
+      oracle: {
+        cy: [{ kind: 'text', text: '@eli what do you think.' }],
+        eli: [{ kind: 'text', text: 'what do you think.' }],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@ELI @CY what do you think.' },
+        { kind: 'deliver', room: 'chat:dm-ada-alice' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+      ],
+    },
+  },
+  {
+    name: 'tells the room once when a reply fails to post, and counts no message for it (3.7)',
+    case: {
+      world: world({
+        agents: [
+          always('ada', true),
+          always('bo'),
+          always('cy', true),
+          always('dot', true),
+          always('eli'),
+          always('fay'),
+        ],
+        humans: ['alice'],
+        turnLimit: 3,
+      }),
+      oracle: { eli: [{ kind: 'text', text: 'what do you think.' }] },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: 'what do you think.' },
+        { kind: 'post-fails', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:dm-ada-alice' },
+        ...Array.from({ length: 5 }, () => ({ kind: 'deliver' as const, room: 'chat:main' })),
+      ],
+    },
+  },
+  {
+    name: 'fires the deadline of a request still open, not of one that settled when it opened (5.4)',
+    case: {
+      world: world({
+        agents: [always('ada'), mention('bo'), always('cy', true)],
+        humans: ['alice', 'bob'],
+        turnLimit: 7,
+        privacy: 'mentions',
+      }),
+      oracle: {
+        ada: [{ kind: 'text', text: '@bo what do you think.' }],
+        bo: [{ kind: 'fail', reason: 'timeout' }],
+        cy: [
+          { kind: 'text', text: '@ada what do you think.' },
+          {
+            kind: 'text',
+            text: 'what do you think.',
+            actions: [{ kind: 'channel', room: 'here', text: 'what do you think.', requestReply: ['bob'] }],
+          },
+        ],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: 'what do you think.', addressed: ['bo', 'cy'] },
+        ...Array.from({ length: 6 }, () => ({ kind: 'deliver' as const, room: 'chat:main' })),
+        { kind: 'deadline' },
+      ],
+    },
+  },
+  {
+    name: 'gives up a turn cut by three restarts, and asks the next agent (12.2)',
+    case: {
+      world: world({
+        agents: [mention('ada', true), always('bo'), always('cy'), always('dot'), mention('eli')],
+        humans: ['alice'],
+      }),
+      oracle: {},
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: 'what do you think.' },
+        { kind: 'restart' },
+        { kind: 'restart' },
+        { kind: 'restart' },
+      ],
+    },
+  },
+  {
+    name: 'gives up a DM turn cut by three restarts (12.2)',
+    case: {
+      world: world({
+        agents: [always('ada', true), always('bo'), always('cy'), always('dot'), always('eli')],
+        humans: ['alice'],
+        turnLimit: 3,
+      }),
+      oracle: {},
+      steps: [
+        { kind: 'say', room: 'chat:dm-ada-alice', human: 'alice', text: 'what do you think.' },
+        { kind: 'restart' },
+        { kind: 'restart' },
+        { kind: 'restart' },
+      ],
+    },
+  },
+];
