@@ -84,7 +84,8 @@ export function recordMessage(d: Draft, input: Writing): Recorded {
           }));
   }
   const audience = audienceOf({
-    mode: d.privacy,
+    // A DM is private already: its agent sees everything said there, whoever a message names.
+    mode: d.setup.kind === 'direct' ? 'off' : d.privacy,
     kind: input.kind,
     author: input.author,
     mentions,

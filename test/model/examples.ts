@@ -44,6 +44,22 @@ export const EXAMPLES: readonly Example[] = [
     },
   },
   {
+    name: 'answers a human in a DM whatever agents the message names, under privacy (1.3)',
+    case: {
+      world: world({
+        agents: [always('ada', true), always('bo'), always('cy'), always('dot', true), always('eli'), always('fay')],
+        humans: ['alice'],
+        turnLimit: 3,
+        privacy: 'mentions',
+      }),
+      oracle: {},
+      steps: [
+        { kind: 'say', room: 'chat:dm-ada-alice', human: 'alice', text: '@fay what do you think.' },
+        { kind: 'deliver', room: 'chat:dm-ada-alice' },
+      ],
+    },
+  },
+  {
     name: 'tells the room once when a reply fails to post, and counts no message for it (3.7)',
     case: {
       world: world({
