@@ -60,6 +60,28 @@ export const EXAMPLES: readonly Example[] = [
     },
   },
   {
+    name: 'holds every ask of a room while its catch-up runs, live messages too (11)',
+    case: {
+      world: world({
+        agents: [
+          always('ada', true),
+          always('bo'),
+          always('cy', true),
+          always('dot', true),
+          always('eli'),
+          always('fay'),
+        ],
+        humans: ['alice'],
+        turnLimit: 3,
+      }),
+      oracle: {},
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: 'what do you think.', missed: true },
+        { kind: 'say', room: 'chat:main', human: 'alice', text: 'what do you think.' },
+      ],
+    },
+  },
+  {
     name: 'tells the room once when a reply fails to post, and counts no message for it (3.7)',
     case: {
       world: world({
