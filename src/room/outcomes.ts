@@ -193,6 +193,8 @@ function actionPosted(d: Draft, posted: PendingPost, platformIds: readonly strin
     platformIds,
     at: d.now,
     requests: [],
+    // The agents it asks for a reply see what they are asked about, whether or not its text names them.
+    seenBy: posted.open?.awaited.filter((p) => p.kind === 'agent').map((p) => p.name),
     post: posted.id,
   });
   routeAgent(d, facts, posted.text, { noProgress });

@@ -106,6 +106,37 @@ export const EXAMPLES: readonly Example[] = [
     },
   },
   {
+    name: 'shows a request_reply post to the agents it awaits, even when its text names others (1.3)',
+    case: {
+      world: world({
+        agents: [mention('ada'), mention('bo'), mention('cy', true), always('dot'), mention('eli', true)],
+        turnLimit: 4,
+        privacy: 'mentions',
+      }),
+      oracle: {
+        eli: [
+          {
+            kind: 'text',
+            text: 'what do you think.',
+            actions: [
+              { kind: 'channel', room: 'other', text: '@cy what do you think.', requestReply: ['ada'] },
+              { kind: 'dm', to: 'alice', text: 'what do you think.', requestReply: false },
+            ],
+          },
+        ],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:dm-eli-alice', human: 'alice', text: 'what do you think.' },
+        { kind: 'say', room: 'chat:main', human: 'alice', text: 'what do you think.' },
+        { kind: 'deliver', room: 'chat:dm-eli-alice' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:dm-eli-alice' },
+      ],
+    },
+  },
+  {
     name: 'fires the deadline of a request still open, not of one that settled when it opened (5.4)',
     case: {
       world: world({
