@@ -108,11 +108,12 @@ function tellPaused(d: Draft, a: string, b: string): void {
 export function routeAgent(d: Draft, m: MessageFacts, text: string, replying: Replying): void {
   const { state, setup } = d;
   if (state.control.holder === 'humans') return;
+  const { ask } = replying;
   if (state.control.count >= setup.turnLimit) {
-    handBack(d, 'turn limit', handBackText(setup.turnLimit), m.seq);
+    // Humans who spoke after the turn that reached the limit began are still answered (6.1).
+    handBack(d, 'turn limit', handBackText(setup.turnLimit), ask?.startedAt ?? m.seq);
     return;
   }
-  const { ask } = replying;
   const partner = previousAgent(d, m.author, m.seq);
   const pausedWithPartner = partner !== undefined && paused(d, m.author, partner);
   if (pausedWithPartner && partner) tellPaused(d, m.author, partner);

@@ -137,6 +137,33 @@ export const EXAMPLES: readonly Example[] = [
     },
   },
   {
+    name: "keeps a human's question asked during the turn whose reply reaches the turn limit (6.1)",
+    case: {
+      world: world({
+        agents: [mention('ada'), mention('bo', true), always('cy', true), mention('dot'), mention('eli')],
+        humans: ['alice'],
+        turnLimit: 3,
+      }),
+      oracle: {
+        bo: [
+          {
+            kind: 'text',
+            text: 'what do you think.',
+            actions: [
+              { kind: 'channel', room: 'here', text: 'what do you think.', requestReply: [] },
+              { kind: 'channel', room: 'here', text: 'what do you think.', requestReply: [] },
+            ],
+          },
+        ],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@BO what do you think.' },
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@ADA what do you think.' },
+        { kind: 'deliver', room: 'chat:main' },
+      ],
+    },
+  },
+  {
     name: 'fires the deadline of a request still open, not of one that settled when it opened (5.4)',
     case: {
       world: world({
