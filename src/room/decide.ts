@@ -7,7 +7,7 @@ import { withAddressed } from './addressed.js';
 import { askHuman, joinDrops } from './asks.js';
 import { command } from './commands.js';
 import { askAgain, tellDropped } from './control.js';
-import { Draft } from './draft.js';
+import { Draft, same } from './draft.js';
 import { newlyAddressed } from './edits.js';
 import type { DecideContext, Decision } from './effects.js';
 import type { Action, Edit, Incoming, Note, RoomEvent } from './events.js';
@@ -182,7 +182,10 @@ function action(d: Draft, a: Action): void {
     });
     return;
   }
-  const awaited = a.requestReply.filter((p) => p.name.toLowerCase() !== a.from.agent.toLowerCase());
+  // Rule 5.1: each participant once, never the requester.
+  const awaited = a.requestReply.filter(
+    (p, i) => !same(p.name, a.from.agent) && a.requestReply.findIndex((other) => same(other.name, p.name)) === i,
+  );
   d.post({
     agent: a.from.agent,
     text: a.text,

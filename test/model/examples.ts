@@ -164,6 +164,34 @@ export const EXAMPLES: readonly Example[] = [
     },
   },
   {
+    name: 'awaits a participant request_reply names twice once (5.1)',
+    case: {
+      world: world({
+        agents: [always('ada', true), mention('bo', true), mention('cy', true), mention('dot', true)],
+        humans: ['alice', 'bob'],
+        turnLimit: 6,
+      }),
+      oracle: {
+        bo: [
+          { kind: 'text', text: 'what do you think.' },
+          { kind: 'text', text: '@ada what do you think.' },
+        ],
+        cy: [
+          {
+            kind: 'text',
+            text: '[pass]',
+            actions: [{ kind: 'channel', room: 'here', text: 'what do you think.', requestReply: ['bo', 'bo'] }],
+          },
+        ],
+        dot: [{ kind: 'text', text: '@bo @cy what do you think.' }],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@DOT what do you think.' },
+        ...Array.from({ length: 11 }, () => ({ kind: 'deliver' as const, room: 'chat:main' })),
+      ],
+    },
+  },
+  {
     name: 'fires the deadline of a request still open, not of one that settled when it opened (5.4)',
     case: {
       world: world({
