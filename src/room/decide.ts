@@ -227,7 +227,9 @@ function deadline(d: Draft, id: number): void {
 function note(d: Draft, n: Note): void {
   switch (n.kind) {
     case 'request-opened':
-      if (!d.state.away.some((a) => a.id === n.id)) d.set({ away: [...d.state.away, { id: n.id, target: n.target }] });
+      if (!d.state.away.some((a) => a.id === n.id)) {
+        d.set({ away: [...d.state.away, { id: n.id, target: n.target, parent: n.parent ?? null }] });
+      }
       return;
     case 'request-settled':
       onSettled(d, n.request);

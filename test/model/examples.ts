@@ -220,6 +220,48 @@ export const EXAMPLES: readonly Example[] = [
     },
   },
   {
+    name: 'cancels the requests nested in a request its origin cancelled, in the room they wait in (5.6)',
+    case: {
+      world: world({
+        agents: [mention('ada'), always('bo', true), mention('cy', true), mention('dot', true), mention('eli')],
+        humans: ['alice', 'bob'],
+        turnLimit: 4,
+      }),
+      oracle: {
+        cy: [
+          { kind: 'text', text: 'I would [pass] on that' },
+          {
+            kind: 'text',
+            text: 'what do you think.',
+            actions: [
+              { kind: 'channel', room: 'here', text: 'what do you think.', requestReply: ['ada'] },
+              { kind: 'channel', room: 'other', text: 'what do you think.', requestReply: [] },
+            ],
+          },
+        ],
+        dot: [
+          {
+            kind: 'text',
+            text: 'done',
+            actions: [
+              { kind: 'channel', room: 'here', text: 'what do you think.', requestReply: [] },
+              { kind: 'channel', room: 'other', text: 'what do you think.', requestReply: ['cy'] },
+            ],
+          },
+        ],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: 'what do you think.', addressed: ['cy', 'dot'] },
+        { kind: 'command', room: 'chat:main', name: 'pass', args: 'mentions', operator: true },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:side' },
+        { kind: 'deliver', room: 'chat:side' },
+      ],
+    },
+  },
+  {
     name: 'gives up a turn cut by three restarts, and asks the next agent (12.2)',
     case: {
       world: world({
