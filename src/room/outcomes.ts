@@ -164,9 +164,12 @@ export function onPosted(d: Draft, id: number, platformIds: readonly string[], f
     d.set({ batch: null });
   }
   const since = ask.startedAt ?? facts.seq;
+  if (current.after !== 'route') {
+    // A posted reply answers the ask's requests, even when control goes to the humans right after (3.3, 3.6).
+    for (const id of ask.requests)
+      answerRequest(d, id, { participant: ask.agent, text: posted.text, outcome: 'answer' });
+  }
   if (current.after === 'world-pass') {
-    for (const request of ask.requests)
-      answerRequest(d, request, { participant: ask.agent, text: posted.text, outcome: 'answer' });
     if (d.state.control.holder === 'agents') handBack(d, 'world pass', worldPassText(ask.agent), since);
     return;
   }

@@ -294,4 +294,19 @@ export const EXAMPLES: readonly Example[] = [
       ],
     },
   },
+  {
+    name: 'files a reply posted at the tool-round limit as the answer to its request (3.6)',
+    case: {
+      world: world({ agents: [mention('pm'), mention('x')] }),
+      oracle: {
+        pm: [{ kind: 'text', text: '@x your view?' }],
+        x: [{ kind: 'text', text: 'my view, as far as I got', roundLimit: true }],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@pm decide' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+      ],
+    },
+  },
 ];
