@@ -129,11 +129,16 @@ export function settle(d: Draft, request: OpenRequest, status: SettledRequest['s
   else d.effect({ type: 'note', room: request.origin, note });
 }
 
-/** Queued asks no longer answer a settled request; one left answering nothing goes. */
+/**
+ * Queued asks no longer answer a settled request; one left answering nothing goes (5.4) — a participant's, or a
+ * resume whose reply was to answer it.
+ */
 function dropFromAsks(d: Draft, id: number): void {
-  const queue = d.state.queue
-    .map((ask) => (ask.requests.includes(id) ? { ...ask, requests: ask.requests.filter((r) => r !== id) } : ask))
-    .filter((ask) => !(ask.reason === 'request' && ask.requests.length === 0 && ask.questions.length === 0));
+  const queue = d.state.queue.flatMap((ask) => {
+    if (!ask.requests.includes(id)) return [ask];
+    const requests = ask.requests.filter((r) => r !== id);
+    return requests.length === 0 && ask.questions.length === 0 ? [] : [{ ...ask, requests }];
+  });
   d.set({ queue });
 }
 

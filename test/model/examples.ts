@@ -309,4 +309,29 @@ export const EXAMPLES: readonly Example[] = [
       ],
     },
   },
+  {
+    name: 'drops a queued resume whose reply was to answer a request that expired (5.4)',
+    case: {
+      world: world({ agents: [mention('pm'), mention('x'), mention('y'), mention('z')] }),
+      oracle: {
+        pm: [{ kind: 'text', text: '@x your view?' }],
+        x: [
+          { kind: 'text', text: '@y can you check?' },
+          { kind: 'text', text: 'y checked it' },
+        ],
+        y: [{ kind: 'text', text: 'checked' }],
+        z: [{ kind: 'text', text: 'hi bob' }],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@pm decide' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'say', room: 'chat:main', human: 'bob', text: '@z hello' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deadline' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+      ],
+    },
+  },
 ];
