@@ -268,6 +268,16 @@ function restart(
   if (current.stop || current.batch) {
     // A stopped turn is not taken again; a batched call is asked again, its observers back at the queue's head.
     d.set({ current: null, queue: [...(current.stop ? [] : (current.batch ?? [])), ...d.state.queue] });
+    // Its outcome will never come: an operator's stop is recorded now (3.5).
+    if (current.stop === 'operator') {
+      for (const id of current.ask.requests) {
+        answerRequest(d, id, {
+          participant: current.ask.agent,
+          text: 'was stopped by an operator',
+          outcome: 'stopped',
+        });
+      }
+    }
     return;
   }
   const ask = { ...current.ask, attempt: current.ask.attempt + 1 };

@@ -334,4 +334,24 @@ export const EXAMPLES: readonly Example[] = [
       ],
     },
   },
+  {
+    name: 'records an operator stop on the requests of a turn that a restart then dropped (3.5, 12.1)',
+    case: {
+      world: world({ agents: [mention('pm'), mention('x')] }),
+      oracle: {
+        pm: [
+          { kind: 'text', text: '@x your view?' },
+          { kind: 'text', text: 'going on without x' },
+        ],
+        x: [{ kind: 'text', text: 'never posted' }],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@pm decide' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'command', room: 'chat:main', name: 'pass', args: 'x', operator: true },
+        { kind: 'restart' },
+        { kind: 'deliver', room: 'chat:main' },
+      ],
+    },
+  },
 ];
