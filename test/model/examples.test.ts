@@ -3,13 +3,17 @@
  * agree at every step, and the machine must keep every invariant.
  */
 import { describe, expect, it } from 'vitest';
-import { EXAMPLES } from './examples.js';
+import { BY_HAND, EXAMPLES } from './examples.js';
 import { report, runCase } from './run.js';
 
 describe('kept conversations', () => {
-  it.each(EXAMPLES.map((e) => [e.name, e] as const))('%s', (_, example) => {
-    const run = runCase(example.case);
+  it.each([...EXAMPLES, ...BY_HAND].map((e) => [e.name, e] as const))('%s', (_, example) => {
+    const run = runCase(example.case, { transcript: true });
     if (run.failure) expect.fail(report(example.case, run));
-    expect(run.steps.length).toBeGreaterThanOrEqual(example.case.steps.length);
+    for (const line of example.shows ?? [])
+      expect(
+        run.transcript.some((seen) => seen.includes(line)),
+        line,
+      ).toBe(true);
   });
 });

@@ -41,6 +41,8 @@ export class Invariants {
   private readonly history: Observed[][] = [];
   private readonly problems: string[] = [];
   private readonly spoke: Array<{ step: number; room: string; human: string }> = [];
+  /** Humans' messages that answered an agent's request (2.1: that agent resumes instead of being asked). */
+  private readonly answeredRequests: Array<{ step: number; human: string; requester: string }> = [];
 
   constructor(
     private readonly world: World,
@@ -152,7 +154,11 @@ export class Invariants {
     if (old.some((a, i) => row.answers[i]?.participant !== a.participant || row.answers[i]?.text !== a.text)) {
       this.fail(`request #${row.id} changed an answer it had`);
     }
-    for (const answer of row.answers.slice(old.length)) this.checkAnswer(row, answer);
+    for (const answer of row.answers.slice(old.length)) {
+      this.checkAnswer(row, answer);
+      const human = row.awaited.find((p) => p.kind === 'human' && same(p.name, answer.participant));
+      if (human) this.answeredRequests.push({ step: this.step, human: human.name, requester: row.requester });
+    }
     if (row.status === 'answered') {
       const missing = row.awaited.filter((p) => !row.answers.some((a) => same(a.participant, p.name)));
       if (missing.length > 0) this.fail(`request #${row.id} answered without ${missing.map((p) => p.name).join(', ')}`);
@@ -222,21 +228,23 @@ export class Invariants {
 
   /**
    * A human's question to an agent is settled by the rules when the agent was asked with that human among its askers
-   * (2.2), or resumed (the message completed its request, 2.1), or the human spoke again there (2.3: the newer message
-   * replaces it), or the room was told: a dropped-questions line naming both (10.2), a hand-back (6.1), the agent's
-   * failure this round (3.4) or its turn given up after restarts (12.2).
+   * (2.2), or the message answered the agent's request (2.1, 5.3: the request has the answer, and the agent resumes
+   * unless its own room handed back), or the human spoke again there (2.3: the newer message replaces it), or the
+   * room was told: a dropped-questions line naming both (10.2), a hand-back (6.1), the agent's failure this round
+   * (3.4) or its turn given up after restarts (12.2).
    */
   private answered(q: Question): boolean {
     const later = this.history.slice(q.step - 1).flat();
     const spokeAgain = this.spoke.some((s) => s.step > q.step && s.room === q.room && same(s.human, q.human));
+    const answeredRequest = this.answeredRequests.some(
+      (a) => a.step === q.step && same(a.human, q.human) && same(a.requester, q.agent),
+    );
     return (
       spokeAgain ||
+      answeredRequest ||
       later.some((o) => {
         if (o.kind === 'ask')
-          return (
-            same(o.agent, q.agent) &&
-            (o.reason === 'resume' || (o.room === q.room && o.humans.some((h) => same(h, q.human))))
-          );
+          return same(o.agent, q.agent) && o.room === q.room && o.humans.some((h) => same(h, q.human));
         if (o.kind !== 'line' || o.room !== q.room) return false;
         const line = o.line;
         if (line.kind === 'dropped')

@@ -16,6 +16,8 @@ export interface RunOptions {
   readonly decide?: Decide;
   /** Check the invariants too (default on). */
   readonly invariants?: boolean;
+  /** Keep what the model observed, as compared (for tests that look for a particular line). */
+  readonly transcript?: boolean;
 }
 
 export interface RunResult {
@@ -24,6 +26,8 @@ export interface RunResult {
   readonly failure?: string;
   /** What the conversation went through, as the model saw it. */
   readonly coverage: ReadonlySet<string>;
+  /** With `transcript`: every step's observations, as compared. */
+  readonly transcript: readonly string[];
 }
 
 /** At most this many drain steps after the script. */
@@ -40,10 +44,12 @@ export function runCase(c: Case, options: RunOptions = {}): RunResult {
   });
   const names = { model: new Renamer(), machine: new Renamer() };
   const steps: Step[] = [];
+  const transcript: string[] = [];
   const play = (step: Step): string | undefined => {
     steps.push(step);
     checks?.before(step, machine);
     const expected = canonical(model.step(step), names.model);
+    if (options.transcript) transcript.push(...expected);
     const observed = machine.step(step);
     const difference = firstDifference(expected, canonical(observed, names.machine));
     if (difference) return `step ${steps.length} (${JSON.stringify(step)}) differs:\n${difference}`;
@@ -53,6 +59,7 @@ export function runCase(c: Case, options: RunOptions = {}): RunResult {
   const result = (failure?: string): RunResult => ({
     steps,
     coverage: model.rules.coverage,
+    transcript,
     ...(failure ? { failure } : {}),
   });
   for (const step of c.steps) {
