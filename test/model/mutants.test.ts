@@ -57,6 +57,19 @@ describe('the conformance check', () => {
     expect(outcome.failure).toBeUndefined();
   }, 60_000);
 
+  it.each([
+    ['forgets who answered a request', forgetsAnswers],
+    ['resets the count of agent messages on a bridge line', lineResetsCount],
+    ["lets a human's newer message drop other humans' questions", dropsOthersQuestions],
+  ] as const)(
+    'catches, by the invariants alone, a machine that %s',
+    (_, mutant) => {
+      const outcome = check({ seed: SEED, runs: RUNS, shrink: false }, { decide: mutant, compare: false });
+      expect(outcome.failure).toContain('the machine broke a rule');
+    },
+    120_000,
+  );
+
   it.each(MUTANTS)(
     'catches a machine that %s',
     (_, mutant) => {
