@@ -47,10 +47,16 @@ function run(system: MachineSystem, steps: Step[], max = 60): Observed[] {
 }
 
 const asks = (observed: Observed[]) =>
-  observed.flatMap((o) => (o.kind === 'ask' ? [`${o.agent}:${o.reason}${o.requests.length ? `#${o.requests.join(',')}` : ''}`] : []));
+  observed.flatMap((o) =>
+    o.kind === 'ask' ? [`${o.agent}:${o.reason}${o.requests.length ? `#${o.requests.join(',')}` : ''}`] : [],
+  );
 const posts = (observed: Observed[]) =>
   observed.flatMap((o) =>
-    o.kind === 'post' ? [`${o.agent}: ${o.text}`] : o.kind === 'line' ? [`[${o.line.kind}${'reason' in o.line ? ` ${o.line.reason}` : ''}]`] : [],
+    o.kind === 'post'
+      ? [`${o.agent}: ${o.text}`]
+      : o.kind === 'line'
+        ? [`[${o.line.kind}${'reason' in o.line ? ` ${o.line.reason}` : ''}]`]
+        : [],
   );
 
 describe('the room machine', () => {
@@ -67,16 +73,30 @@ describe('the room machine', () => {
       alice_bot: Array.from({ length: 10 }, (_, i) => text(`a ${i}`)),
       bob_bot: Array.from({ length: 10 }, (_, i) => text(`b ${i}`)),
     };
-    const m = new MachineSystem(world([agent('alice_bot', 'always'), agent('bob_bot', 'always')], { turnLimit: 5 }), oracle);
+    const m = new MachineSystem(
+      world([agent('alice_bot', 'always'), agent('bob_bot', 'always')], { turnLimit: 5 }),
+      oracle,
+    );
     const seen = run(m, [say('talk among yourselves')]);
-    expect(posts(seen)).toEqual(['alice_bot: a 0', 'bob_bot: b 0', 'alice_bot: a 1', 'bob_bot: b 1', 'alice_bot: a 2', '[hand-back turn limit]']);
+    expect(posts(seen)).toEqual([
+      'alice_bot: a 0',
+      'bob_bot: b 0',
+      'alice_bot: a 1',
+      'bob_bot: b 1',
+      'alice_bot: a 2',
+      '[hand-back turn limit]',
+    ]);
     expect(m.state(MAIN).control).toEqual({ holder: 'humans', count: 0, reason: 'turn limit' });
   });
 
   it('asks an always agent that another agent asks once, files its answer, and resumes the asker once', () => {
     // pm (mention) and writer (always): the writer is asked as the request's participant only.
     const oracle: Oracle = {
-      pm: [text('@writer please draft the launch note.'), text('@writer thanks. Now please make it shorter.'), text('Done.')],
+      pm: [
+        text('@writer please draft the launch note.'),
+        text('@writer thanks. Now please make it shorter.'),
+        text('Done.'),
+      ],
       writer: [text('@pm DRAFT-1: launch'), text('@pm DRAFT-2: short'), text('[pass]')],
     };
     const m = new MachineSystem(world([agent('pm'), agent('writer', 'always')]), oracle);
@@ -88,7 +108,14 @@ describe('the room machine', () => {
       'writer: @pm DRAFT-2: short',
       'pm: Done.',
     ]);
-    expect(asks(seen)).toEqual(['pm:addressed', 'writer:request#1', 'pm:resume', 'writer:request#2', 'pm:resume', 'writer:always']);
+    expect(asks(seen)).toEqual([
+      'pm:addressed',
+      'writer:request#1',
+      'pm:resume',
+      'writer:request#2',
+      'pm:resume',
+      'writer:always',
+    ]);
     const settled = seen.filter((o) => o.kind === 'request' && o.status === 'answered');
     expect(settled.map((o) => (o.kind === 'request' ? o.answers : []))).toEqual([
       [{ participant: 'writer', outcome: 'answer', text: '@pm DRAFT-1: launch' }],
@@ -150,7 +177,12 @@ describe('the room machine', () => {
         {
           kind: 'text',
           text: 'done',
-          actions: [1, 2, 3, 4, 5].map((i) => ({ kind: 'channel' as const, room: 'here' as const, text: `update ${i}`, requestReply: [] })),
+          actions: [1, 2, 3, 4, 5].map((i) => ({
+            kind: 'channel' as const,
+            room: 'here' as const,
+            text: `update ${i}`,
+            requestReply: [],
+          })),
         },
       ],
     };
@@ -204,10 +236,16 @@ describe('the room machine', () => {
   });
 
   it('hands back on a reply whose only code span is the tag, and keeps a tag in a fenced block literal', () => {
-    const oracle: Oracle = { a: [text('All done. `<world>pass</world>`'), text('Example:\n```\n<world>pass</world>\n```')] };
+    const oracle: Oracle = {
+      a: [text('All done. `<world>pass</world>`'), text('Example:\n```\n<world>pass</world>\n```')],
+    };
     const m = new MachineSystem(world([agent('a')]), oracle);
     const seen = run(m, [say('@a finish'), say('@a show the tag')]);
-    expect(posts(seen)).toEqual(['a: All done.', '[hand-back world pass]', 'a: Example:\n```\n<world>pass</world>\n```']);
+    expect(posts(seen)).toEqual([
+      'a: All done.',
+      '[hand-back world pass]',
+      'a: Example:\n```\n<world>pass</world>\n```',
+    ]);
   });
 
   it('gives the same decisions whether or not the state is saved and loaded between events', () => {
@@ -218,7 +256,10 @@ describe('the room machine', () => {
     });
     const agents = [agent('pm'), agent('writer'), agent('expert', 'always')];
     const a = run(new MachineSystem(world(agents), oracle()), [say('@pm get it done'), say('thanks all')]);
-    const b = run(new MachineSystem(world(agents), oracle(), { roundTrip: false }), [say('@pm get it done'), say('thanks all')]);
+    const b = run(new MachineSystem(world(agents), oracle(), { roundTrip: false }), [
+      say('@pm get it done'),
+      say('thanks all'),
+    ]);
     expect(a).toEqual(b);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Exchange, isAcknowledgement, isNoProgress, pairExchanges, pairPaused } from '../../src/room/guards.js';
+import { type Exchange, pairExchanges, pairPaused } from '../../src/room/guards.js';
+import { isAcknowledgement, isNoProgress } from '../../src/room/text/replies.js';
 
 describe('no-progress guard', () => {
   it('recognises messages that only acknowledge', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { extractMentions, mentionTokens, stripCode } from '../../src/room/mentions.js';
+import { stripCode } from '../../src/room/text/code-spans.js';
+import { extractMentions, mentionTokens } from '../../src/room/text/mentions.js';
 
 const agents = ['data', 'code', 'reviewer', 'lead_writer', 'character-dev'];
 
