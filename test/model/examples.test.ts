@@ -3,7 +3,8 @@
  * agree at every step, and the machine must keep every invariant.
  */
 import { describe, expect, it } from 'vitest';
-import { BY_HAND, EXAMPLES } from './examples.js';
+import { EXAMPLES } from './examples.js';
+import { BY_HAND } from './examples-by-hand.js';
 import { report, runCase } from './run.js';
 
 describe('kept conversations', () => {

@@ -12,7 +12,7 @@ export interface Example {
   readonly shows?: readonly string[];
 }
 
-const world = (patch: Partial<Case['world']> & Pick<Case['world'], 'agents'>): Case['world'] => ({
+export const world = (patch: Partial<Case['world']> & Pick<Case['world'], 'agents'>): Case['world'] => ({
   humans: ['alice', 'bob', 'carol'],
   turnLimit: 8,
   privacy: 'off',
@@ -21,8 +21,8 @@ const world = (patch: Partial<Case['world']> & Pick<Case['world'], 'agents'>): C
   maxToolRounds: 8,
   ...patch,
 });
-const always = (name: string, actions = false) => ({ name, activation: 'always' as const, actions });
-const mention = (name: string, actions = false) => ({ name, activation: 'mention' as const, actions });
+export const always = (name: string, actions = false) => ({ name, activation: 'always' as const, actions });
+export const mention = (name: string, actions = false) => ({ name, activation: 'mention' as const, actions });
 
 export const EXAMPLES: readonly Example[] = [
   {
@@ -381,43 +381,5 @@ export const EXAMPLES: readonly Example[] = [
         { kind: 'deliver', room: 'chat:main' },
       ],
     },
-  },
-];
-
-/**
- * Conversations the generator does not reach (it seats at most three humans, and gives agents too few replies for a
- * long rally), written by hand so that the model and the machine are still compared on those rules.
- */
-export const BY_HAND: readonly Example[] = [
-  {
-    name: 'drops the oldest question past five waiting for one agent, with one line each time (2.3, 10.2)',
-    case: {
-      world: world({ agents: [mention('lead'), mention('busy')], humans: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7'] }),
-      oracle: { lead: [{ kind: 'text', text: 'on it' }], busy: [{ kind: 'text', text: 'answering all of you' }] },
-      steps: [
-        { kind: 'say', room: 'chat:main', human: 'h1', text: '@lead start' },
-        ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7'].map(
-          (human) => ({ kind: 'say', room: 'chat:main', human, text: `@busy a question from ${human}` }) as const,
-        ),
-        { kind: 'deliver', room: 'chat:main' },
-        { kind: 'deliver', room: 'chat:main' },
-      ],
-    },
-    shows: ['platform chat:main: [dropped busy<-h1]', 'platform chat:main: [dropped busy<-h2]'],
-  },
-  {
-    name: 'stops two agents that exchanged more than 30 messages in 10 minutes from waking each other, told once (7.2)',
-    case: {
-      world: world({ agents: [always('ping'), always('pong')], humans: ['alice'], turnLimit: 8 }),
-      oracle: {
-        ping: Array.from({ length: 40 }, (_, i) => ({ kind: 'text' as const, text: `serve number ${i}` })),
-        pong: Array.from({ length: 40 }, (_, i) => ({ kind: 'text' as const, text: `return number ${i}` })),
-      },
-      steps: Array.from({ length: 6 }, (_, round) => [
-        { kind: 'say' as const, room: 'chat:main', human: 'alice', text: `keep the rally going, round ${round}` },
-        ...Array.from({ length: 9 }, () => ({ kind: 'deliver' as const, room: 'chat:main' })),
-      ]).flat(),
-    },
-    shows: ['[pair ping+pong]'],
   },
 ];
