@@ -55,8 +55,6 @@ export interface Ask {
   audience: readonly string[] | null;
   /** Made by an agent's message: a human's message removes it while queued. */
   readonly fromAgent: boolean;
-  /** Made by a message a catch-up fetched. */
-  held: boolean;
   readonly resume?: number;
 }
 
@@ -252,7 +250,7 @@ export function nextReply(
 }
 
 export function newAsk(input: Partial<Ask> & Pick<Ask, 'agent' | 'reason' | 'about' | 'author' | 'audience'>): Ask {
-  return { questions: [], requests: [], fromAgent: false, held: false, ...input };
+  return { questions: [], requests: [], fromAgent: false, ...input };
 }
 
 /** Two exchanges' audiences, answered by one turn: public if either is. */

@@ -38,7 +38,7 @@ const MAX_WAITING = 5;
 
 export class Rules extends Ledger {
   // Rule 2: a human's message.
-  human(room: Room, m: Message, text: string, missed: boolean): void {
+  human(room: Room, m: Message, text: string): void {
     const others = (a: Ask) => a.questions.some((q) => !same(q.human, m.author));
     if ((room.turn && others(room.turn.ask)) || room.queue.some(others)) this.coverage.add('two humans interleaved');
     const completed = this.humanAnswers(room, m.author, text);
@@ -55,7 +55,7 @@ export class Rules extends Ledger {
     const question = (agent: string, reason: Reason) => {
       if (!eligible(agent)) return;
       named.push(agent);
-      const base = { agent, reason, about: m.seq, author: m.author, audience: m.audience, held: missed };
+      const base = { agent, reason, about: m.seq, author: m.author, audience: m.audience };
       drops = joinDrops(drops, this.askHuman(room, { ...base, questions: [{ human: m.author, seq: m.seq }] }));
     };
     if (room.dm) {
@@ -74,7 +74,6 @@ export class Rules extends Ledger {
             about: m.seq,
             author: m.author,
             audience: m.audience,
-            held: missed,
           }),
         );
       }
@@ -102,7 +101,6 @@ export class Rules extends Ledger {
     queued.author = input.author;
     queued.questions = questions;
     queued.audience = joinAudience(queued.audience, input.audience);
-    queued.held = queued.held && (input.held ?? false);
     return cut.length > 0 ? [{ agent: queued.agent, humans: cut.map((q) => q.human) }] : [];
   }
 

@@ -90,14 +90,13 @@ export class ModelSystem implements System {
     const audience = r.audience(room, human, mentions, null);
     const m = r.record(room, { author: human, kind: 'human', text, mentions, asks: [], audience, edit: false });
     room.said.push({ author: human, at: m.at, addressed: [...mentions] });
-    r.human(room, m, text, missed);
+    r.human(room, m, text);
   }
 
   /** Rule 11: the catch-up is done; the asks it held run, and the questions it dropped are told in one line. */
   private caughtUp(room: Room): void {
+    if (holding(room) && (room.queue.length > 0 || room.heldDrops.length > 0)) this.rules.coverage.add('a catch-up');
     room.log.push({ type: 'caught-up' });
-    if (room.queue.some((a) => a.held) || room.heldDrops.length > 0) this.rules.coverage.add('a catch-up');
-    for (const ask of room.queue) ask.held = false;
     const drops = room.heldDrops;
     room.heldDrops = [];
     this.rules.dropped(room, drops);
