@@ -121,6 +121,13 @@ function replyArb(world: World, self: string): fc.Arbitrary<Reply> {
   const acts = world.agents.find((a) => a.name === self)?.actions === true;
   return fc.oneof(
     { weight: 8, arbitrary: text(messageArb(people)) },
+    // A question to a human: the agent then waits for their answer (2.2.2).
+    {
+      weight: 2,
+      arbitrary: text(
+        fc.tuple(fc.constantFrom(...world.humans), fc.constantFrom(...PHRASES)).map(([h, p]) => `@${h} ${p}?`),
+      ),
+    },
     { weight: 3, arbitrary: text(fc.constantFrom(...PASSES)) },
     { weight: 1, arbitrary: text(fc.constantFrom(...LOOKALIKES)) },
     { weight: 1, arbitrary: text(fc.constantFrom(...WORLD_PASSES)) },
@@ -212,10 +219,10 @@ export function stepArb(world: World): fc.Arbitrary<Step> {
   return fc.oneof(
     { weight: 8, arbitrary: say },
     { weight: 12, arbitrary: room.map((r): Step => ({ kind: 'deliver', room: r })) },
-    { weight: 1, arbitrary: fc.constant<Step>({ kind: 'deadline' }) },
+    { weight: 2, arbitrary: fc.constant<Step>({ kind: 'deadline' }) },
     { weight: 2, arbitrary: command },
     {
-      weight: 1,
+      weight: 2,
       arbitrary: fc
         .record({ back: fc.integer({ min: 1, max: 3 }), text: messageArb(agents), late: fc.boolean() })
         .map(({ back, text, late }): Step => ({ kind: 'edit', room: MAIN, back, text, ...(late ? { late } : {}) })),
@@ -226,10 +233,83 @@ export function stepArb(world: World): fc.Arbitrary<Step> {
   );
 }
 
-export const caseArb: fc.Arbitrary<Case> = worldArb.chain((world) =>
+const broadArb: fc.Arbitrary<Case> = worldArb.chain((world) =>
   fc.record({
     world: fc.constant(world),
     oracle: oracleArb(world),
     steps: fc.array(stepArb(world), { minLength: 1, maxLength: 40 }),
   }),
+);
+
+/**
+ * Conversations about requests: two or three agents that mostly ask each other (and the humans) questions, with
+ * deadlines, restarts and operator stops falling while their turns are written.
+ */
+const requestsArb: fc.Arbitrary<Case> = fc
+  .record({
+    base: worldArb,
+    n: fc.integer({ min: 2, max: 3 }),
+    humans: fc.integer({ min: 1, max: 2 }),
+    turnLimit: fc.integer({ min: 5, max: 8 }),
+  })
+  .map(
+    ({ base, n, humans, turnLimit }): World => ({
+      ...base,
+      agents: base.agents.slice(0, n).map((a) => ({ ...a, activation: 'mention' })),
+      humans: base.humans.length >= humans ? base.humans.slice(0, humans) : HUMANS.slice(0, humans),
+      turnLimit,
+    }),
+  )
+  .chain((world) => {
+    const agents = world.agents.map((a) => a.name);
+    const reply = (self: string): fc.Arbitrary<Reply> => {
+      const others = agents.filter((a) => a !== self);
+      const ask = (names: readonly string[]) =>
+        fc
+          .tuple(fc.constantFrom(...names), fc.constantFrom(...PHRASES))
+          .map(([n, p]): Reply => ({ kind: 'text', text: `@${n} ${p}?` }));
+      return fc.oneof(
+        { weight: 5, arbitrary: ask(others) },
+        { weight: 2, arbitrary: ask(world.humans) },
+        { weight: 3, arbitrary: fc.constantFrom(...PHRASES).map((p): Reply => ({ kind: 'text', text: `${p}.` })) },
+        { weight: 2, arbitrary: fc.constantFrom(...PASSES).map((t): Reply => ({ kind: 'text', text: t })) },
+        { weight: 1, arbitrary: fc.constant<Reply>({ kind: 'fail', reason: 'timeout' }) },
+        { weight: world.agents.find((a) => a.name === self)?.actions ? 2 : 0, arbitrary: replyArb(world, self) },
+      );
+    };
+    const lists = world.agents.map((a) => fc.array(reply(a.name), { maxLength: 12 }));
+    const say = fc
+      .tuple(fc.constantFrom(...world.humans), fc.subarray(agents, { maxLength: 2 }), fc.constantFrom(...PHRASES))
+      .map(
+        ([human, named, p]): Step => ({
+          kind: 'say',
+          room: MAIN,
+          human,
+          text: `${named.map((n) => `@${n} `).join('')}${p}?`,
+        }),
+      );
+    const step = fc.oneof(
+      { weight: 5, arbitrary: say },
+      { weight: 12, arbitrary: fc.constant<Step>({ kind: 'deliver', room: MAIN }) },
+      { weight: 2, arbitrary: fc.constant<Step>({ kind: 'deliver', room: SIDE }) },
+      { weight: 4, arbitrary: fc.constant<Step>({ kind: 'deadline' }) },
+      { weight: 1, arbitrary: fc.constant<Step>({ kind: 'restart' }) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constantFrom('', ...agents)
+          .map((args): Step => ({ kind: 'command', room: MAIN, name: 'pass', args, operator: true })),
+      },
+      { weight: 1, arbitrary: fc.constant<Step>({ kind: 'post-fails', room: MAIN }) },
+    );
+    return fc.record({
+      world: fc.constant(world),
+      oracle: fc.tuple(...lists).map((l) => Object.fromEntries(world.agents.map((a, i) => [a.name, l[i] ?? []]))),
+      steps: fc.array(step, { minLength: 1, maxLength: 40 }),
+    });
+  });
+
+export const caseArb: fc.Arbitrary<Case> = fc.oneof(
+  { weight: 3, arbitrary: broadArb },
+  { weight: 1, arbitrary: requestsArb },
 );
