@@ -33,6 +33,10 @@ export function check(params: { seed: number; runs: number; shrink?: boolean }, 
     endOnFailure: params.shrink === false,
   });
   if (!details.failed || !last) return { runs, coverage };
-  const failure = `Conformance failed (seed ${details.seed}, path ${details.counterexamplePath}, after ${details.numRuns} runs and ${details.numShrinks} shrinks):\n${last.text}`;
+  const failure = [
+    `Conformance failed (seed ${details.seed}, path ${details.counterexamplePath}, after ${details.numRuns} runs and ${details.numShrinks} shrinks).`,
+    `Again: npm run fuzz -- --seed ${details.seed} --runs ${details.numRuns}`,
+    last.text,
+  ].join('\n');
   return { runs, coverage, failure, counterexample: last.c };
 }
