@@ -14,7 +14,6 @@ import {
   holding,
   humanMentions,
   isObserver,
-  messages,
   nextReply,
   type Room,
   readAgentReply,
@@ -372,10 +371,6 @@ export class ModelSystem implements System {
 
   openRequests(): number {
     return this.rules.requests.filter((q) => q.status === 'open').length;
-  }
-
-  transcript(key: string) {
-    return messages(this.rules.room(key));
   }
 }
 
