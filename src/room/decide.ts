@@ -7,7 +7,7 @@ import { withAddressed } from './addressed.js';
 import { askHuman, joinDrops } from './asks.js';
 import { command } from './commands.js';
 import { tellDropped } from './control.js';
-import { Draft } from './draft.js';
+import { Draft, same } from './draft.js';
 import { newlyAddressed } from './edits.js';
 import type { DecideContext, Decision } from './effects.js';
 import type { Action, Edit, Incoming, Note, RoomEvent } from './events.js';
@@ -178,7 +178,10 @@ function action(d: Draft, a: Action): void {
     });
     return;
   }
-  const awaited = a.requestReply.filter((p) => p.name.toLowerCase() !== a.from.agent.toLowerCase());
+  // Rule 5.1: each participant once, never the requester.
+  const awaited = a.requestReply.filter(
+    (p, i) => !same(p.name, a.from.agent) && a.requestReply.findIndex((other) => same(other.name, p.name)) === i,
+  );
   d.post({
     agent: a.from.agent,
     text: a.text,
@@ -220,7 +223,9 @@ function deadline(d: Draft, id: number): void {
 function note(d: Draft, n: Note): void {
   switch (n.kind) {
     case 'request-opened':
-      if (!d.state.away.some((a) => a.id === n.id)) d.set({ away: [...d.state.away, { id: n.id, target: n.target }] });
+      if (!d.state.away.some((a) => a.id === n.id)) {
+        d.set({ away: [...d.state.away, { id: n.id, target: n.target, parent: n.parent ?? null }] });
+      }
       return;
     case 'request-settled':
       onSettled(d, n.request);
@@ -269,6 +274,11 @@ function restart(
         answerRequest(d, id, { participant: ask.agent, text: 'its turn was cut by restarts', outcome: 'failed' });
       }
       d.line(tooOftenCutLine(ask.agent, ask.attempt));
+    } else if (current.stop === 'operator') {
+      // Its outcome will never come: the operator's stop is recorded now (3.5).
+      for (const id of ask.requests) {
+        answerRequest(d, id, { participant: ask.agent, text: 'was stopped by an operator', outcome: 'stopped' });
+      }
     } else if (!current.stop) {
       // Taken again first, unless what was missed meanwhile supersedes it (a newer message from the same human).
       d.set({ queue: [ask, ...d.state.queue] });

@@ -138,11 +138,14 @@ export interface RequestAnswer {
 
 /** What one room tells another. */
 export type Note =
-  /** A request this room's agent opened elsewhere is open there (so a hand-back here can cancel it). */
-  | { readonly kind: 'request-opened'; readonly id: number; readonly target: string }
+  /**
+   * A request this room's agent opened elsewhere is open there (so a hand-back here can cancel it), nested in
+   * `parent` (so cancelling the parent here cancels it too).
+   */
+  | { readonly kind: 'request-opened'; readonly id: number; readonly target: string; readonly parent?: number | null }
   /** A request this room's agent opened (possibly here) has settled: its requester's resume is due. */
   | { readonly kind: 'request-settled'; readonly request: SettledRequest }
-  /** The origin room of these requests handed back or was stopped: they are cancelled. */
+  /** The origin room of these requests handed back or was stopped: they are cancelled, with those nested in them. */
   | { readonly kind: 'cancel-requests'; readonly ids: readonly number[] };
 
 /** A turn cut by a restart had already made these tool calls (the room is told; they are not run again). */

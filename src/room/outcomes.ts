@@ -181,9 +181,12 @@ export function onPosted(d: Draft, id: number, platformIds: readonly string[], f
     }
   }
   const since = ask.startedAt ?? facts.seq;
+  if (current.after !== 'route') {
+    // A posted reply answers the ask's requests, even when control goes to the humans right after (3.3, 3.6).
+    for (const id of ask.requests)
+      answerRequest(d, id, { participant: ask.agent, text: posted.text, outcome: 'answer' });
+  }
   if (current.after === 'world-pass') {
-    for (const request of ask.requests)
-      answerRequest(d, request, { participant: ask.agent, text: posted.text, outcome: 'answer' });
     if (d.state.control.holder === 'agents') handBack(d, 'world pass', worldPassText(ask.agent), since);
     return;
   }
@@ -210,6 +213,8 @@ function actionPosted(d: Draft, posted: PendingPost, platformIds: readonly strin
     platformIds,
     at: d.now,
     requests: [],
+    // The agents it asks for a reply see what they are asked about, whether or not its text names them.
+    seenBy: posted.open?.awaited.filter((p) => p.kind === 'agent').map((p) => p.name),
     post: posted.id,
   });
   routeAgent(d, facts, posted.text, { noProgress });

@@ -26,6 +26,8 @@ export interface Writing {
   readonly addressed?: readonly string[] | undefined;
   /** Mentions decided by the caller (an edit addresses only the agents it adds). */
   readonly mentions?: readonly string[] | undefined;
+  /** Agents that see it besides its mentions (the agents an action's request_reply awaits). */
+  readonly seenBy?: readonly string[] | undefined;
   /** Whom it asks, when the caller decides (an action's post, a world pass: nobody). */
   readonly requests?: readonly string[] | undefined;
   /** The people its author's turn answers (naming them is the answer), and that exchange's audience. */
@@ -85,10 +87,11 @@ export function recordMessage(d: Draft, input: Writing): Recorded {
           }));
   }
   const audience = audienceOf({
-    mode: d.privacy,
+    // A DM is private already: its agent sees everything said there, whoever a message names.
+    mode: d.setup.kind === 'direct' ? 'off' : d.privacy,
     kind: input.kind,
     author: input.author,
-    mentions,
+    mentions: [...mentions, ...(input.seenBy ?? [])],
     replyAudience: input.exchange,
   });
   const facts: MessageFacts = {

@@ -56,11 +56,8 @@ export function openRequest(
   d.effect({ type: 'timer', at: request.deadline, request: request.id });
   d.record({ kind: 'request', id: request.id, status: 'open' });
   if (input.origin !== d.setup.key) {
-    d.effect({
-      type: 'note',
-      room: input.origin,
-      note: { kind: 'request-opened', id: request.id, target: d.setup.key },
-    });
+    const note = { kind: 'request-opened', id: request.id, target: d.setup.key, parent: request.parent } as const;
+    d.effect({ type: 'note', room: input.origin, note });
   }
   const audience = d.privacy === 'mentions' ? [request.requester, ...request.awaited.map((p) => p.name)] : null;
   for (const participant of request.awaited) {
@@ -132,11 +129,16 @@ export function settle(d: Draft, request: OpenRequest, status: SettledRequest['s
   else d.effect({ type: 'note', room: request.origin, note });
 }
 
-/** Queued asks no longer answer a settled request; one left answering nothing goes. */
+/**
+ * Queued asks no longer answer a settled request; one left answering nothing goes (5.4) — a participant's, or a
+ * resume whose reply was to answer it.
+ */
 function dropFromAsks(d: Draft, id: number): void {
-  const queue = d.state.queue
-    .map((ask) => (ask.requests.includes(id) ? { ...ask, requests: ask.requests.filter((r) => r !== id) } : ask))
-    .filter((ask) => !(ask.reason === 'request' && ask.requests.length === 0 && ask.questions.length === 0));
+  const queue = d.state.queue.flatMap((ask) => {
+    if (!ask.requests.includes(id)) return [ask];
+    const requests = ask.requests.filter((r) => r !== id);
+    return requests.length === 0 && ask.questions.length === 0 ? [] : [{ ...ask, requests }];
+  });
   d.set({ queue });
 }
 
@@ -185,11 +187,26 @@ export function closeRequests(d: Draft): void {
   d.set({ away: [] });
 }
 
-/** The origin room cancelled these requests. */
+/**
+ * The origin room cancelled these requests (5.6). Those nested in them go too: the ones waiting here, and the ones
+ * this room's agents opened elsewhere (their rooms are told, and cancel what is nested in them in turn).
+ */
 export function cancelRequests(d: Draft, ids: readonly number[]): void {
-  for (const id of ids) {
-    const request = d.state.requests.find((r) => r.id === id);
-    if (request) settle(d, request, 'cancelled');
+  const cancelled = new Set(ids);
+  for (let grew = true; grew; ) {
+    const nested = [...d.state.requests, ...d.state.away].filter(
+      (r) => !cancelled.has(r.id) && r.parent != null && cancelled.has(r.parent),
+    );
+    for (const r of nested) cancelled.add(r.id);
+    grew = nested.length > 0;
+  }
+  for (const request of d.state.requests.filter((r) => cancelled.has(r.id))) settle(d, request, 'cancelled');
+  const away = d.state.away.filter((a) => cancelled.has(a.id));
+  if (away.length === 0) return;
+  d.set({ away: d.state.away.filter((a) => !cancelled.has(a.id)) });
+  for (const room of new Set(away.map((a) => a.target))) {
+    const ids = away.filter((a) => a.target === room).map((a) => a.id);
+    d.effect({ type: 'note', room, note: { kind: 'cancel-requests', ids } });
   }
 }
 

@@ -110,6 +110,7 @@ export function routeAgent(d: Draft, m: MessageFacts, text: string, replying: Re
   if (state.control.holder === 'humans') return;
   const { ask } = replying;
   if (state.control.count >= setup.turnLimit) {
+    // Humans who spoke after the turn that reached the limit began are still answered (6.1).
     handBack(d, 'turn limit', handBackText(setup.turnLimit), ask?.startedAt ?? m.seq);
     return;
   }

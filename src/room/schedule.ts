@@ -32,7 +32,8 @@ function batchable(d: Draft, first: Ask): Ask[] {
 export function advance(d: Draft): void {
   for (;;) {
     const { state } = d;
-    if (state.current || state.posts.length > 0) return;
+    // Rule 11: while a catch-up runs the room holds, so a backlog is answered as one conversation, oldest first.
+    if (state.current || state.posts.length > 0 || state.holding) return;
     if (state.batch) {
       if (!applyBatchAnswer(d)) return; // waiting for the batched call
       continue;

@@ -182,7 +182,7 @@ export interface RoomState {
   readonly posts: readonly PendingPost[];
   readonly requests: readonly OpenRequest[];
   /** Requests this room's agents opened in other rooms, not settled yet. */
-  readonly away: ReadonlyArray<{ readonly id: number; readonly target: string }>;
+  readonly away: ReadonlyArray<{ readonly id: number; readonly target: string; readonly parent?: number | null }>;
   /** Chat requests accepted in this (pair) room. */
   readonly accepted: readonly number[];
   /** A catch-up is running: the asks of the messages it fetched wait, and dropped questions are gathered. */

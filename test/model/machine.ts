@@ -3,7 +3,7 @@
  * (script.ts). Each room's state is saved and loaded as JSON between events, as the store does.
  */
 import { decide } from '../../src/room/decide.js';
-import type { Effect } from '../../src/room/effects.js';
+import type { DecideContext, Decision, Effect } from '../../src/room/effects.js';
 import type { Participant, RoomEvent } from '../../src/room/events.js';
 import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/state.js';
 import { classifyLine } from './lines.js';
@@ -31,6 +31,20 @@ interface Queued {
   readonly event: RoomEvent;
 }
 
+export type Decide = (setup: RoomSetup, state: RoomState, event: RoomEvent, context: DecideContext) => Decision;
+
+export interface MachineOptions {
+  /**
+   * Saves and loads each room's state as JSON between events, as the store does (default on); `restart`: only when
+   * the bridge restarts (cheaper, for long generated runs).
+   */
+  readonly roundTrip?: boolean | 'restart';
+  /** The decision to drive (default: src/room's decide; the mutation tests pass wrapped ones). */
+  readonly decide?: Decide;
+  /** Sees every decision, for checks that read the machine's own records. */
+  readonly tap?: (room: string, event: RoomEvent, decision: Decision) => void;
+}
+
 export class MachineSystem implements System {
   private readonly rooms = new Map<string, Room>();
   private readonly used = new Map<string, number>();
@@ -38,6 +52,7 @@ export class MachineSystem implements System {
   private nextPlatformId = 1;
   private now = 1_000_000;
   private readonly timers: Array<{ at: number; room: string; request: number }> = [];
+  private readonly settled = new Set<number>();
   private readonly failNext = new Set<string>();
   private readonly internal: Queued[] = [];
   private observed: Observed[] = [];
@@ -45,7 +60,7 @@ export class MachineSystem implements System {
   constructor(
     private readonly world: World,
     private readonly oracle: Oracle,
-    private readonly options: { readonly roundTrip?: boolean } = {},
+    private readonly options: MachineOptions = {},
   ) {}
 
   private setupOf(key: string): RoomSetup {
@@ -72,6 +87,11 @@ export class MachineSystem implements System {
       this.rooms.set(key, room);
     }
     return room;
+  }
+
+  /** The rooms that have had an event. */
+  roomKeys(): string[] {
+    return [...this.rooms.keys()];
   }
 
   /** The room's state (as the store would load it). */
@@ -145,6 +165,7 @@ export class MachineSystem implements System {
       case 'restart':
         // As the bridge starts: each room goes on from its stored state, then (nothing was missed) its catch-up is done.
         this.timers.length = 0;
+        if (this.options.roundTrip !== false) for (const room of this.rooms.values()) room.state = stored(room.state);
         for (const key of [...this.rooms.keys()]) this.feed(key, { type: 'restart', now: this.now });
         for (const key of [...this.rooms.keys()]) this.feed(key, { type: 'catch-up', now: this.now, phase: 'done' });
         break;
@@ -155,11 +176,18 @@ export class MachineSystem implements System {
     return this.observed;
   }
 
-  /** The room's turn being written answers: its actions first, then its text. */
+  /**
+   * The room's turn being written answers: its actions first, then its text. A turn the room asked to stop (an
+   * operator, a deadline) ends as stopped: it takes no reply and runs no action.
+   */
   private deliver(key: string): void {
     const current = this.state(key).current;
     if (!current || current.post !== undefined) return;
     const { ask } = current;
+    if (current.stop === 'operator' || current.stop === 'deadline') {
+      this.feed(key, { type: 'answer', now: this.now, ask: ask.id, outcome: { kind: 'stopped' } });
+      return;
+    }
     const agent = ask.agent;
     const n = this.used.get(agent) ?? 0;
     this.used.set(agent, n + 1);
@@ -225,21 +253,29 @@ export class MachineSystem implements System {
 
   private handle(key: string, event: RoomEvent): void {
     const room = this.room(key);
-    const decision = decide(room.setup, room.state, event, { nextRequestId: this.nextRequestId });
+    const decision = (this.options.decide ?? decide)(room.setup, room.state, event, {
+      nextRequestId: this.nextRequestId,
+    });
+    this.options.tap?.(key, event, decision);
     this.nextRequestId += decision.requestsOpened;
     // Saved and loaded as the store does between any two events (unless a test compares with that switched off).
-    room.state =
-      this.options.roundTrip === false ? decision.state : (JSON.parse(JSON.stringify(decision.state)) as RoomState);
+    room.state = (this.options.roundTrip ?? true) === true ? stored(decision.state) : decision.state;
     for (const write of decision.writes) {
       if (write.type === 'message' && write.message.kind === 'human') {
-        room.said.push({
-          id: write.message.platformIds[0] ?? '',
-          author: write.message.author,
-          at: write.message.at,
-          addressed: [...write.message.mentions],
-        });
+        // An edit stored as a message is still the platform's one message: later edits see whom it added.
+        const id = write.message.platformIds[0] ?? '';
+        const edited = room.said.find((s) => id.startsWith(`${s.id}:edit:`));
+        const { author, at, mentions } = write.message;
+        if (edited) edited.addressed.push(...mentions);
+        else room.said.push({ id, author, at, addressed: [...mentions] });
       }
       if (write.type === 'request') {
+        if (write.request.status !== 'open') {
+          // A settled request's deadline will not fire (the shell clears its timer).
+          this.settled.add(write.request.id);
+          const at = this.timers.findIndex((t) => t.request === write.request.id);
+          if (at >= 0) this.timers.splice(at, 1);
+        }
         this.observed.push({
           kind: 'request',
           id: write.request.id,
@@ -287,7 +323,7 @@ export class MachineSystem implements System {
         this.internal.push({ room: effect.room, event: { type: 'note', now: this.now, note: effect.note } });
         return;
       case 'timer':
-        if (!this.timers.some((t) => t.request === effect.request)) {
+        if (!this.settled.has(effect.request) && !this.timers.some((t) => t.request === effect.request)) {
           this.timers.push({ at: effect.at, room: key, request: effect.request });
         }
         return;
@@ -304,3 +340,6 @@ export class MachineSystem implements System {
     }
   }
 }
+
+/** A state as the store gives it back: saved as JSON and loaded. */
+const stored = (state: RoomState): RoomState => JSON.parse(JSON.stringify(state)) as RoomState;

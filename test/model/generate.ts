@@ -1,0 +1,315 @@
+/**
+ * Generated conversations: a world (2–6 agents, 1–3 humans), each agent's replies (the oracle) and a script of
+ * steps. Texts are built from the rules' edge cases: mentions, quotes, code spans and fences holding mentions,
+ * passes and their look-alikes, the hand-back tag, questions, acknowledgements and exact repeats, actions.
+ */
+import fc from 'fast-check';
+import type { CommandName } from '../../src/room/events.js';
+import { dmRoom, MAIN, type Oracle, type Reply, type ReplyAction, SIDE, type Step, type World } from './script.js';
+
+export interface Case {
+  readonly world: World;
+  readonly oracle: Oracle;
+  readonly steps: readonly Step[];
+}
+
+const AGENTS = ['ada', 'bo', 'cy', 'dot', 'eli', 'fay'];
+const HUMANS = ['alice', 'bob', 'carol'];
+
+export const worldArb: fc.Arbitrary<World> = fc
+  .record({
+    n: fc.integer({ min: 2, max: 6 }),
+    activations: fc.array(fc.constantFrom<'always' | 'mention'>('always', 'mention', 'mention'), {
+      minLength: 6,
+      maxLength: 6,
+    }),
+    actions: fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
+    humans: fc.integer({ min: 1, max: 3 }),
+    turnLimit: fc.integer({ min: 3, max: 8 }),
+    privacy: fc.constantFrom<'off' | 'mentions'>('off', 'mentions'),
+  })
+  .map(({ n, activations, actions, humans, turnLimit, privacy }) => ({
+    agents: AGENTS.slice(0, n).map((name, i) => ({
+      name,
+      activation: activations[i] ?? 'mention',
+      actions: actions[i] ?? false,
+    })),
+    humans: HUMANS.slice(0, humans),
+    turnLimit,
+    privacy,
+    timeoutMs: 600_000,
+    editWindowMs: 120_000,
+    maxToolRounds: 8,
+  }));
+
+const PHRASES = [
+  'what do you think',
+  'please check the plan',
+  'the numbers look off',
+  'here is a draft',
+  'I disagree',
+  'ship it',
+];
+
+/** A message: mentions in prose, a phrase, maybe a question, maybe a quote, code span or fence holding a mention. */
+function messageArb(names: readonly string[], upper = false): fc.Arbitrary<string> {
+  const name = fc.constantFrom(...names).map((n) => (upper ? n.toUpperCase() : n));
+  return fc
+    .record({
+      lead: fc.array(name, { maxLength: 3 }),
+      phrase: fc.constantFrom(...PHRASES),
+      question: fc.boolean(),
+      tail: fc.option(
+        fc.oneof(
+          name.map((n) => `\n> @${n} wrote: earlier words`),
+          name.map((n) => ` see \`@${n}\``),
+          name.map((n) => `\n\`\`\`\n@${n} in code\n\`\`\``),
+          name.map((n) => ` thanks @${n}`),
+          fc.constant(' mail a@b.example or @@x or @'),
+        ),
+        { freq: 3 },
+      ),
+    })
+    .map(
+      ({ lead, phrase, question, tail }) =>
+        `${lead.map((n) => `@${n} `).join('')}${phrase}${question ? '?' : '.'}${tail ?? ''}`,
+    );
+}
+
+const PASSES = ['[pass]', '[pass].', '`[pass]`', '[PASS] nothing to add', '"[pass]"', ''];
+const LOOKALIKES = [
+  'I would [pass] on that',
+  '[pass]\nbut here is a second line',
+  '[pass] and then a great many more words than eight here',
+];
+const WORLD_PASSES = [
+  '<world>pass</world>',
+  'All done. <world>pass</world>',
+  'All done. `<world>pass</world>`',
+  'Example:\n```\n<world>pass</world>\n```',
+  'Over to you `<world>pass</world>` and `x`',
+];
+const ACKS = ['thanks!', 'got it', 'ok', 'Thank you so much', 'sounds good'];
+
+function actionArb(world: World, self: string): fc.Arbitrary<ReplyAction> {
+  const people = [...world.agents.map((a) => a.name), ...world.humans];
+  return fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('channel' as const),
+        room: fc.constantFrom<'here' | 'other'>('here', 'here', 'other'),
+        text: messageArb([...people, self]),
+        requestReply: fc.array(fc.constantFrom(...people, self), { maxLength: 2 }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('dm' as const),
+        to: fc.constantFrom(...world.humans, ...world.agents.map((a) => a.name)),
+        text: messageArb(people),
+        requestReply: fc.boolean(),
+      }),
+    },
+  );
+}
+
+function replyArb(world: World, self: string): fc.Arbitrary<Reply> {
+  const people = [...world.agents.map((a) => a.name).filter((n) => n !== self), ...world.humans];
+  const text = (t: fc.Arbitrary<string>) => t.map((s): Reply => ({ kind: 'text', text: s }));
+  const acts = world.agents.find((a) => a.name === self)?.actions === true;
+  return fc.oneof(
+    { weight: 8, arbitrary: text(messageArb(people)) },
+    // A question to a human: the agent then waits for their answer (2.2.2).
+    {
+      weight: 2,
+      arbitrary: text(
+        fc.tuple(fc.constantFrom(...world.humans), fc.constantFrom(...PHRASES)).map(([h, p]) => `@${h} ${p}?`),
+      ),
+    },
+    { weight: 3, arbitrary: text(fc.constantFrom(...PASSES)) },
+    { weight: 1, arbitrary: text(fc.constantFrom(...LOOKALIKES)) },
+    { weight: 1, arbitrary: text(fc.constantFrom(...WORLD_PASSES)) },
+    {
+      weight: 1,
+      arbitrary: text(
+        fc.constantFrom(...ACKS).chain((a) => fc.option(fc.constantFrom(...people)).map((n) => (n ? `${a} @${n}` : a))),
+      ),
+    },
+    { weight: 1, arbitrary: fc.constant<Reply>({ kind: 'text', text: '<<repeat>>' }) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('timeout', 'no readable text').map((reason): Reply => ({ kind: 'fail', reason })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .oneof(messageArb(people), fc.constantFrom('', '[pass]'))
+        .map((s): Reply => ({ kind: 'text', text: s, roundLimit: true })),
+    },
+    {
+      weight: acts ? 4 : 0,
+      arbitrary: fc
+        .record({
+          text: fc.oneof(messageArb(people), fc.constantFrom('[pass]', 'done')),
+          actions: fc.array(actionArb(world, self), { minLength: 1, maxLength: 3 }),
+        })
+        .map(({ text: t, actions }): Reply => ({ kind: 'text', text: t, actions })),
+    },
+  );
+}
+
+/** `<<repeat>>` becomes the agent's previous text (case and spacing changed), or a plain message. */
+function resolveRepeats(replies: readonly Reply[]): Reply[] {
+  let previous = 'first words';
+  return replies.map((reply) => {
+    if (reply.kind !== 'text') return reply;
+    if (reply.text !== '<<repeat>>') {
+      previous = reply.text;
+      return reply;
+    }
+    return { kind: 'text', text: `  ${previous.toUpperCase().replace(/ /g, '  ')} ` };
+  });
+}
+
+export function oracleArb(world: World): fc.Arbitrary<Oracle> {
+  const entries = world.agents.map((a) => fc.array(replyArb(world, a.name), { maxLength: 12 }).map(resolveRepeats));
+  return fc.tuple(...entries).map((lists) => Object.fromEntries(world.agents.map((a, i) => [a.name, lists[i] ?? []])));
+}
+
+export function stepArb(world: World): fc.Arbitrary<Step> {
+  const agents = world.agents.map((a) => a.name);
+  const human = fc.constantFrom(...world.humans);
+  const dm = fc.tuple(fc.constantFrom(...agents), human).map(([a, h]) => dmRoom(a, h));
+  const room = fc.oneof(
+    { weight: 6, arbitrary: fc.constant(MAIN) },
+    { weight: 2, arbitrary: fc.constant(SIDE) },
+    { weight: 1, arbitrary: dm },
+  );
+  const channel = fc.constantFrom(MAIN, MAIN, SIDE);
+  const say = fc
+    .record({
+      room,
+      human,
+      text: messageArb([...agents, ...world.humans], true),
+      addressed: fc.option(fc.subarray(agents, { maxLength: 2 }), { freq: 8 }),
+      missed: fc.option(fc.constant(true), { freq: 10 }),
+    })
+    .map(({ room: r, human: h, text, addressed, missed }): Step => {
+      // In a DM, the human is the DM's human.
+      const dmHuman = /^chat:dm-[^-]+-(.+)$/.exec(r)?.[1];
+      return {
+        kind: 'say',
+        room: r,
+        human: dmHuman ?? h,
+        text,
+        ...(addressed && !dmHuman ? { addressed } : {}),
+        ...(missed ? { missed } : {}),
+      };
+    });
+  const command = fc
+    .record({
+      room: channel,
+      name: fc.constantFrom<CommandName>('pass', 'pass', 'reset', 'privacy', 'status'),
+      arg: fc.oneof(fc.constant(''), fc.constantFrom(...agents), fc.constantFrom('mentions', 'off', 'nobody')),
+      operator: fc.constantFrom(true, true, true, false),
+    })
+    .map(({ room: r, name, arg, operator }): Step => ({ kind: 'command', room: r, name, args: arg, operator }));
+  return fc.oneof(
+    { weight: 8, arbitrary: say },
+    { weight: 12, arbitrary: room.map((r): Step => ({ kind: 'deliver', room: r })) },
+    { weight: 2, arbitrary: fc.constant<Step>({ kind: 'deadline' }) },
+    { weight: 2, arbitrary: command },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ back: fc.integer({ min: 1, max: 3 }), text: messageArb(agents), late: fc.boolean() })
+        .map(({ back, text, late }): Step => ({ kind: 'edit', room: MAIN, back, text, ...(late ? { late } : {}) })),
+    },
+    { weight: 1, arbitrary: fc.constant<Step>({ kind: 'restart' }) },
+    { weight: 1, arbitrary: channel.map((r): Step => ({ kind: 'post-fails', room: r })) },
+    { weight: 1, arbitrary: channel.map((r): Step => ({ kind: 'caught-up', room: r })) },
+  );
+}
+
+const broadArb: fc.Arbitrary<Case> = worldArb.chain((world) =>
+  fc.record({
+    world: fc.constant(world),
+    oracle: oracleArb(world),
+    steps: fc.array(stepArb(world), { minLength: 1, maxLength: 40 }),
+  }),
+);
+
+/**
+ * Conversations about requests: two or three agents that mostly ask each other (and the humans) questions, with
+ * deadlines, restarts and operator stops falling while their turns are written.
+ */
+const requestsArb: fc.Arbitrary<Case> = fc
+  .record({
+    base: worldArb,
+    n: fc.integer({ min: 2, max: 3 }),
+    humans: fc.integer({ min: 1, max: 2 }),
+    turnLimit: fc.integer({ min: 5, max: 8 }),
+  })
+  .map(
+    ({ base, n, humans, turnLimit }): World => ({
+      ...base,
+      agents: base.agents.slice(0, n).map((a) => ({ ...a, activation: 'mention' })),
+      humans: base.humans.length >= humans ? base.humans.slice(0, humans) : HUMANS.slice(0, humans),
+      turnLimit,
+    }),
+  )
+  .chain((world) => {
+    const agents = world.agents.map((a) => a.name);
+    const reply = (self: string): fc.Arbitrary<Reply> => {
+      const others = agents.filter((a) => a !== self);
+      const ask = (names: readonly string[]) =>
+        fc
+          .tuple(fc.constantFrom(...names), fc.constantFrom(...PHRASES))
+          .map(([n, p]): Reply => ({ kind: 'text', text: `@${n} ${p}?` }));
+      return fc.oneof(
+        { weight: 5, arbitrary: ask(others) },
+        { weight: 2, arbitrary: ask(world.humans) },
+        { weight: 3, arbitrary: fc.constantFrom(...PHRASES).map((p): Reply => ({ kind: 'text', text: `${p}.` })) },
+        { weight: 2, arbitrary: fc.constantFrom(...PASSES).map((t): Reply => ({ kind: 'text', text: t })) },
+        { weight: 1, arbitrary: fc.constant<Reply>({ kind: 'fail', reason: 'timeout' }) },
+        { weight: world.agents.find((a) => a.name === self)?.actions ? 2 : 0, arbitrary: replyArb(world, self) },
+      );
+    };
+    const lists = world.agents.map((a) => fc.array(reply(a.name), { maxLength: 12 }));
+    const say = fc
+      .tuple(fc.constantFrom(...world.humans), fc.subarray(agents, { maxLength: 2 }), fc.constantFrom(...PHRASES))
+      .map(
+        ([human, named, p]): Step => ({
+          kind: 'say',
+          room: MAIN,
+          human,
+          text: `${named.map((n) => `@${n} `).join('')}${p}?`,
+        }),
+      );
+    const step = fc.oneof(
+      { weight: 5, arbitrary: say },
+      { weight: 12, arbitrary: fc.constant<Step>({ kind: 'deliver', room: MAIN }) },
+      { weight: 2, arbitrary: fc.constant<Step>({ kind: 'deliver', room: SIDE }) },
+      { weight: 4, arbitrary: fc.constant<Step>({ kind: 'deadline' }) },
+      { weight: 1, arbitrary: fc.constant<Step>({ kind: 'restart' }) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constantFrom('', ...agents)
+          .map((args): Step => ({ kind: 'command', room: MAIN, name: 'pass', args, operator: true })),
+      },
+      { weight: 1, arbitrary: fc.constant<Step>({ kind: 'post-fails', room: MAIN }) },
+    );
+    return fc.record({
+      world: fc.constant(world),
+      oracle: fc.tuple(...lists).map((l) => Object.fromEntries(world.agents.map((a, i) => [a.name, l[i] ?? []]))),
+      steps: fc.array(step, { minLength: 1, maxLength: 40 }),
+    });
+  });
+
+export const caseArb: fc.Arbitrary<Case> = fc.oneof(
+  { weight: 3, arbitrary: broadArb },
+  { weight: 1, arbitrary: requestsArb },
+);

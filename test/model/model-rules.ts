@@ -1,0 +1,257 @@
+/**
+ * The model's rules: who is asked (rules 2 and 4), the queue (2.3, 4.5), hand-backs (6) and the bridge's lines
+ * (10). Plain mutable data; every fact that history holds is read from the room's transcript (model-room.ts).
+ */
+
+import { Ledger } from './model-requests.js';
+import {
+  type Ask,
+  agentsSince,
+  awaits,
+  canSee,
+  controlOf,
+  countOf,
+  failedThisRound,
+  has,
+  holding,
+  humanSince,
+  isObserver,
+  joinAudience,
+  type Message,
+  messages,
+  newAsk,
+  pairName,
+  pairPaused,
+  type Reason,
+  type Room,
+  same,
+  seqOf,
+  told,
+  unique,
+} from './model-room.js';
+import type { LineInfo } from './script.js';
+
+export type Drops = Array<{ agent: string; humans: string[] }>;
+
+/** At most this many humans' questions wait for one agent (2.3). */
+const MAX_WAITING = 5;
+
+export class Rules extends Ledger {
+  // Rule 2: a human's message.
+  human(room: Room, m: Message, text: string): void {
+    const others = (a: Ask) => a.questions.some((q) => !same(q.human, m.author));
+    if ((room.turn && others(room.turn.ask)) || room.queue.some(others)) this.coverage.add('two humans interleaved');
+    const completed = this.humanAnswers(room, m.author, text);
+    // 2.3: the human's own questions, every observer and every ask an agent's message made leave the queue.
+    room.queue = room.queue.flatMap((ask) => {
+      if (isObserver(ask) || ask.fromAgent) return [];
+      if (!ask.questions.some((q) => same(q.human, m.author))) return [ask];
+      const questions = ask.questions.filter((q) => !same(q.human, m.author));
+      return questions.length > 0 || ask.requests.length > 0 ? [{ ...ask, questions }] : [];
+    });
+    const named: string[] = [];
+    let drops: Drops = [];
+    const eligible = (agent: string) => !has(named, agent) && !has(completed, agent) && canSee(agent, m);
+    const question = (agent: string, reason: Reason) => {
+      if (!eligible(agent)) return;
+      named.push(agent);
+      const base = { agent, reason, about: m.seq, author: m.author, audience: m.audience };
+      drops = joinDrops(drops, this.askHuman(room, { ...base, questions: [{ human: m.author, seq: m.seq }] }));
+    };
+    if (room.dm) {
+      question(room.dm, 'direct');
+    } else {
+      const before = { ...room, log: room.log.slice(0, -1) };
+      for (const a of this.world.agents) if (awaits(before, a.name, m.author)) question(a.name, 'awaiting');
+      for (const agent of m.mentions) question(agent, 'addressed');
+      for (const a of this.world.agents) {
+        if (a.activation !== 'always' || !eligible(a.name)) continue;
+        named.push(a.name);
+        room.queue.push(
+          newAsk({
+            agent: a.name,
+            reason: 'always',
+            about: m.seq,
+            author: m.author,
+            audience: m.audience,
+          }),
+        );
+      }
+    }
+    this.dropped(room, drops);
+  }
+
+  /** 2.3: a human's question, merged into the agent's queued ask that answers humans; at most 5 wait. */
+  askHuman(
+    room: Room,
+    input: Partial<Ask> & Pick<Ask, 'agent' | 'reason' | 'about' | 'author' | 'audience' | 'questions'>,
+  ): Drops {
+    const queued = room.queue.find((a) => same(a.agent, input.agent) && a.questions.length > 0);
+    if (!queued) {
+      room.queue.push(newAsk(input));
+      return [];
+    }
+    const questions = [
+      ...queued.questions.filter((q) => !input.questions.some((n) => same(n.human, q.human))),
+      ...input.questions,
+    ];
+    const cut = questions.splice(0, Math.max(0, questions.length - MAX_WAITING));
+    queued.reason = queued.reason === 'addressed' || input.reason === 'addressed' ? 'addressed' : input.reason;
+    queued.about = Math.max(queued.about, input.about);
+    queued.author = input.author;
+    queued.questions = questions;
+    queued.audience = joinAudience(queued.audience, input.audience);
+    return cut.length > 0 ? [{ agent: queued.agent, humans: cut.map((q) => q.human) }] : [];
+  }
+
+  // Rule 4: an agent's message, already counted.
+  route(
+    room: Room,
+    m: Message,
+    turn: { ask: Ask; startedAt: number; people: readonly string[] } | null,
+    noProgress: boolean,
+  ): void {
+    const control = controlOf(room);
+    if (control.holder === 'humans') return;
+    if (countOf(room) >= this.world.turnLimit) {
+      this.handBack(
+        room,
+        'turn limit',
+        { kind: 'hand-back', reason: 'turn limit' },
+        room.turn?.startedAt ?? turn?.startedAt ?? m.seq,
+      );
+      return;
+    }
+    const previous = messages(room)
+      .filter((x) => x.kind === 'agent' && x.seq < m.seq && !same(x.author, m.author))
+      .at(-1);
+    const paused = (other: string) => pairPaused(room, m.author, other, this.now);
+    const partnerPaused = previous !== undefined && paused(previous.author);
+    if (previous && partnerPaused && !told(room, pairName(m.author, previous.author))) {
+      room.log.push({ type: 'told', pair: pairName(m.author, previous.author) });
+      this.line(room, { kind: 'pair', a: m.author, b: previous.author });
+    }
+    const asked = m.asks.flatMap((name) => {
+      const agent = this.agent(name);
+      return agent && !paused(agent) ? [agent] : [];
+    });
+    if (asked.length > 0 && !room.dm) {
+      this.openRequest(room, {
+        requester: m.author,
+        origin: room.key,
+        parent: turn?.ask.requests[0] ?? null,
+        text: m.text,
+        seq: m.seq,
+        awaited: asked.map((name) => ({ name, kind: 'agent' })),
+        opener: { people: turn?.people ?? [], audience: turn?.ask.audience ?? null },
+      });
+      return;
+    }
+    if (turn && turn.ask.requests.length > 0) {
+      for (const id of turn.ask.requests) this.answer(id, m.author, 'answer', m.text);
+      return;
+    }
+    if (noProgress || partnerPaused) return;
+    if (turn && humanSince(room, turn.startedAt)) return;
+    if (room.dm) return;
+    room.queue = room.queue.filter((a) => !isObserver(a));
+    for (const a of this.world.agents) {
+      const mentioned = has(m.mentions, a.name);
+      if (a.activation !== 'always' && !mentioned) continue;
+      if (same(a.name, m.author) || !canSee(a.name, m) || paused(a.name) || failedThisRound(room, a.name)) continue;
+      if (this.busy(room, a.name)) continue;
+      const reason = a.activation === 'always' ? 'always' : 'mentioned';
+      room.queue.push(
+        newAsk({ agent: a.name, reason, about: m.seq, author: m.author, audience: m.audience, fromAgent: true }),
+      );
+    }
+  }
+
+  busy(room: Room, agent: string): boolean {
+    return (room.turn !== null && same(room.turn.ask.agent, agent)) || room.queue.some((a) => same(a.agent, agent));
+  }
+
+  // Rule 6.1.
+  handBack(room: Room, reason: string, line: LineInfo | null, since: number): void {
+    this.out.push({ kind: 'hand-back', room: room.key, reason });
+    if (reason === 'turn limit') this.coverage.add('the turn limit reached');
+    room.log.push({ type: 'control', holder: 'humans', reason });
+    const from = room.turn?.startedAt ?? since;
+    if (room.turn) room.turn.stop = 'control';
+    room.queue = room.queue.filter(
+      (a) => a.questions.length > 0 && a.about > from && ['addressed', 'awaiting', 'direct'].includes(a.reason),
+    );
+    this.closeRequests(room);
+    if (line) this.line(room, line);
+  }
+
+  /** 10.2: one line naming whose questions were dropped (gathered during a catch-up). */
+  dropped(room: Room, drops: Drops): void {
+    if (drops.length === 0) return;
+    if (holding(room)) room.heldDrops = joinDrops(room.heldDrops, drops);
+    else this.line(room, { kind: 'dropped', drops });
+  }
+
+  /** The queue's pace: one turn at a time, in queue order, not while the room holds for a catch-up. */
+  override advance(room: Room): void {
+    while (!room.turn && !holding(room)) {
+      const ask = room.queue.shift();
+      if (!ask) return;
+      if (failedThisRound(room, ask.agent)) {
+        for (const id of ask.requests) this.answer(id, ask.agent, 'failed', 'its model failed earlier in this round');
+        continue;
+      }
+      if (controlOf(room).holder === 'humans') {
+        if (ask.questions.length === 0) continue;
+        room.log.push({ type: 'control', holder: 'agents' }); // 6.4
+      }
+      this.start(room, ask, (ask.attempts ?? 0) + 1);
+    }
+  }
+
+  start(room: Room, ask: Ask, attempts: number): void {
+    room.turn = { ask, startedAt: seqOf(room), people: this.peopleOf(room, ask), attempts };
+    this.observeAsk(room, ask);
+  }
+
+  observeAsk(room: Room, ask: Ask): void {
+    this.out.push({
+      kind: 'ask',
+      room: room.key,
+      agent: ask.agent,
+      reason: ask.reason,
+      about: ask.about,
+      requests: [...ask.requests],
+      humans: ask.questions.map((q) => q.human),
+      ...(ask.resume !== undefined ? { resumes: ask.resume } : {}),
+    });
+  }
+
+  /** 2.4: whom a turn's reply answers (naming them is the answer). */
+  peopleOf(room: Room, ask: Ask): string[] {
+    const requesters = ask.requests.flatMap((id) => this.requests.filter((r) => r.id === id).map((r) => r.requester));
+    switch (ask.reason) {
+      case 'always':
+      case 'mentioned':
+        return unique([ask.author, ...agentsSince(room, ask.about)]);
+      case 'request':
+        return unique(requesters);
+      case 'resume': {
+        const request = this.requests.find((r) => r.id === ask.resume);
+        return unique([...(request?.opener.people ?? []), ...requesters]);
+      }
+      default:
+        return unique([...ask.questions.map((q) => q.human), ...requesters, ...agentsSince(room, ask.about)]);
+    }
+  }
+}
+
+export function joinDrops(a: Drops, b: Drops): Drops {
+  const out = a.map((d) => ({ agent: d.agent, humans: [...d.humans] }));
+  for (const drop of b) {
+    const entry = out.find((e) => same(e.agent, drop.agent));
+    if (!entry) out.push({ agent: drop.agent, humans: [...drop.humans] });
+    else entry.humans = unique([...entry.humans, ...drop.humans]);
+  }
+  return out;
+}

@@ -1,0 +1,69 @@
+/**
+ * Machines that each break one rule, by wrapping decide's inputs or outputs. The conformance check must catch every
+ * one of them (mutants.test.ts): a suite that cannot tell them from the real machine proves nothing.
+ */
+import { decide } from '../../src/room/decide.js';
+import type { Decision } from '../../src/room/effects.js';
+import { extractMentions } from '../../src/room/text/mentions.js';
+import type { Decide } from './machine.js';
+
+const withState = (decision: Decision, patch: (state: Decision['state']) => Decision['state']): Decision => ({
+  ...decision,
+  state: patch(decision.state),
+});
+
+/** Rules 2.2 and 4.4 without activation: every agent is asked as an observer, `mention` agents too. */
+export const ignoresActivation: Decide = (setup, state, event, context) =>
+  decide({ ...setup, agents: setup.agents.map((a) => ({ ...a, activation: 'always' })) }, state, event, context);
+
+/** Rule 5.2 forgotten: the room keeps its requests but not who answered them, so none completes. */
+export const forgetsAnswers: Decide = (setup, state, event, context) =>
+  withState(decide(setup, state, event, context), (s) => ({
+    ...s,
+    requests: s.requests.map((r) => ({ ...r, answers: [] })),
+  }));
+
+/** Rule 7.1 broken: a bridge line (a failure, a deadline) resets the count of agent messages in a row. */
+export const lineResetsCount: Decide = (setup, state, event, context) => {
+  const decision = decide(setup, state, event, context);
+  const line = decision.writes.some((w) => w.type === 'message' && w.message.kind === 'system');
+  return line ? withState(decision, (s) => ({ ...s, control: { ...s.control, count: 0 } })) : decision;
+};
+
+/** Rule 2.3 broken: a human's newer message drops every other human's queued question too. */
+export const dropsOthersQuestions: Decide = (setup, state, event, context) => {
+  if (event.type !== 'message' || event.message.kind !== 'human') return decide(setup, state, event, context);
+  const author = event.message.author.toLowerCase();
+  const queue = state.queue.filter((ask) => ask.questions.every((q) => q.human.toLowerCase() === author));
+  return decide(setup, { ...state, queue }, event, context);
+};
+
+/** Rule 1.1 broken: a mention on a quoted line (`> @x wrote`) addresses x. */
+export const wakesQuoted: Decide = (setup, state, event, context) => {
+  if (event.type !== 'message' || event.message.kind !== 'human') return decide(setup, state, event, context);
+  const quoted = event.message.text
+    .split('\n')
+    .filter((line) => /^ {0,3}>/.test(line))
+    .map((line) => line.replace(/^ {0,3}>+/, ''))
+    .join('\n');
+  const names = extractMentions(
+    quoted,
+    setup.agents.map((a) => a.name),
+  );
+  if (names.length === 0) return decide(setup, state, event, context);
+  const addressed = [...(event.message.addressed ?? []), ...names];
+  return decide(setup, state, { ...event, message: { ...event.message, addressed } }, context);
+};
+
+/** Rule 2.2.2 broken: a human's message does not end the agents' wait for that human (they are woken again). */
+export const keepsWaiting: Decide = (setup, state, event, context) => {
+  const decision = decide(setup, state, event, context);
+  if (event.type !== 'message' || event.message.kind !== 'human') return decision;
+  return withState(decision, (s) => {
+    const awaiting = { ...s.awaiting };
+    for (const [agent, humans] of Object.entries(state.awaiting)) {
+      awaiting[agent] = [...new Set([...(awaiting[agent] ?? []), ...humans])];
+    }
+    return { ...s, awaiting };
+  });
+};
