@@ -201,7 +201,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
-  const poster = new Poster({ preview: (room, ask) => turns.preview(room, ask), log });
+  const poster = new Poster({ preview: (room, ask) => turns.preview(room, ask), ready: connected, log });
   const effects = effectsRunner({
     turns,
     batches,
@@ -218,7 +218,6 @@ export function createBridge(options: BridgeOptions): Bridge {
     adapters,
     setup: (record) => roomSetup(config, record),
     actor: { store: store.rooms, effects, ids, clock, log },
-    ready: connected,
   });
   const marks = new CatchUpMarks(store.rooms);
   const uploads = new Uploads({

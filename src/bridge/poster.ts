@@ -23,6 +23,8 @@ export class Poster {
     private readonly deps: {
       /** The reply's preview, if one is shown (taken: the post finishes it). */
       readonly preview: (room: string, ask: number) => StreamingPost | undefined;
+      /** Resolves once the adapters are connected (posts a restart left wait for it, in order). */
+      readonly ready: Promise<void>;
       readonly log: Logger;
     },
   ) {}
@@ -46,6 +48,7 @@ export class Poster {
     const text = post.agent === null ? redact(post.text) : post.text;
     const stream = post.ask !== undefined ? this.deps.preview(actor.key, post.ask) : undefined;
     let ids: readonly string[];
+    await this.deps.ready;
     try {
       const posted = stream
         ? await stream.finish(text)

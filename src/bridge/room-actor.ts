@@ -52,8 +52,6 @@ export class RoomActor {
   private readonly events: Queued[] = [];
   private draining = false;
   private stopped = false;
-  /** Held until the bridge is ready (adapters connected): events wait in order. */
-  private ready: Promise<void>;
   private idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -62,10 +60,7 @@ export class RoomActor {
     private current: RoomState,
     readonly adapter: ChatAdapter,
     private readonly deps: ActorDeps,
-    ready: Promise<void> = Promise.resolve(),
-  ) {
-    this.ready = ready;
-  }
+  ) {}
 
   get key(): string {
     return this.record.key;
@@ -136,7 +131,6 @@ export class RoomActor {
     if (this.draining) return;
     this.draining = true;
     try {
-      await this.ready;
       for (;;) {
         if (this.stopped) return;
         const next = this.urgent.shift() ?? this.events.shift();

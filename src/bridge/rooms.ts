@@ -18,8 +18,6 @@ export class Rooms {
       /** The room's fixed facts (configuration) for its row. */
       readonly setup: (record: RoomRecord) => RoomSetup;
       readonly actor: Omit<ActorDeps, 'notes' | 'others'>;
-      /** A room with work a restart left waits until the bridge is ready (its adapters connected). */
-      readonly ready: Promise<void>;
     },
   ) {}
 
@@ -30,7 +28,7 @@ export class Rooms {
     if (!actor) {
       const adapter = this.deps.adapters.get(platform);
       if (!adapter) return Promise.reject(new Error(`no adapter for platform "${platform}"`));
-      actor = this.deps.store.open(platform, channel, directAgent).then((record) => this.make(record, adapter, false));
+      actor = this.deps.store.open(platform, channel, directAgent).then((record) => this.make(record, adapter));
       this.actors.set(key, actor);
       actor.catch(() => this.actors.delete(key));
     }
@@ -43,7 +41,7 @@ export class Rooms {
     if (!adapter) return undefined;
     let actor = this.actors.get(record.key);
     if (!actor) {
-      actor = Promise.resolve(this.make(record, adapter, true));
+      actor = Promise.resolve(this.make(record, adapter));
       this.actors.set(record.key, actor);
     }
     return actor;
@@ -85,8 +83,7 @@ export class Rooms {
     }
   }
 
-  /** `gated`: its events wait for the bridge to be ready (the posts a restart left go out on a connected platform). */
-  private make(record: RoomRecord, adapter: ChatAdapter, gated: boolean): RoomActor {
+  private make(record: RoomRecord, adapter: ChatAdapter): RoomActor {
     const actor = new RoomActor(
       record,
       this.deps.setup(record),
@@ -97,7 +94,6 @@ export class Rooms {
         notes: (note) => this.note(note),
         others: { get: (...args) => this.get(...args), byKey: (key) => this.byKey(key) },
       },
-      gated ? this.deps.ready : Promise.resolve(),
     );
     this.made.push(actor);
     return actor;
