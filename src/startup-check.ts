@@ -9,6 +9,7 @@ import { lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError } from './errors.js';
 import { checkEndpoint, lacksOpenAiKey } from './llm/endpoint-check.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
+import { opensTerminalRoom } from './terminal-input.js';
 
 export interface CheckProbes {
   docker(settings: Settings): Promise<readonly CheckResult[]>;
@@ -33,6 +34,8 @@ export async function selfCheck(options: {
   cwd: string;
   probes: CheckProbes;
   write: (line: string) => void;
+  /** `--console` given with `--check`: the terminal room would be the only room. */
+  consoleFlag?: boolean;
 }): Promise<boolean> {
   const { env, cwd, probes, write } = options;
   let settings: Settings;
@@ -74,6 +77,7 @@ export async function selfCheck(options: {
         return one(true, 'agent files', `${config.agents.length} in ${settings.AGENTS_DIR} (${names})`);
       },
     },
+    { item: 'rooms', probe: async () => (config ? roomsLine(config, options.consoleFlag ?? false) : []) },
     { item: 'model endpoints', probe: async () => (config ? endpointLines(config) : []) },
     {
       item: 'Docker engine',
@@ -95,6 +99,27 @@ export async function selfCheck(options: {
     })),
     write,
   );
+}
+
+/** Which rooms `npm start` would open: the terminal room, or each platform with its agents' identities. */
+function roomsLine(config: Config, consoleFlag: boolean): readonly CheckResult[] {
+  if (consoleFlag) return one(true, 'rooms', 'the terminal room only (--console)');
+  if (opensTerminalRoom(config, false)) {
+    return one(
+      true,
+      'rooms',
+      'the terminal room only: no agent file has discord: or slack: tokens (npm start then needs a terminal or piped lines)',
+    );
+  }
+  const names = (agents: readonly Config['agents'][number][]) => agents.map((a) => `@${a.name}`).join(', ');
+  const platforms = [
+    ['Discord', config.agents.filter((a) => a.discord)],
+    ['Slack', config.agents.filter((a) => a.slack)],
+  ] as const;
+  const open = platforms
+    .filter(([, agents]) => agents.length > 0)
+    .map(([name, agents]) => `${name} as ${names(agents)}`);
+  return one(true, 'rooms', open.join('; '));
 }
 
 /** One line per endpoint (and key) the agents use: reachable, key accepted. */

@@ -65,6 +65,7 @@ export class ConsoleAdapter implements ChatAdapter {
   private lastInterrupt: number | undefined;
   /** Ctrl-C quit: finish at once, the bridge stops the turns. */
   private interrupted = false;
+  private lines = 0;
 
   constructor(private readonly options: ConsoleAdapterOptions) {
     this.user = options.userName ?? 'user';
@@ -73,6 +74,16 @@ export class ConsoleAdapter implements ChatAdapter {
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
     });
+  }
+
+  /** Lines read from the input so far (empty ones and commands too). */
+  get linesRead(): number {
+    return this.lines;
+  }
+
+  /** Whether the input is a person at a terminal (prompt, Ctrl-C) rather than piped lines. */
+  get interactive(): boolean {
+    return this.options.interactive;
   }
 
   private get promptText(): string {
@@ -100,6 +111,7 @@ export class ConsoleAdapter implements ChatAdapter {
       rl.on('SIGINT', () => this.interrupt());
     }
     rl.on('line', (line) => {
+      this.lines++;
       if (quit) return;
       if (pasting) {
         held.push(line);

@@ -85,11 +85,12 @@ describe('npm start -- --check', () => {
       `✓ data folder: ${path.join(dir, 'data')} is writable`,
       '✓ sandbox template folder: not set (new workspaces start empty)',
       '✓ agent files: 2 in ./agents (@code, @data)',
+      '✓ rooms: Discord as @data; Slack as @data',
       `✓ model endpoint ${llm.baseURL} (@code, @data): reachable (GET /models: 200), no key needed`,
       '✓ Docker: not needed (no agent has bash or file tools)',
       '✓ Discord @data: token accepted (bot user data-bot)',
       '✓ Slack @data: tokens accepted (bot user data in Fake Workspace; Socket Mode)',
-      'All 8 checks passed.',
+      'All 9 checks passed.',
     ]);
     expect(code).toBe(0);
     // Nothing was started: no store, no connection kept.
@@ -130,6 +131,16 @@ describe('npm start -- --check', () => {
     );
     expect(lines).toContain('✗ Slack @data: bot token refused by auth.test (invalid_auth)');
     expect(lines.at(-1)).toMatch(/^\d+ of \d+ checks failed\.$/);
+  });
+
+  it('says which rooms npm start would open: the terminal room when no agent has tokens, or --console', async () => {
+    agentFile('data', '');
+    const { lines } = await start(['--check'], { OPENAI_BASE_URL: llm.baseURL });
+    expect(lines).toContain(
+      '✓ rooms: the terminal room only: no agent file has discord: or slack: tokens (npm start then needs a terminal or piped lines)',
+    );
+    const forced = await start(['--check', '--console'], { OPENAI_BASE_URL: llm.baseURL });
+    expect(forced.lines).toContain('✓ rooms: the terminal room only (--console)');
   });
 
   it('names the variable of a bad setting, including SANDBOX_* values', async () => {

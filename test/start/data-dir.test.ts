@@ -74,7 +74,7 @@ describe('one bridge per DATA_DIR', () => {
     }
     // The OS released the lock with the process: a new bridge starts and ends normally.
     const third = await startBridge();
-    third.stdin?.end();
+    third.stdin?.end('/status\n');
     expect(await exited(third)).toBe(0);
   }, 120_000);
 
