@@ -1,7 +1,8 @@
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError, RoundtableError } from './errors.js';
+import { createFolders } from './file-access.js';
 
 /** Why a data folder cannot be used, from the error code of creating or probing it. */
 export function dataDirProblem(code: string | undefined): string {
@@ -14,6 +15,9 @@ export function dataDirProblem(code: string | undefined): string {
     case 'ENOTDIR':
     case 'EEXIST':
       return 'is not a folder (or a file is in the way)';
+    case 'ENOENT':
+      // mkdir said "no such folder" of a parent that exists: /proc, /sys and their like.
+      return 'cannot be created: the file system there takes no new folders (such as /proc)';
     default:
       return `cannot be used (${code ?? 'unknown error'})`;
   }
@@ -22,7 +26,7 @@ export function dataDirProblem(code: string | undefined): string {
 /** Makes sure DATA_DIR exists and is writable; the error names the variable and the path. */
 export function prepareDataDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    createFolders(dir);
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (error) {
     throw new ConfigError('environment', 'DATA_DIR', `${dir} ${dataDirProblem((error as NodeJS.ErrnoException).code)}`);

@@ -1,7 +1,8 @@
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
+import { createFolders } from './file-access.js';
 import { REDACTED, redact, rememberSecrets } from './secrets.js';
 
 export type { Logger } from 'pino';
@@ -66,7 +67,7 @@ export function createLogger(options: LogOptions): Logger {
   // JSON lines for files and pipes; short readable lines when a person watches stderr.
   const pretty = options.format === 'pretty' || (options.format !== 'json' && !options.file && process.stderr.isTTY);
   if (options.file) {
-    mkdirSync(path.dirname(options.file), { recursive: true });
+    createFolders(path.dirname(options.file));
     target = createWriteStream(options.file, { flags: 'a' });
   }
   return pino(
