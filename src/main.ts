@@ -7,7 +7,7 @@ import { CONSOLE_PLATFORM, CONSOLE_ROOM, ConsoleAdapter } from '../adapters/cons
 import { type Bridge, createBridge, type LlmFactory } from './bridge/index.js';
 import { EXIT, parseFlags, UsageError } from './cli.js';
 import { type Config, environmentWithDotenv, loadConfig, type Settings, templateDir } from './config/index.js';
-import { lockDataDir, prepareDataDir } from './data-dir.js';
+import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError } from './errors.js';
 import { type HealthServer, startHealthServer } from './health.js';
 import { lacksOpenAiKey } from './llm/endpoint-check.js';
@@ -133,6 +133,7 @@ export async function run(options: RunOptions = {}): Promise<Running> {
     throw new NothingToServeError(nothingToServe(config, flags.console));
   }
   prepareDataDir(dataDir);
+  checkDataFiles(dataDir);
   // Before anything touches the store or the sandbox containers of this data folder.
   const lock = lockDataDir(dataDir);
   try {

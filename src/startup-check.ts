@@ -5,8 +5,9 @@
  */
 import path from 'node:path';
 import { type Config, type Env, loadConfig, readSettings, type Settings, templateDir } from './config/index.js';
-import { lockDataDir, prepareDataDir } from './data-dir.js';
-import { ConfigError, describeError } from './errors.js';
+import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
+import { ConfigError, describeError, RoundtableError } from './errors.js';
+import { cannotCreate, unwritable, writeProblem } from './file-access.js';
 import { checkEndpoint, lacksOpenAiKey } from './llm/endpoint-check.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
 import { opensTerminalRoom } from './terminal-input.js';
@@ -53,10 +54,12 @@ export async function selfCheck(options: {
       probe: async () => {
         const dir = path.resolve(cwd, settings.DATA_DIR);
         prepareDataDir(dir);
+        checkDataFiles(dir);
         let running = '';
         try {
           lockDataDir(dir).release();
-        } catch {
+        } catch (error) {
+          if (!(error instanceof RoundtableError && error.code === 'locked')) throw error;
           running = ' (a bridge is running on it now)';
         }
         return one(true, 'data folder', `${dir} is writable${running}`);
@@ -78,6 +81,15 @@ export async function selfCheck(options: {
       },
     },
     { item: 'rooms', probe: async () => (config ? roomsLine(config, options.consoleFlag ?? false) : []) },
+    {
+      item: 'log file',
+      probe: async () => {
+        // The log goes to stderr unless LOG_FILE is set or the terminal room opens (its stdout is the transcript).
+        const terminal = config ? opensTerminalRoom(config, options.consoleFlag ?? false) : false;
+        const file = settings.LOG_FILE ?? (terminal ? path.join(settings.DATA_DIR, 'roundtable.log') : undefined);
+        return file ? logFileLine(path.resolve(cwd, file)) : [];
+      },
+    },
     { item: 'model endpoints', probe: async () => (config ? endpointLines(config) : []) },
     {
       item: 'Docker engine',
@@ -120,6 +132,13 @@ function roomsLine(config: Config, consoleFlag: boolean): readonly CheckResult[]
     .filter(([, agents]) => agents.length > 0)
     .map(([name, agents]) => `${name} as ${names(agents)}`);
   return one(true, 'rooms', open.join('; '));
+}
+
+/** Whether the log file can be appended to (or made), without making it. */
+function logFileLine(file: string): readonly CheckResult[] {
+  const error = unwritable(file) ?? cannotCreate(file);
+  if (error) return one(false, 'log file', `LOG_FILE: ${file} ${writeProblem(file, error)}`);
+  return one(true, 'log file', `${file} is writable`);
 }
 
 /** One line per endpoint (and key) the agents use: reachable, key accepted. */

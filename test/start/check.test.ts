@@ -133,12 +133,14 @@ describe('npm start -- --check', () => {
     expect(lines.at(-1)).toMatch(/^\d+ of \d+ checks failed\.$/);
   });
 
-  it('says which rooms npm start would open: the terminal room when no agent has tokens, or --console', async () => {
+  it('says which rooms npm start would open: the terminal room, and its log file, when no agent has tokens', async () => {
     agentFile('data', '');
     const { lines } = await start(['--check'], { OPENAI_BASE_URL: llm.baseURL });
     expect(lines).toContain(
       '✓ rooms: the terminal room only: no agent file has discord: or slack: tokens (npm start then needs a terminal or piped lines)',
     );
+    // The terminal room's stdout is the transcript, so the log goes to a file that must be writable.
+    expect(lines).toContain(`✓ log file: ${path.join(dir, 'data', 'roundtable.log')} is writable`);
     const forced = await start(['--check', '--console'], { OPENAI_BASE_URL: llm.baseURL });
     expect(forced.lines).toContain('✓ rooms: the terminal room only (--console)');
   });
