@@ -238,7 +238,18 @@ export function createBridge(options: BridgeOptions): Bridge {
     logger: log,
     stored: (event) => rooms.get(event.platform, event.channel, event.direct?.agent).state.seen(event.messageId),
   });
-  const reception = new Reception({ rooms, recorder, conductor, transaction, edits, uploads, clock, log });
+  const reception = new Reception({
+    rooms,
+    recorder,
+    conductor,
+    transaction,
+    edits,
+    uploads,
+    clock,
+    log,
+    notice: async (platform, channel, text) =>
+      adapters.get(platform)?.post({ channel, agent: null, text: redact(text) }),
+  });
   const recovery = new Recovery({
     journal,
     channels: () => store.channels(),
@@ -293,7 +304,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       await rooms.byKey(`${platform}:${channel}`)?.actor.idle();
     },
     // The backlog a catch-up fetched is answered as one conversation once its mark is recorded.
-    ...catchUpMarks(store, (key) => recovery.resume(key)),
+    ...catchUpMarks(store, (key) => recovery.resume(key), log),
   };
   return new Bridge(log, sink, {
     adapters: [...adapters.values()],

@@ -1,3 +1,4 @@
+import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
 import { NOT_A_REPLY } from '../room/types.js';
@@ -27,6 +28,8 @@ export class Reception {
       readonly uploads: Uploads;
       readonly clock: () => number;
       readonly log: Logger;
+      /** Posts a line of the bridge's own straight to a platform room (nothing is stored). */
+      readonly notice: (platform: string, channel: string, text: string) => Promise<unknown>;
     },
   ) {}
 
@@ -37,6 +40,26 @@ export class Reception {
   async receive(input: Inbound): Promise<void> {
     if (this.stopped) return;
     if (input.edit) return this.deps.edits.receive(input);
+    if (input.author.kind !== 'human') return this.take(input);
+    try {
+      await this.take(input);
+    } catch (error) {
+      // A store that cannot be written (a database left root's, a full disk) loses the message: say so, never quietly.
+      this.deps.log.error(
+        { err: error, platform: input.platform, channel: input.channel, id: input.messageId },
+        'a message could not be stored; no agent will see it',
+      );
+      const line = `A message from ${input.author.name} could not be saved, so no agent will see it (${describeError(error)}). The bridge's log has the details.`;
+      await this.deps.notice(input.platform, input.channel, line).catch((failure: unknown) => {
+        this.deps.log.warn(
+          { err: failure, channel: input.channel },
+          'the line about an unsaved message could not be posted',
+        );
+      });
+    }
+  }
+
+  private async take(input: Inbound): Promise<void> {
     const { uploads } = this.deps;
     const event = uploads.holds(input) ? await uploads.take(input) : input;
     if (this.stopped) return;
