@@ -55,6 +55,8 @@ function imageExists(tag: string): boolean {
 
 function hashTree(hash: ReturnType<typeof createHash>, dir: string): void {
   for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    // tsc's build record changes with every build, whatever it emitted.
+    if (entry.name === '.tsbuildinfo') continue;
     const full = path.join(dir, entry.name);
     hash.update(path.relative(ROOT, full));
     if (entry.isDirectory()) hashTree(hash, full);
