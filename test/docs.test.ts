@@ -13,11 +13,11 @@ describe('documentation stays in step with the code', () => {
     expect(SETTING_NAMES.filter((name) => !new RegExp(`^${name}=`, 'm').test(example))).toEqual([]);
   });
 
-  it('README names every variable and every agent file key', () => {
-    const readme = read('README.md');
-    expect(SETTING_NAMES.filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
+  it('docs/configuration.md names every variable and every agent file key', () => {
+    const page = read('docs/configuration.md');
+    expect(SETTING_NAMES.filter((name) => !page.includes(`\`${name}\``))).toEqual([]);
     const keys = Object.keys(frontMatterSchema.shape);
-    expect(keys.filter((key) => !readme.includes(`\`${key}\``))).toEqual([]);
+    expect(keys.filter((key) => !page.includes(`\`${key}\``))).toEqual([]);
   });
 
   it('README shows the two set-up commands', () => {
