@@ -85,9 +85,14 @@ async function main(): Promise<void> {
   };
   await echo.start(sink);
 
-  // The whole bridge, with a model that answers at once.
+  // The whole bridge, with a model that answers at once. It answers the newest question in the room's history: the
+  // context's last message is the turn's note (budget status, situation), not the message being answered.
   const llm = await startFakeOpenAI();
-  llm.respond((request) => ({ content: `answer to ${String(request.messages.at(-1)?.content)}` }));
+  llm.respond((request) => {
+    const asked = request.messages.filter((message) => message.role === 'user').map((m) => String(m.content));
+    const tags = asked.join('\n').match(/\S+-end/g) ?? ['?'];
+    return { content: `answer to ${tags.at(-1)}` };
+  });
   const bridgeConfig = testConfig({
     agents: [{ name: 'agent', activation: 'always', slack: slackKeys(agentApp, { control: true }) }],
     env: { ...env, OPENAI_BASE_URL: llm.baseURL, HISTORY_LIMIT: '20' },
