@@ -144,7 +144,7 @@ export function summary(outcomes: readonly BenchOutcome[], smoke: boolean): stri
     }
   }
   const missed = outcomes.flatMap((o) =>
-    o.goals.filter((g) => !g.smoke && !g.met).map((g) => `${o.name}: ${g.figure}`),
+    o.goals.filter((g) => !g.smoke && !g.met).map((g) => `${g.figure} (goal ${g.goal})`),
   );
   if (!smoke) {
     lines.push(missed.length === 0 ? 'Goals missed: none' : `Goals missed (${missed.length}):`);

@@ -115,7 +115,7 @@ describe('the summary of a run', () => {
       false,
     );
     expect(text).toContain('- store: 0.39x of a bare loop | goal >= 0.7x | MISSED');
-    expect(text).toContain('Goals missed (1):\n  core: store: 0.39x of a bare loop');
+    expect(text).toContain('Goals missed (1):\n  store: 0.39x of a bare loop (goal >= 0.7x)');
     expect(text).toContain('Benchmarks broken (1): slack (timed out: killed after 300 s)');
   });
 
