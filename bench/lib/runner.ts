@@ -89,14 +89,17 @@ export async function runBench(file: string, options: RunOptions): Promise<Bench
     timedOut = true;
     killGroup(child);
   }, limit);
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
     child.once('error', (error) => resolve({ code: null, signal: null, error }));
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   clearTimeout(timer);
-  // Whatever it started and left behind goes with it.
+  // Whatever it started and left behind goes with it; then its last output is read (bounded, in case something
+  // outside its group still holds the pipes).
   killGroup(child);
   running.delete(child);
+  if (!exit.error) await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
   const seconds = (performance.now() - started) / 1000;
   const records = readRecords(results);
   rmSync(dir, { recursive: true, force: true });
