@@ -1,7 +1,6 @@
 import Dockerode from 'dockerode';
-import type { Settings } from '../src/config/index.js';
 import type { CheckResult } from '../src/self-check.js';
-import { engineAddress, hasStatus, imageMissing, toSandboxError } from './docker-errors.js';
+import { type EngineSettings, engineAddress, settingRefused, toSandboxError } from './docker-errors.js';
 
 const BUILTIN_NETWORKS = new Set(['none', 'host', 'bridge', 'default']);
 
@@ -10,10 +9,12 @@ const BUILTIN_NETWORKS = new Set(['none', 'host', 'bridge', 'default']);
  * and the CPU limit fits the machine.
  */
 export async function checkDocker(
-  settings: Pick<Settings, 'SANDBOX_IMAGE' | 'SANDBOX_NETWORK' | 'SANDBOX_CPUS' | 'SANDBOX_MEMORY' | 'SANDBOX_PIDS'>,
+  settings: Omit<EngineSettings, 'DATA_DIR'>,
   docker: Dockerode = new Dockerode(),
 ): Promise<CheckResult[]> {
   const image = settings.SANDBOX_IMAGE;
+  const refusal = (error: unknown) =>
+    (settingRefused(error, settings) ?? toSandboxError(error, { docker, image })).message;
   let info: { ServerVersion?: string; NCPU?: number };
   try {
     info = (await docker.info()) as typeof info;
@@ -31,10 +32,7 @@ export async function checkDocker(
     await docker.getImage(image).inspect();
     results.push({ ok: true, item: `sandbox image ${image}`, detail: 'present' });
   } catch (error) {
-    const message = hasStatus(error, 404)
-      ? imageMissing(image).message
-      : toSandboxError(error, { docker, image }).message;
-    results.push({ ok: false, item: `sandbox image ${image}`, detail: message.replace(`sandbox image ${image} `, '') });
+    results.push({ ok: false, item: `sandbox image ${image}`, detail: refusal(error) });
   }
   const network = settings.SANDBOX_NETWORK;
   if (!BUILTIN_NETWORKS.has(network) && !network.startsWith('container:')) {
@@ -45,9 +43,7 @@ export async function checkDocker(
       results.push({
         ok: false,
         item: `sandbox network ${network}`,
-        detail: hasStatus(error, 404)
-          ? `the engine has no network of that name (SANDBOX_NETWORK; docker network create ${network})`
-          : toSandboxError(error, { docker, image }).message,
+        detail: refusal(error),
       });
     }
   }
@@ -57,7 +53,7 @@ export async function checkDocker(
       ? {
           ok: false,
           item: 'sandbox limits',
-          detail: `SANDBOX_CPUS=${settings.SANDBOX_CPUS} but the engine has ${cpus} CPU${cpus === 1 ? '' : 's'}`,
+          detail: `SANDBOX_CPUS=${settings.SANDBOX_CPUS}: the engine has ${cpus} CPU${cpus === 1 ? '' : 's'} (set SANDBOX_CPUS to ${cpus} or less)`,
         }
       : {
           ok: true,

@@ -31,7 +31,7 @@ describe.runIf(runDockerTests)('--check: Docker (real engine)', { timeout: DOCKE
     ]);
   });
 
-  it('names a missing image, a missing network and more CPUs than the engine has', async () => {
+  it('names each setting the engine refuses, what Docker said and the fix', async () => {
     const results = await checkDocker(
       readSettings({
         SANDBOX_IMAGE: 'roundtable-never-built:none',
@@ -40,10 +40,13 @@ describe.runIf(runDockerTests)('--check: Docker (real engine)', { timeout: DOCKE
       }),
       docker,
     );
+    const { NCPU: cpus } = (await docker.info()) as { NCPU: number };
     expect(results.filter((r) => !r.ok).map((r) => `${r.item}: ${r.detail}`)).toEqual([
-      'sandbox image roundtable-never-built:none: is missing: run npm run sandbox:build (or docker build -t roundtable-never-built:none sandbox/)',
-      'sandbox network roundtable-no-such-net: the engine has no network of that name (SANDBOX_NETWORK; docker network create roundtable-no-such-net)',
-      expect.stringMatching(/^sandbox limits: SANDBOX_CPUS=1000 but the engine has \d+ CPUs?$/),
+      'sandbox image roundtable-never-built:none: SANDBOX_IMAGE=roundtable-never-built:none: Docker says No such image: ' +
+        'roundtable-never-built:none (build it with npm run sandbox:build, or correct SANDBOX_IMAGE)',
+      'sandbox network roundtable-no-such-net: SANDBOX_NETWORK=roundtable-no-such-net: Docker says network ' +
+        'roundtable-no-such-net not found (docker network ls lists the networks; none, the default, means no network)',
+      `sandbox limits: SANDBOX_CPUS=1000: the engine has ${cpus} CPU${cpus === 1 ? '' : 's'} (set SANDBOX_CPUS to ${cpus} or less)`,
     ]);
   });
 });
