@@ -81,7 +81,8 @@ export async function selfCheck(options: {
         if (config && !config.agents.some((a) => a.tools.some((tool) => SANDBOX_TOOLS.has(tool)))) {
           return one(true, 'Docker', 'not needed (no agent has bash or file tools)');
         }
-        return probes.docker(settings);
+        // The engine is asked to mount a folder of DATA_DIR: it needs the full path.
+        return probes.docker({ ...settings, DATA_DIR: path.resolve(cwd, settings.DATA_DIR) });
       },
     },
     { item: 'Discord', probe: async () => (config?.agents.some((a) => a.discord) ? probes.discord(config) : []) },
