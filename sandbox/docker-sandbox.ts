@@ -9,6 +9,7 @@ import { RunnerUnavailable } from './command-runner.js';
 import { HELPER_TIMEOUT_MS, parseOomKills, parseRunnerDigest, probeContainer } from './container-probe.js';
 import { containerSpec, LABEL_CHANNEL, LABEL_PROJECT, LABEL_SCOPE, PROJECT, parseMemory } from './container-spec.js';
 import { DiskQuota, parseDiskLimit } from './disk-quota.js';
+import { checkDocker } from './docker-check.js';
 import {
   type EngineSettings,
   engineMessage,
@@ -84,6 +85,9 @@ class DockerSandbox implements Sandbox {
   private readonly disk: DiskQuota;
   private readonly probeTimeoutMs: number;
   private adoption: Promise<void> | undefined;
+  /** Ends a start-up check still running at shutdown (its throw-away container is removed). */
+  private readonly checks = new AbortController();
+  private checking: Promise<unknown> | undefined;
   private closed = false;
 
   constructor(options: DockerSandboxOptions) {
@@ -244,9 +248,21 @@ class DockerSandbox implements Sandbox {
     if (failure) throw failure;
   }
 
+  async check(): Promise<readonly string[]> {
+    if (this.closed) return [];
+    const running = checkDocker(this.engineSettings(), this.docker, { signal: this.checks.signal });
+    this.checking = running.catch(() => undefined);
+    const results = await running;
+    // Cut short by close(): what it found then says nothing about the settings.
+    if (this.checks.signal.aborted) return [];
+    return results.filter((result) => !result.ok).map((result) => result.detail);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.checks.abort();
+    await this.checking;
     for (const state of this.channels.values()) {
       this.clearIdle(state);
       state.live?.runner?.close();

@@ -182,6 +182,22 @@ describe.skipIf(!runDockerTests)('Docker sandbox (real engine)', { timeout: DOCK
     expect(await harness.containers('console:cpus')).toEqual([]);
   });
 
+  it('checks at start-up what the engine would refuse, one line per setting', async () => {
+    const { NCPU: cpus } = (await harness.docker.info()) as { NCPU: number };
+    expect(await harness.create().check?.()).toEqual([]);
+    expect(await harness.create({ SANDBOX_NETWORK: 'bridgee', SANDBOX_CPUS: String(cpus + 1) }).check?.()).toEqual([
+      'SANDBOX_NETWORK=bridgee: Docker says network bridgee not found ' +
+        '(docker network ls lists the networks; none, the default, means no network)',
+      `SANDBOX_CPUS=${cpus + 1}: the engine has ${cpus} CPU${cpus === 1 ? '' : 's'} (set SANDBOX_CPUS to ${cpus} or less)`,
+    ]);
+    expect(await harness.create({ SANDBOX_IMAGE: 'roundtable-missing-image:none' }).check?.()).toEqual([
+      'SANDBOX_IMAGE=roundtable-missing-image:none: Docker says No such image: roundtable-missing-image:none ' +
+        '(build it with npm run sandbox:build, or correct SANDBOX_IMAGE)',
+    ]);
+    // The throw-away container of the passing check is gone.
+    expect(await harness.trialContainers()).toEqual([]);
+  });
+
   it('says a missing template folder is missing, not that Docker is unreachable', async () => {
     const gone = path.join(harness.dataDir, 'template-removed-meanwhile');
     const sandbox = harness.create({ SANDBOX_TEMPLATE_DIR: gone });
