@@ -187,6 +187,11 @@ export interface Sandbox {
    * container would), without starting anything; resolves with its host path. Uploads use it.
    */
   ensureWorkspace?(channelKey: string): Promise<string>;
+  /**
+   * Asks, now, whether commands can run as configured (at start-up, before any agent needs it);
+   * resolves with one line per problem, each naming the setting to change. Bounded in time.
+   */
+  check?(): Promise<readonly string[]>;
   close(): Promise<void>;
 }
 

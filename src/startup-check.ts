@@ -19,6 +19,11 @@ export interface CheckProbes {
 /** Tools that run in the sandbox (the container, or its workspace folder). */
 const SANDBOX_TOOLS = new Set(['bash', 'read_files', 'write_files', 'glob']);
 
+/** Whether any agent has a tool that needs the sandbox (else Docker is not needed at all). */
+export function needsSandbox(config: Config): boolean {
+  return config.agents.some((agent) => agent.tools.some((tool) => SANDBOX_TOOLS.has(tool)));
+}
+
 const one = (ok: boolean, item: string, detail: string): readonly CheckResult[] => [{ ok, item, detail }];
 
 function configLine(item: string, error: unknown): readonly CheckResult[] {
@@ -78,10 +83,11 @@ export async function selfCheck(options: {
     {
       item: 'Docker engine',
       probe: async () => {
-        if (config && !config.agents.some((a) => a.tools.some((tool) => SANDBOX_TOOLS.has(tool)))) {
+        if (config && !needsSandbox(config)) {
           return one(true, 'Docker', 'not needed (no agent has bash or file tools)');
         }
-        return probes.docker(settings);
+        // The engine is asked to mount a folder of DATA_DIR: it needs the full path.
+        return probes.docker({ ...settings, DATA_DIR: path.resolve(cwd, settings.DATA_DIR) });
       },
     },
     { item: 'Discord', probe: async () => (config?.agents.some((a) => a.discord) ? probes.discord(config) : []) },
