@@ -372,6 +372,35 @@ describe('fake OpenAI server lifecycle', () => {
   });
 });
 
+describe('fake OpenAI server with the models it has, like OpenAI and Ollama', () => {
+  it('lists exactly those models as OpenAI does, and answers 404 model_not_found for any other', async () => {
+    const fake = await startFakeOpenAI({ models: ['llama3.2:latest', 'qwen2.5:7b'], modelOwner: 'library' });
+    try {
+      const body = await (await fetch(`${fake.baseURL}/models`)).json();
+      expect(body).toEqual({
+        object: 'list',
+        data: [
+          { id: 'llama3.2:latest', object: 'model', created: 0, owned_by: 'library' },
+          { id: 'qwen2.5:7b', object: 'model', created: 0, owned_by: 'library' },
+        ],
+      });
+      const client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'test', maxRetries: 0 });
+      const ask = (model: string) =>
+        client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] });
+      // As on Ollama, a name without a tag is the `latest` one.
+      expect((await ask('llama3.2')).choices[0]?.message.content).toBe('[pass]');
+      const refused = await ask('gpt-4o-mini').catch((caught: unknown) => caught);
+      expect(refused).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(refused).toMatchObject({ status: 404, code: 'model_not_found' });
+      expect((await fetch(`${fake.baseURL}/models/gpt-4o-mini`)).status).toBe(404);
+      // The OpenAI API lives under /v1 only, as on Ollama.
+      expect((await fetch(fake.baseURL.replace(/\/v1$/, '/models'))).status).toBe(404);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
 describe('fake OpenAI server: usage like OpenAI (prompt caching)', () => {
   let fake: FakeOpenAI;
   let client: OpenAI;
