@@ -226,6 +226,18 @@ describe('the terminal room on a terminal', () => {
     await adapter.finished;
   });
 
+  it('Ctrl-D while an agent works says whom it waits for, as /quit does', async () => {
+    const { terminal, room, adapter } = await open();
+    room.work();
+    room.agents = ['data'];
+    await adapter.typing('main', 'data');
+    terminal.type('\x04');
+    await until(() => terminal.written.includes('leaving once'));
+    expect(await terminal.screen()).toEqual(['[system]: leaving once @data finishes (Ctrl-C leaves now)']);
+    room.idle();
+    await adapter.finished;
+  });
+
   it('/quit in a quiet room leaves at once and says nothing', async () => {
     const { terminal, adapter } = await open();
     terminal.type('/quit\r');
