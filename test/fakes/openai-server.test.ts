@@ -401,6 +401,40 @@ describe('fake OpenAI server with the models it has, like OpenAI and Ollama', ()
   });
 });
 
+describe('fake OpenAI server speaking Mistral', () => {
+  it("sends a reasoning model's content as thinking and text parts, in one answer and in stream deltas", async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      fake.script(
+        'magistral',
+        { dialect: 'mistral', reasoning: 'Two and two.', content: 'Four.' },
+        { dialect: 'mistral', reasoning: 'Two and two.', content: 'Four.' },
+        { dialect: 'mistral', content: 'Plain.' },
+      );
+      const client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'test', maxRetries: 0 });
+      const messages = [{ role: 'user' as const, content: 'x' }];
+      const whole = await client.chat.completions.create({ model: 'magistral', messages });
+      expect(whole.choices[0]?.message.content).toEqual([
+        { type: 'thinking', thinking: [{ type: 'text', text: 'Two and two.' }] },
+        { type: 'text', text: 'Four.' },
+      ]);
+      const deltas: unknown[] = [];
+      for await (const chunk of await client.chat.completions.create({ model: 'magistral', messages, stream: true })) {
+        const content = chunk.choices[0]?.delta.content;
+        if (content) deltas.push(content);
+      }
+      expect(deltas[0]).toEqual([{ type: 'thinking', thinking: [{ type: 'text', text: 'Two' }] }]);
+      expect(deltas.at(-1)).toEqual([{ type: 'text', text: '.' }]); // 'Four.' in pieces of four characters
+      expect(deltas.every(Array.isArray)).toBe(true);
+      // Without reasoning, content is the plain string every server sends.
+      const plain = await client.chat.completions.create({ model: 'magistral', messages });
+      expect(plain.choices[0]?.message.content).toBe('Plain.');
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
 describe('fake OpenAI server: usage like OpenAI (prompt caching)', () => {
   let fake: FakeOpenAI;
   let client: OpenAI;
