@@ -123,6 +123,16 @@ describe('in a room', () => {
     ]);
   });
 
+  it('passes quietly on an empty reply after the turn ran tools: the agent acted and has nothing to add', async () => {
+    const sandbox = new FakeSandbox((_key, command) => ({ output: `ran ${command}`, exitCode: 0 }));
+    h = await startHarness({ agents: [{ name: 'code', tools: ['bash'] }], sandbox });
+    h.llm.script('code', { toolCalls: [{ name: 'bash', arguments: { command: 'touch done' } }] }, { content: '' });
+    await h.adapter.say('@code touch the file');
+    await h.bridge.idle();
+    expect(sandbox.calls.map((call) => call.command)).toEqual(['touch done']);
+    expect(h.adapter.transcript()).toEqual([]);
+  });
+
   it('says so too when the answer is only a <think> block cut off at the output limit', async () => {
     h = await startHarness({ agents: [{ name: 'code' }], env: { LLM_STREAM: 'true' } });
     h.llm.script('code', { content: '<think>Step one, step two, step', finishReason: 'length' });
