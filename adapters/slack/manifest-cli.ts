@@ -39,7 +39,7 @@ export function unmarkedControlWarning(agentsDir: string, name: string): string 
   if (markedControl(fronts)) return undefined;
   const control = controlOf(fronts);
   if (!control || control.name.toLowerCase() === name.toLowerCase()) return undefined;
-  return `slack:manifest: warning: no agent file sets control: true, so the slash commands go to @${control.name}'s app, not @${name}'s; mark the control app with "control: true" under slack: in its agent file, then print the manifests again\n`;
+  return `slack:manifest: warning: no agent file sets control: true, so the slash commands go to @${control.name}'s app, not @${name}'s; mark the control app with "control: true" in its agent file, then print the manifests again\n`;
 }
 
 function readFronts(agentsDir: string): Array<{ file: string; front: FrontMatter }> {

@@ -98,15 +98,13 @@ describe('Slack app manifest', () => {
     const data = cli(['data', '--json']);
     expect(data.code).toBe(0);
     expect(data.err).toBe(
-      `slack:manifest: warning: no agent file sets control: true, so the slash commands go to @code's app, not @data's; mark the control app with "control: true" under slack: in its agent file, then print the manifests again\n`,
+      `slack:manifest: warning: no agent file sets control: true, so the slash commands go to @code's app, not @data's; mark the control app with "control: true" in its agent file, then print the manifests again\n`,
     );
     expect(JSON.parse(data.out)).toHaveProperty('features'); // the manifest itself is still printed, and alone on stdout
     expect(cli(['code', '--json']).err).toBe('');
-    // Once a file marks the control app, nothing is left to guess.
-    writeFileSync(
-      path.join(fresh, 'agents', 'reviewer.md'),
-      agentFile('reviewer', 'slack:\n  bot_token_env: E\n  app_token_env: F\n  control: true\n'),
-    );
+    // Once a file marks the control app (at the top of its front matter, before it has Slack keys), nothing is left
+    // to guess.
+    writeFileSync(path.join(fresh, 'agents', 'reviewer.md'), agentFile('reviewer', 'control: true\n'));
     try {
       expect(cli(['data']).err).toBe('');
       expect(commandsOf(cli(['reviewer', '--json']).out)).toHaveLength(4);
