@@ -9,7 +9,15 @@ import { RunnerUnavailable } from './command-runner.js';
 import { HELPER_TIMEOUT_MS, parseOomKills, parseRunnerDigest, probeContainer } from './container-probe.js';
 import { containerSpec, LABEL_CHANNEL, LABEL_PROJECT, LABEL_SCOPE, PROJECT, parseMemory } from './container-spec.js';
 import { DiskQuota, parseDiskLimit } from './disk-quota.js';
-import { engineMessage, hasStatus, imageMissing, toSandboxError, workspaceError } from './docker-errors.js';
+import { checkDocker } from './docker-check.js';
+import {
+  type EngineSettings,
+  engineMessage,
+  hasStatus,
+  settingRefused,
+  toSandboxError,
+  workspaceError,
+} from './docker-errors.js';
 import { appendNote, type ContainerAccess, cleanUpAfterRunnerLoss, explainKill, type Outcome } from './kill-report.js';
 import { type ExecTarget, type RunOptions, runExec } from './run-exec.js';
 import { RunnerSlot } from './runner-slot.js';
@@ -77,6 +85,9 @@ class DockerSandbox implements Sandbox {
   private readonly disk: DiskQuota;
   private readonly probeTimeoutMs: number;
   private adoption: Promise<void> | undefined;
+  /** Ends a start-up check still running at shutdown (its throw-away container is removed). */
+  private readonly checks = new AbortController();
+  private checking: Promise<unknown> | undefined;
   private closed = false;
 
   constructor(options: DockerSandboxOptions) {
@@ -237,9 +248,21 @@ class DockerSandbox implements Sandbox {
     if (failure) throw failure;
   }
 
+  async check(): Promise<readonly string[]> {
+    if (this.closed) return [];
+    const running = checkDocker(this.engineSettings(), this.docker, { signal: this.checks.signal });
+    this.checking = running.catch(() => undefined);
+    const results = await running;
+    // Cut short by close(): what it found then says nothing about the settings.
+    if (this.checks.signal.aborted) return [];
+    return results.filter((result) => !result.ok).map((result) => result.detail);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.checks.abort();
+    await this.checking;
     for (const state of this.channels.values()) {
       this.clearIdle(state);
       state.live?.runner?.close();
@@ -298,9 +321,24 @@ class DockerSandbox implements Sandbox {
     }
     if (info) {
       this.log.info({ channel: state.key, container: state.name }, 'adopted existing sandbox container');
-    } else {
-      info = await this.create(state);
+      return this.probe(state, info, retry);
     }
+    const created = await this.create(state);
+    try {
+      return await this.probe(state, created, retry);
+    } catch (error) {
+      // A container this call made but could not put to use is not left behind (nor for close() to miss).
+      await this.remove(created.Id).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Learns what the container offers; a failed probe is retried once on a fresh container. */
+  private async probe(
+    state: ChannelState,
+    info: Dockerode.ContainerInspectInfo,
+    retry: boolean,
+  ): Promise<LiveContainer> {
     const container = this.docker.getContainer(info.Id);
     const probe = await probeContainer(container, this.probeTimeoutMs).catch((error: unknown) => {
       // It died between inspect and probe (killed by hand, OOM): start over once with a fresh one.
@@ -362,12 +400,25 @@ class DockerSandbox implements Sandbox {
     try {
       container = await this.docker.createContainer(spec);
     } catch (error) {
-      if (hasStatus(error, 404)) throw imageMissing(this.settings.SANDBOX_IMAGE, error);
-      throw error;
+      throw settingRefused(error, this.engineSettings()) ?? error;
     }
-    await container.start();
+    try {
+      await container.start();
+    } catch (error) {
+      // The engine checks some settings (the network) only here: a container that never started
+      // is of no use, and every later try would leave one more behind in state Created.
+      await this.remove(container.id).catch((removal: unknown) => {
+        this.log.warn({ channel: state.key, reason: engineMessage(removal) }, 'could not remove a sandbox container');
+      });
+      throw settingRefused(error, this.engineSettings()) ?? error;
+    }
     this.log.info({ channel: state.key, container: state.name, seeded }, 'created sandbox container');
     return container.inspect();
+  }
+
+  /** The settings as the engine sees them, DATA_DIR resolved, for naming the one it refuses. */
+  private engineSettings(): EngineSettings {
+    return { ...this.settings, DATA_DIR: this.dataDir };
   }
 
   /**

@@ -15,7 +15,7 @@ import { createLogger, type Logger } from './log.js';
 import { meteredAdapter, meteredSandbox } from './metrics.js';
 import type { ChatAdapter, Sandbox } from './ports.js';
 import type { CheckResult } from './self-check.js';
-import { type CheckProbes, selfCheck } from './startup-check.js';
+import { type CheckProbes, needsSandbox, selfCheck } from './startup-check.js';
 import { openStore, type Store } from './store/index.js';
 import { endsAtOnce, NothingToServeError, nothingToServe, opensTerminalRoom } from './terminal-input.js';
 import { UnavailableSandbox } from './tools/unavailable-sandbox.js';
@@ -79,17 +79,8 @@ export async function dockerSandbox(config: Config, logger: Logger): Promise<San
   try {
     const module = (await import(SANDBOX_MODULE)) as {
       createDockerSandbox: (options: { settings: Config['settings']; logger: Logger }) => Sandbox;
-      checkDocker: (settings: Settings) => Promise<readonly CheckResult[]>;
     };
-    const sandbox = module.createDockerSandbox({ settings: config.settings, logger });
-    // Tell the operator now, not at the first `bash`, when Docker or the image is missing.
-    void module.checkDocker(config.settings).then(
-      (results) => {
-        for (const result of results.filter((r) => !r.ok)) logger.warn(`${result.item}: ${result.detail}`);
-      },
-      () => {},
-    );
-    return sandbox;
+    return module.createDockerSandbox({ settings: config.settings, logger });
   } catch (error) {
     logger.warn({ err: error }, 'the Docker sandbox could not be loaded');
     return new UnavailableSandbox(`the sandbox could not be loaded (${describeError(error)})`);
@@ -176,6 +167,8 @@ async function start(input: {
     },
     logger,
   );
+  // Tell the operator now, not at the first `bash`, what the engine will refuse (in the background).
+  const sandboxProblems = needsSandbox(config) ? sandboxCheck(sandbox, logger) : Promise.resolve([]);
   const adapters: ChatAdapter[] = [];
   let consoleAdapter: ConsoleAdapter | undefined;
   if (consoleRoom) {
@@ -247,6 +240,10 @@ async function start(input: {
     if (loaded > 0)
       consoleAdapter.print(`[system]: ${loaded} message${loaded === 1 ? '' : 's'} of history loaded for this room.`);
     for (const warning of warnings) consoleAdapter.print(`[system]: warning: ${warning}`);
+    const room = consoleAdapter;
+    void sandboxProblems.then((problems) => {
+      for (const problem of problems) room.print(`[system]: warning: ${problem}`);
+    });
   }
   return {
     nothingToServe: nothingToServe(config, input.consoleFlag),
@@ -256,6 +253,18 @@ async function start(input: {
     healthPort: healthServer?.port,
     shutdown,
   };
+}
+
+/** The sandbox's start-up check, each problem logged; never rejects. */
+async function sandboxCheck(sandbox: Sandbox, logger: Logger): Promise<readonly string[]> {
+  try {
+    const problems = (await sandbox.check?.()) ?? [];
+    for (const problem of problems) logger.warn(problem);
+    return problems;
+  } catch (error) {
+    logger.warn({ err: error }, 'the sandbox could not be checked');
+    return [];
+  }
 }
 
 /** What the operator should know before the first message (also logged). */

@@ -4,11 +4,19 @@
  * platforms are probed by their own modules, handed in by main.ts (the composition root).
  */
 import path from 'node:path';
-import { type Config, type Env, loadConfig, readSettings, type Settings, templateDir } from './config/index.js';
+import {
+  type AgentConfig,
+  type Config,
+  type Env,
+  loadConfig,
+  readSettings,
+  type Settings,
+  templateDir,
+} from './config/index.js';
 import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError, RoundtableError } from './errors.js';
 import { cannotCreate, unwritable, writeProblem } from './file-access.js';
-import { checkEndpoint, lacksOpenAiKey } from './llm/endpoint-check.js';
+import { checkEndpoint, hasModel, lacksOpenAiKey, type ModelList, someModels } from './llm/endpoint-check.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
 import { opensTerminalRoom } from './terminal-input.js';
 
@@ -20,6 +28,11 @@ export interface CheckProbes {
 
 /** Tools that run in the sandbox (the container, or its workspace folder). */
 const SANDBOX_TOOLS = new Set(['bash', 'read_files', 'write_files', 'glob']);
+
+/** Whether any agent has a tool that needs the sandbox (else Docker is not needed at all). */
+export function needsSandbox(config: Config): boolean {
+  return config.agents.some((agent) => agent.tools.some((tool) => SANDBOX_TOOLS.has(tool)));
+}
 
 const one = (ok: boolean, item: string, detail: string): readonly CheckResult[] => [{ ok, item, detail }];
 
@@ -94,10 +107,11 @@ export async function selfCheck(options: {
     {
       item: 'Docker engine',
       probe: async () => {
-        if (config && !config.agents.some((a) => a.tools.some((tool) => SANDBOX_TOOLS.has(tool)))) {
+        if (config && !needsSandbox(config)) {
           return one(true, 'Docker', 'not needed (no agent has bash or file tools)');
         }
-        return probes.docker(settings);
+        // The engine is asked to mount a folder of DATA_DIR: it needs the full path.
+        return probes.docker({ ...settings, DATA_DIR: path.resolve(cwd, settings.DATA_DIR) });
       },
     },
     { item: 'Discord', probe: async () => (config?.agents.some((a) => a.discord) ? probes.discord(config) : []) },
@@ -141,26 +155,56 @@ function logFileLine(file: string): readonly CheckResult[] {
   return one(true, 'log file', `${file} is writable`);
 }
 
-/** One line per endpoint (and key) the agents use: reachable, key accepted. */
+/**
+ * One line per endpoint (and key) the agents use: reachable, key accepted, the models it has; and one ✗ line per
+ * agent whose model the endpoint does not list (every call of it would fail).
+ */
 async function endpointLines(config: Config): Promise<CheckResult[]> {
-  const groups = new Map<string, { endpoint: string; apiKey: string | undefined; agents: string[] }>();
+  const groups = new Map<string, { endpoint: string; apiKey: string | undefined; agents: AgentConfig[] }>();
   for (const agent of config.agents) {
     const key = `${agent.endpoint}\n${agent.apiKey ?? ''}`;
     const group = groups.get(key) ?? { endpoint: agent.endpoint, apiKey: agent.apiKey, agents: [] };
-    group.agents.push(`@${agent.name}`);
+    group.agents.push(agent);
     groups.set(key, group);
   }
   const timeoutMs = Math.min(config.settings.LLM_TIMEOUT_S, 15) * 1000;
   const results: CheckResult[] = [];
   for (const group of groups.values()) {
-    const item = `model endpoint ${group.endpoint} (${group.agents.join(', ')})`;
+    const item = `model endpoint ${group.endpoint} (${group.agents.map((a) => `@${a.name}`).join(', ')})`;
     if (lacksOpenAiKey(group)) {
       results.push({ ok: false, item, detail: 'no API key: set OPENAI_API_KEY (or api_key_env in the agent file)' });
       continue;
     }
     const check = await checkEndpoint(group.endpoint, group.apiKey, timeoutMs);
-    const key = check.ok ? (group.apiKey ? ', key accepted' : ', no key needed') : '';
-    results.push({ ok: check.ok, item, detail: `${check.detail}${key}` });
+    if (!check.ok) {
+      const fix = check.betterBase ? `: ${baseFix(config, group.agents, check.betterBase)}` : '';
+      results.push({ ok: false, item, detail: `${check.detail}${fix}` });
+      continue;
+    }
+    const key = group.apiKey ? ', key accepted' : ', no key needed';
+    results.push({ ok: true, item, detail: `${check.detail}${key}${modelsNote(check.models, group.agents)}` });
+    for (const agent of group.agents) {
+      if (check.models.kind !== 'listed' || hasModel(check.models.ids, agent.model)) continue;
+      results.push({
+        ok: false,
+        item: `model of @${agent.name}`,
+        detail: `${agent.file}: model: ${agent.model} is not among the models ${group.endpoint} has (it lists ${someModels(check.models.ids)})`,
+      });
+    }
   }
   return results;
+}
+
+/** What the endpoint line says of the agents' models. */
+function modelsNote(models: ModelList, agents: readonly AgentConfig[]): string {
+  if (models.kind === 'any') return `, one model (${models.id}) that answers to any model name`;
+  if (models.kind !== 'listed') return '';
+  const found = [...new Set(agents.map((a) => a.model).filter((model) => hasModel(models.ids, model)))];
+  return found.length > 0 ? `, has ${found.join(', ')}` : '';
+}
+
+/** Where to set the base URL that works: OPENAI_BASE_URL, or the agent files' `endpoint`. */
+function baseFix(config: Config, agents: readonly AgentConfig[], base: string): string {
+  if (agents[0]?.endpoint === config.settings.OPENAI_BASE_URL) return `set OPENAI_BASE_URL=${base}`;
+  return `set endpoint: ${base} in ${agents.map((a) => a.file).join(', ')}`;
 }

@@ -303,6 +303,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     settled: async (platform, channel) => {
       await rooms.byKey(`${platform}:${channel}`)?.actor.idle();
     },
+    working: (platform, channel) => [...(rooms.byKey(`${platform}:${channel}`)?.actor.inFlight.keys() ?? [])],
     // The backlog a catch-up fetched is answered as one conversation once its mark is recorded.
     ...catchUpMarks(store, (key) => recovery.resume(key), log),
   };
