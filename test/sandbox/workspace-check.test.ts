@@ -40,7 +40,8 @@ describe.runIf(runDockerTests)(
     let dir: string;
     let dataDir: string;
     beforeAll(async () => {
-      llm = await startFakeOpenAI();
+      // The server lists the agent's model, as --check asks it to.
+      llm = await startFakeOpenAI({ models: ['m'] });
       dir = mkdtempSync(path.join(tmpdir(), 'rt-workspace-check-'));
       mkdirSync(path.join(dir, 'agents'));
       writeFileSync(
