@@ -27,8 +27,6 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY adapters ./adapters
 COPY sandbox ./sandbox
-# The demo's bundled local model.
-COPY test/fakes/openai-server ./test/fakes/openai-server
 RUN npm run build && npm prune --omit=dev
 
 FROM scratch AS prebuilt

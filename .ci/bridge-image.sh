@@ -39,7 +39,7 @@ stamp="$CACHE/bridge-image.sha256"
 digest="$( {
   printf '%s\n' "$NODE_VERSION" "$SUITE" "$(docker image inspect -f '{{.Id}}' "$SANDBOX_IMAGE" 2>/dev/null || true)"
   git ls-files -z --cached --others --exclude-standard Dockerfile .dockerignore compose.yaml package.json package-lock.json .ci migrations agents \
-    sandbox src adapters test/fakes/openai-server tsconfig.json tsconfig.build.json .env.example | xargs -0 sha256sum
+    sandbox src adapters tsconfig.json tsconfig.build.json .env.example | xargs -0 sha256sum
 } | sha256sum | cut -d' ' -f1)"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$digest" ]] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
   log "nothing changed since the last successful check; skipped"
