@@ -1,7 +1,7 @@
 # The bridge's image: only the bridge (the agents' sandbox image is separate, see sandbox/).
 #
 #   docker build -t roundtable .          # needs BuildKit (the default since Docker 23)
-#   docker compose up -d                  # see compose.yaml and README "Deploying"
+#   docker compose up -d                  # see compose.yaml and docs/deploying.md
 #
 # Stage `build` installs every dependency (with a toolchain for better-sqlite3), compiles the
 # TypeScript and prunes the dev tools away; the final stage holds node, dist/ and the production
@@ -27,8 +27,6 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY adapters ./adapters
 COPY sandbox ./sandbox
-# The demo's bundled local model.
-COPY test/fakes/openai-server ./test/fakes/openai-server
 RUN npm run build && npm prune --omit=dev
 
 FROM scratch AS prebuilt

@@ -39,7 +39,7 @@ stamp="$CACHE/bridge-image.sha256"
 digest="$( {
   printf '%s\n' "$NODE_VERSION" "$SUITE" "$(docker image inspect -f '{{.Id}}' "$SANDBOX_IMAGE" 2>/dev/null || true)"
   git ls-files -z --cached --others --exclude-standard Dockerfile .dockerignore compose.yaml package.json package-lock.json .ci migrations agents \
-    sandbox src adapters test/fakes/openai-server tsconfig.json tsconfig.build.json .env.example | xargs -0 sha256sum
+    sandbox src adapters tsconfig.json tsconfig.build.json .env.example | xargs -0 sha256sum
 } | sha256sum | cut -d' ' -f1)"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$digest" ]] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
   log "nothing changed since the last successful check; skipped"
@@ -103,9 +103,15 @@ fake_pid=$!
 for _ in $(seq 1 100); do [[ -s "$port_file" ]] && break; sleep 0.1; done
 port="$(cat "$port_file")"
 
-log "docker run $IMAGE --check (host network, fake model endpoint on port $port, the engine's socket)"
+# The data folder at the same path inside and outside the container, as compose.yaml mounts it (the sandboxes'
+# workspaces are bind mounts the engine resolves on the host); owned by the image's user.
+data="$work/data"
+mkdir -p "$data"
+chown "$(docker run --rm --entrypoint id "$IMAGE" -u):$(docker run --rm --entrypoint id "$IMAGE" -g)" "$data"
+log "docker run $IMAGE --check (host network, fake model endpoint on port $port, the engine's socket, DATA_DIR=$data)"
 docker run --rm --network host \
   -v /var/run/docker.sock:/var/run/docker.sock --group-add "$(stat -c %g /var/run/docker.sock)" \
+  -v "$data:$data" -e "DATA_DIR=$data" \
   -e "OPENAI_BASE_URL=http://127.0.0.1:$port/v1" -e "SANDBOX_IMAGE=$SANDBOX_IMAGE" \
   "$IMAGE" --check
 

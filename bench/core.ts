@@ -1,7 +1,9 @@
 /**
  * Core benchmarks: router decisions per second and messages per second stored through the bridge,
- * each beside a baseline measured in the same run, printed as a ratio.
- *   tsx bench/core.ts
+ * each beside a baseline measured in the same run, printed as a ratio, and judged against its goal:
+ *  - store: the bridge at least 0.7x a bare better-sqlite3 INSERT loop on the same schema;
+ *  - router: at least 10 decisions in the time the bridge stores one message (routing never limits a room).
+ *   npm run bench -- core [--smoke]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,12 @@ import type { AgentProfile } from '../src/room/types.js';
 import type { WakeInput } from '../src/room/wake.js';
 import { migrate, openStore } from '../src/store/index.js';
 import { testConfig } from '../test/helpers/config.js';
+import { reportGoal } from './lib/goals.js';
+import { sized } from './lib/mode.js';
+
+const DECISIONS = sized(200_000, 20_000);
+const ROUNDS = sized(5, 3);
+const PER_ROUND = sized(10_000, 1_000);
 
 function rate(label: string, count: number, fn: (i: number) => void): number {
   for (let i = 0; i < Math.min(1000, count); i++) fn(i); // warm-up
@@ -28,7 +36,7 @@ function rate(label: string, count: number, fn: (i: number) => void): number {
   return perSecond;
 }
 
-function routerBench(): void {
+function routerBench(): number {
   const agents: AgentProfile[] = Array.from({ length: 10 }, (_, i) => ({
     name: `agent${i}`,
     activation: i % 3 === 0 ? 'always' : 'mention',
@@ -46,22 +54,24 @@ function routerBench(): void {
     mentions: [names[(i * 3) % 10] ?? ''],
   }));
   console.log('Router: planWakes for 10 agents over a 5000-message history');
-  const baseline = rate('baseline: filter agents by mention only', 200_000, (i) => {
+  const baseline = rate('baseline: filter agents by mention only', DECISIONS, (i) => {
     const m = messages[i % 64];
     agents.filter((a) => a.activation === 'always' || m?.mentions.includes(a.name));
   });
-  const router = rate('router: full wake rules (awaiting, DM, activation)', 200_000, (i) => {
+  const router = rate('router: full wake rules (awaiting, DM, activation)', DECISIONS, (i) => {
     planWakes(agents, messages[i % 64] as WakeInput, history);
   });
   console.log(
     `  ratio router/baseline: ${(router / baseline).toFixed(2)}  (decisions per second relative to the bare filter)\n`,
   );
+  return router;
 }
 
-async function storeBench(): Promise<void> {
+/** Resolves with the bridge's median store rate (messages per second). */
+async function storeBench(): Promise<number> {
   const dir = mkdtempSync(path.join(tmpdir(), 'rt-bench-'));
-  const rounds = 5;
-  const perRound = 10_000;
+  const rounds = ROUNDS;
+  const perRound = PER_ROUND;
   try {
     console.log(
       `Store: ${rounds} alternating rounds of ${perRound} human messages (no agent wakes), median rate of each side;`,
@@ -129,16 +139,28 @@ async function storeBench(): Promise<void> {
       );
     show('baseline: bare better-sqlite3 INSERT loop', baseRates);
     show('bridge: receive -> dedupe -> store -> route', bridgeRates);
-    console.log(
-      `  ratio bridge/baseline: ${(median(bridgeRates) / median(baseRates)).toFixed(2)}  (goal: at least 0.50)`,
-    );
+    const ratio = median(bridgeRates) / median(baseRates);
+    console.log(`  ratio bridge/baseline: ${ratio.toFixed(2)}`);
+    reportGoal({
+      figure: `store: ${ratio.toFixed(2)}x of a bare better-sqlite3 INSERT loop`,
+      goal: '>= 0.7x',
+      met: ratio >= 0.7,
+      how: `medians of ${rounds} alternating rounds of ${perRound.toLocaleString('en-US')} messages each, same schema, in this run`,
+    });
     await bridge.stop();
     store.close();
     db.close();
+    return median(bridgeRates);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-routerBench();
-await storeBench();
+const router = routerBench();
+const stored = await storeBench();
+reportGoal({
+  figure: `router: ${Math.round(router).toLocaleString('en-US')} decisions/s, ${(router / stored).toFixed(1)}x the bridge's store rate`,
+  goal: '>= 10x the store rate',
+  met: router >= 10 * stored,
+  how: `planWakes for 10 agents over a 5000-message history, ${DECISIONS.toLocaleString('en-US')} decisions, beside the store rate above`,
+});

@@ -5,8 +5,10 @@
  * room's next answer, less the model's 200 ms) at p50 and p99, and resident memory; beside a baseline measured in
  * the same run: the same load answered naively, one model call per message, nothing stored. Then the time `/pass`
  * takes to stop a turn waiting out a model server's Retry-After, and the time a bridge process takes to exit on
- * SIGTERM during such a wait.
- *   npm run bench -- load
+ * SIGTERM during such a wait. Goals: no message lost and each room's order kept, in both bursts; `/pass` frees the
+ * room and SIGTERM ends the process within 1 s, not after the 30 s wait. A smoke run sends 100 messages in 1 s
+ * over 10 rooms instead.
+ *   npm run bench -- load [--smoke]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,11 +23,13 @@ import { FakeSandbox } from '../test/fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../test/fakes/openai-server/index.js';
 import { testConfig } from '../test/helpers/config.js';
 import { MemoryPlatform, PlatformConnection } from '../test/helpers/crash-harness.js';
+import { reportGoal } from './lib/goals.js';
+import { sized } from './lib/mode.js';
 
-const ROOMS = 50;
+const ROOMS = sized(50, 10);
 const AGENTS = ['ana', 'ben', 'cy', 'dee'];
-const BURST = 1000;
-const BURST_MS = 10_000;
+const BURST = sized(1000, 100);
+const BURST_MS = sized(10_000, 1_000);
 const MODEL_MS = 200;
 
 interface Figures {
@@ -203,8 +207,16 @@ function report(label: string, bridge: Figures, naive: Figures): void {
   row('baseline: one call per message', { ...naive, stored: naive.sent });
   console.log(
     `  ratio bridge/baseline: model calls ${(bridge.modelCalls / Math.max(1, naive.modelCalls)).toFixed(3)}, ` +
-      `p99 added latency ${(bridge.p99 / Math.max(1, naive.p99)).toFixed(1)}×\n`,
+      `p99 added latency ${(bridge.p99 / Math.max(1, naive.p99)).toFixed(1)}×`,
   );
+  const lost = bridge.sent - bridge.stored;
+  reportGoal({
+    figure: `load, ${label.toLowerCase()}: ${lost} of ${bridge.sent} messages lost, order ${bridge.orderKept ? 'kept' : 'NOT kept'}`,
+    goal: 'none lost, order kept',
+    met: lost === 0 && bridge.orderKept,
+    how: "each room's human messages read back from the store after the burst, compared with what the platform sent",
+  });
+  console.log('');
 }
 
 /** `/pass` while a turn waits out a 30 s Retry-After: how long until the room is free again. */
@@ -305,11 +317,19 @@ async function main(): Promise<void> {
     report('Burst into one room', await bridgeRun(llm, false), await naiveRun(llm, false));
     report(`Burst spread over ${ROOMS} rooms`, await bridgeRun(llm, true), await naiveRun(llm, true));
     const pass = await passDuringWait(llm);
-    console.log(
-      `/pass during a 30 s Retry-After wait: the turn stopped and the room was free in ${Math.round(pass)} ms`,
-    );
+    reportGoal({
+      figure: `load: /pass freed the room in ${Math.round(pass)} ms during a 30 s Retry-After wait`,
+      goal: '< 1000 ms',
+      met: pass < 1000,
+      how: 'from the operator command to the bridge idle again, while the model client waits out a 429',
+    });
     const term = await sigtermDuringWait(llm);
-    console.log(`SIGTERM during a 30 s Retry-After wait: the bridge process exited in ${Math.round(term)} ms`);
+    reportGoal({
+      figure: `load: the bridge process exited ${Math.round(term)} ms after SIGTERM during a 30 s Retry-After wait`,
+      goal: '< 1000 ms',
+      met: term < 1000,
+      how: 'from SIGTERM to the exit of a bridge process (npm start without Docker) whose turn waits out a 429',
+    });
   } finally {
     await llm.close();
   }

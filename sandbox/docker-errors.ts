@@ -1,4 +1,5 @@
 import type Dockerode from 'dockerode';
+import type { Settings } from '../src/config/index.js';
 import { describeError, SandboxError } from '../src/errors.js';
 
 /** The shape of errors docker-modem produces: socket errors carry `code`, API errors `statusCode`. */
@@ -22,7 +23,13 @@ export function hasStatus(error: unknown, ...statuses: number[]): boolean {
 /** The engine's own words for an API error, on one line. */
 export function engineMessage(error: unknown): string {
   const docker = asDockerError(error);
-  return (docker.json?.message ?? docker.message ?? describeError(error)).replace(/\s+/g, ' ').trim();
+  const words = (docker.json?.message ?? docker.message ?? describeError(error)).replace(/\s+/g, ' ').trim();
+  // Some answers say it twice (`no such image: x: No such image: x`): once is enough.
+  const half = words.length / 2 - 1;
+  const once = words.slice(half + 2);
+  return words.slice(half, half + 2) === ': ' && words.slice(0, half).toLowerCase() === once.toLowerCase()
+    ? once
+    : words;
 }
 
 /** Where this client talks to the engine, for messages: a socket path or a URL. */
@@ -63,17 +70,79 @@ export function toSandboxError(error: unknown, context: { docker: Dockerode; ima
       { cause: error, problem: 'engine' },
     );
   }
-  if (docker.statusCode === 404 && /no such image|not found/i.test(engineMessage(error))) {
-    return imageMissing(context.image, error);
+  if (docker.statusCode === 404 && /no such image/i.test(engineMessage(error))) {
+    const refused = settingRefused(error, { SANDBOX_IMAGE: context.image });
+    if (refused) return refused;
   }
   return new SandboxError(`Docker refused the request: ${engineMessage(error)}`, { cause: error });
 }
 
-export function imageMissing(image: string, cause?: unknown): SandboxError {
-  return new SandboxError(
-    `sandbox image ${image} is missing: run npm run sandbox:build (or docker build -t ${image} sandbox/)`,
-    { cause, problem: 'image' },
-  );
+/**
+ * What to do when the engine does not see DATA_DIR as the bridge does: it resolves bind mounts on
+ * its own host, so a bridge in a container needs its data folder at the same path on both sides.
+ */
+export const SAME_PATH_FIX =
+  "mount the data folder at the same path inside and outside the bridge's container, as compose.yaml does: " +
+  '-v /srv/roundtable:/srv/roundtable -e DATA_DIR=/srv/roundtable';
+
+/** The settings the engine checks when it creates and starts a sandbox container. */
+export type EngineSettings = Pick<
+  Settings,
+  'SANDBOX_IMAGE' | 'SANDBOX_NETWORK' | 'SANDBOX_CPUS' | 'SANDBOX_MEMORY' | 'SANDBOX_PIDS' | 'DATA_DIR'
+>;
+
+type EngineSetting = keyof EngineSettings;
+
+/**
+ * Which setting a refusal is about, told by the engine's words, and what to do about it. The
+ * engine checks these when a container is created (image, CPUs, memory) or started (network).
+ */
+const REFUSALS: ReadonlyArray<{
+  readonly variable: EngineSetting;
+  readonly about: (words: string, settings: Partial<EngineSettings>) => boolean;
+  readonly fix: string | ((settings: Partial<EngineSettings>) => string);
+}> = [
+  {
+    variable: 'SANDBOX_IMAGE',
+    about: (words) =>
+      /no such image|pull access denied|repository does not exist|invalid reference format/i.test(words),
+    fix: 'build it with npm run sandbox:build, or correct SANDBOX_IMAGE',
+  },
+  {
+    variable: 'SANDBOX_NETWORK',
+    about: (words, settings) =>
+      /\bnetwork\b/i.test(words) ||
+      (settings.SANDBOX_NETWORK?.startsWith('container:') === true && /no such container/i.test(words)),
+    fix: (settings) =>
+      settings.SANDBOX_NETWORK?.startsWith('container:')
+        ? 'docker ps lists the containers; none, the default, means no network'
+        : 'docker network ls lists the networks; none, the default, means no network',
+  },
+  { variable: 'SANDBOX_CPUS', about: (words) => /\bcpus?\b|nanocpus/i.test(words), fix: 'lower SANDBOX_CPUS' },
+  { variable: 'SANDBOX_MEMORY', about: (words) => /\bmemory\b/i.test(words), fix: 'change SANDBOX_MEMORY' },
+  { variable: 'SANDBOX_PIDS', about: (words) => /\bpids?\b/i.test(words), fix: 'change SANDBOX_PIDS' },
+  {
+    variable: 'DATA_DIR',
+    about: (words) => /\bmount\b|bind source path|\/workspace\b/i.test(words),
+    fix: SAME_PATH_FIX,
+  },
+];
+
+/**
+ * The engine refused a sandbox container because of a setting: one line naming the variable, its
+ * value and what Docker said (`SANDBOX_NETWORK=bridgee: Docker says network bridgee not found (…)`).
+ * Undefined when the failure is no such refusal (the engine unreachable, or words that name no setting).
+ */
+export function settingRefused(error: unknown, settings: Partial<EngineSettings>): SandboxError | undefined {
+  if (asDockerError(error).statusCode === undefined) return undefined;
+  const words = engineMessage(error);
+  const refusal = REFUSALS.find((rule) => settings[rule.variable] !== undefined && rule.about(words, settings));
+  if (!refusal) return undefined;
+  const fix = typeof refusal.fix === 'string' ? refusal.fix : refusal.fix(settings);
+  return new SandboxError(`${refusal.variable}=${settings[refusal.variable]}: Docker says ${words} (${fix})`, {
+    cause: error,
+    problem: refusal.variable === 'SANDBOX_IMAGE' ? 'image' : 'other',
+  });
 }
 
 /**

@@ -4,15 +4,22 @@ import type { Settings } from '../src/config/index.js';
 import { SandboxError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import type { ExecResult, Sandbox } from '../src/ports.js';
-import { channelSlug, containerName } from './channel-key.js';
+import {
+  ChannelContainers,
+  type ChannelState,
+  EXEC_FAILED,
+  EXEC_FAILED_EXIT,
+  type LiveContainer,
+} from './channel-containers.js';
+import { channelSlug } from './channel-key.js';
 import { RunnerUnavailable } from './command-runner.js';
-import { HELPER_TIMEOUT_MS, parseOomKills, parseRunnerDigest, probeContainer } from './container-probe.js';
-import { containerSpec, LABEL_CHANNEL, LABEL_PROJECT, LABEL_SCOPE, PROJECT, parseMemory } from './container-spec.js';
+import { HELPER_TIMEOUT_MS } from './container-probe.js';
+import { parseMemory } from './container-spec.js';
 import { DiskQuota, parseDiskLimit } from './disk-quota.js';
-import { engineMessage, hasStatus, imageMissing, toSandboxError, workspaceError } from './docker-errors.js';
-import { appendNote, type ContainerAccess, cleanUpAfterRunnerLoss, explainKill, type Outcome } from './kill-report.js';
-import { type ExecTarget, type RunOptions, runExec } from './run-exec.js';
-import { RunnerSlot } from './runner-slot.js';
+import { checkDocker } from './docker-check.js';
+import { engineMessage, hasStatus, toSandboxError } from './docker-errors.js';
+import { appendNote, cleanUpAfterRunnerLoss, explainKill, type Outcome } from './kill-report.js';
+import { type RunOptions, runExec } from './run-exec.js';
 import { describeState } from './status-line.js';
 import { prepareWorkspace, wipeWorkspace } from './workspace.js';
 
@@ -33,50 +40,25 @@ export interface DockerSandboxOptions {
   readonly probeTimeoutMs?: number;
 }
 
-/** A container this process uses, with what the probe learnt about it. */
-interface LiveContainer extends ExecTarget {
-  readonly id: string;
-  readonly startedAt: number;
-  /** The memory cgroup's OOM-kill count last seen, to tell an OOM kill from any other SIGKILL. */
-  oomKills: number;
-  /** The container's command runner (the fast path); none when it is switched off. */
-  readonly runner: RunnerSlot | undefined;
-}
-
-interface ChannelState {
-  readonly key: string;
-  readonly name: string;
-  live: LiveContainer | undefined;
-  preparing: Promise<LiveContainer> | undefined;
-  lastCommand: { readonly text: string; readonly at: number } | undefined;
-  inFlight: number;
-  idleTimer: NodeJS.Timeout | undefined;
-}
-
 const SIGKILL_EXIT = 137;
-/** What Docker answers when the runtime cannot start an exec's process at all. */
-const EXEC_FAILED_EXIT = 126;
-const EXEC_FAILED = /^OCI runtime exec failed/;
-
-const duration = (ms: number) => (ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`);
 
 /** One hardened Docker container per channel, created lazily, adopted after a restart (issue 3). */
 export function createDockerSandbox(options: DockerSandboxOptions): Sandbox {
   return new DockerSandbox(options);
 }
 
+/** Runs a channel's commands in its container (ChannelContainers finds or makes it), and explains how each ended. */
 class DockerSandbox implements Sandbox {
   private readonly docker: Dockerode;
   private readonly settings: Settings;
   private readonly log: Logger;
   private readonly clock: () => number;
   private readonly dataDir: string;
-  private readonly channels = new Map<string, ChannelState>();
-  private readonly runnerEnabled: boolean;
-  private readonly runnerSource: string | undefined;
+  private readonly containers: ChannelContainers;
   private readonly disk: DiskQuota;
-  private readonly probeTimeoutMs: number;
-  private adoption: Promise<void> | undefined;
+  /** Ends a start-up check still running at shutdown (its throw-away container is removed). */
+  private readonly checks = new AbortController();
+  private checking: Promise<unknown> | undefined;
   private closed = false;
 
   constructor(options: DockerSandboxOptions) {
@@ -88,9 +70,16 @@ class DockerSandbox implements Sandbox {
     this.log = options.logger.child({ component: 'sandbox' });
     this.clock = options.clock ?? Date.now;
     this.dataDir = path.resolve(this.settings.DATA_DIR);
-    this.runnerEnabled = options.commandRunner ?? true;
-    this.runnerSource = options.runnerSource;
-    this.probeTimeoutMs = options.probeTimeoutMs ?? HELPER_TIMEOUT_MS;
+    this.containers = new ChannelContainers({
+      docker: this.docker,
+      settings: this.settings,
+      log: this.log,
+      dataDir: this.dataDir,
+      workspaceDir: (channelKey) => this.workspaceDir(channelKey),
+      runner: options.commandRunner ?? true,
+      runnerSource: options.runnerSource,
+      probeTimeoutMs: options.probeTimeoutMs ?? HELPER_TIMEOUT_MS,
+    });
   }
 
   workspaceDir(channelKey: string): string {
@@ -111,12 +100,12 @@ class DockerSandbox implements Sandbox {
   ): Promise<ExecResult> {
     if (this.closed) throw new SandboxError('the sandbox is shut down');
     if (options.signal?.aborted) return { output: '[aborted]', exitCode: null, timedOut: false };
-    const state = this.channel(channelKey);
+    const state = this.containers.channel(channelKey);
     state.inFlight += 1;
-    this.clearIdle(state);
+    this.containers.clearIdle(state);
     state.lastCommand = { text: command, at: this.clock() };
     try {
-      await this.adoptAll();
+      await this.containers.adoptAll();
       const dir = this.workspaceDir(channelKey);
       const fsize = await this.disk.beforeCommand(channelKey, dir);
       const runOptions: RunOptions = { ...options, fsize, measureDisk: this.disk.enabled };
@@ -126,17 +115,18 @@ class DockerSandbox implements Sandbox {
         // every pid. A fresh container (same workspace) is the way out.
         const reason = outcome.spawnError ?? outcome.output.trim();
         this.log.warn({ channel: channelKey, reason }, 'sandbox container wedged; recreating');
-        this.forget(state);
-        await this.remove(state.name);
+        this.containers.forget(state);
+        await this.containers.remove(state.name);
         ({ live, outcome } = await this.run(state, command, runOptions));
       }
-      if (outcome.containerKilled) this.forget(state);
+      if (outcome.containerKilled) this.containers.forget(state);
       let output = outcome.output;
       if (outcome.spawnError) output = appendNote(output, `[the command could not start: ${outcome.spawnError}]`);
       else if (outcome.aborted) output = appendNote(output, '[aborted]');
       else if (!outcome.timedOut && (outcome.exitCode === SIGKILL_EXIT || outcome.exitCode === null)) {
-        const { note, stopped } = await explainKill(live, this.access(state), outcome, this.settings.SANDBOX_MEMORY);
-        if (stopped && state.live?.id === live.id) this.forget(state);
+        const access = this.containers.access(state);
+        const { note, stopped } = await explainKill(live, access, outcome, this.settings.SANDBOX_MEMORY);
+        if (stopped && state.live?.id === live.id) this.containers.forget(state);
         output = appendNote(output, note);
       }
       const full = await this.disk.afterCommand(channelKey, dir, outcome.diskUsed);
@@ -150,7 +140,7 @@ class DockerSandbox implements Sandbox {
       throw failure;
     } finally {
       state.inFlight -= 1;
-      this.armIdle(state);
+      this.containers.armIdle(state);
     }
   }
 
@@ -160,14 +150,14 @@ class DockerSandbox implements Sandbox {
     command: string,
     options: RunOptions,
   ): Promise<{ live: LiveContainer; outcome: Outcome }> {
-    const live = await this.ensure(state);
+    const live = await this.containers.ensure(state);
     try {
       return { live, outcome: await this.runIn(state, live, command, options) };
     } catch (error) {
       if (!hasStatus(error, 404, 409, 500)) throw error;
       this.log.info({ channel: state.key, reason: engineMessage(error) }, 'sandbox container gone; recreating');
-      if (state.live === live) this.forget(state);
-      const fresh = await this.ensure(state);
+      if (state.live === live) this.containers.forget(state);
+      const fresh = await this.containers.ensure(state);
       return { live: fresh, outcome: await this.runIn(state, fresh, command, options) };
     }
   }
@@ -190,7 +180,7 @@ class DockerSandbox implements Sandbox {
         // A runner that went silent past a time limit is not given the command a second time.
         if (!outcome.accepted && !outcome.timedOut && !outcome.aborted) continue;
         this.log.warn({ channel: state.key }, 'sandbox command runner stopped during a command');
-        return await cleanUpAfterRunnerLoss(live, this.access(state), outcome);
+        return await cleanUpAfterRunnerLoss(live, this.containers.access(state), outcome);
       } catch (error) {
         // Already gone, nothing sent.
         if (!(error instanceof RunnerUnavailable)) throw error;
@@ -205,9 +195,9 @@ class DockerSandbox implements Sandbox {
   }
 
   async describe(channelKey: string): Promise<string> {
-    const state = this.channel(channelKey);
+    const state = this.containers.channel(channelKey);
     try {
-      const info = await this.inspect(state.name);
+      const info = await this.containers.inspect(state.name);
       return describeState({
         container: info ? (info.State.Running ? (state.inFlight > 0 ? 'running' : 'idle') : 'stopped') : 'absent',
         startedAt: info?.State.Running ? Date.parse(info.State.StartedAt) : undefined,
@@ -220,13 +210,13 @@ class DockerSandbox implements Sandbox {
   }
 
   async reset(channelKey: string, options?: { wipeWorkspace?: boolean }): Promise<void> {
-    const state = this.channel(channelKey);
-    this.clearIdle(state);
-    this.forget(state);
+    const state = this.containers.channel(channelKey);
+    this.containers.clearIdle(state);
+    this.containers.forget(state);
     state.lastCommand = undefined;
     let failure: SandboxError | undefined;
     try {
-      await this.remove(state.name);
+      await this.containers.remove(state.name);
     } catch (error) {
       failure = toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE });
     }
@@ -237,213 +227,21 @@ class DockerSandbox implements Sandbox {
     if (failure) throw failure;
   }
 
+  async check(): Promise<readonly string[]> {
+    if (this.closed) return [];
+    const running = checkDocker(this.containers.engineSettings(), this.docker, { signal: this.checks.signal });
+    this.checking = running.catch(() => undefined);
+    const results = await running;
+    // Cut short by close(): what it found then says nothing about the settings.
+    if (this.checks.signal.aborted) return [];
+    return results.filter((result) => !result.ok).map((result) => result.detail);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const state of this.channels.values()) {
-      this.clearIdle(state);
-      state.live?.runner?.close();
-    }
-    if (this.settings.SANDBOX_KEEP_ON_EXIT) return;
-    const known = [...this.channels.values()].filter((state) => state.live || state.preparing);
-    await Promise.all(
-      known.map(async (state) => {
-        await state.preparing?.catch(() => undefined);
-        await this.remove(state.name).catch((error: unknown) => {
-          this.log.warn({ channel: state.key, reason: engineMessage(error) }, 'could not remove sandbox container');
-        });
-        this.forget(state);
-      }),
-    );
-  }
-
-  /** Drops what we know about the channel's container, and its runner with it. */
-  private forget(state: ChannelState): void {
-    state.live?.runner?.close();
-    state.live = undefined;
-  }
-
-  private channel(key: string): ChannelState {
-    let state = this.channels.get(key);
-    if (!state) {
-      state = {
-        key,
-        name: containerName(this.dataDir, key),
-        live: undefined,
-        preparing: undefined,
-        lastCommand: undefined,
-        inFlight: 0,
-        idleTimer: undefined,
-      };
-      this.channels.set(key, state);
-    }
-    return state;
-  }
-
-  /** The channel's running container: the one we know, an existing one (adopted), or a new one. */
-  private async ensure(state: ChannelState): Promise<LiveContainer> {
-    if (state.live) return state.live;
-    state.preparing ??= this.prepare(state).finally(() => {
-      state.preparing = undefined;
-    });
-    return state.preparing;
-  }
-
-  private async prepare(state: ChannelState, retry = true): Promise<LiveContainer> {
-    let info = await this.inspect(state.name);
-    if (info && !info.State.Running) {
-      this.log.info({ channel: state.key, status: info.State.Status }, 'sandbox container stopped; recreating it');
-      await this.remove(state.name);
-      info = undefined;
-    }
-    if (info) {
-      this.log.info({ channel: state.key, container: state.name }, 'adopted existing sandbox container');
-    } else {
-      info = await this.create(state);
-    }
-    const container = this.docker.getContainer(info.Id);
-    const probe = await probeContainer(container, this.probeTimeoutMs).catch((error: unknown) => {
-      // It died between inspect and probe (killed by hand, OOM): start over once with a fresh one.
-      if (hasStatus(error, 404, 409) && retry) return undefined;
-      throw error;
-    });
-    if (!probe || (retry && probe.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(probe.output))) {
-      await this.remove(state.name);
-      return this.prepare(state, false);
-    }
-    if (probe.exitCode === null) {
-      // Slow is not broken: say so, rather than blame the image.
-      throw new SandboxError(
-        `the sandbox container did not answer its start-up check within ${duration(this.probeTimeoutMs)} ` +
-          '(the machine or the Docker engine is overloaded); try the command again',
-      );
-    }
-    if (probe.exitCode !== 0) {
-      throw new SandboxError(
-        `sandbox image ${this.settings.SANDBOX_IMAGE} cannot run sh: rebuild it with npm run sandbox:build`,
-      );
-    }
-    const live: LiveContainer = {
-      id: info.Id,
-      container,
-      shell: /^bash=\S/m.test(probe.output) ? 'bash' : 'sh',
-      setsid: /^setsid=\S/m.test(probe.output),
-      startedAt: Date.parse(info.State.StartedAt),
-      oomKills: parseOomKills(probe.output),
-      runner: this.runnerEnabled
-        ? new RunnerSlot(container, {
-            logger: this.log.child({ channel: state.key }),
-            source: this.runnerSource,
-            bakedDigest: parseRunnerDigest(probe.output),
-          })
-        : undefined,
-    };
-    if (this.closed) {
-      await this.remove(state.name).catch(() => undefined);
-      throw new SandboxError('the sandbox is shut down');
-    }
-    state.live = live;
-    return live;
-  }
-
-  private async create(state: ChannelState): Promise<Dockerode.ContainerInspectInfo> {
-    const workspaceDir = this.workspaceDir(state.key);
-    const seeded = await prepareWorkspace(workspaceDir, this.settings.SANDBOX_TEMPLATE_DIR).catch((error: unknown) => {
-      throw workspaceError(error, workspaceDir, this.settings.SANDBOX_TEMPLATE_DIR);
-    });
-    const spec = containerSpec({
-      name: state.name,
-      channelKey: state.key,
-      scope: this.dataDir,
-      workspaceDir,
-      settings: this.settings,
-    });
-    let container: Dockerode.Container;
-    try {
-      container = await this.docker.createContainer(spec);
-    } catch (error) {
-      if (hasStatus(error, 404)) throw imageMissing(this.settings.SANDBOX_IMAGE, error);
-      throw error;
-    }
-    await container.start();
-    this.log.info({ channel: state.key, container: state.name, seeded }, 'created sandbox container');
-    return container.inspect();
-  }
-
-  /**
-   * Adopts, once, the containers a previous bridge process left running for this data folder,
-   * so idle reaping and shutdown cover them too; stopped leftovers are removed.
-   */
-  private adoptAll(): Promise<void> {
-    this.adoption ??= (async () => {
-      const found = await this.docker.listContainers({
-        all: true,
-        filters: { label: [`${LABEL_PROJECT}=${PROJECT}`, `${LABEL_SCOPE}=${this.dataDir}`] },
-      });
-      for (const summary of found) {
-        const key = summary.Labels[LABEL_CHANNEL];
-        if (key === undefined) continue;
-        if (summary.State !== 'running') {
-          await this.remove(summary.Id).catch(() => undefined);
-          continue;
-        }
-        this.armIdle(this.channel(key));
-      }
-    })().catch((error: unknown) => {
-      this.adoption = undefined;
-      throw error;
-    });
-    return this.adoption;
-  }
-
-  private armIdle(state: ChannelState): void {
-    this.clearIdle(state);
-    const minutes = this.settings.SANDBOX_IDLE_MINUTES;
-    if (this.closed || minutes <= 0 || state.inFlight > 0) return;
-    state.idleTimer = setTimeout(() => void this.reap(state), minutes * 60_000);
-    // An idle timer must never keep the process alive.
-    state.idleTimer.unref();
-  }
-
-  private clearIdle(state: ChannelState): void {
-    if (state.idleTimer) clearTimeout(state.idleTimer);
-    state.idleTimer = undefined;
-  }
-
-  private async reap(state: ChannelState): Promise<void> {
-    state.idleTimer = undefined;
-    if (state.inFlight > 0 || state.preparing || this.closed) return;
-    this.forget(state);
-    try {
-      await this.remove(state.name);
-      this.log.info(
-        { channel: state.key, minutes: this.settings.SANDBOX_IDLE_MINUTES },
-        'removed idle sandbox container',
-      );
-    } catch (error) {
-      this.log.warn({ channel: state.key, reason: engineMessage(error) }, 'could not remove idle sandbox container');
-    }
-  }
-
-  private access(state: ChannelState): ContainerAccess {
-    return { inspect: () => this.inspect(state.name), remove: () => this.remove(state.name) };
-  }
-
-  private async inspect(name: string): Promise<Dockerode.ContainerInspectInfo | undefined> {
-    try {
-      return await this.docker.getContainer(name).inspect();
-    } catch (error) {
-      if (hasStatus(error, 404)) return undefined;
-      throw error;
-    }
-  }
-
-  private async remove(nameOrId: string): Promise<void> {
-    try {
-      await this.docker.getContainer(nameOrId).remove({ force: true });
-    } catch (error) {
-      // 404: already gone; 409: removal already in progress.
-      if (!hasStatus(error, 404, 409)) throw error;
-    }
+    this.checks.abort();
+    await this.checking;
+    await this.containers.close();
   }
 }

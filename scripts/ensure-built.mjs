@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const stamp = path.join(root, 'dist', '.tsbuildinfo');
 const entry = path.join(root, 'dist', 'src', 'main.js');
-const SOURCES = ['src', 'adapters', 'sandbox', 'test/fakes/openai-server'];
+const SOURCES = ['src', 'adapters', 'sandbox'];
 const CONFIGS = ['tsconfig.json', 'tsconfig.build.json', 'package.json'];
 
 function newestSource() {

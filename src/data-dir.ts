@@ -1,7 +1,8 @@
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError, RoundtableError } from './errors.js';
+import { createFolders, unwritable, writeProblem } from './file-access.js';
 
 /** Why a data folder cannot be used, from the error code of creating or probing it. */
 export function dataDirProblem(code: string | undefined): string {
@@ -14,6 +15,9 @@ export function dataDirProblem(code: string | undefined): string {
     case 'ENOTDIR':
     case 'EEXIST':
       return 'is not a folder (or a file is in the way)';
+    case 'ENOENT':
+      // mkdir said "no such folder" of a parent that exists: /proc, /sys and their like.
+      return 'cannot be created: the file system there takes no new folders (such as /proc)';
     default:
       return `cannot be used (${code ?? 'unknown error'})`;
   }
@@ -22,10 +26,26 @@ export function dataDirProblem(code: string | undefined): string {
 /** Makes sure DATA_DIR exists and is writable; the error names the variable and the path. */
 export function prepareDataDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    createFolders(dir);
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (error) {
     throw new ConfigError('environment', 'DATA_DIR', `${dir} ${dataDirProblem((error as NodeJS.ErrnoException).code)}`);
+  }
+}
+
+/** The database, the files SQLite keeps beside it, and the lock: what the bridge writes in DATA_DIR. */
+export const DATA_FILES = ['roundtable.db', 'roundtable.db-wal', 'roundtable.db-shm', 'roundtable.lock'] as const;
+
+/**
+ * Refuses a data folder whose files this process may not write (root's after a `sudo npm start`, or a
+ * folder where the database should be), naming the file and its owner. SQLite would open such a
+ * database read-only without a word, and every message would then fail to be stored.
+ */
+export function checkDataFiles(dir: string): void {
+  for (const name of DATA_FILES) {
+    const file = path.join(dir, name);
+    const error = unwritable(file);
+    if (error) throw new ConfigError('environment', 'DATA_DIR', `${file} ${writeProblem(file, error, dir)}`);
   }
 }
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { startFakeOpenAI } from './demo/local-model/index.js';
+import { startLocalModel } from './demo/local-model.js';
 import { DEMO_QUESTION, demoReply } from './demo/player.js';
 import { RecordedSandbox } from './demo/recorded-sandbox.js';
 import { describeError, SandboxError } from './errors.js';
@@ -30,7 +30,7 @@ export async function demo(
   output: NodeJS.WritableStream = process.stdout,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<void> {
-  const llm = await startFakeOpenAI({ responder: demoReply });
+  const llm = await startLocalModel(demoReply);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'roundtable-demo-'));
   const stdin = new PassThrough();
   let sandboxNote = 'Docker sandbox';

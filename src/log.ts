@@ -1,7 +1,9 @@
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, openSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
+import { ConfigError } from './errors.js';
+import { createFolders, writeProblem } from './file-access.js';
 import { REDACTED, redact, rememberSecrets } from './secrets.js';
 
 export type { Logger } from 'pino';
@@ -49,6 +51,42 @@ function redactingStream(target: NodeJS.WritableStream, pretty: boolean): Writab
   });
 }
 
+/**
+ * Opens the log file for appending, now: a file that cannot be opened (a folder, root's, a path
+ * under a file) is one line naming LOG_FILE before anything starts, never a stack trace later.
+ */
+function openLogFile(file: string): NodeJS.WritableStream {
+  let fd: number;
+  try {
+    createFolders(path.dirname(file));
+    fd = openSync(file, 'a');
+  } catch (error) {
+    throw new ConfigError('environment', 'LOG_FILE', `${file} ${writeProblem(file, error as NodeJS.ErrnoException)}`);
+  }
+  const stream = createWriteStream(file, { fd });
+  // A write that fails later (a full disk, say) must not take the bridge down: lines go to stderr from then on.
+  let failed = false;
+  const fail = (error: Error) => {
+    if (failed) return;
+    failed = true;
+    process.stderr.write(`the log file ${file} cannot be written (${error.message}); logging to stderr\n`);
+  };
+  stream.on('error', fail);
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (failed) process.stderr.write(chunk, () => done());
+      else
+        stream.write(chunk, (error) => {
+          if (error) {
+            fail(error);
+            process.stderr.write(chunk);
+          }
+          done();
+        });
+    },
+  });
+}
+
 export interface LogOptions {
   readonly level: string;
   /** A file to append JSON lines to; when absent, stderr. */
@@ -65,10 +103,7 @@ export function createLogger(options: LogOptions): Logger {
   let target: NodeJS.WritableStream = process.stderr;
   // JSON lines for files and pipes; short readable lines when a person watches stderr.
   const pretty = options.format === 'pretty' || (options.format !== 'json' && !options.file && process.stderr.isTTY);
-  if (options.file) {
-    mkdirSync(path.dirname(options.file), { recursive: true });
-    target = createWriteStream(options.file, { flags: 'a' });
-  }
+  if (options.file) target = openLogFile(options.file);
   return pino(
     {
       level: options.level,

@@ -7,7 +7,7 @@ import { CONSOLE_PLATFORM, CONSOLE_ROOM, ConsoleAdapter } from '../adapters/cons
 import { type Bridge, createBridge, type LlmFactory } from './bridge/index.js';
 import { EXIT, parseFlags, UsageError } from './cli.js';
 import { type Config, environmentWithDotenv, loadConfig, type Settings, templateDir } from './config/index.js';
-import { lockDataDir, prepareDataDir } from './data-dir.js';
+import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError } from './errors.js';
 import { type HealthServer, startHealthServer } from './health.js';
 import { lacksOpenAiKey } from './llm/endpoint-check.js';
@@ -15,8 +15,9 @@ import { createLogger, type Logger } from './log.js';
 import { meteredAdapter, meteredSandbox } from './metrics.js';
 import type { ChatAdapter, Sandbox } from './ports.js';
 import type { CheckResult } from './self-check.js';
-import { type CheckProbes, selfCheck } from './startup-check.js';
+import { type CheckProbes, needsSandbox, selfCheck } from './startup-check.js';
 import { openStore, type SqliteStore } from './store/index.js';
+import { endsAtOnce, NothingToServeError, nothingToServe, opensTerminalRoom } from './terminal-input.js';
 import { UnavailableSandbox } from './tools/unavailable-sandbox.js';
 
 // Loaded on demand, so a platform's SDK is only loaded when an agent uses that platform.
@@ -63,6 +64,8 @@ export interface RunOptions {
 }
 
 export interface Running {
+  /** The one line to end with when the terminal room closes without having read a line. */
+  readonly nothingToServe: string;
   readonly bridge: Bridge;
   readonly store: SqliteStore;
   readonly console: ConsoleAdapter | undefined;
@@ -76,17 +79,8 @@ export async function dockerSandbox(config: Config, logger: Logger): Promise<San
   try {
     const module = (await import(SANDBOX_MODULE)) as {
       createDockerSandbox: (options: { settings: Config['settings']; logger: Logger }) => Sandbox;
-      checkDocker: (settings: Settings) => Promise<readonly CheckResult[]>;
     };
-    const sandbox = module.createDockerSandbox({ settings: config.settings, logger });
-    // Tell the operator now, not at the first `bash`, when Docker or the image is missing.
-    void module.checkDocker(config.settings).then(
-      (results) => {
-        for (const result of results.filter((r) => !r.ok)) logger.warn(`${result.item}: ${result.detail}`);
-      },
-      () => {},
-    );
-    return sandbox;
+    return module.createDockerSandbox({ settings: config.settings, logger });
   } catch (error) {
     logger.warn({ err: error }, 'the Docker sandbox could not be loaded');
     return new UnavailableSandbox(`the sandbox could not be loaded (${describeError(error)})`);
@@ -123,11 +117,18 @@ export async function run(options: RunOptions = {}): Promise<Running> {
   const settings = config.settings;
   const dataDir = path.resolve(cwd, settings.DATA_DIR);
   const template = templateDir(settings, cwd);
+  const consoleRoom = opensTerminalRoom(config, flags.console);
+  const stdin = options.stdin ?? process.stdin;
+  // Input that is already over (/dev/null, an empty file) is known before anything opens.
+  if (consoleRoom && !stdin.isTTY && (await endsAtOnce(stdin))) {
+    throw new NothingToServeError(nothingToServe(config, flags.console));
+  }
   prepareDataDir(dataDir);
+  checkDataFiles(dataDir);
   // Before anything touches the store or the sandbox containers of this data folder.
   const lock = lockDataDir(dataDir);
   try {
-    return await start({ options, config, dataDir, template, consoleFlag: flags.console, lock });
+    return await start({ options, config, dataDir, template, consoleRoom, consoleFlag: flags.console, lock });
   } catch (error) {
     lock.release();
     throw error;
@@ -139,14 +140,14 @@ async function start(input: {
   config: Config;
   dataDir: string;
   template: string | undefined;
+  consoleRoom: boolean;
   consoleFlag: boolean;
   lock: { release(): void };
 }): Promise<Running> {
-  const { options, config, dataDir, template, lock } = input;
+  const { options, config, dataDir, template, consoleRoom, lock } = input;
   const settings = config.settings;
   const wantsDiscord = config.agents.some((a) => a.discord);
   const wantsSlack = config.agents.some((a) => a.slack);
-  const consoleRoom = input.consoleFlag || (!wantsDiscord && !wantsSlack);
   // The terminal room's stdout is the transcript: logs go to a file then.
   const logFile = settings.LOG_FILE ?? (consoleRoom ? path.join(dataDir, 'roundtable.log') : undefined);
   const logger = createLogger({
@@ -166,6 +167,8 @@ async function start(input: {
     },
     logger,
   );
+  // Tell the operator now, not at the first `bash`, what the engine will refuse (in the background).
+  const sandboxProblems = needsSandbox(config) ? sandboxCheck(sandbox, logger) : Promise.resolve([]);
   const adapters: ChatAdapter[] = [];
   let consoleAdapter: ConsoleAdapter | undefined;
   if (consoleRoom) {
@@ -233,13 +236,36 @@ async function start(input: {
         (logFile ?? 'stderr');
     consoleAdapter.print(`[system]: ${banner}`);
     // After a restart: how much of the room's history the agents will see again.
-    const room = await store.rooms.open(CONSOLE_PLATFORM, CONSOLE_ROOM);
-    const loaded = (await store.rooms.history(room.id, settings.HISTORY_LIMIT)).length;
+    const consoleRoom = await store.rooms.open(CONSOLE_PLATFORM, CONSOLE_ROOM);
+    const loaded = (await store.rooms.history(consoleRoom.id, settings.HISTORY_LIMIT)).length;
     if (loaded > 0)
       consoleAdapter.print(`[system]: ${loaded} message${loaded === 1 ? '' : 's'} of history loaded for this room.`);
     for (const warning of warnings) consoleAdapter.print(`[system]: warning: ${warning}`);
+    const room = consoleAdapter;
+    void sandboxProblems.then((problems) => {
+      for (const problem of problems) room.print(`[system]: warning: ${problem}`);
+    });
   }
-  return { bridge, store, console: consoleAdapter, healthPort: healthServer?.port, shutdown };
+  return {
+    nothingToServe: nothingToServe(config, input.consoleFlag),
+    bridge,
+    store,
+    console: consoleAdapter,
+    healthPort: healthServer?.port,
+    shutdown,
+  };
+}
+
+/** The sandbox's start-up check, each problem logged; never rejects. */
+async function sandboxCheck(sandbox: Sandbox, logger: Logger): Promise<readonly string[]> {
+  try {
+    const problems = (await sandbox.check?.()) ?? [];
+    for (const problem of problems) logger.warn(problem);
+    return problems;
+  } catch (error) {
+    logger.warn({ err: error }, 'the sandbox could not be checked');
+    return [];
+  }
 }
 
 /** What the operator should know before the first message (also logged). */
@@ -274,7 +300,13 @@ export async function main(options: RunOptions = {}): Promise<number> {
       out.write(`✗ environment: ${describeError(error)}\n`);
       return EXIT.failed;
     }
-    const passed = await selfCheck({ env, cwd, probes: checkProbes, write: (line) => out.write(`${line}\n`) });
+    const passed = await selfCheck({
+      env,
+      cwd,
+      probes: checkProbes,
+      write: (line) => out.write(`${line}\n`),
+      consoleFlag: flags.console,
+    });
     return passed ? EXIT.ok : EXIT.failed;
   }
   let running: Running;
@@ -287,13 +319,24 @@ export async function main(options: RunOptions = {}): Promise<number> {
   }
   // A library's stray promise rejection (a reconnect that gave up, say) is logged, not fatal.
   process.on('unhandledRejection', (reason) => running.bridge.log.error({ err: reason }, 'unhandled rejection'));
+  let signalled = false;
   const stopped = new Promise<void>((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => {
+        signalled = true;
+        resolve();
+      });
+    }
   });
   // End of the terminal room's input waits until the room settled; a signal stops turns at once.
   await Promise.race([stopped, running.console?.finished ?? new Promise<void>(() => {})]);
   await running.shutdown();
-  return 0;
+  // Piped input that ended before a single line: the room served nobody (see terminal-input.ts).
+  if (!signalled && running.console && !running.console.interactive && running.console.linesRead === 0) {
+    process.stderr.write(`${running.nothingToServe}\n`);
+    return EXIT.failed;
+  }
+  return EXIT.ok;
 }
 
 const isEntry = process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname);

@@ -127,6 +127,8 @@ export interface AdapterSink {
   caughtUp?(platform: string, channel: string, platformId: string): void;
   /** Resolves when the room has nothing queued or running (the terminal room waits on it between piped lines). */
   settled?(platform: string, channel: string): Promise<void>;
+  /** The agents whose turns run in a room now (the terminal room's `/quit` says whom it waits for). */
+  working?(platform: string, channel: string): readonly string[];
   /** The stored private rooms (DMs) of a platform and whose they are, so an adapter can catch up on them after a restart. */
   directRooms?(platform: string): Array<{ channel: string; agent: string }>;
   /** Every room the store knows on a platform, most recently active first (an adapter catches up on them). */
@@ -187,6 +189,11 @@ export interface Sandbox {
    * container would), without starting anything; resolves with its host path. Uploads use it.
    */
   ensureWorkspace?(channelKey: string): Promise<string>;
+  /**
+   * Asks, now, whether commands can run as configured (at start-up, before any agent needs it);
+   * resolves with one line per problem, each naming the setting to change. Bounded in time.
+   */
+  check?(): Promise<readonly string[]>;
   close(): Promise<void>;
 }
 

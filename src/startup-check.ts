@@ -4,11 +4,21 @@
  * platforms are probed by their own modules, handed in by main.ts (the composition root).
  */
 import path from 'node:path';
-import { type Config, type Env, loadConfig, readSettings, type Settings, templateDir } from './config/index.js';
-import { lockDataDir, prepareDataDir } from './data-dir.js';
-import { ConfigError, describeError } from './errors.js';
-import { checkEndpoint, lacksOpenAiKey } from './llm/endpoint-check.js';
+import {
+  type AgentConfig,
+  type Config,
+  type Env,
+  loadConfig,
+  readSettings,
+  type Settings,
+  templateDir,
+} from './config/index.js';
+import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
+import { ConfigError, describeError, RoundtableError } from './errors.js';
+import { cannotCreate, unwritable, writeProblem } from './file-access.js';
+import { checkEndpoint, hasModel, lacksOpenAiKey, type ModelList, someModels } from './llm/endpoint-check.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
+import { opensTerminalRoom } from './terminal-input.js';
 
 export interface CheckProbes {
   docker(settings: Settings): Promise<readonly CheckResult[]>;
@@ -18,6 +28,11 @@ export interface CheckProbes {
 
 /** Tools that run in the sandbox (the container, or its workspace folder). */
 const SANDBOX_TOOLS = new Set(['bash', 'read_files', 'write_files', 'glob']);
+
+/** Whether any agent has a tool that needs the sandbox (else Docker is not needed at all). */
+export function needsSandbox(config: Config): boolean {
+  return config.agents.some((agent) => agent.tools.some((tool) => SANDBOX_TOOLS.has(tool)));
+}
 
 const one = (ok: boolean, item: string, detail: string): readonly CheckResult[] => [{ ok, item, detail }];
 
@@ -33,6 +48,8 @@ export async function selfCheck(options: {
   cwd: string;
   probes: CheckProbes;
   write: (line: string) => void;
+  /** `--console` given with `--check`: the terminal room would be the only room. */
+  consoleFlag?: boolean;
 }): Promise<boolean> {
   const { env, cwd, probes, write } = options;
   let settings: Settings;
@@ -50,10 +67,12 @@ export async function selfCheck(options: {
       probe: async () => {
         const dir = path.resolve(cwd, settings.DATA_DIR);
         prepareDataDir(dir);
+        checkDataFiles(dir);
         let running = '';
         try {
           lockDataDir(dir).release();
-        } catch {
+        } catch (error) {
+          if (!(error instanceof RoundtableError && error.code === 'locked')) throw error;
           running = ' (a bridge is running on it now)';
         }
         return one(true, 'data folder', `${dir} is writable${running}`);
@@ -74,14 +93,25 @@ export async function selfCheck(options: {
         return one(true, 'agent files', `${config.agents.length} in ${settings.AGENTS_DIR} (${names})`);
       },
     },
+    { item: 'rooms', probe: async () => (config ? roomsLine(config, options.consoleFlag ?? false) : []) },
+    {
+      item: 'log file',
+      probe: async () => {
+        // The log goes to stderr unless LOG_FILE is set or the terminal room opens (its stdout is the transcript).
+        const terminal = config ? opensTerminalRoom(config, options.consoleFlag ?? false) : false;
+        const file = settings.LOG_FILE ?? (terminal ? path.join(settings.DATA_DIR, 'roundtable.log') : undefined);
+        return file ? logFileLine(path.resolve(cwd, file)) : [];
+      },
+    },
     { item: 'model endpoints', probe: async () => (config ? endpointLines(config) : []) },
     {
       item: 'Docker engine',
       probe: async () => {
-        if (config && !config.agents.some((a) => a.tools.some((tool) => SANDBOX_TOOLS.has(tool)))) {
+        if (config && !needsSandbox(config)) {
           return one(true, 'Docker', 'not needed (no agent has bash or file tools)');
         }
-        return probes.docker(settings);
+        // The engine is asked to mount a folder of DATA_DIR: it needs the full path.
+        return probes.docker({ ...settings, DATA_DIR: path.resolve(cwd, settings.DATA_DIR) });
       },
     },
     { item: 'Discord', probe: async () => (config?.agents.some((a) => a.discord) ? probes.discord(config) : []) },
@@ -97,26 +127,84 @@ export async function selfCheck(options: {
   );
 }
 
-/** One line per endpoint (and key) the agents use: reachable, key accepted. */
+/** Which rooms `npm start` would open: the terminal room, or each platform with its agents' identities. */
+function roomsLine(config: Config, consoleFlag: boolean): readonly CheckResult[] {
+  if (consoleFlag) return one(true, 'rooms', 'the terminal room only (--console)');
+  if (opensTerminalRoom(config, false)) {
+    return one(
+      true,
+      'rooms',
+      'the terminal room only: no agent file has discord: or slack: tokens (npm start then needs a terminal or piped lines)',
+    );
+  }
+  const names = (agents: readonly Config['agents'][number][]) => agents.map((a) => `@${a.name}`).join(', ');
+  const platforms = [
+    ['Discord', config.agents.filter((a) => a.discord)],
+    ['Slack', config.agents.filter((a) => a.slack)],
+  ] as const;
+  const open = platforms
+    .filter(([, agents]) => agents.length > 0)
+    .map(([name, agents]) => `${name} as ${names(agents)}`);
+  return one(true, 'rooms', open.join('; '));
+}
+
+/** Whether the log file can be appended to (or made), without making it. */
+function logFileLine(file: string): readonly CheckResult[] {
+  const error = unwritable(file) ?? cannotCreate(file);
+  if (error) return one(false, 'log file', `LOG_FILE: ${file} ${writeProblem(file, error)}`);
+  return one(true, 'log file', `${file} is writable`);
+}
+
+/**
+ * One line per endpoint (and key) the agents use: reachable, key accepted, the models it has; and one ✗ line per
+ * agent whose model the endpoint does not list (every call of it would fail).
+ */
 async function endpointLines(config: Config): Promise<CheckResult[]> {
-  const groups = new Map<string, { endpoint: string; apiKey: string | undefined; agents: string[] }>();
+  const groups = new Map<string, { endpoint: string; apiKey: string | undefined; agents: AgentConfig[] }>();
   for (const agent of config.agents) {
     const key = `${agent.endpoint}\n${agent.apiKey ?? ''}`;
     const group = groups.get(key) ?? { endpoint: agent.endpoint, apiKey: agent.apiKey, agents: [] };
-    group.agents.push(`@${agent.name}`);
+    group.agents.push(agent);
     groups.set(key, group);
   }
   const timeoutMs = Math.min(config.settings.LLM_TIMEOUT_S, 15) * 1000;
   const results: CheckResult[] = [];
   for (const group of groups.values()) {
-    const item = `model endpoint ${group.endpoint} (${group.agents.join(', ')})`;
+    const item = `model endpoint ${group.endpoint} (${group.agents.map((a) => `@${a.name}`).join(', ')})`;
     if (lacksOpenAiKey(group)) {
       results.push({ ok: false, item, detail: 'no API key: set OPENAI_API_KEY (or api_key_env in the agent file)' });
       continue;
     }
     const check = await checkEndpoint(group.endpoint, group.apiKey, timeoutMs);
-    const key = check.ok ? (group.apiKey ? ', key accepted' : ', no key needed') : '';
-    results.push({ ok: check.ok, item, detail: `${check.detail}${key}` });
+    if (!check.ok) {
+      const fix = check.betterBase ? `: ${baseFix(config, group.agents, check.betterBase)}` : '';
+      results.push({ ok: false, item, detail: `${check.detail}${fix}` });
+      continue;
+    }
+    const key = group.apiKey ? ', key accepted' : ', no key needed';
+    results.push({ ok: true, item, detail: `${check.detail}${key}${modelsNote(check.models, group.agents)}` });
+    for (const agent of group.agents) {
+      if (check.models.kind !== 'listed' || hasModel(check.models.ids, agent.model)) continue;
+      results.push({
+        ok: false,
+        item: `model of @${agent.name}`,
+        detail: `${agent.file}: model: ${agent.model} is not among the models ${group.endpoint} has (it lists ${someModels(check.models.ids)})`,
+      });
+    }
   }
   return results;
+}
+
+/** What the endpoint line says of the agents' models. */
+function modelsNote(models: ModelList, agents: readonly AgentConfig[]): string {
+  if (models.kind === 'any') return `, one model (${models.id}) that answers to any model name`;
+  if (models.kind !== 'listed') return '';
+  const found = [...new Set(agents.map((a) => a.model).filter((model) => hasModel(models.ids, model)))];
+  return found.length > 0 ? `, has ${found.join(', ')}` : '';
+}
+
+/** Where to set the base URL that works: OPENAI_BASE_URL, or the agent files' `endpoint`. */
+function baseFix(config: Config, agents: readonly AgentConfig[], base: string): string {
+  if (agents[0]?.endpoint === config.settings.OPENAI_BASE_URL) return `set OPENAI_BASE_URL=${base}`;
+  return `set endpoint: ${base} in ${agents.map((a) => a.file).join(', ')}`;
 }

@@ -1,6 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { FAKE_KNOBS } from './fakes/openai-server/knobs.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const sources = (dir: string): string[] =>
@@ -41,4 +43,101 @@ describe('architecture', () => {
     });
     expect(offenders).toEqual([]);
   });
+
+  it('keeps every source file of src/, adapters/ and sandbox/ within 420 lines (one concept per file)', () => {
+    const offenders = ['src', 'adapters', 'sandbox'].flatMap((dir) =>
+      sources(dir).flatMap((file) => {
+        const lines = readFileSync(path.join(ROOT, file), 'utf8').split('\n').length - 1;
+        return lines > 420 ? [`${file}: ${lines} lines`] : [];
+      }),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it("offers none of the fake model server's knobs in what the demo exports", () => {
+    // The fake's failures, delays, dialects and controls, and anything named like one.
+    const knobs = new Set(FAKE_KNOBS);
+    const faultLike = /fail|error|hang|stall|delay|drop|break|fault|dialect/i;
+    expect(knobs.has('hang')).toBe(true);
+    const offenders = ['src/demo.ts', ...sources('src/demo')].flatMap((file) =>
+      exportedMembers(file)
+        .filter((name) => knobs.has(name) || faultLike.test(name))
+        .map((name) => `${file} exports ${name}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps in src/demo/ only what `npm run demo` runs', () => {
+    const reached = new Set<string>();
+    const visit = (file: string): void => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      for (const spec of importsOf(file)) {
+        if (!spec.startsWith('.')) continue;
+        const target = path.join(path.dirname(file), spec.replace(/\.js$/, '.ts'));
+        if (target.startsWith(`src${path.sep}demo`) && existsSync(path.join(ROOT, target))) visit(target);
+      }
+    };
+    visit(path.join('src', 'demo.ts'));
+    expect(sources('src/demo').filter((file) => !reached.has(file))).toEqual([]);
+  });
+
+  it('ships no test code: nothing that is built imports test/ or bench/, nor does the build or the image take them', () => {
+    const offenders = ['src', 'adapters', 'sandbox'].flatMap((dir) =>
+      sources(dir).flatMap((file) =>
+        importsOf(file)
+          .filter((spec) => /(^|\/)(test|bench)\//.test(spec))
+          .map((spec) => `${file} imports ${spec}`),
+      ),
+    );
+    expect(offenders).toEqual([]);
+    const build = JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+    expect(build.include.filter((dir) => /^(test|bench)\b/.test(dir))).toEqual([]);
+    const copies = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')
+      .split('\n')
+      .filter((line) => /^COPY\s/.test(line) && /\s(\.\/)?(test|bench)\b/.test(line));
+    expect(copies).toEqual([]);
+  });
 });
+
+/** The names a module exports, and the members of the interfaces, type literals and classes it exports. */
+function exportedMembers(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
+  const names: string[] = [];
+  const members = (node: ts.Node): void => {
+    if (
+      (ts.isPropertySignature(node) ||
+        ts.isMethodSignature(node) ||
+        ts.isPropertyDeclaration(node) ||
+        ts.isMethodDeclaration(node)) &&
+      ts.isIdentifier(node.name)
+    ) {
+      names.push(node.name.text);
+    }
+    ts.forEachChild(node, members);
+  };
+  const exported = (node: ts.Node) =>
+    ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+  for (const statement of source.statements) {
+    if (ts.isExportDeclaration(statement) && statement.exportClause && ts.isNamedExports(statement.exportClause)) {
+      names.push(...statement.exportClause.elements.map((element) => element.name.text));
+    }
+    if (!exported(statement)) continue;
+    if (ts.isVariableStatement(statement)) {
+      for (const declaration of statement.declarationList.declarations) {
+        if (ts.isIdentifier(declaration.name)) names.push(declaration.name.text);
+      }
+    } else if (
+      (ts.isFunctionDeclaration(statement) ||
+        ts.isClassDeclaration(statement) ||
+        ts.isInterfaceDeclaration(statement) ||
+        ts.isTypeAliasDeclaration(statement)) &&
+      statement.name
+    ) {
+      names.push(statement.name.text);
+    }
+    // Members, also of the option and reply types an exported function takes or gives.
+    members(statement);
+  }
+  return names;
+}

@@ -46,6 +46,25 @@ describe('npm run demo', () => {
     expect(printed).toContain('[@data]: Our top 3 customers: Acme Corp (23,202)');
   }, 120_000);
 
+  it('plays the session as well when the model is asked to stream (LLM_STREAM=true)', async () => {
+    const out = new PassThrough();
+    let printed = '';
+    out.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+    const saved = process.env.DOCKER_HOST;
+    process.env.DOCKER_HOST = 'unix:///nonexistent/docker.sock';
+    try {
+      await demo(out, { ...process.env, LLM_STREAM: 'true' });
+    } finally {
+      if (saved === undefined) delete process.env.DOCKER_HOST;
+      else process.env.DOCKER_HOST = saved;
+    }
+    expect(printed).toMatch(/\[@code\] running: python3 -c .*\n\[result\]: Acme Corp,23202\.02\n/);
+    expect(printed).toContain('[@data]: Our top 3 customers: Acme Corp (23,202), Stark Industries (14,272)');
+    expect(printed).not.toContain('[ERROR');
+  }, 120_000);
+
   it('names a missing image as the reason, not Docker', () => {
     expect(replayReason(new SandboxError('x', { problem: 'image' }))).toBe(
       'the sandbox image is missing (npm run sandbox:build)',

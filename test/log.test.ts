@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../src/log.js';
 import { redact } from '../src/secrets.js';
+import { until } from './helpers/until.js';
 
 describe('log redaction', () => {
   it('removes configured secrets and token-shaped strings from every line', async () => {
@@ -26,6 +27,28 @@ describe('log redaction', () => {
   it('redacts Discord-shaped bot tokens', () => {
     const token = `MTA${'x'.repeat(21)}.Gabcde.${'y'.repeat(30)}`;
     expect(redact(`login with ${token} failed`)).toBe('login with [redacted] failed');
+  });
+});
+
+describe('a log file that fails at run time', () => {
+  // /dev/full opens, then answers every write with ENOSPC: a disk that filled up after start-up.
+  it('goes on logging to stderr and says why once, never taking the bridge down', async () => {
+    const written: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string | Uint8Array) =>
+      written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    try {
+      const logger = createLogger({ level: 'info', file: '/dev/full' });
+      logger.info('first');
+      logger.info('second');
+      await until(() => written.some((line) => line.includes('"second"')));
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(written.filter((line) => line.startsWith('the log file'))).toEqual([
+      'the log file /dev/full cannot be written (ENOSPC: no space left on device, write); logging to stderr\n',
+    ]);
+    expect(written.join('')).toContain('"msg":"first"');
   });
 });
 

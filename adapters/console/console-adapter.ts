@@ -24,7 +24,8 @@ const HELP = [
   "  /clear                    forget this room's history",
   '  /quit                     leave once the room is done',
   'Keys:',
-  '  Ctrl-C   while agents work: stop them, as /pass does;',
+  '  Ctrl-C   on a typed line: clear it (Up brings it back);',
+  '           while agents work: stop them, as /pass does;',
   `           at an idle prompt, or pressed again within ${QUIT_WINDOW_MS / 1000} s: quit`,
   '  Ctrl-D   leave, like /quit',
   '  paste    a multi-line paste is one message; Enter sends it',
@@ -45,7 +46,7 @@ export interface ConsoleAdapterOptions {
  * The terminal room: one room (`console:main`), one human (`@user`, an operator), every agent.
  * Piped input: each line is one message, sent once the room has settled; at end of input the room
  * finishes what it is doing and `finished` resolves. On a terminal: a prompt, a "thinking" line
- * while an agent works, Ctrl-C to stop the agents or quit, and bracketed paste.
+ * while an agent works, Ctrl-C to clear a typed line, stop the agents or quit, and bracketed paste.
  */
 export class ConsoleAdapter implements ChatAdapter {
   readonly platform = CONSOLE_PLATFORM;
@@ -65,6 +66,9 @@ export class ConsoleAdapter implements ChatAdapter {
   private lastInterrupt: number | undefined;
   /** Ctrl-C quit: finish at once, the bridge stops the turns. */
   private interrupted = false;
+  private lines = 0;
+  /** Lines of a paste so far: they go out with the line Enter finishes, as one message. */
+  private readonly held: string[] = [];
 
   constructor(private readonly options: ConsoleAdapterOptions) {
     this.user = options.userName ?? 'user';
@@ -73,6 +77,16 @@ export class ConsoleAdapter implements ChatAdapter {
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
     });
+  }
+
+  /** Lines read from the input so far (empty ones and commands too). */
+  get linesRead(): number {
+    return this.lines;
+  }
+
+  /** Whether the input is a person at a terminal (prompt, Ctrl-C) rather than piped lines. */
+  get interactive(): boolean {
+    return this.options.interactive;
   }
 
   private get promptText(): string {
@@ -87,8 +101,7 @@ export class ConsoleAdapter implements ChatAdapter {
     rl.setPrompt(this.promptText);
     let quit = false;
     let pasting = false;
-    /** Lines of a paste so far: they go out with the line Enter finishes, as one message. */
-    const held: string[] = [];
+    const held = this.held;
     if (interactive) {
       // Before readline's own handler: mark pastes, and let the status line step aside on Enter.
       input.prependListener('keypress', (_text: string | undefined, key: Key | undefined) => {
@@ -100,6 +113,7 @@ export class ConsoleAdapter implements ChatAdapter {
       rl.on('SIGINT', () => this.interrupt());
     }
     rl.on('line', (line) => {
+      this.lines++;
       if (quit) return;
       if (pasting) {
         held.push(line);
@@ -112,6 +126,7 @@ export class ConsoleAdapter implements ChatAdapter {
       this.screen.afterEnter(false);
       if (text.trim() === '/quit') {
         quit = true;
+        this.sayWhatQuitWaitsFor();
         rl.close();
         return;
       }
@@ -121,6 +136,8 @@ export class ConsoleAdapter implements ChatAdapter {
         .catch((error: unknown) => this.print(`[system]: that message could not be handled: ${describeError(error)}`));
     });
     rl.on('close', () => {
+      // Ctrl-D leaves like /quit, and says so; piped input just ends.
+      if (interactive && !quit && !this.interrupted) this.sayWhatQuitWaitsFor();
       this.screen.close();
       if (this.interrupted) {
         this.resolveFinished();
@@ -179,7 +196,41 @@ export class ConsoleAdapter implements ChatAdapter {
     this.screen.setStatus(undefined);
   }
 
+  /** Leaving waits for the room to be done: says for whom, and how not to wait. */
+  private sayWhatQuitWaitsFor(): void {
+    const agents = this.sink?.working?.(CONSOLE_PLATFORM, CONSOLE_ROOM) ?? [];
+    if (agents.length > 0) {
+      const names = agents.map((name) => `@${name}`);
+      const who =
+        names.length === 1 ? `${names[0]} finishes` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)} finish`;
+      this.print(`[system]: leaving once ${who} (Ctrl-C leaves now)`);
+    } else if (this.working) {
+      this.print('[system]: leaving once the room is done (Ctrl-C leaves now)');
+    }
+  }
+
+  /**
+   * Ctrl-C on a typed line (or a paste still being composed) clears it, as shells do; the press counts toward
+   * nothing else (it neither stops the agents nor starts the window for quitting).
+   */
+  private clearDraft(): boolean {
+    const rl = this.rl;
+    if (!rl || (rl.line === '' && this.held.length === 0)) return false;
+    const draft = [...this.held.splice(0), rl.line].join('\n');
+    const history = (rl as unknown as { history?: string[] }).history;
+    // Up brings a cleared line back (a multi-line paste does not fit the one-line editor).
+    if (history && draft.trim() && !draft.includes('\n') && history[0] !== draft) history.unshift(draft);
+    this.screen.clearInput(() => {
+      const editor = rl as unknown as { line: string; cursor: number };
+      editor.line = '';
+      editor.cursor = 0;
+      rl.setPrompt(this.promptText);
+    });
+    return true;
+  }
+
   private interrupt(): void {
+    if (this.clearDraft()) return;
     const now = this.now();
     const action = interruptAction({ busy: this.working, now, previous: this.lastInterrupt });
     this.lastInterrupt = now;

@@ -75,6 +75,21 @@ export class Screen {
     this.draw();
   }
 
+  /**
+   * Drops what is being typed: erased where it is drawn now (however many rows it wraps over), `clear` empties
+   * readline's line, and the prompt is drawn again; a paste being composed ends, so the status line returns.
+   */
+  clearInput(clear: () => void): void {
+    if (!this.rl || this.closed) {
+      clear();
+      return;
+    }
+    this.erase();
+    clear();
+    this.statusHidden = false;
+    this.draw();
+  }
+
   /** Enter is about to commit the typed line to the transcript: the status line steps out from above it. */
   beforeEnter(): void {
     if (!this.rl || this.closed || this.statusRows === 0) return;

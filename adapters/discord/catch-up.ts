@@ -1,7 +1,7 @@
 /**
- * After a (re)connect, reads what a room received while nobody listened, and keeps the room's history in order
- * meanwhile. A catch-up starts where the room was last known to be complete: the newest message forwarded while
- * connected (a reconnect), else what the bridge recorded before this start — never a message that arrived since.
+ * After a (re)connect, reads what a room received while nobody listened. A catch-up starts where the room was last
+ * known to be complete: the newest message forwarded while connected (a reconnect), else what the bridge recorded
+ * before this start — never a message that arrived since.
  */
 import { type APIMessage, type Client, Routes } from 'discord.js';
 import type { Logger } from '../../src/log.js';
@@ -57,13 +57,9 @@ export async function fetchMissed(client: Client, channelId: string, after: stri
   return { messages: newestFirst.reverse(), truncated };
 }
 
-/**
- * Which rooms are in sync and where each catch-up starts (RoomMarks), and the live messages that wait while
- * their room catches up.
- */
+/** Which rooms are in sync and where each catch-up starts (RoomMarks), and each room's catch-up. */
 export class CatchUpRooms {
   private readonly marks: RoomMarks;
-  private readonly waiting = new Map<string, Array<() => Promise<void>>>();
 
   constructor(
     private readonly deps: {
@@ -73,14 +69,6 @@ export class CatchUpRooms {
     },
   ) {
     this.marks = new RoomMarks({ platform: PLATFORM, compare: compareIds, sink: deps.sink });
-  }
-
-  /** A live message for a room that is catching up waits until it is done (true: it was queued). */
-  hold(room: string, forward: () => Promise<void>): boolean {
-    const queue = this.waiting.get(room);
-    if (!queue) return false;
-    queue.push(forward);
-    return true;
   }
 
   forwarded(room: string, id: string): void {
@@ -96,21 +84,20 @@ export class CatchUpRooms {
   }
 
   /**
-   * Fetches and forwards (oldest first, as missed) what a room received after its mark, then the live messages
-   * that waited; the room is in sync after. A room the bridge never heard of has nothing to fetch.
+   * Fetches and forwards (oldest first, as missed) what a room received after its mark; the room is in sync
+   * after. A room the bridge never heard of has nothing to fetch. Live messages wait meanwhile (CatchUpHold).
    */
   async room(
     room: string,
     fetch: (after: string, max: number) => Promise<Missed>,
     forward: (message: APIMessage) => Promise<void>,
   ): Promise<void> {
-    if (!this.deps.sink() || this.waiting.has(room)) return;
+    if (!this.deps.sink()) return;
     const after = this.marks.start(room);
     if (!after || this.deps.max <= 0) {
       this.marks.caughtUp(room, after);
       return;
     }
-    this.waiting.set(room, []);
     try {
       const missed = await fetch(after, this.deps.max);
       if (missed.truncated) {
@@ -130,10 +117,6 @@ export class CatchUpRooms {
       this.marks.caughtUp(room, through);
     } catch (error) {
       this.deps.log.warn({ err: error, channel: room }, 'discord catch-up failed: what was missed is not fetched');
-    } finally {
-      const queue = this.waiting.get(room) ?? [];
-      this.waiting.delete(room);
-      for (const next of queue) await next();
     }
   }
 }

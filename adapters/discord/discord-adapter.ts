@@ -16,9 +16,11 @@ import type { AgentConfig, Config } from '../../src/config/index.js';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, Outbound, Posted, PostOptions, StreamingPost } from '../../src/ports.js';
+import { CatchUpHold } from '../shared/catch-up-hold.js';
+import { ReplyPoster } from '../shared/reply-posting.js';
 import { SeenIds } from '../shared/seen-ids.js';
 import { splitMessage } from '../shared/split.js';
-import { EditStream, type StreamClock, systemClock } from '../shared/streaming-post.js';
+import { type StreamClock, systemClock } from '../shared/streaming-post.js';
 import { attachmentFile } from './attachments.js';
 import { CatchUpRooms, fetchMissed } from './catch-up.js';
 import { type ClientSettings, createClient } from './client.js';
@@ -34,7 +36,8 @@ import {
   toInbound,
 } from './inbound.js';
 import { Directory, namesToMentions } from './mentions.js';
-import { DiscordPosting } from './posting.js';
+import { discordTarget } from './posting.js';
+import { ALLOWED_MENTIONS, DiscordStreams } from './streaming.js';
 
 export interface DiscordAdapterOptions {
   readonly config: Config;
@@ -55,16 +58,8 @@ interface Identity {
   readonly client: Client;
 }
 
-/** Mentions only users named in the text: never @everyone, roles, or the author of a replied-to message. */
-const ALLOWED_MENTIONS = { parse: ['users'], replied_user: false };
-/** A reply still being written pings no one (edits never ping, so a mention would ping a partial text). */
-const NO_MENTIONS = { parse: [] };
-
 /** Discord's length limit for a message's content. */
 export { DISCORD_MESSAGE_LIMIT };
-
-/** A user or bot mention, which pings only when the message is created. */
-const USER_MENTION = /<@!?\d+>/;
 
 /** The control identity: `control: true` in an agent's file, else the first agent with a Discord token. */
 export function controlAgentOf(config: Config): AgentConfig | undefined {
@@ -79,15 +74,19 @@ export class DiscordAdapter implements ChatAdapter {
   private readonly seen = new SeenIds();
   /** DM channel → the agent whose private room it is. */
   private readonly dmOwner = new Map<string, string>();
-  /** Where each room's catch-up starts, and the live messages waiting while it runs. */
+  /** Where each room's catch-up starts. */
   private readonly catchUps: CatchUpRooms;
-  private readonly posting: DiscordPosting;
+  /**
+   * Live messages wait while their room catches up, and every message waits while the adapter starts (before
+   * every identity is known, messages cannot be told apart).
+   */
+  private readonly hold: CatchUpHold;
+  /** Until start() is done: edits are not read yet, and a gateway READY needs no catch-up of its own. */
+  private starting = true;
+  private readonly poster: ReplyPoster;
+  private readonly streams: DiscordStreams;
   private readonly allowedBots: ReadonlySet<string>;
   private readonly operators: ReadonlySet<string>;
-  /** Messages that arrived before every identity was known (they could not be told apart yet). */
-  private pending: { facts: MessageFacts; receiver: string }[] | null = [];
-  /** `channel:bot user id` → replies that bot is streaming there; its messages' echoes wait for them. */
-  private readonly streams = new Map<string, Set<EditStream>>();
   private sink: AdapterSink | undefined;
   /** Interactions' `channel_id` as sent, for interactions without a `channel` object. */
   private readonly interactionChannels = new SentChannels();
@@ -103,7 +102,14 @@ export class DiscordAdapter implements ChatAdapter {
     this.operators = new Set(settings.OPERATORS);
     if (settings.DISCORD_STREAM === 'edit') this.stream = (channel, agent) => this.openStream(channel, agent);
     this.catchUps = new CatchUpRooms({ sink: () => this.sink, max: settings.CATCHUP_MAX, log: this.log });
-    this.posting = new DiscordPosting({ log: this.log, maxPosts: settings.MAX_REPLY_POSTS });
+    this.hold = new CatchUpHold({ log: this.log });
+    this.poster = new ReplyPoster({ log: this.log, maxPosts: settings.MAX_REPLY_POSTS });
+    this.streams = new DiscordStreams({
+      poster: this.poster,
+      intervalMs: options.streamIntervalMs ?? 1000,
+      clock: options.streamClock ?? systemClock,
+      log: this.log,
+    });
   }
 
   private get log(): Logger {
@@ -112,7 +118,7 @@ export class DiscordAdapter implements ChatAdapter {
 
   async start(sink: AdapterSink): Promise<void> {
     this.sink = sink;
-    this.pending = [];
+    this.starting = true;
     const { settings } = this.options.config;
     const control = controlAgentOf(this.options.config);
     for (const agent of this.options.config.agents) {
@@ -122,23 +128,23 @@ export class DiscordAdapter implements ChatAdapter {
       this.identities.push(identity);
       this.wire(identity, identity.agent === control);
     }
-    // Every login settles before a failure tears the others down: no client is destroyed mid-handshake.
-    const logins = await Promise.allSettled(this.identities.map((identity) => this.login(identity)));
-    const failed = logins.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failed) {
-      await this.stop();
-      throw failed.reason;
-    }
-    // DMs the store knows (from before a restart) are caught up too.
-    for (const room of sink.directRooms?.(PLATFORM) ?? []) {
-      if (this.identityOf(room.agent)) this.dmOwner.set(room.channel, room.agent);
-    }
-    // Whatever was said while the bridge was down: one pass over the rooms the store knows, from where each was
-    // complete before this start. Messages that arrived since wait until then (the history stays in order).
-    await Promise.all(this.identities.map((identity) => this.catchUp(identity)));
-    const early = this.pending ?? [];
-    this.pending = null;
-    for (const item of early) await this.forward(item.facts, item.receiver);
+    await this.hold.everyRoom(async () => {
+      // Every login settles before a failure tears the others down: no client is destroyed mid-handshake.
+      const logins = await Promise.allSettled(this.identities.map((identity) => this.login(identity)));
+      const failed = logins.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+      if (failed) {
+        await this.stop();
+        throw failed.reason;
+      }
+      // DMs the store knows (from before a restart) are caught up too.
+      for (const room of sink.directRooms?.(PLATFORM) ?? []) {
+        if (this.identityOf(room.agent)) this.dmOwner.set(room.channel, room.agent);
+      }
+      // Whatever was said while the bridge was down: one pass over the rooms the store knows, from where each was
+      // complete before this start. Messages that arrived since wait until then (the history stays in order).
+      await Promise.all(this.identities.map((identity) => this.catchUp(identity)));
+      this.starting = false;
+    });
   }
 
   /** Every bot's gateway session is up (discord.js reconnects on its own; meanwhile this is false). */
@@ -152,7 +158,7 @@ export class DiscordAdapter implements ChatAdapter {
   async stop(): Promise<void> {
     this.catchUps.flush();
     const identities = this.identities.splice(0);
-    for (const open of this.streams.values()) for (const stream of open) stream.abandon();
+    this.streams.abandonAll();
     await Promise.allSettled(identities.map((identity) => identity.client.destroy()));
     this.sink = undefined;
   }
@@ -160,15 +166,9 @@ export class DiscordAdapter implements ChatAdapter {
   async post(message: Outbound, options: PostOptions = {}): Promise<Posted> {
     const { identity, prefix } = this.speaker(message);
     const text = namesToMentions(prefix + message.text, this.directory);
-    const chunks = splitMessage(text, DISCORD_MESSAGE_LIMIT);
-    const { ids, error } = await this.posting.reply(
-      identity.client,
-      message.channel,
-      chunks,
-      prefix + message.text,
-      ALLOWED_MENTIONS,
-      options,
-    );
+    const target = discordTarget(identity.client, message.channel, ALLOWED_MENTIONS);
+    const { ids, error } = await this.poster.reply(target, text, prefix + message.text, options);
+    // A reply cut short is posted as far as it went (the log says where it stopped).
     if (error !== undefined && ids.length === 0) {
       throw new AdapterError(PLATFORM, `${identity.agent.name} could not post: ${describeError(error)}`, {
         cause: error,
@@ -180,38 +180,13 @@ export class DiscordAdapter implements ChatAdapter {
   private openStream(channel: string, agent: string): StreamingPost | undefined {
     if (this.identities.length === 0) return undefined;
     const { identity, prefix } = this.speaker({ channel, agent, text: '' });
-    const rest = identity.client.rest;
-    const render = (text: string) =>
-      splitMessage(namesToMentions(prefix + text, this.directory), DISCORD_MESSAGE_LIMIT);
-    const post = new EditStream({
-      preview: (text) => render(text)[0] ?? '',
-      final: render,
-      notifies: (message) => USER_MENTION.test(message),
-      intervalMs: this.options.streamIntervalMs ?? 1000,
-      clock: this.options.streamClock ?? systemClock,
-      logger: this.log,
-      transport: {
-        create: async (content) =>
-          (await this.posting.send(identity.client, channel, [content], NO_MENTIONS, {}, [], true)).ids[0],
-        edit: async (id, content) => {
-          await rest.patch(Routes.channelMessage(channel, id), { body: { content, allowed_mentions: NO_MENTIONS } });
-        },
-        remove: async (id) => {
-          await rest.delete(Routes.channelMessage(channel, id));
-        },
-        append: async (chunks) => (await this.posting.send(identity.client, channel, chunks, ALLOWED_MENTIONS)).ids,
-        postWhole: (text) => this.post({ channel, agent, text }),
-      },
+    return this.streams.start({
+      client: identity.client,
+      channel,
+      bot: identity.client.user?.id ?? identity.agent.name,
+      render: (text) => splitMessage(namesToMentions(prefix + text, this.directory), DISCORD_MESSAGE_LIMIT),
+      postWhole: (text) => this.post({ channel, agent, text }),
     });
-    // Until the reply is finished or removed, this bot's messages in the room wait before reaching the bridge.
-    const key = `${channel}:${identity.client.user?.id ?? identity.agent.name}`;
-    const open = this.streams.get(key) ?? new Set();
-    this.streams.set(key, open.add(post));
-    void post.settled.then(() => {
-      open.delete(post);
-      if (open.size === 0 && this.streams.get(key) === open) this.streams.delete(key);
-    });
-    return post;
   }
 
   /** The DM channel between an agent's bot and a human the adapter has seen (by their `@name`). */
@@ -296,7 +271,7 @@ export class DiscordAdapter implements ChatAdapter {
     client.on(Events.MessageCreate, (message) => this.onMessage(identity, message));
     // Messages are not cached, so discord.js emits no MessageUpdate: the raw event carries the whole message.
     client.on(Events.Raw, (packet: { t?: string; d?: unknown }) => {
-      if (packet.t === 'MESSAGE_UPDATE' && this.pending === null) this.onUpdate(identity, packet.d);
+      if (packet.t === 'MESSAGE_UPDATE' && !this.starting) this.onUpdate(identity, packet.d);
     });
     client.on(Events.Error, (error) => this.log.error({ err: error, agent: agent.name }, 'discord client error'));
     client.on(Events.ShardError, (error) => this.log.warn({ err: error, agent: agent.name }, 'discord gateway error'));
@@ -312,7 +287,7 @@ export class DiscordAdapter implements ChatAdapter {
     client.on(Events.GuildRoleDelete, (role) => this.directory.forgetRole(role.id));
     client.on(Events.ShardReady, () => {
       // The first READY is covered by start(); a later one follows a session Discord would not resume.
-      if (this.pending === null) void this.catchUp(identity);
+      if (!this.starting) void this.catchUp(identity);
     });
     if (isControl) {
       client.on(Events.Raw, (packet) => this.interactionChannels.note(packet));
@@ -349,27 +324,27 @@ export class DiscordAdapter implements ChatAdapter {
   }
 
   private onMessage(identity: Identity, message: Message): void {
-    const facts = factsFromMessage(message);
-    if (this.pending) {
-      this.pending.push({ facts, receiver: identity.agent.name });
-      return;
-    }
-    void this.forward(facts, identity.agent.name);
+    this.live(factsFromMessage(message), identity.agent.name);
   }
 
   private onUpdate(identity: Identity, data: unknown): void {
     const facts = factsFromUpdate(data as Parameters<typeof factsFromUpdate>[0]);
-    if (facts) void this.forward(facts, identity.agent.name);
+    if (facts) this.live(facts, identity.agent.name);
+  }
+
+  /** A live message (or edit) waits while its room catches up, else it goes on at once. */
+  private live(facts: MessageFacts, receiver: string): void {
+    const forward = () => this.forward(facts, receiver);
+    if (!this.hold.hold(facts.channelId, forward)) void forward();
   }
 
   /**
-   * Hands one message (or edit) to the bridge, once, whichever bots received it. A live message waits while its
-   * room catches up; a fetched one (`missed`) is answered once the room's catch-up is done.
+   * Hands one message (or edit) to the bridge, once, whichever bots received it. A fetched one (`missed`) is
+   * answered once the room's catch-up is done.
    */
   private async forward(facts: MessageFacts, receiver: string, missed = false): Promise<void> {
     const sink = this.sink;
     if (!sink) return;
-    if (!missed && this.catchUps.hold(facts.channelId, () => this.forward(facts, receiver))) return;
     if (!this.seen.add(editId(facts))) return;
     // Only the DM's own bot receives a DM, so the receiver is the agent whose private room it is.
     if (facts.isDirect) this.dmOwner.set(facts.channelId, receiver);
@@ -387,24 +362,12 @@ export class DiscordAdapter implements ChatAdapter {
     });
     if (!missed && facts.editedAt === undefined) this.catchUps.forwarded(facts.channelId, facts.id);
     if (!inbound) return;
-    if (!(await this.awaitStreams(facts))) return;
+    if (!(await this.streams.settled(facts.channelId, facts.authorId, facts.id))) return;
     try {
       await sink.receive(missed ? { ...inbound, missed } : inbound);
     } catch (error) {
       this.log.error({ err: error, channel: facts.channelId, id: facts.id }, 'bridge refused a discord message');
     }
-  }
-
-  /**
-   * A message from a bot that is streaming a reply in this room may be that reply's partial: it waits until the
-   * reply is finished (its id is then among the reply's) or removed (then it is dropped: false).
-   */
-  private async awaitStreams(facts: MessageFacts): Promise<boolean> {
-    const open = this.streams.get(`${facts.channelId}:${facts.authorId}`);
-    if (!open || open.size === 0) return true;
-    const streams = [...open];
-    await Promise.all(streams.map((stream) => stream.settled));
-    return !streams.some((stream) => stream.dropped.has(facts.id));
   }
 
   /** The rooms a bot sees: the guild's text channels, and the DMs that are its own. */
@@ -422,10 +385,12 @@ export class DiscordAdapter implements ChatAdapter {
   /** Fetches and forwards, oldest first, what each of this bot's rooms received since it was last complete. */
   private async catchUp(identity: Identity): Promise<void> {
     for (const room of this.roomsOf(identity)) {
-      await this.catchUps.room(
-        room.id,
-        (after, max) => fetchMissed(identity.client, room.id, after, max),
-        (message: APIMessage) => this.forward(factsFromApi(message, room.direct), identity.agent.name, true),
+      await this.hold.room(room.id, () =>
+        this.catchUps.room(
+          room.id,
+          (after, max) => fetchMissed(identity.client, room.id, after, max),
+          (message: APIMessage) => this.forward(factsFromApi(message, room.direct), identity.agent.name, true),
+        ),
       );
     }
   }

@@ -2,7 +2,7 @@
  * Discord messages → the router's Inbound. Both a live discord.js Message and a raw message fetched from the
  * channel history (catch-up) are reduced to the same plain facts first, so both paths classify alike.
  */
-import type { APIMessage } from 'discord.js';
+import type { APIAttachment, APIEmbed, APIMessage, Attachment, Embed } from 'discord.js';
 import { ChannelType, type Message, MessageReferenceType, MessageType } from 'discord.js';
 import type { Inbound, InboundFile } from '../../src/ports.js';
 import { withShared } from '../shared/quote.js';
@@ -24,10 +24,12 @@ export interface MessageFacts {
   /** Display name: server nickname, else global name, else username. */
   readonly authorName: string;
   readonly content: string;
+  /** The text of its rich embeds (a bot's embeds; link previews repeat a link the text already has). */
+  readonly embeds: readonly string[];
   readonly attachments: readonly AttachmentFacts[];
   /** Users mentioned in the message, id → display name (only those written in the text are converted). */
   readonly mentioned: ReadonlyMap<string, string>;
-  /** What a forward carries: the forwarded messages' text (Discord's `message_snapshots`). */
+  /** What a forward carries: the forwarded messages' text, embeds and files (Discord's `message_snapshots`). */
   readonly shared: readonly SharedFacts[];
   /** For a reply: who wrote the message it replies to (Discord's `referenced_message.author`). */
   readonly repliedTo?: string | undefined;
@@ -46,8 +48,50 @@ export interface AttachmentFacts {
 
 export interface SharedFacts {
   readonly content: string;
+  readonly embeds: readonly string[];
+  readonly attachments: readonly AttachmentFacts[];
   readonly mentioned: ReadonlyMap<string, string>;
 }
+
+/**
+ * The readable text of a rich embed (what bots post): author, title, description, fields, footer, one a line.
+ * Link, image and video previews are left out: the link they preview is in the message's text.
+ */
+export function embedText(embed: APIEmbed): string | undefined {
+  if (embed.type !== undefined && embed.type !== 'rich') return undefined;
+  const lines = [
+    embed.author?.name,
+    embed.title,
+    embed.description,
+    ...(embed.fields ?? []).map((field) => `${field.name}: ${field.value}`),
+    embed.footer?.text,
+  ].filter((line): line is string => typeof line === 'string' && line.trim() !== '');
+  return lines.length > 0 ? lines.join('\n') : undefined;
+}
+
+function embedTexts(embeds: readonly APIEmbed[] | undefined): string[] {
+  return (embeds ?? []).map(embedText).filter((text): text is string => text !== undefined);
+}
+
+function attachmentsFromApi(files: readonly APIAttachment[] | undefined): AttachmentFacts[] {
+  return (files ?? []).map((file) => ({
+    name: file.filename,
+    url: file.url,
+    size: file.size,
+    contentType: file.content_type,
+  }));
+}
+
+function attachmentsFromClient(files: Iterable<Attachment>): AttachmentFacts[] {
+  return [...files].map((file) => ({
+    name: file.name,
+    url: file.url,
+    size: file.size,
+    contentType: file.contentType ?? undefined,
+  }));
+}
+
+const embedsFromClient = (embeds: readonly Embed[]): string[] => embedTexts(embeds.map((embed) => embed.data));
 
 type Users = Iterable<{ id: string; displayName?: string; global_name?: string | null; username: string }>;
 
@@ -69,15 +113,13 @@ export function factsFromMessage(message: Message): MessageFacts {
     authorIsBot: message.author.bot || message.webhookId !== null,
     authorName: message.member?.displayName ?? message.author.displayName,
     content: message.content,
-    attachments: [...message.attachments.values()].map((file) => ({
-      name: file.name,
-      url: file.url,
-      size: file.size,
-      contentType: file.contentType ?? undefined,
-    })),
+    embeds: embedsFromClient(message.embeds),
+    attachments: attachmentsFromClient(message.attachments.values()),
     mentioned,
     shared: [...message.messageSnapshots.values()].map((snapshot) => ({
       content: snapshot.content,
+      embeds: embedsFromClient(snapshot.embeds),
+      attachments: attachmentsFromClient(snapshot.attachments.values()),
       mentioned: namesOf(snapshot.mentions.users.values()),
     })),
     // discord.js keeps the replied-to author from `referenced_message` as `mentions.repliedUser`.
@@ -102,15 +144,13 @@ export function factsFromApi(message: APIMessage, isDirect: boolean): MessageFac
     authorIsBot: message.author.bot === true || message.webhook_id !== undefined,
     authorName: member?.nick ?? message.author.global_name ?? message.author.username,
     content: message.content,
-    attachments: message.attachments.map((file) => ({
-      name: file.filename,
-      url: file.url,
-      size: file.size,
-      contentType: file.content_type,
-    })),
+    embeds: embedTexts(message.embeds),
+    attachments: attachmentsFromApi(message.attachments),
     mentioned,
     shared: (message.message_snapshots ?? []).map((snapshot) => ({
       content: snapshot.message.content,
+      embeds: embedTexts(snapshot.message.embeds),
+      attachments: attachmentsFromApi(snapshot.message.attachments),
       mentioned: namesOf(snapshot.message.mentions),
     })),
     repliedTo:
@@ -174,14 +214,17 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
   const markup = { channelName: context.channelName ?? (() => undefined), at: facts.at };
   const plain = (content: string, mentioned: ReadonlyMap<string, string>) =>
     plainMarkup(mentionsToNames(content, context.directory, mentioned, context.roleName), markup);
+  // A message's text and its embeds' text, read alike for the message itself and for what it forwards.
+  const readable = (content: string, embeds: readonly string[]) => [content, ...embeds].filter(Boolean).join('\n');
   const text = withShared(
-    plain(facts.content, facts.mentioned),
-    facts.shared.map((shared) => ({ text: plain(shared.content, shared.mentioned) })),
+    plain(readable(facts.content, facts.embeds), facts.mentioned),
+    facts.shared.map((shared) => ({ text: plain(readable(shared.content, shared.embeds), shared.mentioned) })),
   );
   const edit = facts.editedAt;
-  // People's files only (our agents attach none); an edit brings no new files.
+  // People's files only (our agents attach none), a forward's files with them; an edit brings no new files.
   const fileOf = author.kind === 'human' && edit === undefined ? context.fileOf : undefined;
-  const files = fileOf ? facts.attachments.map(fileOf) : [];
+  const attachments = [...facts.attachments, ...facts.shared.flatMap((shared) => shared.attachments)];
+  const files = fileOf ? attachments.map(fileOf) : [];
   if (!text.trim() && files.length === 0) return null;
   // A human's reply to an agent's message addresses that agent; an agent replying to an agent asks nothing
   // (reply pings are how bot loops start).

@@ -21,18 +21,42 @@ export const MANIFEST_USAGE =
  * Slack keys, else (before any tokens exist) the first agent file. Only it carries the commands.
  */
 function controlOf(fronts: readonly FrontMatter[]): FrontMatter | undefined {
-  const marked = fronts.find((f) => f.slack?.control ?? f.control);
-  return marked ?? fronts.find((f) => f.slack) ?? fronts[0];
+  return markedControl(fronts) ?? fronts.find((f) => f.slack) ?? fronts[0];
+}
+
+/** The agent marked `control` (in `slack:` or at the top), if any. */
+function markedControl(fronts: readonly FrontMatter[]): FrontMatter | undefined {
+  return fronts.find((f) => f.slack?.control ?? f.control);
+}
+
+/**
+ * The one-line warning for a manifest printed before any agent file marks the control app: the app that gets the
+ * commands is a guess (the first agent with Slack keys, or the first file), and a later `control: true` elsewhere
+ * leaves the app the commands belong to without them.
+ */
+export function unmarkedControlWarning(agentsDir: string, name: string): string | undefined {
+  const fronts = readFronts(agentsDir).map((entry) => entry.front);
+  if (markedControl(fronts)) return undefined;
+  const control = controlOf(fronts);
+  if (!control || control.name.toLowerCase() === name.toLowerCase()) return undefined;
+  return `slack:manifest: warning: no agent file sets control: true, so the slash commands go to @${control.name}'s app, not @${name}'s; mark the control app with "control: true" in its agent file, then print the manifests again\n`;
+}
+
+function readFronts(agentsDir: string): Array<{ file: string; front: FrontMatter }> {
+  return readdirSync(agentsDir)
+    .filter((file) => file.endsWith('.md') && !file.startsWith('.') && file.toLowerCase() !== 'readme.md')
+    .sort()
+    .map((file) => ({
+      file,
+      front: parseAgentFile(path.join(agentsDir, file), readFileSync(path.join(agentsDir, file), 'utf8')).front,
+    }));
 }
 
 /** Finds `name` among the agent files in `agentsDir` and says how its Slack app is set up. */
 export function manifestAgent(agentsDir: string, name: string, requestUrl?: string): ManifestAgent {
-  const files = readdirSync(agentsDir)
-    .filter((file) => file.endsWith('.md') && !file.startsWith('.') && file.toLowerCase() !== 'readme.md')
-    .sort();
-  const fronts = files.map(
-    (file) => parseAgentFile(path.join(agentsDir, file), readFileSync(path.join(agentsDir, file), 'utf8')).front,
-  );
+  const entries = readFronts(agentsDir);
+  const files = entries.map((entry) => entry.file);
+  const fronts = entries.map((entry) => entry.front);
   const index = fronts.findIndex((f) => f.name.toLowerCase() === name.toLowerCase());
   const front = fronts[index];
   if (!front) {
@@ -80,8 +104,12 @@ export function manifestMain(
     if (!name) throw new UsageError('which agent? Name one');
     const cwd = io.cwd ?? process.cwd();
     const settings = readSettings(environmentWithDotenv(cwd, io.env ?? process.env));
-    const agent = manifestAgent(path.resolve(cwd, settings.AGENTS_DIR), name, flags.values.get('--request-url'));
+    const agentsDir = path.resolve(cwd, settings.AGENTS_DIR);
+    const agent = manifestAgent(agentsDir, name, flags.values.get('--request-url'));
     const manifest = buildManifest(agent);
+    // On stderr: the manifest on stdout stays clean for a pipe or a file.
+    const warning = unmarkedControlWarning(agentsDir, agent.name);
+    if (warning) io.err(warning);
     io.out(flags.switches.has('--json') ? `${JSON.stringify(manifest, null, 2)}\n` : stringify(manifest));
     return EXIT.ok;
   } catch (error) {

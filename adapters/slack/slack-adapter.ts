@@ -1,46 +1,37 @@
-import type { SlashCommand } from '@slack/bolt';
 import type { Config } from '../../src/config/index.js';
 import { AdapterError, ConfigError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type {
   AdapterSink,
   ChatAdapter,
-  CommandName,
   InboundFile,
   Outbound,
   Posted,
   PostOptions,
   StreamingPost,
 } from '../../src/ports.js';
+import { CatchUpHold } from '../shared/catch-up-hold.js';
 import { REPLY_FILE_NAME } from '../shared/post-cap.js';
+import { ReplyPoster } from '../shared/reply-posting.js';
 import { RoomMarks } from '../shared/room-marks.js';
 import { SeenIds } from '../shared/seen-ids.js';
-import { splitMessage } from '../shared/split.js';
-import { EditStream, systemClock } from '../shared/streaming-post.js';
 import { compareTs, SlackCatchUp } from './catch-up.js';
+import { SlackCommands } from './commands.js';
 import { Directory } from './directory.js';
 import { SlackHttpServer } from './http-server.js';
 import { type SlackIdentity as Identity, SlackIdentity } from './identity.js';
 import { ourApp, SLACK, type SlackFile, type SlackMessageEvent, toInbound, userIdsToLearn } from './inbound.js';
 import { type MentionResolver, markdownToMrkdwn } from './mrkdwn.js';
-import { SlackPosting } from './posting.js';
+import { slackTarget } from './posting.js';
 import { parseRoom } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
-import { isRateLimited, withRateLimitRetry } from './web-call.js';
+import { startSlackStream } from './streaming.js';
 
 export { SLACK } from './inbound.js';
-
-/** Slack truncates the display of longer texts; its guidance is to keep a message under 4000 characters. */
-export const SLACK_MESSAGE_LIMIT = 4000;
-
-/** Slack's guidance for chat.update: about one edit per second per message. */
-const STREAM_INTERVAL_MS = 1000;
+export { SLACK_MESSAGE_LIMIT } from './posting.js';
 
 /** How long one catch-up may wait out Slack's rate limits on reading history. */
 const CATCH_UP_BUDGET_MS = 3 * 60_000;
-
-/** Slack notifies people of a mention when a message is posted, never when it is edited. */
-const LIVE_MENTION = /<@[UW][A-Z0-9]+(?:\|[^>]*)?>/;
 
 interface Sender {
   readonly identity: SlackIdentity;
@@ -48,11 +39,6 @@ interface Sender {
   readonly label: string;
   /** The agent's Markdown as Slack mrkdwn; `liveMentions` false leaves `@name` as plain text. */
   render(text: string, liveMentions?: boolean): string;
-}
-
-interface RoomRef {
-  readonly room: string;
-  readonly direct: string | undefined;
 }
 
 /**
@@ -68,29 +54,29 @@ export class SlackAdapter implements ChatAdapter {
   private readonly directory = new Directory();
   private readonly seen = new SeenIds();
   private readonly echoes = new StreamEchoes();
-  private readonly operators: ReadonlySet<string>;
   private readonly allowedBots: ReadonlySet<string>;
   /** The DM conversation → the agent whose app it belongs to. */
   private readonly dmOwner = new Map<string, string>();
-  /** The Slack conversation → its most recently active room (slash commands act on it). */
-  private readonly lastRoom = new Map<string, RoomRef>();
+  private readonly commands: SlackCommands;
   private readonly chains = new Map<string, Promise<void>>();
   private httpServer: SlackHttpServer | undefined;
   private sink: AdapterSink | undefined;
   private boundPort: number | undefined;
   /** Where each room's catch-up starts. */
   private readonly marks: RoomMarks;
-  private readonly posting: SlackPosting;
+  private readonly poster: ReplyPoster;
   private readonly catchUp: SlackCatchUp;
   /** Live messages wait while the rooms catch up (the history stays in order). */
-  private gate: Promise<void> = Promise.resolve();
-  private catchingUp: Promise<void> | undefined;
+  private readonly hold: CatchUpHold;
 
   constructor(options: { config: Config; logger: Logger }) {
     this.config = options.config;
     this.log = options.logger.child({ adapter: SLACK });
     const settings = options.config.settings;
-    this.operators = new Set(settings.OPERATORS);
+    this.commands = new SlackCommands({
+      operators: new Set(settings.OPERATORS),
+      dmOwner: (channel) => this.dmOwner.get(channel),
+    });
     if (settings.SLACK_STREAM === 'update') this.stream = (room, agent) => this.openStream(room, agent);
     this.allowedBots = new Set(settings.SLACK_ALLOWED_BOTS.map((b) => b.toLowerCase()));
     const agents = options.config.agents.filter((a) => a.slack);
@@ -108,7 +94,8 @@ export class SlackAdapter implements ChatAdapter {
       });
     });
     this.marks = new RoomMarks({ platform: SLACK, compare: compareTs, sink: () => this.sink });
-    this.posting = new SlackPosting({ log: this.log, maxPosts: settings.MAX_REPLY_POSTS });
+    this.poster = new ReplyPoster({ log: this.log, maxPosts: settings.MAX_REPLY_POSTS });
+    this.hold = new CatchUpHold({ log: this.log });
     this.catchUp = new SlackCatchUp({
       platform: SLACK,
       sink: () => this.sink,
@@ -162,21 +149,10 @@ export class SlackAdapter implements ChatAdapter {
    * catch-up is logged: the rooms stay out of sync, and the next one starts from the same marks.
    */
   private catchUpAll(before: () => Promise<void> = async () => {}): Promise<void> {
-    if (this.catchingUp) return this.catchingUp;
-    let open: () => void = () => {};
-    this.gate = new Promise<void>((resolve) => {
-      open = resolve;
+    return this.hold.everyRoom(async () => {
+      await before();
+      await this.catchUp.run().catch((error: unknown) => this.log.warn({ err: error }, 'slack catch-up failed'));
     });
-    this.catchingUp = (async () => {
-      try {
-        await before();
-        await this.catchUp.run().catch((error: unknown) => this.log.warn({ err: error }, 'slack catch-up failed'));
-      } finally {
-        open();
-        this.catchingUp = undefined;
-      }
-    })();
-    return this.catchingUp;
   }
 
   private async connect(): Promise<void> {
@@ -185,7 +161,9 @@ export class SlackAdapter implements ChatAdapter {
       this.directory.addAgent(identity.botUserId, identity.agent);
       identity.build({
         message: (id, event, teamId) => this.onMessage(id, event, teamId),
-        command: (id, command, respond) => this.onCommand(id, command, respond),
+        command: async (_identity, command, respond) => {
+          if (this.sink) await this.commands.answer(this.sink, command, respond);
+        },
         // Until the next catch-up, the rooms may miss messages; after a reconnect, it runs.
         disconnected: () => this.marks.dropped(),
         reconnected: () => void this.catchUpAll(),
@@ -218,14 +196,12 @@ export class SlackAdapter implements ChatAdapter {
   async post(message: Outbound, options: PostOptions = {}): Promise<Posted> {
     const { channel, threadTs } = parseRoom(message.channel);
     const { identity, render, label } = this.senderOf(channel, message.agent);
-    const chunks = splitMessage(render(message.text), SLACK_MESSAGE_LIMIT);
-    let ids: string[];
-    try {
-      ids = await this.posting.reply(identity, { channel, threadTs }, chunks, label + message.text, options);
-    } catch (error) {
+    const target = slackTarget(identity, channel, threadTs);
+    const { ids, error } = await this.poster.reply(target, render(message.text), label + message.text, options);
+    if (error !== undefined) {
       throw new AdapterError(SLACK, `@${identity.agent} could not post: ${describeError(error)}`, { cause: error });
     }
-    this.lastRoom.set(channel, { room: message.channel, direct: this.dmOwner.get(channel) });
+    this.commands.active(channel, message.channel, this.dmOwner.get(channel));
     return { messageIds: ids };
   }
 
@@ -240,50 +216,16 @@ export class SlackAdapter implements ChatAdapter {
     if (this.identities.length === 0) return undefined;
     const { channel, threadTs } = parseRoom(room);
     const { identity, render } = this.senderOf(channel, agent);
-    const client = identity.client;
-    const where = { channel, ...(threadTs ? { thread_ts: threadTs } : {}) };
-    const failed = (what: string, error: unknown) =>
-      new AdapterError(SLACK, `@${identity.agent} could not ${what}: ${describeError(error)}`, { cause: error });
-    this.lastRoom.set(channel, { room, direct: this.dmOwner.get(channel) });
-    return new EditStream({
-      intervalMs: STREAM_INTERVAL_MS,
-      clock: systemClock,
-      logger: this.log.child({ agent, room }),
-      // Mentions in a preview stay plain text: a posted preview would notify, and the final reply may too.
-      preview: (text) => splitMessage(render(text, false), SLACK_MESSAGE_LIMIT)[0] ?? '',
-      final: (text) => splitMessage(render(text), SLACK_MESSAGE_LIMIT),
-      notifies: (message) => LIVE_MENTION.test(message),
-      transport: {
-        create: (text) =>
-          this.echoes.track(
-            channel,
-            client.chat.postMessage({ ...where, text, unfurl_links: false }).then(
-              (result) => result.ts,
-              (error: unknown) => {
-                if (isRateLimited(error)) return undefined; // nothing posted; a later preview tries again
-                throw failed('post', error);
-              },
-            ),
-          ),
-        edit: async (ts, text, final) => {
-          const call = () => client.chat.update({ channel, ts, text });
-          try {
-            // chat.update is safe to repeat; only the final edit is worth waiting out a 429 for.
-            await (final ? withRateLimitRetry(call) : call());
-          } catch (error) {
-            throw failed('edit its reply', error);
-          }
-        },
-        remove: async (ts) => {
-          try {
-            await withRateLimitRetry(() => client.chat.delete({ channel, ts }));
-          } catch (error) {
-            throw failed('delete its unfinished reply', error);
-          }
-        },
-        append: (chunks) => this.postChunks(identity, channel, threadTs, chunks),
-        postWhole: (text) => this.post({ channel: room, agent, text }),
-      },
+    this.commands.active(channel, room, this.dmOwner.get(channel));
+    return startSlackStream({
+      identity,
+      channel,
+      threadTs,
+      render,
+      append: (chunks) => this.postChunks(identity, channel, threadTs, chunks),
+      postWhole: (text) => this.post({ channel: room, agent, text }),
+      echoes: this.echoes,
+      log: this.log.child({ agent, room }),
     });
   }
 
@@ -310,11 +252,13 @@ export class SlackAdapter implements ChatAdapter {
     chunks: readonly string[],
     signal?: AbortSignal,
   ): Promise<string[]> {
-    try {
-      return await this.posting.send(identity, { channel, threadTs }, chunks, signal);
-    } catch (error) {
+    const { ids, error } = await this.poster.post(slackTarget(identity, channel, threadTs), chunks, {
+      ...(signal ? { signal } : {}),
+    });
+    if (error !== undefined) {
       throw new AdapterError(SLACK, `@${identity.agent} could not post: ${describeError(error)}`, { cause: error });
     }
+    return ids;
   }
 
   // ---- inbound ----
@@ -322,14 +266,18 @@ export class SlackAdapter implements ChatAdapter {
   private onMessage(identity: Identity, event: SlackMessageEvent, teamId: string | undefined): void {
     if (!this.sink || !event.channel || !event.ts) return;
     const key = `${teamId ?? identity.teamId}:${event.channel}:${event.ts}`;
-    const duringCatchUp = this.catchingUp !== undefined;
-    this.inOrder(event.channel, async () => {
-      await this.gate;
-      // Decided after the catch-up: it may have forwarded this message already, or left it out (CATCHUP_MAX).
-      if (duringCatchUp && this.caughtUpPast(event)) return;
+    const channel = event.channel;
+    const deliver = async () => {
       if (!this.seen.add(key)) return;
       await this.forward(identity, event);
-    });
+    };
+    const held = this.hold.hold(channel, async () =>
+      this.inOrder(channel, async () => {
+        // Decided after the catch-up: it may have forwarded this message already, or left it out (CATCHUP_MAX).
+        if (!this.caughtUpPast(event)) await deliver();
+      }),
+    );
+    if (!held) this.inOrder(channel, deliver);
   }
 
   /** Whether the catch-up covered the conversation (or thread) up to this message's time. */
@@ -376,7 +324,7 @@ export class SlackAdapter implements ChatAdapter {
     });
     if (!inbound) return;
     if (inbound.direct) this.dmOwner.set(event.channel, identity.agent);
-    this.lastRoom.set(event.channel, { room: inbound.channel, direct: inbound.direct?.agent });
+    this.commands.active(event.channel, inbound.channel, inbound.direct?.agent);
     if (!missed) this.marks.forwarded(inbound.channel, event.ts);
     await sink.receive(missed ? { ...inbound, missed } : inbound);
   }
@@ -394,42 +342,6 @@ export class SlackAdapter implements ChatAdapter {
           ? identity.downloadFile(url, { maxBytes, mimeType: file.mimetype, signal })
           : Promise.reject(new Error('Slack did not share the file itself with the app')),
     };
-  }
-
-  // ---- operator commands ----
-
-  private async onCommand(
-    _identity: Identity,
-    command: SlashCommand,
-    respond: (text: string) => Promise<void>,
-  ): Promise<void> {
-    const sink = this.sink;
-    if (!sink) return;
-    const name = command.command.replace(/^\//, '') as CommandName;
-    const known = this.lastRoom.get(command.channel_id);
-    const owner = this.dmOwner.get(command.channel_id);
-    if (!known && command.channel_id.startsWith('D') && !owner) {
-      await respond('Nothing to act on here yet: write to the agent in this conversation first.');
-      return;
-    }
-    const target: RoomRef = known ?? { room: command.channel_id, direct: owner };
-    let answer: string;
-    try {
-      answer = await sink.command({
-        platform: SLACK,
-        channel: target.room,
-        name,
-        args: (command.text ?? '').trim(),
-        user: { id: command.user_id, name: command.user_name },
-        isOperator: this.operators.has(command.user_id),
-        ...(target.direct ? { direct: { agent: target.direct } } : {}),
-      });
-    } catch (error) {
-      answer = `/${name} failed: ${describeError(error)}`;
-    }
-    const where = target.room !== command.channel_id ? 'In the latest thread here: ' : '';
-    // A long answer (a /status with many agents) is split, never cut.
-    for (const part of splitMessage(where + answer, SLACK_MESSAGE_LIMIT)) await respond(part);
   }
 
   // ---- identities ----

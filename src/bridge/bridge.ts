@@ -219,7 +219,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     setup: (record) => roomSetup(config, record),
     actor: { store: store.rooms, effects, ids, clock, log },
   });
-  const marks = new CatchUpMarks(store.rooms);
+  const marks = new CatchUpMarks(store.rooms, log);
   const uploads = new Uploads({
     sandbox,
     settings,
@@ -237,6 +237,8 @@ export function createBridge(options: BridgeOptions): Bridge {
     stored: (room, id) => marks.stored(room, id),
     clock,
     log,
+    notice: async (platform, channel, text) =>
+      adapters.get(platform)?.post({ channel, agent: null, text: redact(text) }),
   });
 
   /** Shows a private agent chat message in the operators' log room (PRIVATE_CHAT_LOG), outside its history. */
@@ -275,6 +277,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       const actor = await rooms.byKey(`${platform}:${channel}`);
       await actor?.idle();
     },
+    working: (platform, channel) => turns.working(`${platform}:${channel}`),
     ...marks.sink(async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done'),
   };
   return new Bridge(log, sink, {

@@ -1,3 +1,4 @@
+import type { Logger } from '../log.js';
 import type { AdapterSink } from '../ports.js';
 import type { RoomRecord, RoomStore } from '../store/port.js';
 
@@ -13,7 +14,10 @@ export class CatchUpMarks {
   /** The newest id stored in rooms that had none at start (where a later catch-up of such a room begins). */
   private readonly live = new Map<string, string>();
 
-  constructor(private readonly store: Pick<RoomStore, 'caughtUp' | 'lastPlatformMessageId' | 'setCaughtUp'>) {}
+  constructor(
+    private readonly store: Pick<RoomStore, 'caughtUp' | 'lastPlatformMessageId' | 'setCaughtUp'>,
+    private readonly log: Logger,
+  ) {}
 
   /** Reads the marks of the rooms the store knows (most recently active first, per platform). */
   async load(
@@ -52,7 +56,7 @@ export class CatchUpMarks {
         this.marks.set(key, id);
         void caughtUp(key)
           .then((taken) => (taken ? this.store.setCaughtUp(platform, channel, id) : undefined))
-          .catch(() => {});
+          .catch((error: unknown) => this.log.error({ err: error, room: key }, 'a catch-up mark could not be stored'));
       },
       rooms: (platform) =>
         [...this.rooms.values()]

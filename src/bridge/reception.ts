@@ -3,6 +3,7 @@
  * its message addressed before, an echo of the bridge's own post after that post is recorded — and resolves once
  * the room has stored it (or found it a duplicate).
  */
+import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
 import type { RoomStore } from '../store/port.js';
@@ -23,6 +24,8 @@ export class Reception {
       readonly stored: (room: string, platformId: string) => void;
       readonly clock: () => number;
       readonly log: Logger;
+      /** Posts a line of the bridge's own straight to a platform room (nothing is stored). */
+      readonly notice: (platform: string, channel: string, text: string) => Promise<unknown>;
     },
   ) {}
 
@@ -74,5 +77,17 @@ export class Reception {
     if (taken === 'duplicate')
       this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
     if (taken === 'done') this.deps.stored(actor.key, event.messageId);
+    if (taken === 'failed' && event.author.kind === 'human') {
+      // A store that cannot be written (a database left root's, a full disk) loses the message: say so, never quietly.
+      this.deps.log.error(
+        { err: actor.lastFailure, platform: event.platform, channel: event.channel, id: event.messageId },
+        'a message could not be stored; no agent will see it',
+      );
+      const why = describeError(actor.lastFailure);
+      const line = `A message from ${event.author.name} could not be saved, so no agent will see it (${why}). The bridge's log has the details.`;
+      await this.deps.notice(event.platform, event.channel, line).catch((failure: unknown) => {
+        this.deps.log.warn({ err: failure, channel: event.channel }, 'the line about an unsaved message could not be posted');
+      });
+    }
   }
 }

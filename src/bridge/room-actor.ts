@@ -53,6 +53,8 @@ export class RoomActor {
   private draining = false;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
+  /** Why the store could not take the last decision that failed (for the line the room is told). */
+  lastFailure: unknown;
 
   constructor(
     readonly record: RoomRecord,
@@ -168,6 +170,7 @@ export class RoomActor {
       result = await this.deps.store.commit(this.record.id, writes, decision.state);
     } catch (error) {
       this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the store could not take a decision');
+      this.lastFailure = error;
       return 'failed';
     }
     if (result === 'duplicate') return 'duplicate';

@@ -1,6 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { endpointUrl } from './endpoint-url.js';
 
 /** Tools an agent may list in `tools:`. */
 export const KNOWN_TOOLS = [
@@ -31,7 +32,7 @@ export const frontMatterSchema = z
       .string()
       .regex(/^[\p{L}\p{N}_-]+$/u, 'use only letters (any script), digits, "_" and "-": no spaces, dots or "@"'),
     model: z.string().min(1),
-    endpoint: z.string().url().optional(),
+    endpoint: endpointUrl.optional(),
     api_key_env: envName.optional(),
     activation: z.enum(['always', 'mention']).default('mention'),
     tools: z.array(z.string()).default([]),

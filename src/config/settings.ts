@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { redact } from '../secrets.js';
+import { endpointUrl } from './endpoint-url.js';
 import { IMAGE_REFERENCE, MIN_MEMORY_BYTES, NETWORK_MODE, sizeInBytes } from './sandbox-values.js';
 
 /** The process environment, or a test's stand-in for it. */
@@ -33,7 +34,7 @@ const bool = (fallback: boolean) =>
 const settingsSchema = z.object({
   AGENTS_DIR: z.string().default('./agents'),
   DATA_DIR: z.string().default('./data'),
-  OPENAI_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  OPENAI_BASE_URL: endpointUrl.default('https://api.openai.com/v1'),
   OPENAI_API_KEY: z.string().optional(),
   TURN_LIMIT: int(20, 1),
   OPERATORS: list,
@@ -49,7 +50,7 @@ const settingsSchema = z.object({
   ANSWER_RESERVE_TOKENS: int(4096, 0),
   // Retrieval of relevant older messages (seed 002): one embeddings model for the bridge; unset = no retrieval.
   EMBEDDINGS_MODEL: z.string().optional(),
-  EMBEDDINGS_BASE_URL: z.string().url().optional(),
+  EMBEDDINGS_BASE_URL: endpointUrl.optional(),
   // Batched turns (seed 004): observers of one message asked in one structured call per endpoint and model.
   BATCHING: z.enum(['off', 'on']).default('off'),
   BATCH_TICK_MS: int(1000, 10, 2_147_483_647),

@@ -3,14 +3,7 @@
  * in sales.csv, @data asks @code, @code runs Python in the sandbox, @data interprets). It reads the
  * real tool output from the conversation, so what @data says follows from what the command printed.
  */
-
-interface Request {
-  messages: Array<{ role: string; content?: unknown }>;
-}
-interface Reply {
-  content?: string;
-  toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
-}
+import type { ScriptReply, ScriptRequest } from './local-model.js';
 
 export const DEMO_QUESTION = '@data who are our top 3 customers by revenue in sales.csv?';
 
@@ -22,7 +15,7 @@ export const DEMO_COMMAND =
 const text = (message: { content?: unknown } | undefined) =>
   typeof message?.content === 'string' ? message.content : '';
 
-export function speakerOf(request: Request): string {
+export function speakerOf(request: ScriptRequest): string {
   return /You are @([A-Za-z0-9_-]+) in a shared chat room/.exec(text(request.messages[0]))?.[1] ?? '';
 }
 
@@ -52,14 +45,14 @@ function interpret(codeReply: string): string {
 }
 
 /** The newest room message: the one before the bridge's note, which is the request's final user message. */
-function newestRoomMessage(request: Request): { role: string; content?: unknown } | undefined {
+function newestRoomMessage(request: ScriptRequest): { role: string; content?: unknown } | undefined {
   for (let i = request.messages.length - 1; i > 0; i--) {
     if (request.messages[i]?.role === 'user') return request.messages[i - 1];
   }
   return undefined;
 }
 
-export function demoReply(request: Request): Reply {
+export function demoReply(request: ScriptRequest): ScriptReply {
   const speaker = speakerOf(request);
   const last = request.messages.at(-1);
   const lastText = text(newestRoomMessage(request));

@@ -101,10 +101,19 @@ function assistantMessage(response: LlmResponse): ChatCompletionMessageParam {
   };
 }
 
-/** Reasoning and nothing said is a failure the room should see, not a silent [pass]. */
-function onlyReasoning(response: LlmResponse): LlmError {
+/**
+ * Nothing said is a failure the room should see, not a silent [pass]: reasoning alone, or an answer with no text
+ * the client could read (a passing agent says `[pass]`). After the turn's tool runs an empty reply is the agent
+ * done acting (a message sent elsewhere, a memory kept) with nothing to add.
+ */
+function nothingSaid(response: LlmResponse, acted: boolean): LlmError | undefined {
+  if (response.content.trim()) return undefined;
   const cutOff = response.finishReason === 'length' ? ' (it reached its output limit)' : '';
-  return new LlmError(`the model returned only reasoning${cutOff}`);
+  if (response.reasoning) return new LlmError(`the model returned only reasoning${cutOff}`);
+  if (acted) return undefined;
+  const why =
+    response.finishReason && response.finishReason !== 'stop' ? ` (finish reason: ${response.finishReason})` : '';
+  return new LlmError(`the model's reply had no text${why}`);
 }
 
 /** Call the model, run each tool call, append results, call again, until a reply has no tool calls. */
@@ -139,7 +148,8 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       'llm call',
     );
     if (response.toolCalls.length === 0) {
-      if (!response.content.trim() && response.reasoning) throw onlyReasoning(response);
+      const silent = nothingSaid(response, toolRuns.length > 0);
+      if (silent) throw silent;
       return { text: response.content, toolRuns, roundLimitHit: false };
     }
     if (round >= input.maxRounds) return { text: response.content, toolRuns, roundLimitHit: true };

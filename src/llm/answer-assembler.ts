@@ -41,6 +41,8 @@ export class AnswerAssembler {
   private refusal = '';
   private reasoningContent = '';
   private reasoningText = '';
+  /** Mistral's `thinking` content parts. */
+  private thinking = '';
   private readonly reasoningDetails: Fields[] = [];
   private extraContent: unknown;
   private readonly calls: CallDraft[] = [];
@@ -54,7 +56,13 @@ export class AnswerAssembler {
   /** True once anything of an answer arrived: text, reasoning, a refusal, a tool call or a finish reason. */
   get started(): boolean {
     return Boolean(
-      this.content || this.refusal || this.reasoningContent || this.reasoningText || this.calls.length || this.finish,
+      this.content ||
+        this.refusal ||
+        this.reasoningContent ||
+        this.reasoningText ||
+        this.thinking ||
+        this.calls.length ||
+        this.finish,
     );
   }
 
@@ -92,8 +100,10 @@ export class AnswerAssembler {
     if (delta.extra_content !== undefined) this.extraContent = merge(this.extraContent, delta.extra_content);
     if (Array.isArray(delta.tool_calls))
       for (const part of delta.tool_calls) if (isRecord(part)) this.addToolCall(part);
-    if (typeof delta.content === 'string' && delta.content) {
-      this.content += delta.content;
+    const { text, thinking } = contentParts(delta.content);
+    this.thinking += thinking;
+    if (text) {
+      this.content += text;
       const preview = previewText(this.content);
       if (preview !== this.shown) {
         this.shown = preview;
@@ -162,7 +172,9 @@ export class AnswerAssembler {
       })),
       ...markup.calls.map((call) => ({ id: newCallId(), ...call })),
     ];
-    const reasoning = [this.reasoningContent || this.reasoningText, thought].filter((part) => part.trim()).join('\n\n');
+    const reasoning = [this.reasoningContent || this.reasoningText, this.thinking, thought]
+      .filter((part) => part.trim())
+      .join('\n\n');
     let content = markup.text.trim() ? markup.text : this.refusal;
     // A cut-off answer says so; one cut off while still reasoning is left empty, for the caller to call it that.
     if (this.finish === 'length' && toolCalls.length === 0 && (content.trim() || !reasoning)) {
@@ -182,6 +194,26 @@ export class AnswerAssembler {
       ...(Object.keys(carry).length > 0 ? { carry } : {}),
     };
   }
+}
+
+/**
+ * A message's (or delta's) `content`: a string, or a list of parts. Mistral's reasoning models send
+ * `[{type: "thinking", thinking: [{type: "text", text}]}, {type: "text", text}]`, in a whole answer and in stream
+ * deltas alike: text parts are the reply, thinking parts are reasoning like `<think>`; other parts (references,
+ * images) hold nothing to post.
+ */
+export function contentParts(content: unknown): { text: string; thinking: string } {
+  if (typeof content === 'string') return { text: content, thinking: '' };
+  if (!Array.isArray(content)) return { text: '', thinking: '' };
+  let text = '';
+  let thinking = '';
+  for (const part of content) {
+    if (typeof part === 'string') text += part;
+    else if (!isRecord(part)) continue;
+    else if (part.type === 'text' && typeof part.text === 'string') text += part.text;
+    else if (part.type === 'thinking') thinking += contentParts(part.thinking).text;
+  }
+  return { text, thinking };
 }
 
 function firstChoice(choices: unknown): Fields | undefined {

@@ -139,6 +139,45 @@ describe('agent files', () => {
     );
   });
 
+  it('refuses a model endpoint without http:// or https://, saying what was meant', () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    expect(errorOf(() => load({ OPENAI_BASE_URL: 'localhost:11434/v1' })).message).toBe(
+      'environment: OPENAI_BASE_URL: expected a URL that starts with http:// or https://: did you mean http://localhost:11434/v1? (got "localhost:11434/v1")',
+    );
+    expect(errorOf(() => load({ OPENAI_BASE_URL: 'api.openai.com/v1' })).message).toMatch(
+      /did you mean https:\/\/api\.openai\.com\/v1\?/,
+    );
+    expect(errorOf(() => load({ EMBEDDINGS_BASE_URL: '127.0.0.1:8080/v1' })).message).toMatch(
+      /^environment: EMBEDDINGS_BASE_URL: .*did you mean http:\/\/127\.0\.0\.1:8080\/v1\?/,
+    );
+    expect(errorOf(() => load({ OPENAI_BASE_URL: 'ftp://host/v1' })).message).toMatch(
+      /^environment: OPENAI_BASE_URL: expected an http:\/\/ or https:\/\/ URL/,
+    );
+  });
+
+  it("refuses an agent file's endpoint without a scheme, naming the file and the key", () => {
+    write('a.md', agent('name: alpha\nmodel: m\nendpoint: gpu-box:11434/v1'));
+    expect(errorOf(load).message).toBe(
+      `${path.join('agents', 'a.md')}: endpoint: expected a URL that starts with http:// or https://: did you mean http://gpu-box:11434/v1?`,
+    );
+  });
+
+  it('refuses a model endpoint that ends in /chat/completions: the client adds that itself', () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    expect(errorOf(() => load({ OPENAI_BASE_URL: 'http://localhost:11434/v1/chat/completions' })).message).toBe(
+      'environment: OPENAI_BASE_URL: the client adds /chat/completions itself: drop it (did you mean http://localhost:11434/v1?) (got "http://localhost:11434/v1/chat/completions")',
+    );
+    write('a.md', agent('name: alpha\nmodel: m\nendpoint: https://api.example.com/v1/chat/completions/'));
+    expect(errorOf(load).message).toBe(
+      `${path.join('agents', 'a.md')}: endpoint: the client adds /chat/completions itself: drop it (did you mean https://api.example.com/v1?)`,
+    );
+    // A query (Azure's api-version) stays with the base.
+    expect(
+      errorOf(() => load({ OPENAI_BASE_URL: 'https://x.example.com/openai/chat/completions?api-version=2024' }))
+        .message,
+    ).toMatch(/did you mean https:\/\/x\.example\.com\/openai\?api-version=2024\?/);
+  });
+
   it('refuses timeouts too long for a timer', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
     expect(errorOf(() => load({ REPLY_TIMEOUT_S: '99999999' })).message).toMatch(/^environment: REPLY_TIMEOUT_S: /);

@@ -9,6 +9,8 @@ import { FakeTerminal } from './fake-terminal.js';
 class FakeRoom implements AdapterSink {
   readonly received: Inbound[] = [];
   readonly commands: CommandEvent[] = [];
+  /** The agents whose turns run now, as the bridge would say. */
+  agents: string[] = [];
   private release: (() => void) | undefined;
   private busy: Promise<void> | undefined;
 
@@ -24,6 +26,9 @@ class FakeRoom implements AdapterSink {
   }
   async settled(): Promise<void> {
     await this.busy;
+  }
+  working(): readonly string[] {
+    return this.agents;
   }
   /** From now on, the room is at work. */
   work(): void {
@@ -137,12 +142,107 @@ describe('the terminal room on a terminal', () => {
   it('Ctrl-C at an idle prompt quits at once and turns bracketed paste off', async () => {
     const { terminal, room, adapter } = await open();
     expect(terminal.written.startsWith(BRACKETED_PASTE_ON)).toBe(true);
-    terminal.type('not sent');
     terminal.type('\x03');
     await adapter.finished;
     expect(room.commands).toEqual([]);
     expect(room.received).toEqual([]);
     expect(terminal.written.endsWith(BRACKETED_PASTE_OFF)).toBe(true);
+  });
+
+  it('Ctrl-C on a typed line clears the line instead of quitting; Up brings it back; Ctrl-C on the empty line quits', async () => {
+    const { terminal, room, adapter } = await open();
+    let finished = false;
+    void adapter.finished.then(() => {
+      finished = true;
+    });
+    terminal.type('half a thought');
+    await terminal.waitFor((rows) => rows.at(-1) === '[@user]: half a thought');
+    terminal.type('\x03');
+    expect(await terminal.waitFor((rows) => rows.at(-1) === '[@user]:')).toEqual(['[@user]:']);
+    expect(await terminal.cursor()).toEqual({ row: 0, col: '[@user]: '.length });
+    expect(finished).toBe(false);
+    expect(room.commands).toEqual([]);
+
+    terminal.type('\x1b[A'); // Up
+    await terminal.waitFor((rows) => rows.at(-1) === '[@user]: half a thought');
+    terminal.type(' after all\r');
+    await until(() => room.received.length === 1);
+    expect(room.received[0]?.text).toBe('half a thought after all');
+    terminal.type('\x03');
+    await adapter.finished;
+  });
+
+  it('Ctrl-C on a typed line while an agent works clears only the line; the next Ctrl-C stops the turns', async () => {
+    const { terminal, room, adapter } = await open();
+    room.work();
+    await adapter.typing('main', 'data');
+    const typed = `${'draft '.repeat(10)}end`; // over two rows of 60 columns
+    terminal.type(typed);
+    await terminal.waitFor((rows) => rows.join('').endsWith('end'));
+    terminal.type('\x03');
+    expect(await terminal.waitFor((rows) => rows.at(-1) === '[@user]:')).toEqual(['@data is thinking…', '[@user]:']);
+    expect(room.commands).toEqual([]);
+    // The clearing press opened no window for quitting: this one stops the agents, as on an empty line.
+    terminal.type('\x03');
+    await until(() => terminal.written.includes(STOPPED_LINE));
+    expect(room.commands.map((c) => c.name)).toEqual(['pass']);
+    let finished = false;
+    void adapter.finished.then(() => {
+      finished = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(finished).toBe(false);
+    room.idle();
+  });
+
+  it('Ctrl-C while a multi-line paste waits for Enter drops the whole paste', async () => {
+    const { terminal, room } = await open();
+    terminal.paste('first line\r\nsecond line\r\n');
+    await terminal.waitFor((rows) => rows.at(-1) === '...');
+    terminal.type('\x03');
+    await terminal.waitFor((rows) => rows.at(-1) === '[@user]:');
+    terminal.type('fresh start\r');
+    await until(() => room.received.length === 1);
+    expect(room.received.map((m) => m.text)).toEqual(['fresh start']);
+  });
+
+  it('/quit while agents work says whom it waits for, and leaves once the room is done', async () => {
+    const { terminal, room, adapter } = await open();
+    room.work();
+    room.agents = ['data', 'code'];
+    await adapter.typing('main', 'data');
+    let finished = false;
+    void adapter.finished.then(() => {
+      finished = true;
+    });
+    terminal.type('/quit\r');
+    await until(() => terminal.written.includes('leaving once'));
+    expect((await terminal.screen()).join('')).toBe(
+      '[@user]: /quit[system]: leaving once @data and @code finish (Ctrl-C leaves now)',
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(finished).toBe(false);
+    room.idle();
+    await adapter.finished;
+  });
+
+  it('Ctrl-D while an agent works says whom it waits for, as /quit does', async () => {
+    const { terminal, room, adapter } = await open();
+    room.work();
+    room.agents = ['data'];
+    await adapter.typing('main', 'data');
+    terminal.type('\x04');
+    await until(() => terminal.written.includes('leaving once'));
+    expect(await terminal.screen()).toEqual(['[system]: leaving once @data finishes (Ctrl-C leaves now)']);
+    room.idle();
+    await adapter.finished;
+  });
+
+  it('/quit in a quiet room leaves at once and says nothing', async () => {
+    const { terminal, adapter } = await open();
+    terminal.type('/quit\r');
+    await adapter.finished;
+    expect(terminal.written).not.toContain('leaving once');
   });
 
   it('a second Ctrl-C within a few seconds quits, even while the agents are still stopping', async () => {

@@ -175,6 +175,21 @@ describe('terminal room on a terminal, with the bridge', () => {
     await running.shutdown();
   });
 
+  it('/quit while an agent answers names the agent it waits for, and leaves once the answer is in', async () => {
+    agentFile('data', 'activation: always');
+    llm.respond(() => ({ content: 'here it is', delayMs: 1500 }));
+    const { terminal, running } = await terminalRoom();
+    terminal.type('a slow one\r');
+    await terminal.waitFor((rows) => rows.includes('@data is thinking…'));
+    terminal.type('/quit\r');
+    await terminal.waitFor((rows) =>
+      rows.join('').includes('[system]: leaving once @data finishes (Ctrl-C leaves now)'),
+    );
+    await running.console?.finished;
+    expect((await terminal.screen()).join('\n')).toContain('[@data]: here it is');
+    await running.shutdown();
+  });
+
   it('a pasted code block is one message, and the mentions inside it wake nobody', async () => {
     agentFile('code', 'activation: mention');
     llm.respond(() => ({ content: 'on it' }));

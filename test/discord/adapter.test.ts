@@ -152,6 +152,46 @@ describe('Discord adapter against the fake', () => {
     expect(sink.inbound.find((event) => event.messageId === forward.id)?.text).toBe('> code the build is red');
   });
 
+  it('forwards a forward that holds only an attachment, with the file ready to download', async () => {
+    const original = fake.humanSays('dev', 'bob', '', {
+      attachments: [{ filename: 'crash.log', contentType: 'text/plain', content: 'panic: out of memory\n' }],
+    });
+    await sink.until(() => sink.inbound.some((event) => event.messageId === original.id));
+    const forward = fake.forward('general', 'alice', original);
+    await sink.until(() => sink.inbound.some((event) => event.messageId === forward.id));
+    const received = sink.inbound.find((event) => event.messageId === forward.id);
+    expect(received).toMatchObject({ text: '', author: { name: 'Alice_Smith', kind: 'human' } });
+    expect(received?.files?.map((file) => [file.name, file.mimeType, file.size])).toEqual([
+      ['crash.log', 'text/plain', 21],
+    ]);
+    expect(Buffer.from((await received?.files?.[0]?.download()) ?? []).toString()).toBe('panic: out of memory\n');
+  });
+
+  it("reads a bot's embed as text, in a message of its own and in a forward of it", async () => {
+    const embeds = [
+      {
+        type: 'rich',
+        title: 'Build #812 failed',
+        description: 'main: 3 tests red',
+        fields: [{ name: 'Branch', value: 'main', inline: true }],
+        footer: { text: 'CI' },
+      },
+      { type: 'link', url: 'https://example.com/', title: 'Example Domain' }, // a link preview: the link is in the text
+    ];
+    const own = fake.botSays('dev', 'helper', '', { embeds });
+    await sink.until(() => sink.inbound.some((event) => event.messageId === own.id));
+    const text = 'Build #812 failed\nmain: 3 tests red\nBranch: main\nCI';
+    expect(sink.inbound.find((event) => event.messageId === own.id)?.text).toBe(text);
+    const forward = fake.forward('general', 'alice', own);
+    await sink.until(() => sink.inbound.some((event) => event.messageId === forward.id));
+    expect(sink.inbound.find((event) => event.messageId === forward.id)?.text).toBe(
+      text
+        .split('\n')
+        .map((line) => `> ${line}`)
+        .join('\n'),
+    );
+  });
+
   it("reads a mention of an agent bot's managed role as a mention of that agent", async () => {
     const role = fake.bot('code-bot').roleId;
     const sent = fake.humanSays('general', 'alice', `<@&${role}> can you look?`);

@@ -1,6 +1,7 @@
 import { Client, Events, GatewayIntentBits, type Message, MessageFlags, Partials } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
+import { until } from '../helpers/until.js';
 
 function client(fake: FakeDiscord): Client {
   return new Client({
@@ -121,6 +122,35 @@ describe('fake Discord with the real discord.js', () => {
       query: new URLSearchParams({ after: marker.id, limit: '100' }),
     })) as { content: string }[];
     expect(later.map((message) => message.content).sort()).toEqual(['later 1', 'later 2']);
+  });
+
+  it("sends a forward as Discord does: a FORWARD reference and a snapshot of the original's text, files and embeds", async () => {
+    const channel = fake.channel('general');
+    const embed = { type: 'rich', title: 'Build failed' };
+    const original = fake.humanSays(channel, 'bob', 'see attached', {
+      attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'x' }],
+      embeds: [embed],
+    });
+    const forward = fake.forward(channel, 'alice', original);
+    const fetched = (await one.rest.get(`/channels/${channel.id}/messages`, {
+      query: new URLSearchParams({ after: original.id, limit: '100' }),
+    })) as Array<{ id: string; content: string; flags: number; message_snapshots?: Array<{ message: unknown }> }>;
+    const json = fetched.find((message) => message.id === forward.id);
+    expect(json).toMatchObject({
+      content: '',
+      flags: MessageFlags.HasSnapshot,
+      message_reference: { type: 1, message_id: original.id },
+    });
+    expect(json?.message_snapshots?.[0]?.message).toMatchObject({
+      content: 'see attached',
+      attachments: [{ filename: 'a.txt', url: original.attachments[0]?.url }],
+      embeds: [embed],
+    });
+    // discord.js reads the snapshot as a message: its files and embeds too.
+    await until(() => seen.some((entry) => entry.message.id === forward.id));
+    const snapshot = seen.find((entry) => entry.message.id === forward.id)?.message.messageSnapshots.first();
+    expect(snapshot?.attachments.first()?.name).toBe('a.txt');
+    expect(snapshot?.embeds[0]?.title).toBe('Build failed');
   });
 
   it('makes discord.js wait out an injected 429 and then succeed', async () => {

@@ -106,3 +106,71 @@ describe('Discord toInbound', () => {
     expect(textOf(`in <#${GENERAL}> and <#43> <:party:123> <a:wave:456>`)).toBe('in #general and <#43> :party: :wave:');
   });
 });
+
+describe('Discord forwards fetched from the channel history', () => {
+  // A forward as the API returns it: no text of its own, a FORWARD reference, the original in message_snapshots.
+  const forward = (snapshot: Record<string, unknown>) =>
+    message('', {
+      flags: 1 << 14,
+      message_reference: { type: 1, message_id: '1173000000000000000', channel_id: GENERAL, guild_id: GUILD },
+      message_snapshots: [
+        {
+          message: {
+            type: 0,
+            content: '',
+            embeds: [],
+            attachments: [],
+            timestamp: '2023-11-14T22:00:00.000000+00:00',
+            edited_timestamp: null,
+            flags: 0,
+            mentions: [],
+            mention_roles: [],
+            components: [],
+            ...snapshot,
+          },
+        },
+      ],
+    } as unknown as Partial<APIMessage>);
+
+  it("reads a forwarded message's attachments as files of the forward, downloaded as a message's own", () => {
+    const asked: string[] = [];
+    const inbound = toInbound(
+      factsFromApi(
+        forward({
+          attachments: [
+            {
+              id: '1173000000000000001',
+              filename: 'q3.pdf',
+              size: 4096,
+              url: 'https://cdn.discordapp.com/attachments/1/2/q3.pdf?ex=1&is=2&hm=3&',
+              proxy_url: 'https://media.discordapp.net/attachments/1/2/q3.pdf',
+              content_type: 'application/pdf',
+            },
+          ],
+        }),
+        false,
+      ),
+      {
+        ...context(),
+        fileOf: (attachment) => {
+          asked.push(attachment.url);
+          return {
+            name: attachment.name,
+            mimeType: attachment.contentType,
+            size: attachment.size,
+            download: async () => new Uint8Array(),
+          };
+        },
+      },
+    );
+    expect(inbound).toMatchObject({ text: '', files: [{ name: 'q3.pdf', mimeType: 'application/pdf', size: 4096 }] });
+    expect(asked).toEqual(['https://cdn.discordapp.com/attachments/1/2/q3.pdf?ex=1&is=2&hm=3&']);
+  });
+
+  it("reads a forwarded message's rich embed as the quoted text", () => {
+    const embeds = [{ type: 'rich', title: 'Deploy done', description: `<@${CODE_BOT}> v2.3 is live` }];
+    expect(toInbound(factsFromApi(forward({ embeds }), false), context())?.text).toBe(
+      '> Deploy done\n> code v2.3 is live',
+    );
+  });
+});

@@ -44,6 +44,23 @@ describe('Discord attachments', () => {
     );
   });
 
+  it("saves the file of a forward that holds only an attachment, as for a message's own", async () => {
+    const harness = await start();
+    const original = harness.discord.humanSays('general', 'alice', '', {
+      attachments: [{ filename: 'notes.txt', contentType: 'text/plain', content: 'ship it friday\n' }],
+    });
+    await harness.settle(original.id);
+    const forward = harness.discord.forward('general', 'alice', original);
+    await harness.settle(forward.id);
+
+    const room = `discord:${harness.discord.channel('general').id}`;
+    const uploads = path.join(harness.sandbox.workspaceDir?.(room) ?? '', 'uploads');
+    expect(readFileSync(path.join(uploads, 'notes-2.txt'), 'utf8')).toBe('ship it friday\n');
+    expect(lastText(harness.llm.requests.at(-1) as RecordedRequest)).toBe(
+      '[@Alice]: [file: uploads/notes-2.txt (text/plain, 15 B)]',
+    );
+  });
+
   it('refuses an attachment over DISCORD_MAX_FILE_MB without fetching it', async () => {
     const harness = await start({ DISCORD_MAX_FILE_MB: '1' });
     const sent = harness.discord.humanSays('general', 'alice', 'the archive', {

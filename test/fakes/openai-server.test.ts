@@ -372,6 +372,69 @@ describe('fake OpenAI server lifecycle', () => {
   });
 });
 
+describe('fake OpenAI server with the models it has, like OpenAI and Ollama', () => {
+  it('lists exactly those models as OpenAI does, and answers 404 model_not_found for any other', async () => {
+    const fake = await startFakeOpenAI({ models: ['llama3.2:latest', 'qwen2.5:7b'], modelOwner: 'library' });
+    try {
+      const body = await (await fetch(`${fake.baseURL}/models`)).json();
+      expect(body).toEqual({
+        object: 'list',
+        data: [
+          { id: 'llama3.2:latest', object: 'model', created: 0, owned_by: 'library' },
+          { id: 'qwen2.5:7b', object: 'model', created: 0, owned_by: 'library' },
+        ],
+      });
+      const client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'test', maxRetries: 0 });
+      const ask = (model: string) =>
+        client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }] });
+      // As on Ollama, a name without a tag is the `latest` one.
+      expect((await ask('llama3.2')).choices[0]?.message.content).toBe('[pass]');
+      const refused = await ask('gpt-4o-mini').catch((caught: unknown) => caught);
+      expect(refused).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(refused).toMatchObject({ status: 404, code: 'model_not_found' });
+      expect((await fetch(`${fake.baseURL}/models/gpt-4o-mini`)).status).toBe(404);
+      // The OpenAI API lives under /v1 only, as on Ollama.
+      expect((await fetch(fake.baseURL.replace(/\/v1$/, '/models'))).status).toBe(404);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe('fake OpenAI server speaking Mistral', () => {
+  it("sends a reasoning model's content as thinking and text parts, in one answer and in stream deltas", async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      fake.script(
+        'magistral',
+        { dialect: 'mistral', reasoning: 'Two and two.', content: 'Four.' },
+        { dialect: 'mistral', reasoning: 'Two and two.', content: 'Four.' },
+        { dialect: 'mistral', content: 'Plain.' },
+      );
+      const client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'test', maxRetries: 0 });
+      const messages = [{ role: 'user' as const, content: 'x' }];
+      const whole = await client.chat.completions.create({ model: 'magistral', messages });
+      expect(whole.choices[0]?.message.content).toEqual([
+        { type: 'thinking', thinking: [{ type: 'text', text: 'Two and two.' }] },
+        { type: 'text', text: 'Four.' },
+      ]);
+      const deltas: unknown[] = [];
+      for await (const chunk of await client.chat.completions.create({ model: 'magistral', messages, stream: true })) {
+        const content = chunk.choices[0]?.delta.content;
+        if (content) deltas.push(content);
+      }
+      expect(deltas[0]).toEqual([{ type: 'thinking', thinking: [{ type: 'text', text: 'Two' }] }]);
+      expect(deltas.at(-1)).toEqual([{ type: 'text', text: '.' }]); // 'Four.' in pieces of four characters
+      expect(deltas.every(Array.isArray)).toBe(true);
+      // Without reasoning, content is the plain string every server sends.
+      const plain = await client.chat.completions.create({ model: 'magistral', messages });
+      expect(plain.choices[0]?.message.content).toBe('Plain.');
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
 describe('fake OpenAI server: usage like OpenAI (prompt caching)', () => {
   let fake: FakeOpenAI;
   let client: OpenAI;

@@ -45,6 +45,21 @@ describe('reasoning in the answer', () => {
     expect(await client.complete(ask())).toMatchObject({ content: 'Still 4.', reasoning: 'Then I check.' });
   });
 
+  it("reads Mistral's content parts: text parts are the reply, thinking parts are reasoning, whole and streamed", async () => {
+    const thought = 'They ask for a sum. Two and two make four.';
+    server.fake.script(
+      'm',
+      { dialect: 'mistral', reasoning: thought, content: 'It is 4.' },
+      { dialect: 'mistral', reasoning: thought, content: 'Still 4, streamed.' },
+    );
+    expect(await server.client().complete(ask())).toMatchObject({ content: 'It is 4.', reasoning: thought });
+    const seen: string[] = [];
+    const streamed = await server.client().complete(ask({ onText: (text) => seen.push(text) }));
+    expect(streamed).toMatchObject({ content: 'Still 4, streamed.', reasoning: thought });
+    expect(seen.at(-1)).toBe('Still 4, streamed.');
+    expect(seen.filter((text) => /sum|Two/.test(text))).toEqual([]);
+  });
+
   it('runs a <tool_call> written in the text (Hermes / Qwen template without a tool parser) as a tool call', async () => {
     const markup = 'Let me check.\n<tool_call>\n{"name": "bash", "arguments": {"command": "ls -la"}}\n</tool_call>';
     server.fake.script('m', { dialect: 'vllm', content: markup });
@@ -73,6 +88,49 @@ describe('in a room', () => {
     await h.adapter.say('@code what now?');
     await h.bridge.idle();
     expect(h.adapter.transcript()).toEqual(['[system]: @code could not answer: the model returned only reasoning']);
+  });
+
+  it('posts the reply of a Mistral reasoning model, streamed, without its thinking', async () => {
+    h = await startHarness({ agents: [{ name: 'code' }], env: { LLM_STREAM: 'true' } });
+    h.llm.script('code', { dialect: 'mistral', reasoning: 'The user wants a greeting.', content: 'Hello!' });
+    await h.adapter.say('@code say hi');
+    await h.bridge.idle();
+    expect(h.adapter.transcript()).toEqual(['[@code]: Hello!']);
+  });
+
+  it("says only reasoning came when a Mistral reasoning model's answer has thinking parts and no text", async () => {
+    h = await startHarness({ agents: [{ name: 'code' }] });
+    h.llm.script('code', { dialect: 'mistral', reasoning: 'Let me think about it some more...', content: '' });
+    await h.adapter.say('@code what now?');
+    await h.bridge.idle();
+    expect(h.adapter.transcript()).toEqual(['[system]: @code could not answer: the model returned only reasoning']);
+  });
+
+  it('says the reply had no text, instead of passing silently, when nothing in it can be read', async () => {
+    h = await startHarness({ agents: [{ name: 'code' }], env: { LLM_STREAM: 'true' } });
+    h.llm.script(
+      'code',
+      { deltas: [{ role: 'assistant', content: [{ type: 'reference', reference_ids: [0] }] }] },
+      { content: '' },
+    );
+    await h.adapter.say('@code anything?');
+    await h.bridge.idle();
+    await h.adapter.say('@code and now?');
+    await h.bridge.idle();
+    expect(h.adapter.transcript()).toEqual([
+      "[system]: @code could not answer: the model's reply had no text",
+      "[system]: @code could not answer: the model's reply had no text",
+    ]);
+  });
+
+  it('passes quietly on an empty reply after the turn ran tools: the agent acted and has nothing to add', async () => {
+    const sandbox = new FakeSandbox((_key, command) => ({ output: `ran ${command}`, exitCode: 0 }));
+    h = await startHarness({ agents: [{ name: 'code', tools: ['bash'] }], sandbox });
+    h.llm.script('code', { toolCalls: [{ name: 'bash', arguments: { command: 'touch done' } }] }, { content: '' });
+    await h.adapter.say('@code touch the file');
+    await h.bridge.idle();
+    expect(sandbox.calls.map((call) => call.command)).toEqual(['touch done']);
+    expect(h.adapter.transcript()).toEqual([]);
   });
 
   it('says so too when the answer is only a <think> block cut off at the output limit', async () => {

@@ -62,6 +62,12 @@ export class SandboxHarness {
     return this.docker.listContainers({ all: true, filters: { label } });
   }
 
+  /** The throw-away containers of start-up checks on this data folder, running or not. */
+  async trialContainers(): Promise<Dockerode.ContainerInfo[]> {
+    const label = ['roundtable.project=roundtable', `roundtable.scope=${this.dataDir}`, 'roundtable.trial'];
+    return this.docker.listContainers({ all: true, filters: { label } });
+  }
+
   async cleanup(): Promise<void> {
     for (const sandbox of this.sandboxes) await sandbox.close().catch(() => undefined);
     if (dockerUp) {

@@ -138,13 +138,64 @@ describe.skipIf(!runDockerTests)('Docker sandbox (real engine)', { timeout: DOCK
     expect((await sandbox.exec(key, 'ls', T)).output).toBe('sales.csv\n');
   });
 
-  it('answers one clear line when the image is missing', async () => {
+  it('names SANDBOX_IMAGE and what Docker said when the image does not exist', async () => {
     const missing = harness.create({ SANDBOX_IMAGE: 'roundtable-missing-image:none' });
     const failure = await missing.exec('console:no-image', 'true', T).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(SandboxError);
     expect((failure as Error).message).toBe(
-      'sandbox image roundtable-missing-image:none is missing: run npm run sandbox:build (or docker build -t roundtable-missing-image:none sandbox/)',
+      'SANDBOX_IMAGE=roundtable-missing-image:none: Docker says No such image: roundtable-missing-image:none ' +
+        '(build it with npm run sandbox:build, or correct SANDBOX_IMAGE)',
     );
+    expect((failure as SandboxError).problem).toBe('image');
+  });
+
+  it('names a misspelt SANDBOX_NETWORK and what Docker said, and leaves no container behind', async () => {
+    const key = 'console:bad-network';
+    const misspelt = harness.create({ SANDBOX_NETWORK: 'bridgee' });
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const failure = await misspelt.exec(key, 'true', T).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(SandboxError);
+      expect((failure as Error).message).toBe(
+        'SANDBOX_NETWORK=bridgee: Docker says network bridgee not found ' +
+          '(docker network ls lists the networks; none, the default, means no network)',
+      );
+      // `docker ps -a` by the sandbox's labels: nothing, not even in state Created.
+      expect(await harness.containers(key)).toEqual([]);
+    }
+    const sharing = harness.create({ SANDBOX_NETWORK: 'container:roundtable-no-such-container' });
+    const failure = await sharing.exec(key, 'true', T).catch((error: unknown) => error);
+    expect((failure as Error).message).toBe(
+      'SANDBOX_NETWORK=container:roundtable-no-such-container: Docker says No such container: ' +
+        'roundtable-no-such-container (docker ps lists the containers; none, the default, means no network)',
+    );
+    expect(await harness.containers(key)).toEqual([]);
+  });
+
+  it('names SANDBOX_CPUS and what Docker said when the engine has fewer CPUs', async () => {
+    const { NCPU: cpus } = (await harness.docker.info()) as { NCPU: number };
+    const greedy = harness.create({ SANDBOX_CPUS: String(cpus + 1) });
+    const failure = await greedy.exec('console:cpus', 'true', T).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SandboxError);
+    expect((failure as Error).message).toMatch(
+      new RegExp(`^SANDBOX_CPUS=${cpus + 1}: Docker says .*\\b${cpus} CPUs available \\(lower SANDBOX_CPUS\\)$`),
+    );
+    expect(await harness.containers('console:cpus')).toEqual([]);
+  });
+
+  it('checks at start-up what the engine would refuse, one line per setting', async () => {
+    const { NCPU: cpus } = (await harness.docker.info()) as { NCPU: number };
+    expect(await harness.create().check?.()).toEqual([]);
+    expect(await harness.create({ SANDBOX_NETWORK: 'bridgee', SANDBOX_CPUS: String(cpus + 1) }).check?.()).toEqual([
+      'SANDBOX_NETWORK=bridgee: Docker says network bridgee not found ' +
+        '(docker network ls lists the networks; none, the default, means no network)',
+      `SANDBOX_CPUS=${cpus + 1}: the engine has ${cpus} CPU${cpus === 1 ? '' : 's'} (set SANDBOX_CPUS to ${cpus} or less)`,
+    ]);
+    expect(await harness.create({ SANDBOX_IMAGE: 'roundtable-missing-image:none' }).check?.()).toEqual([
+      'SANDBOX_IMAGE=roundtable-missing-image:none: Docker says No such image: roundtable-missing-image:none ' +
+        '(build it with npm run sandbox:build, or correct SANDBOX_IMAGE)',
+    ]);
+    // The throw-away container of the passing check is gone.
+    expect(await harness.trialContainers()).toEqual([]);
   });
 
   it('says a missing template folder is missing, not that Docker is unreachable', async () => {
@@ -165,6 +216,8 @@ describe.skipIf(!runDockerTests)('Docker sandbox (real engine)', { timeout: DOCK
     expect((failure as Error).message).toBe(
       'the sandbox container did not answer its start-up check within 1 ms (the machine or the Docker engine is overloaded); try the command again',
     );
+    // Not left running for nobody: the next command makes a fresh one.
+    expect(await harness.containers('console:slow-probe')).toEqual([]);
   });
 
   it('adopts the existing container after a restart, workspace intact', async () => {

@@ -94,6 +94,25 @@ describe('Slack app manifest', () => {
     writeFileSync(path.join(fresh, 'agents', 'data.md'), agentFile('data', ''));
   });
 
+  it('warns in one line, on stderr, when it prints a manifest without the commands while no agent file marks the control app', () => {
+    const data = cli(['data', '--json']);
+    expect(data.code).toBe(0);
+    expect(data.err).toBe(
+      `slack:manifest: warning: no agent file sets control: true, so the slash commands go to @code's app, not @data's; mark the control app with "control: true" in its agent file, then print the manifests again\n`,
+    );
+    expect(JSON.parse(data.out)).toHaveProperty('features'); // the manifest itself is still printed, and alone on stdout
+    expect(cli(['code', '--json']).err).toBe('');
+    // Once a file marks the control app (at the top of its front matter, before it has Slack keys), nothing is left
+    // to guess.
+    writeFileSync(path.join(fresh, 'agents', 'reviewer.md'), agentFile('reviewer', 'control: true\n'));
+    try {
+      expect(cli(['data']).err).toBe('');
+      expect(commandsOf(cli(['reviewer', '--json']).out)).toHaveLength(4);
+    } finally {
+      writeFileSync(path.join(fresh, 'agents', 'reviewer.md'), agentFile('reviewer', ''));
+    }
+  });
+
   it('switches to HTTP mode with --request-url: events, interactivity and commands go to that URL', () => {
     const url = 'https://bots.example.org/slack/events/code';
     const { code, out } = cli(['code', '--request-url', url, '--json']);

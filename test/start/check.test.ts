@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,7 +17,7 @@ let slack: FakeSlack;
 let slackApp: { botToken: string; appToken: string };
 
 beforeAll(async () => {
-  llm = await startFakeOpenAI();
+  llm = await startFakeOpenAI({ models: ['m'] });
   discord = await startFakeDiscord({ bots: [{ token: 'tok-data', name: 'data-bot' }] });
   slack = await startFakeSlack();
   slackApp = slack.addApp('data');
@@ -32,10 +33,10 @@ beforeEach(() => {
   return () => rmSync(dir, { recursive: true, force: true });
 });
 
-const agentFile = (name: string, front: string) =>
+const agentFile = (name: string, front: string, model = 'm') =>
   writeFileSync(
     path.join(dir, 'agents', `${name}.md`),
-    `---\nname: ${name}\nmodel: m\n${front}\n---\nYou are ${name}.\n`,
+    `---\nname: ${name}\nmodel: ${model}\n${front}\n---\nYou are ${name}.\n`,
   );
 
 /** Runs `npm start -- <argv>` in-process; returns the exit code and what it printed. */
@@ -85,11 +86,12 @@ describe('npm start -- --check', () => {
       `✓ data folder: ${path.join(dir, 'data')} is writable`,
       '✓ sandbox template folder: not set (new workspaces start empty)',
       '✓ agent files: 2 in ./agents (@code, @data)',
-      `✓ model endpoint ${llm.baseURL} (@code, @data): reachable (GET /models: 200), no key needed`,
+      '✓ rooms: Discord as @data; Slack as @data',
+      `✓ model endpoint ${llm.baseURL} (@code, @data): reachable (GET /models: 200), no key needed, has m`,
       '✓ Docker: not needed (no agent has bash or file tools)',
       '✓ Discord @data: token accepted (bot user data-bot)',
       '✓ Slack @data: tokens accepted (bot user data in Fake Workspace; Socket Mode)',
-      'All 8 checks passed.',
+      'All 9 checks passed.',
     ]);
     expect(code).toBe(0);
     // Nothing was started: no store, no connection kept.
@@ -132,6 +134,18 @@ describe('npm start -- --check', () => {
     expect(lines.at(-1)).toMatch(/^\d+ of \d+ checks failed\.$/);
   });
 
+  it('says which rooms npm start would open: the terminal room, and its log file, when no agent has tokens', async () => {
+    agentFile('data', '');
+    const { lines } = await start(['--check'], { OPENAI_BASE_URL: llm.baseURL });
+    expect(lines).toContain(
+      '✓ rooms: the terminal room only: no agent file has discord: or slack: tokens (npm start then needs a terminal or piped lines)',
+    );
+    // The terminal room's stdout is the transcript, so the log goes to a file that must be writable.
+    expect(lines).toContain(`✓ log file: ${path.join(dir, 'data', 'roundtable.log')} is writable`);
+    const forced = await start(['--check', '--console'], { OPENAI_BASE_URL: llm.baseURL });
+    expect(forced.lines).toContain('✓ rooms: the terminal room only (--console)');
+  });
+
   it('names the variable of a bad setting, including SANDBOX_* values', async () => {
     agentFile('data', '');
     const memory = await start(['--check'], { SANDBOX_MEMORY: 'lots' });
@@ -155,6 +169,78 @@ describe('npm start -- --check', () => {
       `✗ agent files: ${path.join('agents', 'data.md')}: activation: Invalid option: expected one of "always"|"mention"`,
     );
     expect(lines[0]).toBe('✓ environment: every setting is valid');
+  });
+});
+
+describe('npm start -- --check on the model endpoint', () => {
+  const endpointLines = (lines: string[]) => lines.filter((line) => / model (endpoint|of) /.test(line));
+
+  it('fails an agent whose model the server does not list, naming the file, the model and models it has', async () => {
+    const ollama = await startFakeOpenAI({
+      models: ['llama3.2:latest', 'qwen2.5-coder:7b', 'mistral:latest', 'phi4:latest', 'gemma3:4b', 'deepseek-r1:8b'],
+      modelOwner: 'library',
+    });
+    try {
+      agentFile('code', '', 'gpt-4o-mini');
+      agentFile('data', '', 'llama3.2'); // Ollama reads `llama3.2` as `llama3.2:latest`
+      const { code, lines } = await start(['--check'], { OPENAI_BASE_URL: ollama.baseURL });
+      expect(code).toBe(1);
+      expect(endpointLines(lines)).toEqual([
+        `✓ model endpoint ${ollama.baseURL} (@code, @data): reachable (GET /models: 200), no key needed, has llama3.2`,
+        `✗ model of @code: ${path.join('agents', 'code.md')}: model: gpt-4o-mini is not among the models ${ollama.baseURL} has (it lists llama3.2:latest, qwen2.5-coder:7b, mistral:latest, phi4:latest, gemma3:4b and 1 more)`,
+      ]);
+    } finally {
+      await ollama.close();
+    }
+  });
+
+  it('says to add /v1 when the base URL has no /models but the same base with /v1 has', async () => {
+    const root = llm.baseURL.replace(/\/v1$/, '');
+    agentFile('data', '');
+    const global = await start(['--check'], { OPENAI_BASE_URL: root });
+    expect(global.code).toBe(1);
+    expect(endpointLines(global.lines)).toEqual([
+      `✗ model endpoint ${root} (@data): GET /models answered 404, but ${root}/v1/models answers: the base URL lacks /v1: set OPENAI_BASE_URL=${root}/v1`,
+    ]);
+    agentFile('code', `endpoint: ${root}/`);
+    const own = await start(['--check'], { OPENAI_BASE_URL: llm.baseURL });
+    expect(endpointLines(own.lines)).toContain(
+      `✗ model endpoint ${root}/ (@code): GET /models answered 404, but ${root}/v1/models answers: the base URL lacks /v1: set endpoint: ${root}/v1 in ${path.join('agents', 'code.md')}`,
+    );
+  });
+
+  it('passes a server without /models, saying the models are not checked', async () => {
+    const bare = createHttpServer((_request, response) => {
+      response.writeHead(404, { 'content-type': 'text/plain' });
+      response.end('404 page not found');
+    });
+    await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(bare.address() as { port: number }).port}/v1`;
+    try {
+      agentFile('data', '', 'whatever-model');
+      const { code, lines } = await start(['--check'], { OPENAI_BASE_URL: base });
+      expect(endpointLines(lines)).toEqual([
+        `✓ model endpoint ${base} (@data): reachable (it has no /models: 404, so the models are not checked), no key needed`,
+      ]);
+      expect(code).toBe(0);
+    } finally {
+      bare.closeAllConnections();
+      await new Promise<void>((resolve) => bare.close(() => resolve()));
+    }
+  });
+
+  it("passes any model name on llama.cpp's one-model server, which answers to any name", async () => {
+    const llamacpp = await startFakeOpenAI({ models: ['/models/qwen2.5-7b-q4.gguf'], modelOwner: 'llamacpp' });
+    try {
+      agentFile('data', '', 'gpt-4o-mini');
+      const { code, lines } = await start(['--check'], { OPENAI_BASE_URL: llamacpp.baseURL });
+      expect(endpointLines(lines)).toEqual([
+        `✓ model endpoint ${llamacpp.baseURL} (@data): reachable (GET /models: 200), no key needed, one model (/models/qwen2.5-7b-q4.gguf) that answers to any model name`,
+      ]);
+      expect(code).toBe(0);
+    } finally {
+      await llamacpp.close();
+    }
   });
 });
 

@@ -9,6 +9,8 @@ import { dataDirProblem, lockDataDir } from '../../src/data-dir.js';
 import { run } from '../../src/main.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
+import { startBridgeProcess } from '../helpers/bridge-process.js';
+import { builtBridge } from '../helpers/built-bridge.js';
 import { until } from '../helpers/until.js';
 
 const exec = promisify(execFile);
@@ -74,7 +76,7 @@ describe('one bridge per DATA_DIR', () => {
     }
     // The OS released the lock with the process: a new bridge starts and ends normally.
     const third = await startBridge();
-    third.stdin?.end();
+    third.stdin?.end('/status\n');
     expect(await exited(third)).toBe(0);
   }, 120_000);
 
@@ -98,6 +100,35 @@ describe('one bridge per DATA_DIR', () => {
 });
 
 describe('an unusable DATA_DIR', () => {
+  beforeAll(() => {
+    builtBridge();
+  }, 600_000);
+
+  // Node's recursive mkdir never returns under /proc (mkdir there answers ENOENT beside a parent that exists).
+  it('stops at once with one line naming DATA_DIR when it lies under /proc, and so does --check', async () => {
+    const proc = '/proc/roundtable/data';
+    const started = startBridgeProcess({
+      cwd: dir,
+      env: env({ DATA_DIR: proc }),
+      stdin: 'pipe',
+      timeoutMs: 20_000,
+    }).exited;
+    const checked = startBridgeProcess({
+      cwd: dir,
+      env: env({ DATA_DIR: proc }),
+      args: ['--check'],
+      timeoutMs: 20_000,
+    }).exited;
+    const [start, check] = await Promise.all([started, checked]);
+    const problem = `DATA_DIR: ${proc} cannot be created: the file system there takes no new folders (such as /proc)`;
+    expect(start.stderr).toBe(`Configuration error: environment: ${problem}\n`);
+    expect(start.code).toBe(1);
+    expect(check.stdout.split('\n')).toContain(`✗ data folder: ${problem}`);
+    expect(check.code).toBe(1);
+    // Bounded: a second or two when the machine is idle, far less than the 20 s after which it is killed.
+    expect(Math.max(start.ms, check.ms)).toBeLessThan(15_000);
+  });
+
   it('names the variable and the path when DATA_DIR is a file', async () => {
     writeFileSync(path.join(dir, 'occupied'), 'a file');
     const failure = await exec(TSX, [MAIN], {

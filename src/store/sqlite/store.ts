@@ -24,7 +24,8 @@ export class SqliteStore implements StorePort {
   readonly actions: SqliteActions;
   readonly embeddings: SqliteEmbeddings;
   readonly chats: SqliteChats;
-  private readonly db: Database.Database;
+  /** The SQLite handle (its own tools and tests may use it; the bridge goes through the port). */
+  readonly db: Database.Database;
 
   constructor(file: string, options: SqliteOptions = {}) {
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });

@@ -22,12 +22,13 @@ import {
   ChannelType,
   type FakeBot,
   type FakeChannel,
+  type FakeEmbed,
   type FakeHuman,
   type FakeMessage,
   World,
 } from './world.js';
 
-export type { FakeBot, FakeChannel, FakeHuman, FakeMessage, InteractionReply, RecordedRequest };
+export type { FakeBot, FakeChannel, FakeEmbed, FakeHuman, FakeMessage, InteractionReply, RecordedRequest };
 
 export interface FakeDiscordOptions {
   /** Bot identities: `name` becomes the bot's username. */
@@ -58,6 +59,7 @@ export interface FakeDiscord {
       replyTo?: string;
       pingReplied?: boolean;
       attachments?: readonly { filename: string; contentType: string; content: Buffer | string; url?: string }[];
+      embeds?: readonly FakeEmbed[];
     },
   ): FakeMessage;
   /** Requests for attachments' bytes: which attachment, and the status the fake answered. */
@@ -67,7 +69,7 @@ export interface FakeDiscord {
     channel: FakeChannel | string,
     bot: FakeBot | string,
     text: string,
-    options?: { replyTo?: string },
+    options?: { replyTo?: string; embeds?: readonly FakeEmbed[] },
   ): FakeMessage;
   /** A human edits their message: every bot that sees it gets MESSAGE_UPDATE with the whole message. */
   humanEdits(message: FakeMessage, text: string): void;
@@ -76,7 +78,10 @@ export interface FakeDiscord {
    * (nobody edited anything).
    */
   embedResolves(message: FakeMessage): void;
-  /** A human forwards an earlier message into a channel (a forward carries no text of its own). */
+  /**
+   * A human forwards an earlier message into a channel: a message of its own with no text, a FORWARD reference, and a
+   * snapshot of the original (its text, attachments and embeds).
+   */
   forward(channel: FakeChannel | string, human: FakeHuman | string, original: FakeMessage): FakeMessage;
   /** A human sends a DM to a bot; only that bot receives it. */
   dm(human: FakeHuman | string, bot: FakeBot | string, text: string): FakeMessage;
@@ -249,6 +254,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
         replyTo: extra.replyTo ?? null,
         pingReplied: extra.pingReplied ?? true,
         attachments: (extra.attachments ?? []).map((file) => ({ ...file, content: Buffer.from(file.content) })),
+        ...(extra.embeds ? { embeds: extra.embeds } : {}),
       });
       context.publish(message);
       return message;
@@ -259,6 +265,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
         authorId: bot(who).id,
         content: text,
         replyTo: extra.replyTo ?? null,
+        ...(extra.embeds ? { embeds: extra.embeds } : {}),
       });
       context.publish(message);
       return message;

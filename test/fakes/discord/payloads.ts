@@ -1,6 +1,7 @@
 /** Discord API v10 JSON shapes built from the fake's world, as the real API and gateway send them. */
 import {
   ChannelType,
+  type FakeAttachment,
   type FakeBot,
   type FakeChannel,
   type FakeHuman,
@@ -163,16 +164,8 @@ export function messageJson(world: World, message: FakeMessage, options: { gatew
     mention_everyone: false,
     mentions,
     mention_roles: world.roleMentionsIn(message.content),
-    attachments: message.attachments.map((file) => ({
-      id: file.id,
-      filename: file.filename,
-      size: file.content.byteLength,
-      url: file.url,
-      proxy_url: file.url.replace('/attachments/', '/media/attachments/'),
-      content_type: file.contentType,
-      content_scan_version: 0,
-    })),
-    embeds: [],
+    attachments: message.attachments.map(attachmentJson),
+    embeds: message.embeds,
     pinned: false,
     // A forward carries HAS_SNAPSHOT (1 << 14).
     flags: message.forwarded ? 1 << 14 : 0,
@@ -213,14 +206,27 @@ function referencedJson(world: World, id: string): Json | null {
   return replied ? messageJson(world, replied, { gateway: false, nested: true }) : null;
 }
 
-/** A forward's `message_snapshots` entry: the original's content and mentions, without author or id. */
+/** An attachment object: a file behind a signed CDN link. */
+function attachmentJson(file: FakeAttachment): Json {
+  return {
+    id: file.id,
+    filename: file.filename,
+    size: file.content.byteLength,
+    url: file.url,
+    proxy_url: file.url.replace('/attachments/', '/media/attachments/'),
+    content_type: file.contentType,
+    content_scan_version: 0,
+  };
+}
+
+/** A forward's `message_snapshots` entry: the original's content, files, embeds and mentions, without author or id. */
 function snapshotJson(world: World, snapshot: ForwardSnapshot): Json {
   return {
     message: {
       type: 0,
       content: snapshot.content,
-      embeds: [],
-      attachments: [],
+      embeds: snapshot.embeds,
+      attachments: snapshot.attachments.map(attachmentJson),
       timestamp: new Date(snapshot.createdAt).toISOString(),
       edited_timestamp: null,
       flags: 0,

@@ -47,6 +47,8 @@ export interface FakeMessage {
   readonly nonce: string | null;
   readonly replyTo: string | null;
   readonly attachments: readonly FakeAttachment[];
+  /** Embeds as the API sends them (`{type: 'rich', title, description, fields, ...}`, what bots post). */
+  readonly embeds: readonly FakeEmbed[];
   /** Set for a forward: a snapshot of the forwarded message, taken when it was forwarded. */
   readonly forwarded: ForwardSnapshot | null;
   /** User ids mentioned: `<@id>` in the text, plus the replied-to author when the reply pings. */
@@ -68,16 +70,21 @@ export interface FakeAttachment {
   readonly url: string;
 }
 
+/** An embed object as the API sends it. */
+export type FakeEmbed = Readonly<Record<string, unknown>>;
+
 /** The signature Discord's CDN checks (`hm`) for an attachment link expiring at `ex`. */
 export function attachmentSignature(id: string, expires: string): string {
   return createHash('sha256').update(`${id}:${expires}`).digest('hex').slice(0, 32);
 }
 
-/** What a forward carries of the original message (Discord sends no author with it). */
+/** What a forward carries of the original message: its text, files and embeds (Discord sends no author with it). */
 export interface ForwardSnapshot {
   readonly messageId: string;
   readonly channelId: string;
   readonly content: string;
+  readonly attachments: readonly FakeAttachment[];
+  readonly embeds: readonly FakeEmbed[];
   readonly mentionIds: readonly string[];
   readonly createdAt: number;
 }
@@ -229,6 +236,7 @@ export class World {
     forwardOf?: FakeMessage;
     /** Files uploaded with the message; `url` replaces the signed link the fake would give it. */
     attachments?: readonly { filename: string; contentType: string; content: Buffer; url?: string }[];
+    embeds?: readonly FakeEmbed[];
   }): FakeMessage {
     const inText = this.mentionsIn(input.content);
     const mentionIds = new Set(inText);
@@ -262,11 +270,14 @@ export class World {
           url: file.url ?? url,
         };
       }),
+      embeds: input.embeds ?? [],
       forwarded: input.forwardOf
         ? {
             messageId: input.forwardOf.id,
             channelId: input.forwardOf.channelId,
             content: input.forwardOf.content,
+            attachments: input.forwardOf.attachments,
+            embeds: input.forwardOf.embeds,
             mentionIds: this.mentionsIn(input.forwardOf.content),
             createdAt: input.forwardOf.createdAt,
           }

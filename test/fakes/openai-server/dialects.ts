@@ -11,7 +11,8 @@ export type Dialect =
   | 'lmstudio'
   | 'gemini'
   | 'openrouter'
-  | 'groq';
+  | 'groq'
+  | 'mistral';
 
 export interface DialectTraits {
   /**
@@ -32,6 +33,11 @@ export interface DialectTraits {
   readonly keepAliveComments?: boolean;
   /** Gemini attaches a thought signature to each tool call, to be sent back with the results. */
   readonly thoughtSignatures?: boolean;
+  /**
+   * Mistral's reasoning models send `content` as a list of parts, in a whole answer and in stream deltas: reasoning
+   * as `{type: "thinking", thinking: [{type: "text", text}]}`, the reply as `{type: "text", text}`.
+   */
+  readonly thinkingParts?: boolean;
 }
 
 const openAiError = (status: number, message: string, type: string): unknown => ({
@@ -105,6 +111,13 @@ export const DIALECTS: Record<Dialect, DialectTraits> = {
       choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }],
     }),
     keepAliveComments: true,
+  },
+  mistral: {
+    toolCallDeltas: 'whole',
+    reasoningField: 'reasoning_content',
+    errorBody: (_status, message, type) => ({ object: 'error', message, type, param: null, code: null }),
+    streamError: (message) => ({ object: 'error', message, type: 'internal_server_error', param: null, code: null }),
+    thinkingParts: true,
   },
   groq: {
     toolCallDeltas: 'whole',

@@ -86,7 +86,11 @@ export function completionBody(answer: Answer): Record<string, unknown> {
     content: answer.content,
     refusal: answer.refusal ?? null,
   };
-  if (answer.reasoning !== undefined) message[answer.dialect.reasoningField] = answer.reasoning;
+  if (answer.reasoning !== undefined && answer.dialect.thinkingParts) {
+    message.content = [thinkingPart(answer.reasoning), ...(answer.content ? [textPart(answer.content)] : [])];
+  } else if (answer.reasoning !== undefined) {
+    message[answer.dialect.reasoningField] = answer.reasoning;
+  }
   if (answer.reasoningDetails) message.reasoning_details = answer.reasoningDetails.map((d, index) => ({ ...d, index }));
   if (answer.toolCalls.length > 0) {
     message.tool_calls = answer.toolCalls.map((call) => ({
@@ -105,6 +109,15 @@ export function completionBody(answer: Answer): Record<string, unknown> {
     usage: answer.usage,
     system_fingerprint: null,
   };
+}
+
+/** Mistral's content parts: reasoning, and the reply. */
+export function thinkingPart(text: string): Record<string, unknown> {
+  return { type: 'thinking', thinking: [{ type: 'text', text }] };
+}
+
+export function textPart(text: string): Record<string, unknown> {
+  return { type: 'text', text };
 }
 
 const errorDefaults: Record<number, { type: string; code: string | null; message: string }> = {

@@ -56,6 +56,9 @@ class FakeOpenAIServer implements FakeOpenAI {
   private readonly unsupportedParams: readonly string[];
   private readonly queues = new Map<string, FakeReply[]>();
   private readonly models = new Set<string>();
+  /** The models the server has, when it has a fixed list (`FakeOpenAIOptions.models`). */
+  private readonly installed: readonly string[] | undefined;
+  private readonly modelOwner: string;
   private readonly sockets = new Set<Socket>();
   private readonly server: Server;
   private closing: Promise<void> | undefined;
@@ -68,6 +71,8 @@ class FakeOpenAIServer implements FakeOpenAI {
   constructor(options: FakeOpenAIOptions) {
     this.responder = options.responder ?? passResponder;
     this.unsupportedParams = options.unsupportedParams ?? [];
+    this.installed = options.models;
+    this.modelOwner = options.modelOwner ?? 'roundtable-fake';
     this.cache = options.usage === 'openai' ? new PromptCache(options.schema) : undefined;
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => this.fail(res, error));
@@ -119,11 +124,16 @@ class FakeOpenAIServer implements FakeOpenAI {
     if (method === 'POST' && path === '/v1/chat/completions') return this.chatCompletion(req, res);
     if (method === 'POST' && path === '/v1/embeddings') return this.embeddings(req, res);
     if (method === 'GET' && path === '/v1/models') {
-      return this.json(res, 200, { object: 'list', data: [...this.models].map((id) => this.modelObject(id)) });
+      const ids = this.installed ?? [...this.models];
+      return this.json(res, 200, { object: 'list', data: ids.map((id) => this.modelObject(id)) });
     }
-    // Any model id "exists": the fake answers for every model, so a start-up check must not fail.
+    // Without a fixed list any model id "exists": the fake answers for every model.
     const modelMatch = method === 'GET' ? /^\/v1\/models\/(.+)$/.exec(path) : null;
-    if (modelMatch?.[1]) return this.json(res, 200, this.modelObject(decodeURIComponent(modelMatch[1])));
+    if (modelMatch?.[1]) {
+      const id = decodeURIComponent(modelMatch[1]);
+      if (!this.has(id)) return this.json(res, 404, errorBody(404, modelMissing(id), 'model_not_found'));
+      return this.json(res, 200, this.modelObject(id));
+    }
     await readBody(req);
     return this.json(res, 404, errorBody(404, `Unknown request URL: ${method} ${path}.`, 'unknown_url'));
   }
@@ -151,6 +161,9 @@ class FakeOpenAIServer implements FakeOpenAI {
 
     const request = this.record(req, body);
     const index = this.requests.push(request) - 1;
+    if (!this.has(request.model)) {
+      return this.json(res, 404, errorBody(404, modelMissing(request.model), 'model_not_found'));
+    }
     this.models.add(request.model);
 
     let reply: FakeReply;
@@ -265,8 +278,16 @@ class FakeOpenAIServer implements FakeOpenAI {
     this.embeddingsStatus = status;
   }
 
+  /** Whether the server has the model: any, without a fixed list; else as Ollama resolves `name` to `name:latest`. */
+  private has(model: string): boolean {
+    if (!this.installed) return true;
+    // llama.cpp with one model answers to any name.
+    if (this.modelOwner === 'llamacpp' && this.installed.length === 1) return true;
+    return this.installed.includes(model) || (!model.includes(':') && this.installed.includes(`${model}:latest`));
+  }
+
   private modelObject(id: string): Record<string, unknown> {
-    return { id, object: 'model', created: 0, owned_by: 'roundtable-fake' };
+    return { id, object: 'model', created: 0, owned_by: this.modelOwner };
   }
 
   private idHeader(): Record<string, string> {
@@ -286,6 +307,11 @@ class FakeOpenAIServer implements FakeOpenAI {
     if (!res.headersSent) this.json(res, 500, errorBody(500, `Fake OpenAI server failed: ${message}`));
     else res.destroy();
   }
+}
+
+/** OpenAI's words for a model it does not have (Ollama's say "not found, try pulling it first"). */
+function modelMissing(model: string): string {
+  return `The model \`${model}\` does not exist or you do not have access to it.`;
 }
 
 function firstChunk(model: string): Record<string, unknown> {

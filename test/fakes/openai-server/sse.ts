@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Answer } from './completion.js';
+import { type Answer, textPart, thinkingPart } from './completion.js';
 
 /** One server-sent event: JSON data (with an optional event name), or a comment line. */
 export type SseEvent = { data: unknown; event?: string } | { comment: string };
@@ -60,8 +60,10 @@ export function completionChunks(answer: Answer, includeUsage: boolean): Array<R
     ...(usageChunk ? { usage: null } : {}),
   });
   const chunks = [chunk({ role: 'assistant', content: answer.toolCalls.length > 0 && !answer.content ? null : '' })];
+  // Mistral: reasoning and then the reply as content parts, one part a delta.
+  const parts = answer.dialect.thinkingParts && answer.reasoning !== undefined;
   for (const piece of contentPieces(answer.reasoning ?? '')) {
-    chunks.push(chunk({ [answer.dialect.reasoningField]: piece }));
+    chunks.push(chunk(parts ? { content: [thinkingPart(piece)] } : { [answer.dialect.reasoningField]: piece }));
   }
   answer.reasoningDetails?.forEach((detail, index) => {
     const { text, ...rest } = detail;
@@ -71,7 +73,9 @@ export function completionChunks(answer: Answer, includeUsage: boolean): Array<R
       chunks.push(chunk({ reasoning_details: [{ type: rest.type, index, text: piece }] }));
     }
   });
-  for (const piece of contentPieces(answer.content ?? '')) chunks.push(chunk({ content: piece }));
+  for (const piece of contentPieces(answer.content ?? '')) {
+    chunks.push(chunk({ content: parts ? [textPart(piece)] : piece }));
+  }
   for (const piece of contentPieces(answer.refusal ?? '')) chunks.push(chunk({ refusal: piece }));
   answer.toolCalls.forEach((call, index) => {
     for (const delta of toolCallDeltas(answer, call, index)) chunks.push(chunk({ tool_calls: [delta] }));

@@ -93,6 +93,14 @@ export interface FakeOpenAI {
 
 export interface FakeOpenAIOptions {
   responder?: Responder;
+  /**
+   * The models the server has, as it names them (Ollama: `llama3.2:latest`). `GET /v1/models` lists exactly these,
+   * and a chat completion for any other model answers 404 (`name` finds `name:latest`, as on Ollama). Unset: every
+   * model answers, and the list holds the models scripted or asked for so far.
+   */
+  models?: readonly string[];
+  /** `owned_by` of each listed model: `openai`, `library` (Ollama), `llamacpp` (llama.cpp: one model, any name). */
+  modelOwner?: string;
   /** Request parameters the server refuses with a 400 (`stream_options` on servers that do not know it). */
   unsupportedParams?: string[];
   /**

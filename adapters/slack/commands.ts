@@ -1,0 +1,63 @@
+/**
+ * Operator slash commands on the control app (`/pass`, `/reset`, `/status`): the room each one acts
+ * on — the conversation's most recently active room (a thread is a room of its own) — and its answer, split, never
+ * cut. What a command does is the bridge's business.
+ */
+import type { SlashCommand } from '@slack/bolt';
+import { describeError } from '../../src/errors.js';
+import type { AdapterSink, CommandName } from '../../src/ports.js';
+import { splitMessage } from '../shared/split.js';
+import { SLACK } from './inbound.js';
+import { SLACK_MESSAGE_LIMIT } from './posting.js';
+
+interface RoomRef {
+  readonly room: string;
+  /** The agent whose private room it is (a DM). */
+  readonly direct: string | undefined;
+}
+
+export class SlackCommands {
+  /** The Slack conversation → its most recently active room. */
+  private readonly lastRoom = new Map<string, RoomRef>();
+
+  constructor(
+    private readonly deps: {
+      readonly operators: ReadonlySet<string>;
+      /** The agent whose app a DM conversation belongs to. */
+      readonly dmOwner: (channel: string) => string | undefined;
+    },
+  ) {}
+
+  /** A room of a conversation was active (a message, a post): the next command there acts on it. */
+  active(channel: string, room: string, direct: string | undefined): void {
+    this.lastRoom.set(channel, { room, direct });
+  }
+
+  async answer(sink: AdapterSink, command: SlashCommand, respond: (text: string) => Promise<void>): Promise<void> {
+    const name = command.command.replace(/^\//, '') as CommandName;
+    const known = this.lastRoom.get(command.channel_id);
+    const owner = this.deps.dmOwner(command.channel_id);
+    if (!known && command.channel_id.startsWith('D') && !owner) {
+      await respond('Nothing to act on here yet: write to the agent in this conversation first.');
+      return;
+    }
+    const target: RoomRef = known ?? { room: command.channel_id, direct: owner };
+    let answer: string;
+    try {
+      answer = await sink.command({
+        platform: SLACK,
+        channel: target.room,
+        name,
+        args: (command.text ?? '').trim(),
+        user: { id: command.user_id, name: command.user_name },
+        isOperator: this.deps.operators.has(command.user_id),
+        ...(target.direct ? { direct: { agent: target.direct } } : {}),
+      });
+    } catch (error) {
+      answer = `/${name} failed: ${describeError(error)}`;
+    }
+    const where = target.room !== command.channel_id ? 'In the latest thread here: ' : '';
+    // A long answer (a /status with many agents) is split, never cut.
+    for (const part of splitMessage(where + answer, SLACK_MESSAGE_LIMIT)) await respond(part);
+  }
+}
