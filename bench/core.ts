@@ -12,9 +12,8 @@ import Database from 'better-sqlite3';
 import { createBridge } from '../src/bridge/index.js';
 import { silentLogger } from '../src/log.js';
 import type { AdapterSink, ChatAdapter } from '../src/ports.js';
-import { planWakes } from '../src/room/routing.js';
-import type { AgentProfile } from '../src/room/types.js';
-import type { WakeInput } from '../src/room/wake.js';
+import { decide } from '../src/room/decide.js';
+import { EMPTY_STATE, type RoomSetup, type RoomState } from '../src/room/state.js';
 import { migrate, openStore } from '../src/store/index.js';
 import { testConfig } from '../test/helpers/config.js';
 import { reportGoal } from './lib/goals.js';
@@ -37,29 +36,51 @@ function rate(label: string, count: number, fn: (i: number) => void): number {
 }
 
 function routerBench(): number {
-  const agents: AgentProfile[] = Array.from({ length: 10 }, (_, i) => ({
+  const agents = Array.from({ length: 10 }, (_, i) => ({
     name: `agent${i}`,
-    activation: i % 3 === 0 ? 'always' : 'mention',
+    activation: (i % 3 === 0 ? 'always' : 'mention') as 'always' | 'mention',
   }));
+  const setup: RoomSetup = {
+    key: 'bench:room',
+    agents,
+    turnLimit: 20,
+    kind: 'room',
+    privacy: 'off',
+    requestTimeoutMs: 600_000,
+    editWindowMs: 120_000,
+    maxToolRounds: 25,
+    batching: false,
+  };
   const names = agents.map((a) => a.name);
-  // A long history where nobody is awaiting anyone recently: the awaiting scan walks far back.
-  const history: WakeInput[] = Array.from({ length: 5000 }, (_, i) => ({
-    author: i % 7 === 0 ? 'user' : (names[i % 10] ?? 'user'),
-    kind: i % 7 === 0 ? 'human' : 'agent',
-    mentions: i % 5 === 0 ? [names[(i + 3) % 10] ?? ''] : [],
-  }));
-  const messages: WakeInput[] = Array.from({ length: 64 }, (_, i) => ({
-    author: i % 2 ? 'user' : (names[i % 10] ?? ''),
-    kind: i % 2 ? 'human' : 'agent',
-    mentions: [names[(i * 3) % 10] ?? ''],
-  }));
-  console.log('Router: planWakes for 10 agents over a 5000-message history');
+  const texts = Array.from({ length: 64 }, (_, i) => `@${names[(i * 3) % 10]} message ${i}`);
+  let state: RoomState = EMPTY_STATE;
+  let at = 0;
+  console.log('Router: decide() on a human message in a room of 10 agents (each decision from the settled room)');
   const baseline = rate('baseline: filter agents by mention only', DECISIONS, (i) => {
-    const m = messages[i % 64];
-    agents.filter((a) => a.activation === 'always' || m?.mentions.includes(a.name));
+    const text = texts[i % 64] ?? '';
+    agents.filter((a) => a.activation === 'always' || text.includes(`@${a.name}`));
   });
-  const router = rate('router: full wake rules (awaiting, DM, activation)', DECISIONS, (i) => {
-    planWakes(agents, messages[i % 64] as WakeInput, history);
+  const router = rate('router: decide() (reading, wakes, queue, writes)', DECISIONS, (i) => {
+    at++;
+    const decision = decide(
+      setup,
+      state,
+      {
+        type: 'message',
+        now: at,
+        message: {
+          author: 'user',
+          authorId: 'u',
+          kind: 'human',
+          text: texts[i % 64] ?? '',
+          platformIds: [`p${at}`],
+          at,
+        },
+      },
+      { nextRequestId: 1 },
+    );
+    // The room settles between messages: what it asked for is dropped, so each decision meets the same room.
+    state = { ...decision.state, queue: [], current: null, posts: [] };
   });
   console.log(
     `  ratio router/baseline: ${(router / baseline).toFixed(2)}  (decisions per second relative to the bare filter)\n`,
@@ -148,7 +169,7 @@ async function storeBench(): Promise<number> {
       how: `medians of ${rounds} alternating rounds of ${perRound.toLocaleString('en-US')} messages each, same schema, in this run`,
     });
     await bridge.stop();
-    store.close();
+    await store.close();
     db.close();
     return median(bridgeRates);
   } finally {

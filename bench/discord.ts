@@ -146,7 +146,7 @@ async function bridged(fake: FakeDiscord): Promise<number[]> {
     return await measure(fake, 'bridge', MESSAGES);
   } finally {
     await bridge.stop();
-    store.close();
+    await store.close();
     await llm.close();
     rmSync(dir, { recursive: true, force: true });
   }

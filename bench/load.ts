@@ -135,8 +135,8 @@ async function bridgeRun(llm: FakeOpenAI, spread: boolean): Promise<Figures> {
     const room = `room${r}`;
     const expected = platform.messages.filter((m) => m.channel === room && m.agent === undefined).map((m) => m.text);
     if (expected.length === 0) continue;
-    const got = store
-      .history(store.channel('test', room).id, BURST * 2)
+    const record = await store.rooms.open('test', room);
+    const got = (await store.rooms.history(record.id, BURST * 2))
       .filter((m) => m.kind === 'human')
       .map((m) => m.content);
     stored += got.length;
@@ -144,7 +144,7 @@ async function bridgeRun(llm: FakeOpenAI, spread: boolean): Promise<Figures> {
   }
   const latencies = addedLatency(sent, answers);
   await bridge.stop();
-  store.close();
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
   return {
     sent: BURST,
@@ -253,7 +253,7 @@ async function passDuringWait(llm: FakeOpenAI): Promise<number> {
   await bridge.idle();
   const ms = performance.now() - started;
   await bridge.stop();
-  store.close();
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
   return ms;
 }

@@ -22,7 +22,6 @@ import {
 import { renderMessage } from '../src/llm/context.js';
 import { renderSituation, type Situation } from '../src/llm/situation.js';
 import { turnContext } from '../src/llm/turn-context.js';
-import { planWakes } from '../src/room/routing.js';
 import type { RoomMessage } from '../src/room/types.js';
 import { toolsFor } from '../src/tools/registry.js';
 import type { ToolContext } from '../src/tools/tool.js';
@@ -359,6 +358,19 @@ function scriptedModel(): (request: RecordedRequest) => FakeReply {
   };
 }
 
+/**
+ * Whom a message wakes, as the room's rules have it for this room (no requests, no privacy): the agents a human names
+ * (asked, in the order named), then every other `always` agent (observers), never the author.
+ */
+function wakes(room: readonly AgentConfig[], message: RoomMessage): Array<{ agent: AgentConfig; asked: boolean }> {
+  const named = message.kind === 'human' ? message.mentions : [];
+  const asked = named.flatMap((name) => room.filter((a) => a.name === name).map((agent) => ({ agent, asked: true })));
+  const observers = room
+    .filter((a) => a.activation === 'always' && a.name !== message.author && !named.includes(a.name))
+    .map((agent) => ({ agent, asked: false }));
+  return [...asked, ...observers];
+}
+
 async function play(make: MakeMode, schema: 'prefix' | 'grammar' = 'prefix'): Promise<Figures> {
   const fake: FakeOpenAI = await startFakeOpenAI({ usage: 'openai', schema });
   fake.respond(scriptedModel());
@@ -408,10 +420,7 @@ async function play(make: MakeMode, schema: 'prefix' | 'grammar' = 'prefix'): Pr
     for (let turns = 0; turns < config.settings.TURN_LIMIT; turns++) {
       const message = pending.shift();
       if (!message) break;
-      const woken = planWakes(agents, message, room.slice(0, -1)).flatMap((wake) => {
-        const agent = agents.find((a) => a.name === wake.agent);
-        return agent ? [{ agent, asked: wake.reason === 'addressed' || wake.reason === 'awaiting' }] : [];
-      });
+      const woken = wakes(agents, message);
       if (woken.length === 0) continue;
       for (const reply of await mode.turn(woken, room, message)) pending.push(add(reply.agent, 'agent', reply.text));
     }

@@ -86,7 +86,10 @@ export class Reception {
       const why = describeError(actor.lastFailure);
       const line = `A message from ${event.author.name} could not be saved, so no agent will see it (${why}). The bridge's log has the details.`;
       await this.deps.notice(event.platform, event.channel, line).catch((failure: unknown) => {
-        this.deps.log.warn({ err: failure, channel: event.channel }, 'the line about an unsaved message could not be posted');
+        this.deps.log.warn(
+          { err: failure, channel: event.channel },
+          'the line about an unsaved message could not be posted',
+        );
       });
     }
   }

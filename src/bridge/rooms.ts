@@ -84,17 +84,11 @@ export class Rooms {
   }
 
   private make(record: RoomRecord, adapter: ChatAdapter): RoomActor {
-    const actor = new RoomActor(
-      record,
-      this.deps.setup(record),
-      record.state ?? EMPTY_STATE,
-      adapter,
-      {
-        ...this.deps.actor,
-        notes: (note) => this.note(note),
-        others: { get: (...args) => this.get(...args), byKey: (key) => this.byKey(key) },
-      },
-    );
+    const actor = new RoomActor(record, this.deps.setup(record), record.state ?? EMPTY_STATE, adapter, {
+      ...this.deps.actor,
+      notes: (note) => this.note(note),
+      others: { get: (...args) => this.get(...args), byKey: (key) => this.byKey(key) },
+    });
     this.made.push(actor);
     return actor;
   }

@@ -8,8 +8,11 @@ import type { PendingPost, PrivacyMode, RoomSetup, RoomState } from './state.js'
 export const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
 export const lower = (name: string): string => name.toLowerCase();
 
+const namesOf = new WeakMap<RoomSetup, readonly string[]>();
+
 export class Draft {
-  state: RoomState;
+  /** The room's state as this decision changes it: a copy of the state it started from (which it never changes). */
+  readonly state: RoomState;
   readonly effects: Effect[] = [];
   readonly writes: Write[] = [];
   private opened = 0;
@@ -20,11 +23,12 @@ export class Draft {
     readonly now: number,
     private readonly context: DecideContext,
   ) {
-    this.state = start;
+    this.state = { ...start };
   }
 
+  /** Changes fields of the draft's state (its arrays and objects are replaced, never changed in place). */
   set(patch: Partial<RoomState>): void {
-    this.state = { ...this.state, ...patch };
+    Object.assign(this.state, patch);
   }
 
   effect(effect: Effect): void {
@@ -51,6 +55,16 @@ export class Draft {
   /** The configured spelling of an agent, if `name` is one. */
   agent(name: string): string | undefined {
     return this.setup.agents.find((a) => same(a.name, name))?.name;
+  }
+
+  /** The agents' names, in configured order (made once per room setup). */
+  get names(): readonly string[] {
+    let names = namesOf.get(this.setup);
+    if (!names) {
+      names = this.setup.agents.map((a) => a.name);
+      namesOf.set(this.setup, names);
+    }
+    return names;
   }
 
   /** Writes a post down and asks for it to be sent. */

@@ -62,7 +62,7 @@ export interface Recorded {
 
 /** Reads a message (rule 1) and records it: the next seq, the writes, and the room's counters. */
 export function recordMessage(d: Draft, input: Writing): Recorded {
-  const names = d.setup.agents.map((a) => a.name);
+  const names = d.names;
   const self = input.kind === 'agent' ? input.author : undefined;
   const mentions =
     input.kind === 'system'
@@ -128,11 +128,18 @@ function count(d: Draft, facts: MessageFacts, text: string): void {
   const { state } = d;
   d.set({ seq: facts.seq });
   if (facts.kind === 'human') {
+    const first = state.humans[0];
     d.set({
-      control: { holder: 'agents', count: 0 },
+      control:
+        state.control.holder === 'agents' && state.control.count === 0 ? state.control : { holder: 'agents', count: 0 },
       lastHuman: facts.seq,
-      failed: [],
-      humans: [facts.author, ...state.humans.filter((name) => !same(name, facts.author))].slice(0, HUMANS_KEPT),
+      ...(state.failed.length > 0 ? { failed: [] } : {}),
+      // The humans seen, most recent first (kept as they are when the same human speaks again).
+      ...(first !== undefined && same(first, facts.author)
+        ? {}
+        : {
+            humans: [facts.author, ...state.humans.filter((name) => !same(name, facts.author))].slice(0, HUMANS_KEPT),
+          }),
     });
   } else if (facts.kind === 'agent') {
     const key = lower(facts.author);

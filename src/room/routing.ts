@@ -62,11 +62,12 @@ export function routeHuman(d: Draft, m: MessageFacts, text: string, missed: bool
     }
   }
   // Their answer came: the agents that waited for this human wait no more.
-  const awaiting: Record<string, readonly string[]> = {};
-  for (const [agent, humans] of Object.entries(d.state.awaiting)) {
-    awaiting[agent] = humans.filter((h) => !same(h, m.author));
+  const waits = Object.entries(d.state.awaiting);
+  if (waits.some(([, humans]) => humans.some((h) => same(h, m.author)))) {
+    const awaiting: Record<string, readonly string[]> = {};
+    for (const [agent, humans] of waits) awaiting[agent] = humans.filter((h) => !same(h, m.author));
+    d.set({ awaiting });
   }
-  d.set({ awaiting });
   woken(d, m, names);
   if (drops.length > 0) tellDropped(d, drops, 'Too many questions waiting');
 }

@@ -30,12 +30,25 @@ export function mentionTokens(text: string): string[] {
   return tokens;
 }
 
+/** Lower-cased name -> configured spelling, made once per list of names. */
+const spellingsOf = new WeakMap<readonly string[], ReadonlyMap<string, string>>();
+function spellings(known: readonly string[]): ReadonlyMap<string, string> {
+  let map = spellingsOf.get(known);
+  if (!map) {
+    map = new Map(known.map((name) => [name.toLowerCase(), name]));
+    spellingsOf.set(known, map);
+  }
+  return map;
+}
+
 /**
  * The names of `known` that `text` mentions, in their configured spelling, first mention first,
  * without duplicates and without `self`.
  */
 export function extractMentions(text: string, known: readonly string[], self?: string): string[] {
-  const byKey = new Map(known.map((name) => [name.toLowerCase(), name]));
+  // Most texts mention nobody: no `@`, no work.
+  if (!text.includes('@') || known.length === 0) return [];
+  const byKey = spellings(known);
   const selfKey = self?.toLowerCase();
   const found: string[] = [];
   for (const token of mentionTokens(text)) {

@@ -52,13 +52,13 @@ export class SqliteRooms implements RoomStore {
       insertRoom: db.prepare(
         'INSERT INTO channels (platform, channel, direct_agent, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
       ),
+      // Seq grows with the row id within a room: both walk the (channel, id) index down from the newest message.
       newestSeq: db.prepare<[number], { seq: number | null }>(
-        'SELECT max(seq) AS seq FROM messages WHERE channel_id = ? AND seq IS NOT NULL',
+        'SELECT seq FROM messages WHERE channel_id = ? AND seq IS NOT NULL ORDER BY id DESC LIMIT 1',
       ),
-      // Walks the (channel, seq) index down from the newest message: the newest human message is usually near.
       newestHumanSeq: db.prepare<[number], { seq: number }>(
         `SELECT seq FROM messages WHERE channel_id = ? AND seq IS NOT NULL AND kind = 'human'
-         ORDER BY seq DESC LIMIT 1`,
+         ORDER BY id DESC LIMIT 1`,
       ),
       insertMessage: db.prepare(INSERT_MESSAGE),
       refExists: db.prepare<[number, string, number, string], { one: number }>(
