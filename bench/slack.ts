@@ -128,7 +128,7 @@ async function main(): Promise<void> {
   await bridge.stop();
   await echo.stop();
   await bare.stop();
-  store.close();
+  await store.close();
   await llm.close();
   await slack.close();
 

@@ -38,7 +38,14 @@ export class Reception {
     const { uploads } = this.deps;
     const event = uploads.holds(input) ? await uploads.take(input) : input;
     if (this.stopped) return;
-    const actor = await this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
+    let actor: Awaited<ReturnType<Rooms['get']>>;
+    try {
+      actor = await this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
+    } catch (error) {
+      // A room the store cannot even open (a database left read-only, a full disk): its message is not saved.
+      await this.unsaved(event, error);
+      return;
+    }
     const at = event.at ?? this.deps.clock();
     if (event.edit) {
       // Agents' own edits (streamed replies) and the bridge's are never requests.
@@ -77,20 +84,22 @@ export class Reception {
     if (taken === 'duplicate')
       this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
     if (taken === 'done') this.deps.stored(actor.key, event.messageId);
-    if (taken === 'failed' && event.author.kind === 'human') {
-      // A store that cannot be written (a database left root's, a full disk) loses the message: say so, never quietly.
-      this.deps.log.error(
-        { err: actor.lastFailure, platform: event.platform, channel: event.channel, id: event.messageId },
-        'a message could not be stored; no agent will see it',
+    if (taken === 'failed') await this.unsaved(event, actor.lastFailure);
+  }
+
+  /** A store that cannot be written loses the message: a human's is said in the room, never dropped quietly. */
+  private async unsaved(event: Inbound, failure: unknown): Promise<void> {
+    this.deps.log.error(
+      { err: failure, platform: event.platform, channel: event.channel, id: event.messageId },
+      'a message could not be stored; no agent will see it',
+    );
+    if (event.author.kind !== 'human') return;
+    const line = `A message from ${event.author.name} could not be saved, so no agent will see it (${describeError(failure)}). The bridge's log has the details.`;
+    await this.deps.notice(event.platform, event.channel, line).catch((error: unknown) => {
+      this.deps.log.warn(
+        { err: error, channel: event.channel },
+        'the line about an unsaved message could not be posted',
       );
-      const why = describeError(actor.lastFailure);
-      const line = `A message from ${event.author.name} could not be saved, so no agent will see it (${why}). The bridge's log has the details.`;
-      await this.deps.notice(event.platform, event.channel, line).catch((failure: unknown) => {
-        this.deps.log.warn(
-          { err: failure, channel: event.channel },
-          'the line about an unsaved message could not be posted',
-        );
-      });
-    }
+    });
   }
 }

@@ -146,7 +146,9 @@ export class RoomActor {
   }
 
   private async take(queued: Queued): Promise<Taken> {
-    const event = { ...queued.event, now: this.deps.clock() } as RoomEvent;
+    // Stamped in place (each queued event is the shell's own fresh object): a copy would cost more than the rest.
+    const event = queued.event as RoomEvent & { now: number };
+    event.now = this.deps.clock();
     let decision: Decision;
     try {
       decision = decide(this.setup, this.current, event, { nextRequestId: this.deps.ids.next() });

@@ -46,10 +46,13 @@ function make(d: Draft, input: NewAsk): Ask {
     requests: input.requests ?? [],
     audience: input.audience,
     fromAgent: input.fromAgent,
+    // Every field, in one order, unset ones undefined: all asks share one shape (their copies stay fast).
+    resume: input.resume,
+    chat: input.chat,
+    held: input.held ? true : undefined,
+    startedAt: undefined,
+    people: undefined,
     attempt: 0,
-    ...(input.held ? { held: true } : {}),
-    ...(input.resume ? { resume: input.resume } : {}),
-    ...(input.chat ? { chat: input.chat } : {}),
   };
   d.set({ nextAsk: d.state.nextAsk + 1 });
   return ask;

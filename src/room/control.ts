@@ -81,5 +81,22 @@ export function order(d: Draft, ask: Ask): TurnOrder {
 
 /** An ask as it starts: when, whom its reply answers, one more attempt. */
 export function started(d: Draft, ask: Ask): Ask {
-  return { ...ask, startedAt: d.state.seq, people: peopleOf(d, ask), attempt: ask.attempt + 1 };
+  // Field by field (see asks.ts `make`): the copy of every started ask.
+  return {
+    id: ask.id,
+    agent: ask.agent,
+    reason: ask.reason,
+    about: ask.about,
+    author: ask.author,
+    questions: ask.questions,
+    requests: ask.requests,
+    audience: ask.audience,
+    fromAgent: ask.fromAgent,
+    resume: ask.resume,
+    chat: ask.chat,
+    held: ask.held,
+    startedAt: d.state.seq,
+    people: peopleOf(d, ask),
+    attempt: ask.attempt + 1,
+  };
 }

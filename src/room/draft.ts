@@ -3,7 +3,7 @@
  * builds one per event and returns what it holds; nothing outside the decision sees it.
  */
 import type { DecideContext, Decision, DecisionRecord, Effect, Write } from './effects.js';
-import type { PendingPost, PrivacyMode, RoomSetup, RoomState } from './state.js';
+import { copyState, type PendingPost, type PrivacyMode, type RoomSetup, type RoomState } from './state.js';
 
 export const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
 export const lower = (name: string): string => name.toLowerCase();
@@ -23,7 +23,7 @@ export class Draft {
     readonly now: number,
     private readonly context: DecideContext,
   ) {
-    this.state = { ...start };
+    this.state = copyState(start);
   }
 
   /** Changes fields of the draft's state (its arrays and objects are replaced, never changed in place). */
