@@ -3,7 +3,7 @@
  * model was asked.
  * On today's main (the conductor in src/bridge):
  * - a rally between two always agents: with the human naming @ping it stops after three messages, no hand-back.
- * - with BATCHING=on, piped lines get no answer: no model call, and the process exits 0 within a second.
+ * - with BATCHING=on, piped lines get no answer: no model call, and the process exits 0 right after the first line.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -105,7 +105,7 @@ describe('a rally between two always agents in the terminal room', () => {
 });
 
 describe('npm start -- --console with BATCHING=on', () => {
-  it('answers every piped line before it exits 0', async () => {
+  it('answers every piped line before it exits 0', { timeout: 60_000 }, async () => {
     // Batching applies: two always agents on one endpoint and model (asked in one call), and @m.
     for (const name of ['a', 'b']) {
       writeFileSync(
@@ -129,8 +129,10 @@ describe('npm start -- --console with BATCHING=on', () => {
         LLM_MAX_RETRIES: '0',
         SANDBOX_IMAGE: 'absent-image:none',
         BATCHING: 'on',
+        // Long enough that only waiting for the batched answer, not other start-up work, keeps the process up.
+        BATCH_TICK_MS: '3000',
       },
-      timeout: 30_000,
+      timeout: 60_000,
     });
     child.child.stdin?.end('good morning team\n@m hi there\n');
     const { stdout } = await child;
