@@ -226,6 +226,8 @@ export function resumeSummary(request: SettledRequest): string {
         return `- @${a.participant} passed (nothing to add)`;
       case 'answer':
         return `- @${a.participant}: ${a.text}`;
+      case 'stopped':
+        return `- @${a.participant} was stopped by an operator (no answer)`;
       default:
         return undefined;
     }
@@ -248,7 +250,6 @@ export function resumeSummary(request: SettledRequest): string {
     ...(failed.length > 0
       ? [`Could not answer: ${failed.map((a) => `@${a.participant} (${a.text})`).join(', ')}`]
       : []),
-    ...(stopped.length > 0 ? [`Stopped by an operator: ${stopped.map((a) => `@${a.participant}`).join(', ')}`] : []),
     ...(missing.length > 0 ? [`Did not answer: ${missing.join(', ')}`] : []),
     'Continue from here: use these answers in your reply.',
   ].join('\n');
