@@ -1,7 +1,7 @@
 /**
  * How the room decides who speaks, seen from the users' side: whole conversations replayed through the bridge on
  * the in-memory platform, judged only by what is posted and what the model was asked.
- * On today's main (the conductor in src/bridge):
+ * Each of these broke before the room became one decision (when the rules were spread over the shell):
  * - a follow-up request: the requester posts its follow-up twice and the agent it asked is never asked again.
  * - a rally between two always agents: with the human naming @ping it stops after three messages, no hand-back.
  * - queued questions: a newer human message drops another human's question; no line names dropped questions
@@ -13,7 +13,7 @@
  * - `[pass].`, `` `[pass]` `` and `[pass] nothing to add` are posted as messages.
  * - a quoted line (`> @eps wrote: …`) wakes @eps.
  * - a reply that is only `` `<world>pass</world>` `` is posted as a message and does not hand back.
- * Passing today, kept as guards for the same rules: the world-pass tag inside a longer fenced block is literal text;
+ * Passing then too, kept as guards for the same rules: the world-pass tag inside a longer fenced block is literal text;
  * messages posted by send_channel_message count toward TURN_LIMIT.
  */
 import path from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * How the room decides who speaks, in the terminal room (piped input), judged only by what it prints and what the
  * model was asked.
- * On today's main (the conductor in src/bridge):
+ * Each of these broke before the room became one decision (when the rules were spread over the shell):
  * - a rally between two always agents: with the human naming @ping it stops after three messages, no hand-back.
  * - with BATCHING=on, piped lines get no answer: no model call, and the process exits 0 right after the first line.
  */

@@ -1,7 +1,7 @@
 /**
  * How the room decides who speaks, replayed on the fake Discord through the real adapter, judged only by what the
  * bots post and what the model was asked.
- * On today's main (the conductor in src/bridge):
+ * Each of these broke before the room became one decision (when the rules were spread over the shell):
  * - a rally between two always agents: with the human naming @ping it stops after three messages, no hand-back.
  * - a newer question from Bob to @b, while @a is busy, drops Alice's queued question to @a: she is never answered.
  * - a quoted line (`> @eps wrote: …`) wakes @eps.

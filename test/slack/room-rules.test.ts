@@ -1,6 +1,6 @@
 /**
  * How the room decides who speaks, replayed on the fake Slack through the real adapter.
- * On today's main:
+ * Before the room became one decision:
  * - a quoted line (`> @eps wrote: …`) wakes @eps.
  */
 import { afterEach, describe, expect, it } from 'vitest';
