@@ -3,7 +3,7 @@
  * possible: the adapters (wrapped in main.ts), the LLM client, the tool loop and the sandbox
  * (wrapped in main.ts); the shell's own events (turns, passes, hand-backs) by one-line calls.
  */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { AdapterSink, ChatAdapter, Sandbox, StreamingPost } from './ports.js';
 
 export const registry = new Registry();
@@ -77,6 +77,12 @@ export const metrics = {
     help: 'Duration of a sandbox command, per outcome (ok, exit code not 0, timeout, error)',
     labelNames: ['outcome'] as const,
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+    registers: [registry],
+  }),
+  spendStopped: new Counter({
+    name: `${PREFIX}spend_calls_refused_total`,
+    help: 'Model calls not made because they did not fit in a spending limit, per limit (bridge, room, agent)',
+    labelNames: ['limit'] as const,
     registers: [registry],
   }),
 };
@@ -154,3 +160,34 @@ export function meteredSandbox(sandbox: Sandbox): Sandbox {
     },
   });
 }
+
+/** Today's spend and each limit, read from the store when /metrics is scraped (set by the bridge). */
+let spendSource: (() => Promise<ReadonlyArray<{ scope: string; spentUsd: number; limitUsd: number | null }>>) | undefined;
+
+export function reportSpend(source: typeof spendSource): void {
+  spendSource = source;
+}
+
+new Gauge({
+  name: `${PREFIX}spend_usd`,
+  help: "Today's spend in US dollars, per scope (bridge, room:<key>, agent:<name>), calls under way included",
+  labelNames: ['scope'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    for (const row of (await spendSource?.()) ?? []) this.set({ scope: row.scope }, row.spentUsd);
+  },
+});
+
+new Gauge({
+  name: `${PREFIX}spend_limit_usd`,
+  help: 'The daily spending limit in US dollars, per scope that has one',
+  labelNames: ['scope'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    for (const row of (await spendSource?.()) ?? []) {
+      if (row.limitUsd !== null) this.set({ scope: row.scope }, row.limitUsd);
+    }
+  },
+});

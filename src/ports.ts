@@ -64,7 +64,7 @@ export interface InboundFile {
 }
 
 /** Operator commands; `clear` is the terminal room's own (forget this room's history). */
-export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear';
+export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear' | 'budget';
 
 /** An operator command (`/pass`, `/reset`, `/status`, `/privacy`) issued in a room. */
 export interface CommandEvent {

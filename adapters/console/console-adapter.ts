@@ -8,7 +8,7 @@ import { safeForTerminal } from './terminal-text.js';
 
 export const CONSOLE_PLATFORM = 'console';
 export const CONSOLE_ROOM = 'main';
-const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'clear'];
+const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'clear', 'budget'];
 const RESULT_SHOWN = 500;
 /** The prompt that continues a multi-line paste until Enter sends it. */
 const CONTINUATION = '... ';
@@ -21,6 +21,7 @@ const HELP = [
   "  /pass [agent]             stop the turns (or one agent's); humans get control",
   '  /reset [agent|workspace]  stop turns, reset the counter, remove the sandbox',
   '  /privacy [mentions|off]   show or set what agents see in this room',
+  "  /budget [limit]           today's spend and limits; set one: bridge 20, room 5, agent data 2",
   "  /clear                    forget this room's history",
   '  /quit                     leave once the room is done',
   'Keys:',
@@ -279,7 +280,7 @@ export class ConsoleAdapter implements ChatAdapter {
       }
       if (!(COMMANDS as readonly string[]).includes(name)) {
         this.print(
-          `[system]: Unknown command /${command[1]}. Commands: /help, /status, /pass, /reset, /privacy, /clear, /quit.`,
+          `[system]: Unknown command /${command[1]}. Commands: /help, /status, /pass, /reset, /privacy, /budget, /clear, /quit.`,
         );
         return;
       }

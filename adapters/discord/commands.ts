@@ -1,5 +1,5 @@
 /**
- * Operator slash commands (`/pass [agent]`, `/reset [agent]`, `/status`, `/privacy [mode]`): their definitions for registration,
+ * Operator slash commands (`/pass [agent]`, `/reset [agent]`, `/status`, `/privacy [mode]`, `/budget [limit]`): their definitions for registration,
  * and the handling of an interaction on the control identity. Who may use them is decided here (OPERATORS or
  * Manage Channels); what they do is the bridge's business.
  */
@@ -13,7 +13,7 @@ import type { AdapterSink, CommandEvent, CommandName } from '../../src/ports.js'
 import { splitMessage } from '../shared/split.js';
 import { DISCORD_MESSAGE_LIMIT, PLATFORM } from './inbound.js';
 
-const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy'];
+const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'budget'];
 
 /** Discord accepts an interaction's answer only within 3 s; a slower command is deferred, then its reply edited in. */
 export const DEFER_AFTER_MS = 2000;
@@ -54,6 +54,18 @@ export function commandDefinitions(agentNames: readonly string[]): RESTPutAPIApp
             { name: 'mentions', value: 'mentions' },
             { name: 'off', value: 'off' },
           ],
+        },
+      ],
+    },
+    {
+      name: 'budget',
+      description: "Show today's spend against the spending limits, or set one (bridge 20, room 5, agent data 2)",
+      options: [
+        {
+          type: 3,
+          name: 'limit',
+          description: 'bridge <dollars>, room <dollars> or agent <name> <dollars> (off: none; default: as configured)',
+          required: false,
         },
       ],
     },
@@ -123,7 +135,12 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
     platform: PLATFORM,
     channel,
     name,
-    args: (interaction.options.getString('agent') ?? interaction.options.getString('mode'))?.trim() ?? '',
+    args:
+      (
+        interaction.options.getString('agent') ??
+        interaction.options.getString('mode') ??
+        interaction.options.getString('limit')
+      )?.trim() ?? '',
     user: {
       id: interaction.user.id,
       name: interaction.member ? interaction.user.displayName : interaction.user.username,

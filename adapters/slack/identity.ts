@@ -32,7 +32,7 @@ export interface IdentityOptions {
 const FILE_HOST = 'https://files.slack.com';
 
 /** The slash commands the control app answers. */
-const OPERATOR_COMMAND = /^\/(pass|reset|status)$/;
+const OPERATOR_COMMAND = /^\/(pass|reset|status|privacy|budget)$/;
 
 /**
  * What to acknowledge an envelope with that this app has no listener for (interactive payloads such as block
@@ -47,7 +47,7 @@ export function unhandledReply(body: unknown, control: boolean): string | undefi
     if (control && OPERATOR_COMMAND.test(command)) return undefined;
     // An empty acknowledgement would leave the user wondering; say so, privately.
     return control
-      ? `${command} is not a Roundtable command here: use /pass, /reset or /status.`
+      ? `${command} is not a Roundtable command here: use /pass, /reset, /status, /privacy or /budget.`
       : `${command} is not handled by this app: the operator commands belong to the control agent's app.`;
   }
   return '';

@@ -37,12 +37,17 @@ const COMMANDS = [
   { command: '/reset', description: "Reset this room's turns and sandbox", usage_hint: '[agent|workspace]' },
   { command: '/status', description: 'Show who holds control and what is running here', usage_hint: '' },
   { command: '/privacy', description: 'Show or set what agents see in this room', usage_hint: '[mentions|off]' },
+  {
+    command: '/budget',
+    description: "Show today's spend against the spending limits, or set a limit",
+    usage_hint: '[bridge|room <dollars>] [agent <name> <dollars>]',
+  },
 ];
 
 /**
  * A Slack app manifest for one agent (paste it at api.slack.com/apps → Create New App →
  * From a manifest). Every agent is its own app and bot user; the control app also
- * gets /pass, /reset, /status and /privacy.
+ * gets /pass, /reset, /status, /privacy and /budget.
  */
 export function buildManifest(agent: ManifestAgent): Record<string, unknown> {
   const url = agent.socketMode ? undefined : agent.requestUrl;

@@ -1,6 +1,7 @@
 import type { AgentConfig, Config } from '../config/index.js';
 import { runAgentTurn, type TurnOutput } from '../llm/agent-turn.js';
 import { createOpenAiClient, type LlmClient } from '../llm/client.js';
+import type { CallMeter } from '../llm/types.js';
 import { stripSpeakerPrefix } from '../llm/context.js';
 import { type TurnServices, turnContext } from '../llm/turn-context.js';
 import type { Logger } from '../log.js';
@@ -47,6 +48,8 @@ export interface AgentRunRequest {
   readonly log?: Logger | undefined;
   /** Wraps the agent's tools (the turn's journal of tool runs). */
   readonly wrapTools?: ((tools: readonly Tool[]) => readonly Tool[]) | undefined;
+  /** Spending limits on the turn's calls. */
+  readonly meter?: CallMeter | undefined;
 }
 
 const TYPING_EVERY_MS = 8000;
@@ -101,6 +104,8 @@ export class AgentRunner {
         onUsage: (usage) => this.services?.recordUsage?.(agent.name, request.channelKey, usage),
         onText: request.onText,
         log: request.log,
+        maxOutputTokens: agent.maxOutputTokens,
+        meter: request.meter,
       });
       return { ...output, text: stripSpeakerPrefix(agent.name, output.text) };
     } finally {

@@ -6,6 +6,7 @@
  */
 import type { AgentConfig, Settings } from '../config/index.js';
 import type { BatchAgent } from '../llm/batch.js';
+import type { CallMeter } from '../llm/types.js';
 import { callBatch, prepareBatch } from '../llm/batch-call.js';
 import { renderSituation } from '../llm/situation.js';
 import type { TurnServices } from '../llm/turn-context.js';
@@ -42,6 +43,10 @@ export interface BatchTurnsDeps {
   readonly log: Logger;
   /** The heartbeat (tests drive it by hand). */
   readonly every?: ((ms: number, tick: () => void) => () => void) | undefined;
+  /** Spending limits on a batched call (each agent pays its share). */
+  readonly meter?:
+    | ((members: ReadonlyArray<{ agent: AgentConfig; weight: number }>, room: string) => CallMeter | undefined)
+    | undefined;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -192,6 +197,11 @@ export class BatchTurns {
         segmentTokens: batch.map((t) => t.segmentTokens),
         onUsage: (agent, usage) => this.deps.sources?.recordUsage?.(agent, actor.key, usage),
         log,
+        maxOutputTokens: batch.reduce((sum, t) => sum + t.agent.maxOutputTokens, 0),
+        meter: this.deps.meter?.(
+          batch.map((t) => ({ agent: t.agent, weight: first.sharedTokens / batch.length + t.segmentTokens })),
+          actor.key,
+        ),
       });
       if (!answer.ok) {
         log.warn(

@@ -2,12 +2,15 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import { storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
+import { reportSpend } from '../metrics.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
 import type { RoomSetup } from '../room/state.js';
 import { redact } from '../secrets.js';
+import { SpendMeter } from '../spend/meter.js';
 import type { RoomRecord, StorePort } from '../store/port.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { BatchTurns } from './batch-turns.js';
+import { budgetText } from './budget.js';
 import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
 import { effectsRunner } from './effects.js';
@@ -87,6 +90,8 @@ export class Bridge {
       /** What a shutdown stops first: turns, timers, batched calls, inbound. */
       readonly stoppers: ReadonlyArray<() => void>;
       readonly sandbox: Sandbox;
+      /** Spending limits: holds a stopped bridge left are spent at start. */
+      readonly spend: Pick<SpendMeter, 'recover'>;
     },
   ) {}
 
@@ -98,6 +103,7 @@ export class Bridge {
   async start(): Promise<void> {
     const { store, rooms, adapters } = this.parts;
     const records = await store.rooms.all();
+    await this.parts.spend.recover();
     this.parts.ids.start((await store.rooms.maxRequestId()) + 1);
     await this.parts.marks.load(records, (platform) => store.rooms.active(platform));
     const adopted: RoomActor[] = [];
@@ -177,7 +183,9 @@ export function createBridge(options: BridgeOptions): Bridge {
   const calls = new Calls();
   const timers = new Timers(clock);
   const chats = new PrivateChats({ agents, chats: store.chats, clock, ttlMs: settings.CHAT_REQUEST_TIMEOUT_S * 1000 });
-  const services = storeServices(store, config, log, clock);
+  const spend = new SpendMeter({ store: store.spend, settings, agents, clock, log });
+  reportSpend(() => spend.snapshot());
+  const services = storeServices(store, config, log, clock, (room, model) => spend.forEmbeddings(room, model));
   const llm = options.llm ?? defaultLlmFactory(config, log);
   const runner = new AgentRunner(config, llm, sandbox, services);
   const logRoom = settings.PRIVATE_CHAT_LOG;
@@ -187,7 +195,17 @@ export function createBridge(options: BridgeOptions): Bridge {
   const notes = (agent: Parameters<PrivateChats['notes']>[0]) => chats.notes(agent);
   const batches =
     settings.BATCHING === 'on'
-      ? new BatchTurns({ agents, llm, rooms: store.rooms, window, settings, sources: services, notes, log })
+      ? new BatchTurns({
+          agents,
+          llm,
+          rooms: store.rooms,
+          window,
+          settings,
+          sources: services,
+          notes,
+          log,
+          meter: (members, room) => spend.forBatch(members, room),
+        })
       : undefined;
   const messagingDeps = { agents, calls, chats };
   const turns = new Turns({
@@ -198,6 +216,8 @@ export function createBridge(options: BridgeOptions): Bridge {
     window,
     messaging: (actor, order, agent) => new RoomMessaging(messagingDeps, actor, order, agent),
     notes,
+    meter: (agent, room) => spend.forCall(agent, room),
+    timeZone: settings.SPEND_TZ,
     clock,
     log,
   });
@@ -210,7 +230,9 @@ export function createBridge(options: BridgeOptions): Bridge {
     calls,
     sandbox,
     rooms: store.rooms,
-    status: (actor) => statusText({ agents, store, sandbox, working: (room) => turns.working(room), clock }, actor),
+    status: (actor) =>
+      statusText({ agents, store, sandbox, spend, working: (room) => turns.working(room), clock }, actor),
+    budget: (actor, args) => budgetText({ meter: spend, agents, timeZone: settings.SPEND_TZ, clock }, actor.key, args),
     log,
   });
   const rooms = new Rooms({
@@ -295,5 +317,6 @@ export function createBridge(options: BridgeOptions): Bridge {
       ...(batches ? [() => batches.stopAll()] : []),
     ],
     sandbox,
+    spend,
   });
 }

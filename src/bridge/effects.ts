@@ -24,6 +24,8 @@ export interface EffectsDeps {
   readonly rooms: Pick<RoomStore, 'clear'>;
   /** The text of /status for a room. */
   readonly status: (actor: RoomActor) => Promise<string>;
+  /** /budget in a room: shows or sets the spending limits; its answer. */
+  readonly budget: (actor: RoomActor, args: string) => Promise<string>;
   readonly log: Logger;
 }
 
@@ -62,6 +64,12 @@ function run(deps: EffectsDeps, actor: RoomActor, effect: Effect): void {
       void deps.status(actor).then(
         (text) => deps.calls.answer(effect.command, text),
         (error: unknown) => deps.calls.answer(effect.command, `/status failed: ${String(error)}`),
+      );
+      return;
+    case 'budget':
+      void deps.budget(actor, effect.args).then(
+        (text) => deps.calls.answer(effect.command, text),
+        (error: unknown) => deps.calls.answer(effect.command, `/budget failed: ${String(error)}`),
       );
       return;
     case 'reset-sandbox':

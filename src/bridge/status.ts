@@ -3,7 +3,9 @@ import type { AgentConfig } from '../config/index.js';
 import { usageLines } from '../llm/usage-report.js';
 import type { Sandbox } from '../ports.js';
 import { pending } from '../room/requests.js';
+import type { SpendMeter } from '../spend/meter.js';
 import type { StorePort } from '../store/port.js';
+import { spendLines } from './budget.js';
 import { PRIVATE_PLATFORM } from './private-rooms.js';
 import type { RoomActor } from './room-actor.js';
 
@@ -11,6 +13,8 @@ export interface StatusDeps {
   readonly agents: readonly AgentConfig[];
   readonly store: Pick<StorePort, 'rooms' | 'usage' | 'chats'>;
   readonly sandbox: Pick<Sandbox, 'describe'>;
+  /** The day's spend against the spending limits. */
+  readonly spend?: Pick<SpendMeter, 'lines' | 'limited'> | undefined;
   /** The agents with a turn under way in a room. */
   readonly working: (room: string) => string[];
   readonly clock: () => number;
@@ -43,6 +47,7 @@ export async function statusText(deps: StatusDeps, actor: RoomActor): Promise<st
   }
   const [room, total] = await Promise.all([deps.store.usage.inRoom(actor.key), deps.store.usage.total()]);
   lines.push(...usageLines({ room, total }, deps.agents));
+  if (deps.spend?.limited) lines.push('Spending today:', ...spendLines(await deps.spend.lines(actor.key)));
   lines.push(...(await privateChatLines(deps)));
   const sandbox = await deps.sandbox.describe?.(actor.key).catch((error: unknown) => `unknown (${String(error)})`);
   if (sandbox) lines.push(`Sandbox: ${sandbox.replace(/^sandbox:\s*/i, '')}`);

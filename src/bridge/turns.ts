@@ -4,6 +4,9 @@
  * the room decides what the reply means.
  */
 import type { AgentConfig } from '../config/index.js';
+import type { CallMeter } from '../llm/types.js';
+import { reachedLimit } from '../spend/reached.js';
+import { SpendLimitError } from '../spend/meter.js';
 import { describeError } from '../errors.js';
 import { renderSituation, type Situation } from '../llm/situation.js';
 import type { Logger } from '../log.js';
@@ -67,6 +70,10 @@ export interface TurnsDeps {
   readonly messaging: (actor: RoomActor, order: TurnOrder, agent: AgentConfig) => Messaging;
   /** Lines the agent reads at the start of a turn (its pending chat requests, how its requests ended). */
   readonly notes: (agent: AgentConfig) => Promise<string>;
+  /** Spending limits: the meter of an agent's calls in a room (none: not held). */
+  readonly meter?: ((agent: AgentConfig, room: string) => CallMeter | undefined) | undefined;
+  /** SPEND_TZ, for when a limit lifts. */
+  readonly timeZone?: string | undefined;
   readonly clock: () => number;
   readonly log: Logger;
 }
@@ -126,6 +133,7 @@ export class Turns {
         log: deps.log,
         wrapTools: (tools) =>
           journaledTools(tools, deps.journal, { room: actor.key, ask: ask.id }, earlier, deps.clock),
+        meter: deps.meter?.(agent, actor.key),
       });
       return {
         kind: 'reply',
@@ -137,6 +145,10 @@ export class Turns {
       if (running.controller.signal.aborted) {
         deps.log.info({ room: actor.key, agent: agent.name }, 'turn stopped');
         return { kind: 'stopped' };
+      }
+      if (error instanceof SpendLimitError) {
+        deps.log.info({ room: actor.key, agent: agent.name, limit: error.reached }, 'turn stopped by a spending limit');
+        return { kind: 'over-limit', limit: reachedLimit(error.reached, deps.timeZone ?? 'UTC') };
       }
       deps.log.error({ err: error, room: actor.key, agent: agent.name, ms: Date.now() - started }, 'agent turn failed');
       return { kind: 'failed', reason: redact(describeError(error)) };

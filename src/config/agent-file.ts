@@ -47,6 +47,8 @@ export const frontMatterSchema = z
       .object({ input: z.number().min(0), cached: z.number().min(0).optional(), output: z.number().min(0) })
       .strict()
       .optional(),
+    spend_limit_usd_day: z.number().positive().optional(),
+    max_output_tokens: z.number().int().min(1).optional(),
     prompts: z
       .object({
         observe: z.string().optional(),

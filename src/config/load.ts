@@ -37,8 +37,12 @@ export interface AgentConfig {
   /** Tokens the model takes, question and answer together: `context_tokens`, default MODEL_CONTEXT_TOKENS. */
   readonly contextTokens: number;
   readonly allocations: Allocations;
-  /** For the cost estimate in /status. */
+  /** For the cost estimate in /status and the spending limits. */
   readonly price?: Price | undefined;
+  /** `spend_limit_usd_day`: the most this agent may spend in a day, in US dollars. */
+  readonly spendLimitUsdDay?: number | undefined;
+  /** `max_output_tokens` (default ANSWER_RESERVE_TOKENS): every call's output cap, sent as `max_tokens`. */
+  readonly maxOutputTokens: number;
   readonly prompts: {
     readonly observe?: string | undefined;
     readonly requested?: string | undefined;
@@ -110,6 +114,35 @@ function contextTokensOf(file: string, given: number | undefined, settings: Sett
       : new ConfigError('environment', 'MODEL_CONTEXT_TOKENS', problem);
   }
   return tokens;
+}
+
+/**
+ * A spending limit needs prices: every agent a limit applies to has `price` (the bridge's and each room's limits
+ * apply to every agent), and embeddings are priced when they are used under one of those.
+ */
+function checkSpendLimits(settings: Settings, agents: readonly AgentConfig[]): void {
+  const shared = settings.SPEND_LIMIT_USD_DAY !== undefined || settings.ROOM_SPEND_LIMIT_USD_DAY !== undefined;
+  const which = settings.SPEND_LIMIT_USD_DAY !== undefined ? 'SPEND_LIMIT_USD_DAY' : 'ROOM_SPEND_LIMIT_USD_DAY';
+  for (const agent of agents) {
+    if (agent.price) continue;
+    if (agent.spendLimitUsdDay !== undefined) {
+      throw new ConfigError(agent.file, 'price', 'spend_limit_usd_day needs a price (input and output, USD per million tokens)');
+    }
+    if (shared) {
+      throw new ConfigError(
+        agent.file,
+        'price',
+        `${which} applies to @${agent.name}, so it needs a price (input and output, USD per million tokens)`,
+      );
+    }
+  }
+  if (shared && settings.EMBEDDINGS_MODEL && settings.EMBEDDINGS_PRICE === undefined) {
+    throw new ConfigError(
+      'environment',
+      'EMBEDDINGS_PRICE',
+      `${which} applies to embeddings too, so EMBEDDINGS_MODEL needs a price (USD per million tokens)`,
+    );
+  }
 }
 
 /** Loads and validates everything; the first problem found throws a ConfigError naming file and field. */
@@ -186,11 +219,14 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
             },
           }
         : {}),
+      ...(front.spend_limit_usd_day !== undefined ? { spendLimitUsdDay: front.spend_limit_usd_day } : {}),
+      maxOutputTokens: front.max_output_tokens ?? Math.max(1, settings.ANSWER_RESERVE_TOKENS),
       prompts: front.prompts ?? {},
       ...(discord ? { discord } : {}),
       ...(slack ? { slack } : {}),
     });
   }
+  checkSpendLimits(settings, agents);
   const urls = [
     settings.OPENAI_BASE_URL,
     settings.DISCORD_API_URL,

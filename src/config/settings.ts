@@ -4,6 +4,16 @@ import { redact } from '../secrets.js';
 import { endpointUrl } from './endpoint-url.js';
 import { IMAGE_REFERENCE, MIN_MEMORY_BYTES, NETWORK_MODE, sizeInBytes } from './sandbox-values.js';
 
+/** True for a time zone this Node knows (IANA names such as UTC, Europe/Paris). */
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The process environment, or a test's stand-in for it. */
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -51,6 +61,14 @@ const settingsSchema = z.object({
   // Retrieval of relevant older messages (seed 002): one embeddings model for the bridge; unset = no retrieval.
   EMBEDDINGS_MODEL: z.string().optional(),
   EMBEDDINGS_BASE_URL: endpointUrl.optional(),
+  // Spending limits (USD per day; unset = no limit) and the day they count in
+  SPEND_LIMIT_USD_DAY: z.coerce.number().positive().optional(),
+  ROOM_SPEND_LIMIT_USD_DAY: z.coerce.number().positive().optional(),
+  SPEND_TZ: z
+    .string()
+    .refine(isTimeZone, 'expected an IANA time zone such as UTC or Europe/Paris')
+    .default('UTC'),
+  EMBEDDINGS_PRICE: z.coerce.number().min(0).optional(),
   // Batched turns (seed 004): observers of one message asked in one structured call per endpoint and model.
   BATCHING: z.enum(['off', 'on']).default('off'),
   BATCH_TICK_MS: int(1000, 10, 2_147_483_647),

@@ -4,7 +4,7 @@ import { metrics } from '../metrics.js';
 import type { ToolRun } from '../room/types.js';
 import { failed, refused, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
 import type { TurnBudget } from './turn-budget.js';
-import type { ChatCompletionMessageParam, LlmClient, LlmResponse } from './types.js';
+import type { CallMeter, ChatCompletionMessageParam, LlmClient, LlmResponse } from './types.js';
 import type { LlmUsage } from './usage.js';
 
 export interface TurnInput {
@@ -26,6 +26,10 @@ export interface TurnInput {
   readonly onUsage?: ((usage: LlmUsage) => void) | undefined;
   /** Debug lines for each model call and tool run; unexpected tool errors at error level. */
   readonly log?: Logger | undefined;
+  /** Every call's output cap (`max_output_tokens`). */
+  readonly maxOutputTokens?: number | undefined;
+  /** Spending limits: each call is held before it is made. */
+  readonly meter?: CallMeter | undefined;
 }
 
 export interface TurnOutput {
@@ -132,6 +136,8 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       temperature: input.temperature,
       signal: input.toolContext.signal,
       onText: input.onText,
+      maxOutputTokens: input.maxOutputTokens,
+      meter: input.meter,
     });
     if (response.usage) input.onUsage?.(response.usage);
     input.log?.debug(

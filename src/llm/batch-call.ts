@@ -21,7 +21,7 @@ import { actionsBlock, agentCard, BRIDGE_RULES, knowledgeBlock, renderMessage } 
 import { historyStart } from './history-window.js';
 import { MESSAGE_OVERHEAD, REQUEST_OVERHEAD, type TokenCounter, tokenCounter } from './tokens.js';
 import { allocationsFor, type ContextSources } from './turn-context.js';
-import type { LlmClient } from './types.js';
+import type { CallMeter, LlmClient } from './types.js';
 import type { LlmUsage } from './usage.js';
 
 export interface BatchMember {
@@ -178,6 +178,10 @@ export interface BatchCall {
   /** Each agent's part of the call's usage. */
   readonly onUsage?: ((agent: string, usage: LlmUsage) => void) | undefined;
   readonly log?: Logger | undefined;
+  /** The answer's cap in tokens (every agent's own cap, added up). */
+  readonly maxOutputTokens?: number | undefined;
+  /** Spending limits: the call is held for each of its agents before it is made. */
+  readonly meter?: CallMeter | undefined;
 }
 
 /** One call for the whole batch; the answer is validated before the caller applies any of it. */
@@ -190,6 +194,8 @@ export async function callBatch(call: BatchCall): Promise<BatchAnswer> {
     responseFormat: batchResponseFormat(names),
     temperature: call.temperature,
     signal: call.signal,
+    maxOutputTokens: call.maxOutputTokens,
+    meter: call.meter,
   });
   const answer: BatchAnswer =
     response.toolCalls.length > 0

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { LlmError } from '../errors.js';
+import { LlmError, RoundtableError } from '../errors.js';
 import { metrics } from '../metrics.js';
 import { AnswerAssembler } from './answer-assembler.js';
 import { parseEndpoint } from './endpoint.js';
@@ -40,6 +40,14 @@ function rejectsStreamOptions(error: LlmError): boolean {
   return (error.status === 400 || error.status === 422) && /stream_options/i.test(error.message);
 }
 
+/**
+ * OpenAI's reasoning models refuse `max_tokens` and ask for `max_completion_tokens` (a 400 naming the parameter);
+ * some servers refuse the newer name. Either way the 400 names the one it does not take.
+ */
+function refusesParam(error: LlmError, param: string): boolean {
+  return (error.status === 400 || error.status === 422) && new RegExp(`\\b${param}\\b`).test(error.message);
+}
+
 /** An OpenAI-compatible endpoint through the official SDK. */
 export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
   // Credentials in the URL (user:pass@, ?api-key=) are sent as headers and query, never in an error.
@@ -57,6 +65,9 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
   });
   // Asked for until the server refuses it once; then never again from this client.
   let askForUsage = true;
+  // The output cap's name: `max_tokens` until the server asks for the other one.
+  let capParam: 'max_tokens' | 'max_completion_tokens' = 'max_tokens';
+  let capSwitched = false;
 
   async function attempt(request: LlmRequest, signal: AbortSignal): Promise<LlmResponse> {
     const stream = options.stream || request.onText !== undefined;
@@ -68,8 +79,11 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
       ...(toolsOffered ? { tools } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.responseFormat ? { response_format: request.responseFormat } : {}),
+      ...(request.maxOutputTokens !== undefined ? { [capParam]: request.maxOutputTokens } : {}),
     };
     const usageAsked = stream && askForUsage;
+    // Spending limits: the attempt's worst case is held first (a call that does not fit is not made).
+    const hold = await request.meter?.reserve(request);
     try {
       // The raw response: the SDK's stream reader hides `[DONE]`, a JSON answer to a streamed request and errors
       // that are not under an `error` key; read-answer.ts sees all of them.
@@ -87,11 +101,21 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
         throw new LlmError("the model's answer broke off before it was complete", { retryable: true });
       }
       if (!answer.started) throw new LlmError('the model endpoint sent an empty answer');
-      return answer.result(toolsOffered);
+      const result = answer.result(toolsOffered);
+      await hold?.settle(result.usage);
+      return result;
     } catch (error) {
       const failure = toLlmError(error, options);
+      // An error status came before the model ran: nothing was spent. Anything else may have been (a stream that
+      // broke off, an answer without usage): the whole hold counts.
+      if (hold) await (failure.status !== undefined && failure.status >= 400 ? hold.release() : hold.settle(undefined));
       if (usageAsked && rejectsStreamOptions(failure)) {
         askForUsage = false;
+        return attempt(request, signal);
+      }
+      if (request.maxOutputTokens !== undefined && !capSwitched && refusesParam(failure, capParam)) {
+        capSwitched = true;
+        capParam = capParam === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens';
         return attempt(request, signal);
       }
       throw failure;
@@ -109,8 +133,9 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
           metrics.llmTokens.inc({ ...agent, kind }, count);
         return response;
       } catch (error) {
-        // A turn stopped by /pass is not the endpoint failing.
-        if (!request.signal?.aborted) metrics.llmErrors.inc(agent);
+        // A turn stopped by /pass, or a call a spending limit kept from being made, is not the endpoint failing.
+        const refused = error instanceof RoundtableError && error.code === 'spend';
+        if (!request.signal?.aborted && !refused) metrics.llmErrors.inc(agent);
         throw error;
       } finally {
         timer();

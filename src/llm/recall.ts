@@ -2,7 +2,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { RoomMessage } from '../room/types.js';
 import type { Recall } from './context.js';
-import type { Embedder } from './embeddings.js';
+import type { EmbedMeter, Embedder } from './embeddings.js';
 
 /** seed 002: "relevant context via embeddings similarity": this many older messages at most. */
 export const RECALLED_MESSAGES = 5;
@@ -36,7 +36,7 @@ export function cosine(a: Float32Array, b: Float32Array): number {
  * are returned. A failing endpoint means no retrieval for that turn, never a failed turn; it is logged once until
  * the endpoint answers again.
  */
-export function createRecall(embedder: Embedder, vectors: VectorStore, log: Logger): Recall {
+export function createRecall(embedder: Embedder, vectors: VectorStore, log: Logger, meter?: EmbedMeter): Recall {
   let failing = false;
   return async (candidates, query) => {
     try {
@@ -47,7 +47,10 @@ export function createRecall(embedder: Embedder, vectors: VectorStore, log: Logg
       );
       const missing = wanted.filter((m) => !known.has(m.id));
       if (missing.length > 0) {
-        const fresh = await embedder.embed(missing.map((m) => m.content));
+        const fresh = await embedder.embed(
+          missing.map((m) => m.content),
+          meter,
+        );
         const entries = missing.map((m, i) => ({ id: m.id, vector: fresh[i] ?? new Float32Array() }));
         await vectors.put(entries, embedder.model);
         for (const entry of entries) known.set(entry.id, entry.vector);

@@ -2,7 +2,8 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { ToolRun } from '../room/types.js';
 import type { StorePort } from '../store/index.js';
-import { createEmbedder } from './embeddings.js';
+import type { Recall } from './context.js';
+import { createEmbedder, type EmbedMeter } from './embeddings.js';
 import { createRecall } from './recall.js';
 import type { TurnServices } from './turn-context.js';
 
@@ -24,20 +25,30 @@ export function storeServices(
   config: Config,
   log: Logger,
   clock: () => number = Date.now,
+  /** Spending limits on a room's embeddings calls (none: they are not held). */
+  embedMeter?: (room: string, model: string) => EmbedMeter | undefined,
 ): TurnServices {
   const settings = config.settings;
-  const recall = settings.EMBEDDINGS_MODEL
-    ? createRecall(
-        createEmbedder({
-          baseURL: settings.EMBEDDINGS_BASE_URL ?? settings.OPENAI_BASE_URL,
-          apiKey: settings.OPENAI_API_KEY,
-          model: settings.EMBEDDINGS_MODEL,
-          timeoutMs: Math.min(settings.LLM_TIMEOUT_S, EMBEDDINGS_TIMEOUT_S) * 1000,
-        }),
-        store.embeddings,
-        log,
-      )
+  const model = settings.EMBEDDINGS_MODEL;
+  const embedder = model
+    ? createEmbedder({
+        baseURL: settings.EMBEDDINGS_BASE_URL ?? settings.OPENAI_BASE_URL,
+        apiKey: settings.OPENAI_API_KEY,
+        model,
+        timeoutMs: Math.min(settings.LLM_TIMEOUT_S, EMBEDDINGS_TIMEOUT_S) * 1000,
+      })
     : undefined;
+  // One per room: each room's calls are held against that room's spending limit.
+  const recalls = new Map<string, Recall>();
+  const recallIn = (room: string): Recall | undefined => {
+    if (!embedder) return undefined;
+    let recall = recalls.get(room);
+    if (!recall) {
+      recall = createRecall(embedder, store.embeddings, log, embedMeter?.(room, embedder.model));
+      recalls.set(room, recall);
+    }
+    return recall;
+  };
   return {
     async recordUsage(agent, roomKey, usage) {
       try {
@@ -62,6 +73,6 @@ export function storeServices(
       remember: (key, value) => store.knowledge.set(agent, key, value, clock()),
       forget: (key) => store.knowledge.delete(agent, key),
     }),
-    ...(recall ? { recall: () => recall } : {}),
+    ...(embedder ? { recall: recallIn } : {}),
   };
 }

@@ -29,6 +29,23 @@ export interface LlmRequest {
    * when a preview will really be shown.
    */
   readonly onText?: ((textSoFar: string) => void) | undefined;
+  /** The answer's cap in tokens, sent as `max_tokens` (`max_completion_tokens` where the endpoint wants that). */
+  readonly maxOutputTokens?: number | undefined;
+  /** Holds each attempt's worst-case cost before it is made, and settles it after (spending limits). */
+  readonly meter?: CallMeter | undefined;
+}
+
+/** Spending limits' side of a call: each attempt (retries included) is held before it is made. */
+export interface CallMeter {
+  /** Holds the attempt's worst case; rejects (with the limit it would cross) when it does not fit. */
+  reserve(request: LlmRequest): Promise<CallHold>;
+}
+
+export interface CallHold {
+  /** The attempt ran: what the server reported (undefined: not known, so the whole hold is spent). */
+  settle(usage: LlmUsage | undefined): Promise<void>;
+  /** The endpoint refused the attempt before the model ran (an error status): it cost nothing. */
+  release(): Promise<void>;
 }
 
 export interface LlmResponse {

@@ -59,6 +59,11 @@ export function command(d: Draft, c: Command): void {
     d.effect({ type: 'status', command: c.id });
     return;
   }
+  // Spending limits are the bridge's, not the room's: the shell shows or sets them (rule 15).
+  if (c.isOperator && c.name === 'budget') {
+    d.effect({ type: 'budget', command: c.id, args: c.args.trim() });
+    return;
+  }
   const text = c.isOperator ? carryOut(d, c) : `Only operators can use /${c.name}.`;
   d.effect({ type: 'answer', command: c.id, text });
 }
@@ -95,6 +100,7 @@ function carryOut(d: Draft, c: Command): string {
         : 'Room reset: turns stopped, counter cleared, sandbox removed (workspace kept).';
     }
     case 'status':
+    case 'budget':
       return '';
     case 'clear': {
       stopAll(d, 'Stopped with /clear');

@@ -33,6 +33,8 @@ export type Effect =
   | { readonly type: 'answer'; readonly command: string; readonly text: string }
   /** Answer an operator's /status with the room as it is. */
   | { readonly type: 'status'; readonly command: string }
+  /** Carry out an operator's /budget (show the spending limits, or set one) and answer it. */
+  | { readonly type: 'budget'; readonly command: string; readonly args: string }
   /** Remove the room's sandbox (and, with `wipe`, its workspace). */
   | { readonly type: 'reset-sandbox'; readonly wipe: boolean }
   /** Forget the room's stored history (the dedupe keys stay). */

@@ -57,7 +57,22 @@ export type TurnOutcome =
   /** Its model could not be reached, or answered nothing readable. */
   | { readonly kind: 'failed'; readonly reason: string }
   /** It was stopped (by the `stop` effect the room asked for). */
-  | { readonly kind: 'stopped' };
+  | { readonly kind: 'stopped' }
+  /** Its next model call did not fit in a spending limit, so it was not made. */
+  | { readonly kind: 'over-limit'; readonly limit: SpendLimitReached };
+
+/** A spending limit a turn reached, as the room tells it. */
+export interface SpendLimitReached {
+  /** Whose limit: the bridge's, the room's or the agent's own. */
+  readonly scope: 'bridge' | 'room' | 'agent';
+  /** The agent's name (for `agent`). */
+  readonly agent?: string | undefined;
+  /** The limit as people read it (`$2.00`) and when it lifts (`2026-11-27 00:00 UTC`). */
+  readonly amount: string;
+  readonly until: string;
+  /** One limit on one day: the room is told once per key (a limit raised and reached again is told again). */
+  readonly key: string;
+}
 
 /** A batched call's answer for one of its asks. */
 export type BatchAnswer =
@@ -105,7 +120,7 @@ export type Action =
   /** chat_response: the recipient's answer to a chat request (its reply is shown only if it accepted). */
   | { readonly kind: 'chat-response'; readonly id: number; readonly accept: boolean };
 
-export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear';
+export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear' | 'budget';
 
 export interface Command {
   /** Names the command's answer (effect `answer`). */

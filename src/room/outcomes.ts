@@ -6,7 +6,7 @@ import { isObserver, removeWhere } from './asks.js';
 import { handBack } from './control.js';
 import type { Draft } from './draft.js';
 import type { ActionResult } from './effects.js';
-import type { ToolRun, TurnOutcome } from './events.js';
+import type { SpendLimitReached, ToolRun, TurnOutcome } from './events.js';
 import { recordMessage } from './reading.js';
 import { answerRequest, openRequest } from './requests.js';
 import { routeAgent } from './routing.js';
@@ -48,11 +48,44 @@ export function finishTurn(d: Draft, outcome: TurnOutcome): void {
     d.line(`@${ask.agent} could not answer: ${outcome.reason}`);
     return;
   }
+  if (outcome.kind === 'over-limit') {
+    overLimit(d, ask, outcome.limit);
+    return;
+  }
   if (d.state.control.holder === 'humans') {
     endTurn(d, ask); // control went to the humans while it wrote
     return;
   }
   reply(d, current, outcome.text, outcome.roundLimit === true, outcome.toolRuns);
+}
+
+/**
+ * Rule 15: a turn stopped by a spending limit posts nothing; its requests record that it is over its limit (so
+ * nobody waits for it); the room is told once per limit and day who stays silent, until when, and how to raise it.
+ */
+function overLimit(d: Draft, ask: Ask, limit: SpendLimitReached): void {
+  endTurn(d, ask);
+  d.record({ kind: 'failed', agent: ask.agent, reason: 'over its spending limit' });
+  settleAsk(d, ask, 'failed', 'over its spending limit');
+  const key = `spend:${limit.key}`;
+  if (d.state.told.includes(key)) return;
+  d.set({ told: [...d.state.told, key].slice(-TOLD_KEPT) });
+  d.line(spendLine(limit));
+}
+
+/** Lines about spending limits and pairs the room was told (kept this many). */
+const TOLD_KEPT = 50;
+
+export function spendLine(limit: SpendLimitReached): string {
+  const until = `until ${limit.until}`;
+  switch (limit.scope) {
+    case 'agent':
+      return `@${limit.agent} has reached its spending limit (${limit.amount} a day) and stays silent ${until}. An operator can raise it with /budget agent ${limit.agent} <dollars>.`;
+    case 'room':
+      return `The agents have reached this room's spending limit (${limit.amount} a day) and stay silent here ${until}. An operator can raise it with /budget room <dollars>.`;
+    default:
+      return `The agents have reached the bridge's spending limit (${limit.amount} a day) and stay silent ${until}. An operator can raise it with /budget bridge <dollars>.`;
+  }
 }
 
 /** A written reply (a turn's, or a batched call's answer for the current ask). */

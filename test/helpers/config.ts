@@ -12,6 +12,8 @@ export interface TestAgent {
   contextTokens?: number;
   allocations?: Allocations;
   price?: Price;
+  spendLimitUsdDay?: number;
+  maxOutputTokens?: number;
   discord?: AgentConfig['discord'];
   slack?: AgentConfig['slack'];
 }
@@ -33,6 +35,8 @@ export function testConfig(options: { agents: TestAgent[]; env?: Record<string, 
     contextTokens: agent.contextTokens ?? settings.MODEL_CONTEXT_TOKENS,
     allocations: agent.allocations ?? DEFAULT_ALLOCATIONS,
     ...(agent.price ? { price: agent.price } : {}),
+    ...(agent.spendLimitUsdDay !== undefined ? { spendLimitUsdDay: agent.spendLimitUsdDay } : {}),
+    maxOutputTokens: agent.maxOutputTokens ?? Math.max(1, settings.ANSWER_RESERVE_TOKENS),
     ...(agent.discord ? { discord: agent.discord } : {}),
     ...(agent.slack ? { slack: agent.slack } : {}),
   }));

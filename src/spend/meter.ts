@@ -1,0 +1,300 @@
+/**
+ * Spending limits: before every model call the bridge holds the call's worst case (its counted input and its output
+ * cap, at the agent's prices) in the day's spend of the bridge, the room and the agent, in one atomic store call; a
+ * call that does not fit is not made. After the call what the server reported replaces the hold; a call whose usage
+ * is not known keeps its whole hold as spent. So the spend never passes a limit.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AgentConfig, Price, Settings } from '../config/index.js';
+import { RoundtableError } from '../errors.js';
+import { splitUsage } from '../llm/batch.js';
+import type { EmbedMeter } from '../llm/embeddings.js';
+import { countRequest, tokenCounter } from '../llm/tokens.js';
+import type { CallHold, CallMeter, LlmRequest } from '../llm/types.js';
+import type { LlmUsage } from '../llm/usage.js';
+import type { Logger } from '../log.js';
+import { metrics } from '../metrics.js';
+import type { SpendPort, SpendScope } from '../store/port.js';
+import { dayOf, nextDayStart } from './day.js';
+import { formatUsd, NANO_PER_USD, tokensCost, usdToNano } from './money.js';
+
+export type LimitKind = 'bridge' | 'room' | 'agent';
+
+/** A limit a call would have crossed. */
+export interface ReachedLimit {
+  readonly kind: LimitKind;
+  /** The room's key or the agent's name (the bridge: 'bridge'). */
+  readonly name: string;
+  /** Nano-dollars a day. */
+  readonly limit: number;
+  /** The day (YYYY-MM-DD in SPEND_TZ) and when the next one starts (ms since the epoch). */
+  readonly day: string;
+  readonly until: number;
+}
+
+/** A model call that was not made: it did not fit in a spending limit. */
+export class SpendLimitError extends RoundtableError {
+  constructor(readonly reached: ReachedLimit) {
+    super('spend', `over its spending limit (${describeLimit(reached)})`);
+  }
+}
+
+export function describeLimit(reached: Pick<ReachedLimit, 'kind' | 'name' | 'limit'>): string {
+  const whose =
+    reached.kind === 'bridge' ? "the bridge's" : reached.kind === 'room' ? "this room's" : `@${reached.name}'s`;
+  return `${whose} ${formatUsd(reached.limit)} a day`;
+}
+
+const scopeOf = (kind: LimitKind, name: string): string => (kind === 'bridge' ? 'bridge' : `${kind}:${name}`);
+
+function kindOf(scope: string): { kind: LimitKind; name: string } {
+  if (scope === 'bridge') return { kind: 'bridge', name: 'bridge' };
+  const at = scope.indexOf(':');
+  return { kind: scope.slice(0, at) as LimitKind, name: scope.slice(at + 1) };
+}
+
+/** What usage cost at a price: uncached input, cached input, output. */
+export function costOf(usage: LlmUsage, price: Price): number {
+  const cached = Math.min(usage.cached, usage.input);
+  return (
+    tokensCost(usage.input - cached, price.input) + tokensCost(cached, price.cached) + tokensCost(usage.output, price.output)
+  );
+}
+
+/** One payer of a call: an agent with its price, its output cap and its share of the call's input (0..1). */
+interface Payer {
+  readonly scope: string;
+  readonly price: Price;
+  readonly cap: number;
+  readonly share: number;
+}
+
+export interface SpendMeterDeps {
+  readonly store: SpendPort;
+  readonly settings: Pick<
+    Settings,
+    'SPEND_LIMIT_USD_DAY' | 'ROOM_SPEND_LIMIT_USD_DAY' | 'SPEND_TZ' | 'EMBEDDINGS_PRICE' | 'EMBEDDINGS_MODEL'
+  >;
+  readonly agents: readonly AgentConfig[];
+  readonly clock: () => number;
+  readonly log: Logger;
+}
+
+export interface LimitLine {
+  readonly kind: LimitKind;
+  readonly name: string;
+  /** Nano-dollars; null: none. */
+  readonly limit: number | null;
+  readonly spent: number;
+  readonly reserved: number;
+  /** Set by an operator (`/budget`), not the configuration. */
+  readonly override: boolean;
+}
+
+export class SpendMeter {
+  constructor(private readonly deps: SpendMeterDeps) {}
+
+  /** True when some limit may stop a call (otherwise spend is only counted). */
+  get limited(): boolean {
+    const { settings, agents } = this.deps;
+    return (
+      settings.SPEND_LIMIT_USD_DAY !== undefined ||
+      settings.ROOM_SPEND_LIMIT_USD_DAY !== undefined ||
+      agents.some((a) => a.spendLimitUsdDay !== undefined)
+    );
+  }
+
+  /** Holds a stopped bridge left become spent (at start). */
+  async recover(): Promise<void> {
+    const count = await this.deps.store.settleAbandoned();
+    if (count > 0) this.deps.log.info({ count }, 'calls cut by a stop counted as spent in full');
+  }
+
+  /** The meter of one agent's calls in one room; none for an agent without a price (nothing can be counted). */
+  forCall(agent: AgentConfig, room: string): CallMeter | undefined {
+    const price = agent.price;
+    if (!price) return undefined;
+    return this.meter(room, [{ scope: scopeOf('agent', agent.name), price, cap: agent.maxOutputTokens, share: 1 }]);
+  }
+
+  /** The meter of a batched call: each agent pays its share of the input (weights) and its own output cap. */
+  forBatch(members: ReadonlyArray<{ agent: AgentConfig; weight: number }>, room: string): CallMeter | undefined {
+    if (members.some((m) => !m.agent.price)) return undefined;
+    const total = members.reduce((sum, m) => sum + Math.max(0, m.weight), 0) || 1;
+    return this.meter(
+      room,
+      members.map(({ agent, weight }) => ({
+        scope: scopeOf('agent', agent.name),
+        price: agent.price as Price,
+        cap: agent.maxOutputTokens,
+        share: Math.max(0, weight) / total,
+      })),
+    );
+  }
+
+  /** The meter of embeddings for a room (the bridge's price, counted against the bridge and the room). */
+  forEmbeddings(room: string | undefined, model: string): EmbedMeter | undefined {
+    const usdPerMillion = this.deps.settings.EMBEDDINGS_PRICE;
+    if (usdPerMillion === undefined) return undefined;
+    const counter = tokenCounter(model);
+    return {
+      reserve: async (texts) => {
+        const amount = tokensCost(
+          texts.reduce((sum, text) => sum + counter.count(text), 0),
+          usdPerMillion,
+        );
+        const scopes = await this.scopes(room, []);
+        const id = await this.hold(scopes.map((s) => ({ ...s, amount })));
+        return {
+          settle: (tokens) =>
+            this.settle(id, tokens === undefined ? null : this.costs(scopes, tokensCost(tokens, usdPerMillion))),
+          release: () => this.settle(id, new Map()),
+        };
+      },
+    };
+  }
+
+  /** Every limit that applies here, with the day's spend (the bridge, the room, then each agent). */
+  async lines(room: string | undefined): Promise<LimitLine[]> {
+    const { store, agents } = this.deps;
+    const day = dayOf(this.deps.clock(), this.deps.settings.SPEND_TZ);
+    const [rows, overrides] = await Promise.all([store.day(day), store.limits()]);
+    const used = new Map(rows.map((row) => [row.scope, row]));
+    const line = (kind: LimitKind, name: string): LimitLine => {
+      const scope = scopeOf(kind, name);
+      const row = used.get(scope);
+      return {
+        kind,
+        name,
+        limit: this.limitOf(scope, overrides),
+        spent: row?.spent ?? 0,
+        reserved: row?.reserved ?? 0,
+        override: overrides.has(scope),
+      };
+    };
+    return [
+      line('bridge', 'bridge'),
+      ...(room ? [line('room', room)] : []),
+      ...agents.map((agent) => line('agent', agent.name)),
+    ];
+  }
+
+  /** Today's spend of every scope that spent or has a limit, in US dollars (for /metrics). */
+  async snapshot(): Promise<Array<{ scope: string; spentUsd: number; limitUsd: number | null }>> {
+    const { store, agents } = this.deps;
+    const day = dayOf(this.deps.clock(), this.deps.settings.SPEND_TZ);
+    const [rows, overrides] = await Promise.all([store.day(day), store.limits()]);
+    const scopes = new Set([
+      'bridge',
+      ...rows.map((row) => row.scope),
+      ...agents.map((agent) => scopeOf('agent', agent.name)),
+      ...overrides.keys(),
+    ]);
+    return [...scopes].map((scope) => {
+      const row = rows.find((r) => r.scope === scope);
+      const limit = this.limitOf(scope, overrides);
+      return {
+        scope,
+        spentUsd: ((row?.spent ?? 0) + (row?.reserved ?? 0)) / NANO_PER_USD,
+        limitUsd: limit === null ? null : limit / NANO_PER_USD,
+      };
+    });
+  }
+
+  /** `/budget`: an operator's limit (USD a day, or null for none); `undefined` goes back to the configuration. */
+  async setLimit(kind: LimitKind, name: string, usd: number | null | undefined): Promise<void> {
+    const scope = scopeOf(kind, name);
+    if (usd === undefined) await this.deps.store.clearLimit(scope);
+    else await this.deps.store.setLimit(scope, usd === null ? null : usdToNano(usd));
+  }
+
+  /** The configured limit of a scope, unless an operator set one (nano-dollars; null: none). */
+  private limitOf(scope: string, overrides: ReadonlyMap<string, number | null>): number | null {
+    if (overrides.has(scope)) return overrides.get(scope) ?? null;
+    const { settings, agents } = this.deps;
+    const { kind, name } = kindOf(scope);
+    const usd =
+      kind === 'bridge'
+        ? settings.SPEND_LIMIT_USD_DAY
+        : kind === 'room'
+          ? settings.ROOM_SPEND_LIMIT_USD_DAY
+          : agents.find((a) => a.name === name)?.spendLimitUsdDay;
+    return usd === undefined ? null : usdToNano(usd);
+  }
+
+  /** The bridge's, the room's and these agents' scopes with their limits (amounts filled in by the caller). */
+  private async scopes(room: string | undefined, agentScopes: readonly string[]): Promise<SpendScope[]> {
+    const overrides = await this.deps.store.limits();
+    const scope = (name: string): SpendScope => ({ scope: name, limit: this.limitOf(name, overrides), amount: 0 });
+    return [scope('bridge'), ...(room ? [scope(scopeOf('room', room))] : []), ...agentScopes.map(scope)];
+  }
+
+  private meter(room: string, payers: readonly Payer[]): CallMeter {
+    return {
+      reserve: async (request: LlmRequest): Promise<CallHold> => {
+        const counter = tokenCounter(request.model);
+        const input =
+          countRequest(counter, request.messages, request.tools ?? []) +
+          (request.responseFormat ? counter.count(JSON.stringify(request.responseFormat)) : 0);
+        // Each payer's worst case: its share of the input at its input price, its whole cap at its output price.
+        const worst = payers.map((p) => tokensCost(Math.ceil(input * p.share), p.price.input) + tokensCost(p.cap, p.price.output));
+        const total = worst.reduce((sum, amount) => sum + amount, 0);
+        const scopes = await this.scopes(
+          room,
+          payers.map((p) => p.scope),
+        );
+        const id = await this.hold(
+          scopes.map((s) => ({ ...s, amount: worst[payers.findIndex((p) => p.scope === s.scope)] ?? total })),
+        );
+        return {
+          settle: async (usage) => {
+            if (!usage) return this.settle(id, null);
+            const shares = splitUsage(
+              usage,
+              payers.map((p) => ({ input: p.share, output: p.cap })),
+            );
+            const costs = payers.map((p, i) => costOf(shares[i] ?? { input: 0, cached: 0, output: 0 }, p.price));
+            const sum = costs.reduce((a, b) => a + b, 0);
+            const byScope = new Map(scopes.map((s) => [s.scope, sum]));
+            for (const [i, p] of payers.entries()) byScope.set(p.scope, costs[i] ?? 0);
+            const held = total;
+            if (sum > held) {
+              this.deps.log.warn({ room, cost: sum, held }, 'a call cost more than its hold (its usage outgrew the count)');
+            }
+            return this.settle(id, byScope);
+          },
+          release: () => this.settle(id, new Map()),
+        };
+      },
+    };
+  }
+
+  /** Every scope at the same cost (embeddings: one payer). */
+  private costs(scopes: readonly SpendScope[], cost: number): Map<string, number> {
+    return new Map(scopes.map((s) => [s.scope, cost]));
+  }
+
+  /** Holds the amounts or throws the limit the first scope that cannot take its amount has. */
+  private async hold(scopes: readonly SpendScope[]): Promise<string> {
+    const id = randomUUID();
+    const now = this.deps.clock();
+    const tz = this.deps.settings.SPEND_TZ;
+    const day = dayOf(now, tz);
+    const result = await this.deps.store.reserve({ id, day, scopes, at: now });
+    if (!result.ok) {
+      const { kind, name } = kindOf(result.scope);
+      metrics.spendStopped.inc({ limit: kind });
+      throw new SpendLimitError({ kind, name, limit: result.limit, day, until: nextDayStart(now, tz) });
+    }
+    return id;
+  }
+
+  /** Settling never fails a call: a store error is logged (the hold stays, and is spent at the next start). */
+  private async settle(id: string, costs: ReadonlyMap<string, number> | null): Promise<void> {
+    try {
+      await this.deps.store.settle(id, costs);
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'could not settle a model call against the spending limits');
+    }
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * Money as whole nano-dollars (1e-9 USD): prices are US dollars per million tokens, so one token at $0.15/M is 150
+ * nano-dollars, and a day's spend of thousands of dollars stays an exact integer.
+ */
+export const NANO_PER_USD = 1_000_000_000;
+
+export function usdToNano(usd: number): number {
+  return Math.round(usd * NANO_PER_USD);
+}
+
+/** What `tokens` cost at `usdPerMillion` (rounded up: a reservation never falls short by a fraction). */
+export function tokensCost(tokens: number, usdPerMillion: number): number {
+  return Math.ceil(Math.max(0, tokens) * usdPerMillion * 1000);
+}
+
+/** `$0.0123`-style: cents for sums of a dollar and more, four decimals below. */
+export function formatUsd(nano: number): string {
+  const usd = nano / NANO_PER_USD;
+  return usd >= 1 || usd === 0 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`;
+}
