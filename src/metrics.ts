@@ -162,7 +162,9 @@ export function meteredSandbox(sandbox: Sandbox): Sandbox {
 }
 
 /** Today's spend and each limit, read from the store when /metrics is scraped (set by the bridge). */
-let spendSource: (() => Promise<ReadonlyArray<{ scope: string; spentUsd: number; limitUsd: number | null }>>) | undefined;
+let spendSource:
+  | (() => Promise<ReadonlyArray<{ scope: string; spentUsd: number; limitUsd: number | null }>>)
+  | undefined;
 
 export function reportSpend(source: typeof spendSource): void {
   spendSource = source;

@@ -1,9 +1,9 @@
 import type { AgentConfig, Config } from '../config/index.js';
 import { runAgentTurn, type TurnOutput } from '../llm/agent-turn.js';
 import { createOpenAiClient, type LlmClient } from '../llm/client.js';
-import type { CallMeter } from '../llm/types.js';
 import { stripSpeakerPrefix } from '../llm/context.js';
 import { type TurnServices, turnContext } from '../llm/turn-context.js';
+import type { CallMeter } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import type { ChatAdapter, Sandbox } from '../ports.js';
 import type { RoomMessage } from '../room/types.js';

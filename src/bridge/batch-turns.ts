@@ -6,10 +6,10 @@
  */
 import type { AgentConfig, Settings } from '../config/index.js';
 import type { BatchAgent } from '../llm/batch.js';
-import type { CallMeter } from '../llm/types.js';
 import { callBatch, prepareBatch } from '../llm/batch-call.js';
 import { renderSituation } from '../llm/situation.js';
 import type { TurnServices } from '../llm/turn-context.js';
+import type { CallMeter } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import type { TurnOrder } from '../room/effects.js';
 import type { BatchAnswer } from '../room/events.js';

@@ -16,13 +16,20 @@ export function spendLines(lines: readonly LimitLine[]): string[] {
     const who = line.kind === 'bridge' ? 'bridge' : line.kind === 'room' ? 'this room' : `@${line.name}`;
     const held = line.reserved > 0 ? ` (+${formatUsd(line.reserved)} held by calls under way)` : '';
     const limit =
-      line.limit === null ? 'no limit' : `of ${formatUsd(line.limit)} a day${line.limit <= line.spent ? ', reached' : ''}`;
+      line.limit === null
+        ? 'no limit'
+        : `of ${formatUsd(line.limit)} a day${line.limit <= line.spent ? ', reached' : ''}`;
     return `- ${who}: ${formatUsd(line.spent)}${held} ${limit}${line.override ? ' (set with /budget)' : ''}`;
   });
 }
 
 export async function budgetText(
-  deps: { readonly meter: SpendMeter; readonly agents: readonly AgentConfig[]; readonly timeZone: string; readonly clock: () => number },
+  deps: {
+    readonly meter: SpendMeter;
+    readonly agents: readonly AgentConfig[];
+    readonly timeZone: string;
+    readonly clock: () => number;
+  },
   room: string,
   args: string,
 ): Promise<string> {

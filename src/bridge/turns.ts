@@ -4,11 +4,9 @@
  * the room decides what the reply means.
  */
 import type { AgentConfig } from '../config/index.js';
-import type { CallMeter } from '../llm/types.js';
-import { reachedLimit } from '../spend/reached.js';
-import { SpendLimitError } from '../spend/meter.js';
 import { describeError } from '../errors.js';
 import { renderSituation, type Situation } from '../llm/situation.js';
+import type { CallMeter } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
 import type { StreamingPost } from '../ports.js';
@@ -18,6 +16,8 @@ import { visibleTo } from '../room/privacy.js';
 import { resumeNote } from '../room/recovery.js';
 import { resumeSummary } from '../room/requests.js';
 import { redact } from '../secrets.js';
+import { SpendLimitError } from '../spend/meter.js';
+import { reachedLimit } from '../spend/reached.js';
 import type { RoomStore, ToolJournal } from '../store/port.js';
 import type { Messaging } from '../tools/tool.js';
 import type { AgentRunner } from './agent-runner.js';

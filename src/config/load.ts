@@ -126,7 +126,11 @@ function checkSpendLimits(settings: Settings, agents: readonly AgentConfig[]): v
   for (const agent of agents) {
     if (agent.price) continue;
     if (agent.spendLimitUsdDay !== undefined) {
-      throw new ConfigError(agent.file, 'price', 'spend_limit_usd_day needs a price (input and output, USD per million tokens)');
+      throw new ConfigError(
+        agent.file,
+        'price',
+        'spend_limit_usd_day needs a price (input and output, USD per million tokens)',
+      );
     }
     if (shared) {
       throw new ConfigError(

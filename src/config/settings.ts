@@ -64,10 +64,7 @@ const settingsSchema = z.object({
   // Spending limits (USD per day; unset = no limit) and the day they count in
   SPEND_LIMIT_USD_DAY: z.coerce.number().positive().optional(),
   ROOM_SPEND_LIMIT_USD_DAY: z.coerce.number().positive().optional(),
-  SPEND_TZ: z
-    .string()
-    .refine(isTimeZone, 'expected an IANA time zone such as UTC or Europe/Paris')
-    .default('UTC'),
+  SPEND_TZ: z.string().refine(isTimeZone, 'expected an IANA time zone such as UTC or Europe/Paris').default('UTC'),
   EMBEDDINGS_PRICE: z.coerce.number().min(0).optional(),
   // Batched turns (seed 004): observers of one message asked in one structured call per endpoint and model.
   BATCHING: z.enum(['off', 'on']).default('off'),

@@ -2,7 +2,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { RoomMessage } from '../room/types.js';
 import type { Recall } from './context.js';
-import type { EmbedMeter, Embedder } from './embeddings.js';
+import type { Embedder, EmbedMeter } from './embeddings.js';
 
 /** seed 002: "relevant context via embeddings similarity": this many older messages at most. */
 export const RECALLED_MESSAGES = 5;

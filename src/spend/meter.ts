@@ -57,9 +57,15 @@ function kindOf(scope: string): { kind: LimitKind; name: string } {
 export function costOf(usage: LlmUsage, price: Price): number {
   const cached = Math.min(usage.cached, usage.input);
   return (
-    tokensCost(usage.input - cached, price.input) + tokensCost(cached, price.cached) + tokensCost(usage.output, price.output)
+    tokensCost(usage.input - cached, price.input) +
+    tokensCost(cached, price.cached) +
+    tokensCost(usage.output, price.output)
   );
 }
+
+/** The hold counts the input this much larger, plus a few tokens (chat templates differ from server to server). */
+export const INPUT_MARGIN = 1.05;
+export const INPUT_SLACK = 32;
 
 /** One payer of a call: an agent with its price, its output cap and its share of the call's input (0..1). */
 interface Payer {
@@ -233,11 +239,15 @@ export class SpendMeter {
     return {
       reserve: async (request: LlmRequest): Promise<CallHold> => {
         const counter = tokenCounter(request.model);
-        const input =
+        const counted =
           countRequest(counter, request.messages, request.tools ?? []) +
           (request.responseFormat ? counter.count(JSON.stringify(request.responseFormat)) : 0);
+        // Servers render a request in their own template: a margin keeps their count under the hold.
+        const input = Math.ceil(counted * INPUT_MARGIN) + INPUT_SLACK;
         // Each payer's worst case: its share of the input at its input price, its whole cap at its output price.
-        const worst = payers.map((p) => tokensCost(Math.ceil(input * p.share), p.price.input) + tokensCost(p.cap, p.price.output));
+        const worst = payers.map(
+          (p) => tokensCost(Math.ceil(input * p.share), p.price.input) + tokensCost(p.cap, p.price.output),
+        );
         const total = worst.reduce((sum, amount) => sum + amount, 0);
         const scopes = await this.scopes(
           room,
@@ -259,7 +269,10 @@ export class SpendMeter {
             for (const [i, p] of payers.entries()) byScope.set(p.scope, costs[i] ?? 0);
             const held = total;
             if (sum > held) {
-              this.deps.log.warn({ room, cost: sum, held }, 'a call cost more than its hold (its usage outgrew the count)');
+              this.deps.log.warn(
+                { room, cost: sum, held },
+                'a call cost more than its hold (its usage outgrew the count)',
+              );
             }
             return this.settle(id, byScope);
           },

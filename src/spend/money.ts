@@ -10,7 +10,8 @@ export function usdToNano(usd: number): number {
 
 /** What `tokens` cost at `usdPerMillion` (rounded up: a reservation never falls short by a fraction). */
 export function tokensCost(tokens: number, usdPerMillion: number): number {
-  return Math.ceil(Math.max(0, tokens) * usdPerMillion * 1000);
+  // Less a hair for floating point (3 tokens at $0.1/M are 300.00000000000006, not 301).
+  return Math.max(0, Math.ceil(Math.max(0, tokens) * usdPerMillion * 1000 - 1e-6));
 }
 
 /** `$0.0123`-style: cents for sums of a dollar and more, four decimals below. */

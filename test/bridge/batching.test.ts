@@ -239,6 +239,28 @@ describe('batched turns (BATCHING=on)', () => {
     expect(rows[1]?.input).toBeGreaterThan((rows[0]?.input ?? 0) + 200);
   });
 
+  it('holds a batched call for each of its agents against the spending limits, and settles each its share', async () => {
+    const price = { input: 1, cached: 1, output: 4 };
+    h = await startHarness({
+      agents: [always('ana', { price, maxOutputTokens: 100 }), always('ben', { price, maxOutputTokens: 300 })],
+      env: { ...on, SPEND_LIMIT_USD_DAY: '5' },
+    });
+    h.llm.respond(() => ({ agents: { ana: '[pass]', ben: '[pass]' } }));
+    await h.adapter.say('hello');
+    await h.bridge.idle();
+    expect(calls(h.llm.requests)).toEqual([['ana', 'ben']]);
+    // One call, capped at both agents' caps together.
+    expect(h.llm.requests[0]?.body.max_tokens).toBe(400);
+    const day = new Date().toISOString().slice(0, 10);
+    const spend = new Map((await h.store.spend.day(day)).map((row) => [row.scope, row]));
+    const ana = spend.get('agent:ana')?.spent ?? 0;
+    const ben = spend.get('agent:ben')?.spent ?? 0;
+    expect(ana).toBeGreaterThan(0);
+    expect(ben).toBeGreaterThan(0);
+    expect(spend.get('bridge')).toEqual({ scope: 'bridge', spent: ana + ben, reserved: 0 });
+    expect(spend.get('room:test:room')?.spent).toBe(ana + ben);
+  });
+
   it('skips the answer of an agent whose turn was stopped while the batch call was out; the others still count', async () => {
     let release: () => void = () => {};
     const released = new Promise<void>((resolve) => {

@@ -267,3 +267,58 @@ describe('budgets and prices in agent files', () => {
     expect(errorOf(load).message).toMatch(/a\.md: price\.input: /);
   });
 });
+
+describe('spending limits', () => {
+  const priced = 'price: { input: 0.15, output: 0.6 }';
+
+  it('reads the limits, the time zone, the output cap and the embeddings price', () => {
+    write('a.md', agent(`name: alpha\nmodel: m\n${priced}\nspend_limit_usd_day: 2.5\nmax_output_tokens: 800`));
+    write('b.md', agent(`name: beta\nmodel: m\n${priced}`));
+    const config = load({
+      SPEND_LIMIT_USD_DAY: '20',
+      ROOM_SPEND_LIMIT_USD_DAY: '5',
+      SPEND_TZ: 'Europe/Paris',
+      EMBEDDINGS_MODEL: 'text-embedding-3-small',
+      EMBEDDINGS_PRICE: '0.02',
+    });
+    expect(config.settings).toMatchObject({
+      SPEND_LIMIT_USD_DAY: 20,
+      ROOM_SPEND_LIMIT_USD_DAY: 5,
+      SPEND_TZ: 'Europe/Paris',
+      EMBEDDINGS_PRICE: 0.02,
+    });
+    expect(config.agents[0]).toMatchObject({ spendLimitUsdDay: 2.5, maxOutputTokens: 800 });
+    // Without max_output_tokens every call's cap is ANSWER_RESERVE_TOKENS.
+    expect(config.agents[1]?.maxOutputTokens).toBe(4096);
+    expect(config.settings.SPEND_TZ).toBe('Europe/Paris');
+    expect(load().settings.SPEND_TZ).toBe('UTC');
+  });
+
+  it('refuses a limit that applies to an agent without a price, naming the agent and its file', () => {
+    write('a.md', agent(`name: alpha\nmodel: m\n${priced}`));
+    write('b.md', agent('name: beta\nmodel: m'));
+    expect(errorOf(() => load({ SPEND_LIMIT_USD_DAY: '20' })).message).toMatch(
+      /b\.md: price: SPEND_LIMIT_USD_DAY applies to @beta, so it needs a price/,
+    );
+    expect(errorOf(() => load({ ROOM_SPEND_LIMIT_USD_DAY: '5' })).message).toMatch(
+      /b\.md: price: ROOM_SPEND_LIMIT_USD_DAY applies to @beta/,
+    );
+    write('b.md', agent('name: beta\nmodel: m\nspend_limit_usd_day: 1'));
+    expect(errorOf(load).message).toMatch(/b\.md: price: spend_limit_usd_day needs a price/);
+    // An agent's own limit needs only that agent's price.
+    write('b.md', agent('name: beta\nmodel: m'));
+    write('a.md', agent(`name: alpha\nmodel: m\n${priced}\nspend_limit_usd_day: 1`));
+    expect(load().agents.map((a) => a.name)).toEqual(['alpha', 'beta']);
+  });
+
+  it('refuses embeddings without a price under a shared limit, and a time zone it does not know', () => {
+    write('a.md', agent(`name: alpha\nmodel: m\n${priced}`));
+    expect(errorOf(() => load({ SPEND_LIMIT_USD_DAY: '20', EMBEDDINGS_MODEL: 'e' })).message).toMatch(
+      /environment: EMBEDDINGS_PRICE: SPEND_LIMIT_USD_DAY applies to embeddings too/,
+    );
+    expect(errorOf(() => load({ SPEND_TZ: 'Mars/Olympus' })).message).toMatch(
+      /environment: SPEND_TZ: expected an IANA time zone/,
+    );
+    expect(errorOf(() => load({ SPEND_LIMIT_USD_DAY: '-3' })).message).toMatch(/environment: SPEND_LIMIT_USD_DAY/);
+  });
+});

@@ -464,6 +464,89 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
       });
     });
 
+    describe('spending limits', () => {
+      const scopes = (amount: number, limits: { bridge?: number; agent?: number } = {}) => [
+        { scope: 'bridge', limit: limits.bridge ?? null, amount },
+        { scope: 'room:test:a', limit: null, amount },
+        { scope: 'agent:ana', limit: limits.agent ?? null, amount },
+      ];
+
+      it('holds an amount in every scope at once, or in none when one limit would be crossed', async () => {
+        expect(
+          await store.spend.reserve({ id: 'h1', day: '2026-11-26', scopes: scopes(600, { bridge: 1000 }), at: 1 }),
+        ).toEqual({
+          ok: true,
+        });
+        expect(
+          await store.spend.reserve({ id: 'h2', day: '2026-11-26', scopes: scopes(500, { bridge: 1000 }), at: 2 }),
+        ).toEqual({
+          ok: false,
+          scope: 'bridge',
+          used: 600,
+          limit: 1000,
+        });
+        expect(await store.spend.day('2026-11-26')).toEqual([
+          { scope: 'agent:ana', spent: 0, reserved: 600 },
+          { scope: 'bridge', spent: 0, reserved: 600 },
+          { scope: 'room:test:a', spent: 0, reserved: 600 },
+        ]);
+        // Another day starts from nothing.
+        expect(
+          await store.spend.reserve({ id: 'h3', day: '2026-11-27', scopes: scopes(900, { bridge: 1000 }), at: 3 }),
+        ).toEqual({
+          ok: true,
+        });
+      });
+
+      it('settles a hold with what the call cost, or spends it whole when the cost is not known, once', async () => {
+        await store.spend.reserve({ id: 'h1', day: 'd', scopes: scopes(600), at: 1 });
+        await store.spend.reserve({ id: 'h2', day: 'd', scopes: scopes(300), at: 2 });
+        await store.spend.settle(
+          'h1',
+          new Map([
+            ['bridge', 250],
+            ['room:test:a', 250],
+            ['agent:ana', 250],
+          ]),
+        );
+        await store.spend.settle('h1', null); // settled already: nothing changes
+        await store.spend.settle('h2', null);
+        expect(await store.spend.day('d')).toEqual([
+          { scope: 'agent:ana', spent: 550, reserved: 0 },
+          { scope: 'bridge', spent: 550, reserved: 0 },
+          { scope: 'room:test:a', spent: 550, reserved: 0 },
+        ]);
+      });
+
+      it('spends in full the holds a stopped bridge left, and keeps the spend across a restart', async () => {
+        await store.spend.reserve({ id: 'h1', day: 'd', scopes: scopes(400, { agent: 1000 }), at: 1 });
+        store = await reopen();
+        expect(await store.spend.settleAbandoned()).toBe(1);
+        expect(await store.spend.settleAbandoned()).toBe(0);
+        expect((await store.spend.day('d')).find((row) => row.scope === 'agent:ana')).toEqual({
+          scope: 'agent:ana',
+          spent: 400,
+          reserved: 0,
+        });
+        expect(
+          (await store.spend.reserve({ id: 'h2', day: 'd', scopes: scopes(700, { agent: 1000 }), at: 2 })).ok,
+        ).toBe(false);
+      });
+
+      it("keeps operators' limits (a number, or none) until they are cleared", async () => {
+        await store.spend.setLimit('room:test:a', 5_000);
+        await store.spend.setLimit('agent:ana', null);
+        await store.spend.setLimit('room:test:a', 7_000);
+        await reopen();
+        expect([...(await store.spend.limits())]).toEqual([
+          ['agent:ana', null],
+          ['room:test:a', 7_000],
+        ]);
+        await store.spend.clearLimit('agent:ana');
+        expect([...(await store.spend.limits())]).toEqual([['room:test:a', 7_000]]);
+      });
+    });
+
     describe('the token economy', () => {
       it('sums token usage per agent and room, cached never above input', async () => {
         await store.usage.add('ana', 'test:a', { input: 1000, cached: 800, output: 50 });

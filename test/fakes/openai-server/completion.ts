@@ -54,7 +54,12 @@ export function resolveAnswer(
   });
   // Real OpenAI sends `content: null` on a pure tool-call turn, and a string otherwise.
   const given = reply.agents ? JSON.stringify(reply.agents) : reply.content;
-  const content = (toolCalls.length > 0 || reply.refusal) && !given ? null : (given ?? '');
+  const whole = (toolCalls.length > 0 || reply.refusal) && !given ? null : (given ?? '');
+  // The output cap the request sets: a longer answer stops there, as a real model's does.
+  const capValue = request.body.max_completion_tokens ?? request.body.max_tokens;
+  const cap = typeof capValue === 'number' && capValue > 0 ? capValue : undefined;
+  const cut = cap !== undefined && whole !== null && estimateTokens(whole) > cap;
+  const content = cut && whole !== null ? whole.slice(0, cap * 4) : whole;
   const completionText = (content ?? '') + toolCalls.map((call) => call.name + call.arguments).join('');
   const prompt_tokens =
     measured?.promptTokens ?? estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? []));
@@ -69,7 +74,7 @@ export function resolveAnswer(
     reasoningDetails: reply.reasoningDetails,
     refusal: reply.refusal,
     toolCalls,
-    finishReason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+    finishReason: reply.finishReason ?? (cut ? 'length' : toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     usage: {
       prompt_tokens,
       completion_tokens,

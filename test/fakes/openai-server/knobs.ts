@@ -33,6 +33,7 @@ const SERVER_KNOBS: Record<Exclude<keyof FakeOpenAIOptions, 'responder'>, true> 
   models: true,
   modelOwner: true,
   unsupportedParams: true,
+  reasoningModels: true,
   usage: true,
   schema: true,
 };

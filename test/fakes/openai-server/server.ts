@@ -54,6 +54,7 @@ class FakeOpenAIServer implements FakeOpenAI {
   readonly requests: RecordedRequest[] = [];
   private responder: Responder;
   private readonly unsupportedParams: readonly string[];
+  private readonly reasoningModels: readonly string[];
   private readonly queues = new Map<string, FakeReply[]>();
   private readonly models = new Set<string>();
   /** The models the server has, when it has a fixed list (`FakeOpenAIOptions.models`). */
@@ -71,6 +72,7 @@ class FakeOpenAIServer implements FakeOpenAI {
   constructor(options: FakeOpenAIOptions) {
     this.responder = options.responder ?? passResponder;
     this.unsupportedParams = options.unsupportedParams ?? [];
+    this.reasoningModels = options.reasoningModels ?? [];
     this.installed = options.models;
     this.modelOwner = options.modelOwner ?? 'roundtable-fake';
     this.cache = options.usage === 'openai' ? new PromptCache(options.schema) : undefined;
@@ -157,6 +159,19 @@ class FakeOpenAIServer implements FakeOpenAI {
     if (unsupported) {
       this.requests.push(this.record(req, body));
       return this.json(res, 400, errorBody(400, `Unrecognized request argument supplied: ${unsupported}`));
+    }
+
+    if (this.reasoningModels.includes(body.model) && 'max_tokens' in body) {
+      this.requests.push(this.record(req, body));
+      return this.json(res, 400, {
+        error: {
+          message:
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+          type: 'invalid_request_error',
+          param: 'max_tokens',
+          code: 'unsupported_parameter',
+        },
+      });
     }
 
     const request = this.record(req, body);

@@ -104,6 +104,11 @@ export interface FakeOpenAIOptions {
   /** Request parameters the server refuses with a 400 (`stream_options` on servers that do not know it). */
   unsupportedParams?: string[];
   /**
+   * Models that refuse `max_tokens` as OpenAI's reasoning models do (a 400 asking for `max_completion_tokens`).
+   * Every model honours the cap it is given: a longer answer is cut to it, with finish_reason `length`.
+   */
+  reasoningModels?: readonly string[];
+  /**
    * `estimate` (default): prompt tokens are characters / 4. `openai`: real o200k counts, and cached tokens by
    * OpenAI's prompt-cache rule (the longest prefix shared with an earlier request, 1024 tokens on, 128 a step).
    */
