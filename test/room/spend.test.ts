@@ -1,5 +1,6 @@
 /** Rule 15: a turn a spending limit stopped posts nothing, tells the room once, and keeps nobody waiting. */
 import { describe, expect, it } from 'vitest';
+import type { Incoming } from '../../src/bridge/room-actor.js';
 import { decide } from '../../src/room/decide.js';
 import type { Effect, Write } from '../../src/room/effects.js';
 import type { RoomEvent, SpendLimitReached } from '../../src/room/events.js';
@@ -29,7 +30,7 @@ const limit: SpendLimitReached = {
 };
 
 /** Plays events through decide, as the shell would: each from the state the last one left. */
-function play(events: Array<Omit<RoomEvent, 'now'> | ((state: RoomState) => Omit<RoomEvent, 'now'>)>) {
+function play(events: Array<Incoming | ((state: RoomState) => Incoming)>) {
   let state = EMPTY_STATE;
   const effects: Effect[] = [];
   const writes: Write[] = [];
@@ -56,13 +57,13 @@ function play(events: Array<Omit<RoomEvent, 'now'> | ((state: RoomState) => Omit
   return { state, effects, writes };
 }
 
-const human = (text: string, at: number): Omit<RoomEvent, 'now'> => ({
+const human = (text: string, at: number): Incoming => ({
   type: 'message',
   message: { author: 'alice', authorId: 'u1', kind: 'human', text, platformIds: [`m${at}`], at },
 });
 const answerCurrent =
   (outcome: Extract<RoomEvent, { type: 'answer' }>['outcome']) =>
-  (state: RoomState): Omit<RoomEvent, 'now'> => ({ type: 'answer', ask: state.current?.ask.id ?? -1, outcome });
+  (state: RoomState): Incoming => ({ type: 'answer', ask: state.current?.ask.id ?? -1, outcome });
 const lines = (writes: Write[]) =>
   writes.flatMap((w) => (w.type === 'message' && w.message.kind === 'system' ? [w.message.text] : []));
 const postedLine = (effects: Effect[]) =>
