@@ -94,7 +94,10 @@ describe('Discord: posts', () => {
   });
 
   it('caps a huge reply at MAX_REPLY_POSTS posts, the whole reply attached as a file', async () => {
-    h = await startDiscordHarness({ agents: [{ name: 'code' }], env: { MAX_REPLY_POSTS: '5' } });
+    h = await startDiscordHarness({
+      agents: [{ name: 'code', maxOutputTokens: 100_000 }],
+      env: { MAX_REPLY_POSTS: '5' },
+    });
     const reply = Array.from({ length: 4000 }, (_, i) => `line ${i} ${'x'.repeat(40)}`).join('\n'); // ~200 KB
     h.llm.respond(() => ({ content: reply }));
     const asked = h.discord.humanSays('general', 'alice', `<@${h.discord.bot('code-bot').id}> dump it all`);
@@ -113,7 +116,10 @@ describe('Discord: posts', () => {
   });
 
   it('cuts a huge reply with a note when files cannot be attached', async () => {
-    h = await startDiscordHarness({ agents: [{ name: 'code' }], env: { MAX_REPLY_POSTS: '3' } });
+    h = await startDiscordHarness({
+      agents: [{ name: 'code', maxOutputTokens: 100_000 }],
+      env: { MAX_REPLY_POSTS: '3' },
+    });
     h.discord.refuseAttachments(true);
     const reply = 'y'.repeat(20_000);
     h.llm.respond(() => ({ content: reply }));

@@ -76,7 +76,10 @@ describe('Slack: posts', () => {
   });
 
   it('caps a huge reply at MAX_REPLY_POSTS posts, the whole reply uploaded as reply.md', async () => {
-    h = await startSlackHarness({ agents: [{ name: 'code' }], env: { MAX_REPLY_POSTS: '5' } });
+    h = await startSlackHarness({
+      agents: [{ name: 'code', maxOutputTokens: 100_000 }],
+      env: { MAX_REPLY_POSTS: '5' },
+    });
     const s = h;
     const reply = Array.from({ length: 4000 }, (_, i) => `line ${i} ${'x'.repeat(40)}`).join('\n');
     s.llm.respond(() => ({ content: reply }));
@@ -96,7 +99,10 @@ describe('Slack: posts', () => {
   });
 
   it('cuts a huge reply with a note when the app may not upload files (no files:write)', async () => {
-    h = await startSlackHarness({ agents: [{ name: 'code' }], env: { MAX_REPLY_POSTS: '3' } });
+    h = await startSlackHarness({
+      agents: [{ name: 'code', maxOutputTokens: 100_000 }],
+      env: { MAX_REPLY_POSTS: '3' },
+    });
     const s = h;
     s.slack.withoutFilesWrite.add('code');
     s.llm.respond(() => ({ content: 'y'.repeat(20_000) }));
