@@ -118,6 +118,7 @@ export class Turns {
         agent,
         channel: actor.record.channel,
         channelKey: actor.key,
+        place: { room: actor.key, audience: ask.audience },
         history,
         situation,
         signal: running.controller.signal,
