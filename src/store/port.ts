@@ -73,6 +73,7 @@ export interface ToolRunRecord {
   /** Canonical JSON of the arguments. */
   readonly args: string;
   readonly status: 'started' | 'ok' | 'refused' | 'failed';
+  /** How the call is shown: the shell command, or the arguments (null only for a call an earlier version journaled). */
   readonly input: string | null;
   readonly output: string | null;
 }
@@ -80,7 +81,8 @@ export interface ToolRunRecord {
 export interface ToolJournal {
   /** The tool runs of a room's ask (its attempts). */
   runs(room: string, ask: number): Promise<ToolRunRecord[]>;
-  started(room: string, ask: number, tool: string, args: string, at: number): Promise<number>;
+  /** A call about to run: its canonical arguments, and how it is shown until it ends (`input`). */
+  started(room: string, ask: number, tool: string, args: string, at: number, input: string): Promise<number>;
   ended(id: number, result: { status: 'ok' | 'refused' | 'failed'; input: string; output: string }): Promise<void>;
 }
 

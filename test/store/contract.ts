@@ -448,16 +448,23 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
     });
 
     describe('tool journal', () => {
-      it("keeps each ask's tool runs in order, by room and ask, from started to ended", async () => {
-        const first = await store.tools.started('test:a', 3, 'bash', '{"command":"ls"}', 100);
-        const second = await store.tools.started('test:a', 3, 'write_file', '{"path":"x"}', 101);
-        await store.tools.started('test:a', 4, 'bash', '{}', 102);
-        await store.tools.started('test:b', 3, 'bash', '{}', 103);
+      it("keeps each ask's tool runs in order, by room and ask, from started (already named) to ended", async () => {
+        const first = await store.tools.started('test:a', 3, 'bash', '{"command":"ls"}', 100, 'ls');
+        const second = await store.tools.started('test:a', 3, 'write_file', '{"path":"x"}', 101, '{"path":"x"}');
+        await store.tools.started('test:a', 4, 'bash', '{}', 102, '{}');
+        await store.tools.started('test:b', 3, 'bash', '{}', 103, '{}');
         await store.tools.ended(first, { status: 'ok', input: 'ls', output: 'a.csv' });
         await reopen();
         expect(await store.tools.runs('test:a', 3)).toEqual([
           { id: first, tool: 'bash', args: '{"command":"ls"}', status: 'ok', input: 'ls', output: 'a.csv' },
-          { id: second, tool: 'write_file', args: '{"path":"x"}', status: 'started', input: null, output: null },
+          {
+            id: second,
+            tool: 'write_file',
+            args: '{"path":"x"}',
+            status: 'started',
+            input: '{"path":"x"}',
+            output: null,
+          },
         ]);
         expect(await store.tools.runs('test:a', 5)).toEqual([]);
         expect((await store.tools.runs('test:b', 3)).map((r) => r.tool)).toEqual(['bash']);
