@@ -17,6 +17,7 @@ export const UPLOADS_FOLDER = 'uploads';
 
 /** An incoming message once its files are saved: the bridge's lines about them, in place of the files. */
 export type Prepared = Omit<Inbound, 'files'> & { readonly fileLines?: readonly string[] };
+
 /** One file's download may take this long before it is given up. */
 const DOWNLOAD_TIMEOUT_MS = 60_000;
 
@@ -54,7 +55,8 @@ export class Uploads {
 
   private async save(key: string, event: Inbound): Promise<Prepared> {
     const { files, ...rest } = event;
-    if (!files?.length || (await this.deps.stored(event))) return rest; // a duplicate: the store drops it
+    // No files (it only waited for an earlier message), or a duplicate (the store drops it).
+    if (!files?.length || (await this.deps.stored(event))) return rest;
     const limit = this.limitMb(event.platform);
     const workspace = await this.workspace(key);
     const lines: string[] = [];
