@@ -232,7 +232,7 @@ const ownContext = (agent: AgentConfig, room: readonly RoomMessage[], situation:
   turnContext({
     agent,
     agentNames: agents.map((a) => a.name),
-    roomKey: 'bench:room',
+    place: { room: 'bench:room', audience: null },
     // The bridge passes a window of the newest messages (HISTORY_LIMIT + 1, at least 64).
     history: room.slice(-Math.max(config.settings.HISTORY_LIMIT + 1, 64)),
     situation,
@@ -267,7 +267,7 @@ function batched(client: LlmClient, onUsage: OnUsage, rounds: { batched: number 
         members: observers.map((agent) => ({ agent, situation: situationFor(agent, false, message) })),
         agentNames: agents.map((a) => a.name),
         history: room.slice(-Math.max(config.settings.HISTORY_LIMIT + 1, 64)),
-        roomKey: 'bench:room',
+        place: { room: 'bench:room', audience: null },
         settings: config.settings,
       });
       const answer = await callBatch({

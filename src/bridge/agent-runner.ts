@@ -6,6 +6,7 @@ import { type TurnServices, turnContext } from '../llm/turn-context.js';
 import type { CallMeter } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import type { ChatAdapter, Sandbox } from '../ports.js';
+import type { Place } from '../room/privacy.js';
 import type { RoomMessage } from '../room/types.js';
 import { toolsFor } from '../tools/registry.js';
 import type { Messaging, Tool } from '../tools/tool.js';
@@ -38,6 +39,8 @@ export interface AgentRunRequest {
   readonly agent: AgentConfig;
   readonly channel: string;
   readonly channelKey: string;
+  /** The turn's room and its exchange's audience: what its memory may show, and where its actions are recorded. */
+  readonly place: Place;
   readonly history: readonly RoomMessage[];
   readonly situation?: string | undefined;
   readonly signal: AbortSignal;
@@ -79,7 +82,7 @@ export class AgentRunner {
         ...(await turnContext({
           agent,
           agentNames: this.config.agents.map((a) => a.name),
-          roomKey: request.channelKey,
+          place: request.place,
           history: request.history,
           situation: request.situation,
           tools,
@@ -94,12 +97,12 @@ export class AgentRunner {
           commandTimeoutMs: this.config.settings.SANDBOX_TIMEOUT_S * 1000,
           signal,
           messaging: request.messaging,
-          memory: this.services?.memoryFor?.(agent.name),
+          memory: this.services?.memoryFor?.(agent.name, request.place),
         },
         maxRounds: this.config.settings.MAX_TOOL_ROUNDS,
         onToolRun: (run) => {
           adapter.toolRun?.(channel, agent.name, run.input, run.output);
-          this.services?.recordAction?.(agent.name, request.channelKey, run);
+          this.services?.recordAction?.(agent.name, request.place, run);
         },
         onUsage: (usage) => this.services?.recordUsage?.(agent.name, request.channelKey, usage),
         onText: request.onText,

@@ -134,7 +134,8 @@ export class BatchTurns {
           ),
           agentNames: this.deps.agents.map((a) => a.name),
           history: visibleTo(first.agent.name, history),
-          roomKey: actor.key,
+          // Batches take public exchanges only (rule 14.1): the exchange's audience is the first ask's, null.
+          place: { room: actor.key, audience: orders[0]?.ask.audience ?? null },
           settings: this.deps.settings,
           sources: this.deps.sources,
         });

@@ -124,7 +124,7 @@ export class Bridge {
           ? {
               cut: {
                 ask: ask.id,
-                runs: runs.map((r) => ({ tool: r.tool, input: r.input, cut: r.status === 'started' })),
+                runs: runs.map((r) => ({ tool: r.tool, input: r.input || r.args, cut: r.status === 'started' })),
               },
             }
           : {}),

@@ -4,6 +4,7 @@
  */
 import type { AgentConfig } from '../config/index.js';
 import { pairKey } from '../room/guards.js';
+import { oneLine, speakerName } from '../room/text/quoting.js';
 import type { ChatPort, ChatRequest } from '../store/port.js';
 import { ActionRefused } from '../tools/tool.js';
 
@@ -64,7 +65,7 @@ export class PrivateChats {
     const pending = involving.filter((r) => r.status === 'pending' && same(r.to, agent.name));
     if (pending.length > 0) {
       lines.push('Private chat requests waiting for your answer (chat_response(request_id, accept)):');
-      for (const r of pending) lines.push(`- #${r.id} from @${r.from}: ${r.reason}`);
+      for (const r of pending) lines.push(`- #${r.id} from @${r.from}: ${oneLine(r.reason)}`);
     }
     const open = involving
       .filter((r) => r.status === 'accepted')
@@ -94,12 +95,14 @@ export class PrivateChats {
     return [
       `You are @${agent.name}.`,
       `Agents at the table: ${others.length > 0 ? others.map((a) => `@${a.name} (${a.activation})`).join(', ') : 'none'}.`,
-      `Humans recently active here: ${seen.length > 0 ? seen.map((n) => `@${n}`).join(', ') : 'none'}.`,
+      `Humans recently active here: ${seen.length > 0 ? seen.map((n) => `@${speakerName(n)}`).join(', ') : 'none'}.`,
       pending.length === 0
         ? 'Pending chat requests: none.'
         : `Pending chat requests: ${pending
             .map((r) =>
-              same(r.to, agent.name) ? `#${r.id} from @${r.from} (${r.reason})` : `#${r.id} to @${r.to} (waiting)`,
+              same(r.to, agent.name)
+                ? `#${r.id} from @${r.from} (${oneLine(r.reason)})`
+                : `#${r.id} to @${r.to} (waiting)`,
             )
             .join('; ')}.`,
       'To talk privately with another agent: chat_request(to, reason).',

@@ -9,7 +9,7 @@ import type { Inbound } from '../ports.js';
 import type { RoomStore } from '../store/port.js';
 import type { Poster } from './poster.js';
 import type { Rooms } from './rooms.js';
-import type { Uploads } from './uploads.js';
+import type { Prepared, Uploads } from './uploads.js';
 
 export class Reception {
   private stopped = false;
@@ -36,7 +36,7 @@ export class Reception {
   async receive(input: Inbound): Promise<void> {
     if (this.stopped) return;
     const { uploads } = this.deps;
-    const event = uploads.holds(input) ? await uploads.take(input) : input;
+    const event: Prepared = uploads.holds(input) ? await uploads.take(input) : input;
     if (this.stopped) return;
     let actor: Awaited<ReturnType<Rooms['get']>>;
     try {
@@ -75,6 +75,7 @@ export class Reception {
         authorId: event.author.id,
         kind: event.author.kind,
         text: event.text,
+        ...(event.fileLines && event.fileLines.length > 0 ? { files: event.fileLines } : {}),
         platformIds: [event.messageId],
         at,
         ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),

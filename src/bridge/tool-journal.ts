@@ -31,18 +31,20 @@ export function journaledTools(
     definition: tool.definition,
     async run(args, context) {
       const key = canonicalJson(args);
+      // Written down before it runs, so a call a crash cuts is still named (its command, or its arguments).
+      const shown = tool.inputOf?.(args) || key;
       const at = unused.findIndex((run) => run.tool === tool.name && run.args === key);
       const before = at >= 0 ? unused.splice(at, 1)[0] : undefined;
       if (before) {
         if (before.status === 'started' || before.output === null) {
           return failed(
-            before.input ?? key,
+            before.input || shown,
             'this call was cut by a restart (it may have run in part); it was not run again',
           );
         }
         return { status: before.status, input: before.input ?? key, output: before.output };
       }
-      const id = await journal.started(turn.room, turn.ask, tool.name, key, clock());
+      const id = await journal.started(turn.room, turn.ask, tool.name, key, clock(), shown);
       try {
         const result = await tool.run(args, context);
         await journal.ended(id, result);

@@ -116,7 +116,9 @@ export class Turns {
       const situation = [
         renderSituation(situationOf(order, actor.setup.kind), agent.prompts),
         await deps.notes(agent),
-        order.again ? resumeNote(earlier.map((r) => ({ tool: r.tool, input: r.input, status: r.status }))) : undefined,
+        order.again
+          ? resumeNote(earlier.map((r) => ({ tool: r.tool, input: r.input || r.args, status: r.status })))
+          : undefined,
       ]
         .filter(Boolean)
         .join('\n\n');
@@ -125,6 +127,7 @@ export class Turns {
         agent,
         channel: actor.record.channel,
         channelKey: actor.key,
+        place: { room: actor.key, audience: ask.audience },
         history,
         situation,
         signal: running.controller.signal,

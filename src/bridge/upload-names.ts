@@ -1,7 +1,9 @@
 /**
  * Names for uploaded files in a workspace, from names a platform passes on as the uploader typed them: no folders
- * (no path traversal), no hidden files, no control characters, a sane length; and the line the agents read.
+ * (no path traversal), no hidden files, no control or invisible characters (a right-to-left override makes
+ * `‮gnp.exe` look like `exe.png`), a sane length; and the line the agents read.
  */
+import { oneLine } from '../room/text/quoting.js';
 
 const MAX_NAME = 120;
 
@@ -10,7 +12,8 @@ export function safeFileName(raw: string): string {
   const base = raw.split(/[\\/]/).pop() ?? '';
   let name = base
     .normalize('NFC')
-    .replace(/\p{Cc}/gu, '')
+    // Control and invisible format characters (bidi overrides, zero-width marks), and line or paragraph separators.
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, '')
     .replace(/[<>:"|?*]/g, '_')
     .trim()
     // A leading dot would hide the file (and `..` is no name).
@@ -37,12 +40,26 @@ export function describeSize(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-/** The line the agents read for a file: `[file: uploads/sales.csv (text/csv, 1.2 KB)]`, plus what went wrong. */
+/** A media type as RFC 6838 spells one (`type/subtype`, restricted name characters only). */
+const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/i;
+
+/** The content type the uploader's client claimed, when it is one: anything else is not shown. */
+export function mediaType(claimed: string | undefined): string | undefined {
+  const type = claimed?.split(';')[0]?.trim();
+  return type && MEDIA_TYPE.test(type) ? type.toLowerCase() : undefined;
+}
+
+/**
+ * The line the agents read for a file: `[file: uploads/sales.csv (text/csv, 1.2 KB)]`, plus what went wrong. One line
+ * whatever the platform passed on: the name is a safe one (`safeFileName`), the content type a valid one or none, the
+ * problem flat.
+ */
 export function fileLine(
   name: string,
   file: { mimeType?: string | undefined; size: number },
   problem?: string,
 ): string {
-  const facts = [file.mimeType?.split(';')[0]?.trim(), describeSize(file.size)].filter(Boolean).join(', ');
-  return `[file: ${name} (${facts})${problem ? ` ${problem}` : ''}]`;
+  const facts = [mediaType(file.mimeType), describeSize(file.size)].filter(Boolean).join(', ');
+  const trouble = problem ? oneLine(problem) : '';
+  return `[file: ${name} (${facts})${trouble ? ` ${trouble}` : ''}]`;
 }

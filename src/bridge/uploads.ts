@@ -1,8 +1,9 @@
 /**
  * Files attached to incoming messages (Inbound.files): each is copied into the room's sandbox workspace under
  * `uploads/`, and the message the agents read gets one `[file: …]` line per file saying where it is, or why it is
- * not there (over the platform's size limit: not even downloaded; no workspace; a failed download). A message waits
- * for its files before it is stored, and later messages of its room wait for it, so the room keeps its order.
+ * not there (over the platform's size limit: not even downloaded; no workspace; a failed download). The lines stay
+ * apart from the message's text, so a file's name is never read for mentions. A message waits for its files before
+ * it is stored, and later messages of its room wait for it, so the room keeps its order.
  */
 import { lstat, mkdir, realpath } from 'node:fs/promises';
 import type { Settings } from '../config/index.js';
@@ -13,6 +14,10 @@ import { describeFsError, resolveInside, writeInside } from '../tools/workspace-
 import { fileLine, nameCandidates, safeFileName } from './upload-names.js';
 
 export const UPLOADS_FOLDER = 'uploads';
+
+/** An incoming message once its files are saved: the bridge's lines about them, in place of the files. */
+export type Prepared = Omit<Inbound, 'files'> & { readonly fileLines?: readonly string[] };
+
 /** One file's download may take this long before it is given up. */
 const DOWNLOAD_TIMEOUT_MS = 60_000;
 
@@ -36,10 +41,10 @@ export class Uploads {
   }
 
   /** The event as the agents should read it, once its files are saved (and its room's earlier ones). */
-  take(event: Inbound): Promise<Inbound> {
+  take(event: Inbound): Promise<Prepared> {
     const key = roomKey(event);
     const before = this.busy.get(key) ?? Promise.resolve();
-    const ready = before.then(() => (event.files?.length ? this.save(key, event) : event));
+    const ready = before.then(() => this.save(key, event));
     const settled = ready.catch(() => undefined);
     this.busy.set(key, settled);
     void settled.then(() => {
@@ -48,12 +53,14 @@ export class Uploads {
     return ready;
   }
 
-  private async save(key: string, event: Inbound): Promise<Inbound> {
-    if (await this.deps.stored(event)) return event; // the store drops it as a duplicate
+  private async save(key: string, event: Inbound): Promise<Prepared> {
+    const { files, ...rest } = event;
+    // No files (it only waited for an earlier message), or a duplicate (the store drops it).
+    if (!files?.length || (await this.deps.stored(event))) return rest;
     const limit = this.limitMb(event.platform);
     const workspace = await this.workspace(key);
     const lines: string[] = [];
-    for (const file of event.files ?? []) {
+    for (const file of files) {
       const name = safeFileName(file.name);
       if (limit !== undefined && file.size > limit * 1024 * 1024) {
         lines.push(fileLine(name, file, `not saved: larger than the ${limit} MB limit`));
@@ -71,9 +78,7 @@ export class Uploads {
         lines.push(fileLine(name, file, `could not be saved: ${describeError(error)}`));
       }
     }
-    const text = [event.text, ...lines].filter((part) => part.trim() !== '').join('\n');
-    const { files: _saved, ...rest } = event;
-    return { ...rest, text };
+    return { ...rest, fileLines: lines };
   }
 
   /** Downloads one file (never more than the limit) and writes it under a name not taken yet. */

@@ -1,3 +1,4 @@
+import { KNOWN_TOOLS } from '../config/index.js';
 import { describeError, LlmError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
@@ -120,6 +121,14 @@ function nothingSaid(response: LlmResponse, acted: boolean): LlmError | undefine
   return new LlmError(`the model's reply had no text${why}`);
 }
 
+/**
+ * The `tool` label of a run: a tool the bridge has, by name; any other name a model invents is `unknown` (a label per
+ * invented name would grow the series without bound, one of them thousands of characters long).
+ */
+function toolLabel(name: string): string {
+  return (KNOWN_TOOLS as readonly string[]).includes(name) ? name : 'unknown';
+}
+
 /** Call the model, run each tool call, append results, call again, until a reply has no tool calls. */
 export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
   const messages = [...input.messages];
@@ -167,7 +176,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       const result = await runTool(input, call);
       const run: ToolRun = { tool: call.name, input: result.input, output: result.output };
       toolRuns.push(run);
-      metrics.toolRuns.inc({ agent: input.toolContext.agent, tool: run.tool });
+      metrics.toolRuns.inc({ agent: input.toolContext.agent, tool: toolLabel(run.tool) });
       input.onToolRun?.(run);
       // Clipped before it enters the messages: one read_files answer can be hundreds of KB.
       const content = input.budget ? input.budget.clipResult(run.output) : run.output;

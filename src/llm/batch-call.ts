@@ -5,6 +5,7 @@
  */
 import type { AgentConfig, Settings } from '../config/index.js';
 import type { Logger } from '../log.js';
+import type { Place } from '../room/privacy.js';
 import type { RoomMessage } from '../room/types.js';
 import {
   type BatchAgent,
@@ -36,7 +37,8 @@ export interface BatchInput {
   readonly agentNames: readonly string[];
   /** What every member may see of the room, oldest first: the same for all of them. */
   readonly history: readonly RoomMessage[];
-  readonly roomKey: string;
+  /** The room and the audience of the exchange the batch answers (what its members' memory may show). */
+  readonly place: Place;
   readonly settings: Pick<Settings, 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'>;
   readonly sources?: ContextSources | undefined;
 }
@@ -98,12 +100,18 @@ export async function prepareBatch(input: BatchInput): Promise<PreparedBatch> {
   const members = [];
   for (const [index, { member, card, plan }] of planned.entries()) {
     const { agent } = member;
-    const knowledge = agent.tools.includes('remember') ? ((await sources?.knowledge?.(agent.name)) ?? []) : undefined;
+    const knowledge = agent.tools.includes('remember')
+      ? ((await sources?.knowledge?.(agent.name, input.place)) ?? [])
+      : undefined;
     const segment: BatchAgent = {
       name: agent.name,
       card,
       knowledge: knowledge ? knowledgeBlock(knowledge, plan.knowledge, counter) : undefined,
-      actions: actionsBlock((await sources?.recentActions?.(agent.name)) ?? [], plan.recentActions, counter),
+      actions: actionsBlock(
+        (await sources?.recentActions?.(agent.name, input.place)) ?? [],
+        plan.recentActions,
+        counter,
+      ),
       tools: agent.tools,
       situation: clipText(member.situation, plan.turn, counter),
       contextTokens: agent.contextTokens,
@@ -148,7 +156,7 @@ async function retrievedBlock(
   share: number,
   counter: TokenCounter,
 ): Promise<string> {
-  const recall = input.sources?.recall?.(input.roomKey);
+  const recall = input.sources?.recall?.(input.place.room);
   const newest = input.history.at(-1);
   if (!recall || !newest || leftOut.length === 0) return '';
   const found = await recall(leftOut, newest);

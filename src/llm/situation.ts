@@ -1,8 +1,9 @@
 /**
  * The situation frames the router picks for a turn (the model does not choose). Agents may override
  * observe, requested and direct with `prompts:` in their file; `{requester}`, `{thread}` and `{user}`
- * are filled in.
+ * are filled in. People's names are shown as in the transcript (`speakerName`): one line, nothing invisible.
  */
+import { oneLine, speakerName } from '../room/text/quoting.js';
 
 export type Situation =
   /** A room message the agent may answer without being asked. */
@@ -39,7 +40,7 @@ function fill(template: string, values: Record<string, string>): string {
 }
 
 const names = (list: readonly string[]) => {
-  const tagged = list.map((n) => `@${n}`);
+  const tagged = list.map((n) => `@${speakerName(n)}`);
   return tagged.length <= 1 ? (tagged[0] ?? '') : `${tagged.slice(0, -1).join(', ')} and ${tagged.at(-1)}`;
 };
 
@@ -56,16 +57,16 @@ export function renderSituation(situation: Situation, overrides: SituationOverri
     }
     case 'answered':
       return (
-        `@${situation.by} answered the question you asked them (the newest message). Continue from their answer; ` +
+        `@${speakerName(situation.by)} answered the question you asked them (the newest message). Continue from their answer; ` +
         'if nothing is left to do, reply with exactly [pass].'
       );
     case 'direct':
-      return fill(overrides.direct ?? DEFAULTS.direct, { user: `@${situation.user}` });
+      return fill(overrides.direct ?? DEFAULTS.direct, { user: `@${speakerName(situation.user)}` });
     case 'resume':
       return situation.summary;
     case 'chat-request':
       return [
-        `@${situation.from} asks you for a private chat (request #${situation.id}): ${situation.reason}`,
+        `@${situation.from} asks you for a private chat (request #${situation.id}): ${oneLine(situation.reason)}`,
         `Accept or decline with chat_response(request_id: ${situation.id}, accept). Nobody else sees this turn.`,
         `If you accept, your reply is your first private message to @${situation.from}; if you decline, your reply is not shown to anyone.`,
       ].join('\n');

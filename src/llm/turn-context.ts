@@ -1,4 +1,5 @@
 import type { AgentConfig, Settings } from '../config/index.js';
+import type { Place } from '../room/privacy.js';
 import type { RoomMessage, ToolRun } from '../room/types.js';
 import type { AgentMemory, Tool } from '../tools/tool.js';
 import { requestLimit } from './budget.js';
@@ -7,11 +8,14 @@ import { type ActionEntry, buildContext, type KnowledgeEntry, type Recall } from
 import { tokenCounter } from './tokens.js';
 import { TurnBudget } from './turn-budget.js';
 
-/** What an agent's context draws on beside the room: its memory and the room's older messages (all optional). */
+/**
+ * What an agent's context draws on beside the room: its memory and the room's older messages (all optional). Memory
+ * is asked for at the turn's place (its room and exchange): only what may be shown there comes back.
+ */
 export interface ContextSources {
-  knowledge?(agent: string): Promise<readonly KnowledgeEntry[]>;
+  knowledge?(agent: string, here: Place): Promise<readonly KnowledgeEntry[]>;
   /** Newest first. */
-  recentActions?(agent: string): Promise<readonly ActionEntry[]>;
+  recentActions?(agent: string, here: Place): Promise<readonly ActionEntry[]>;
   /** Retrieval of older messages in a room (embeddings). */
   recall?(roomKey: string): Recall | undefined;
 }
@@ -20,15 +24,17 @@ export interface ContextSources {
 export interface TurnServices extends ContextSources {
   /** Never rejects: bookkeeping never fails a turn (a store error is logged). */
   recordUsage?(agent: string, roomKey: string, usage: LlmUsage): Promise<void>;
-  recordAction?(agent: string, roomKey: string, run: ToolRun): Promise<void>;
-  /** The agent's knowledge store, for its `remember` and `forget` tools. */
-  memoryFor?(agent: string): AgentMemory;
+  /** Records a tool run with the place of the turn that ran it. */
+  recordAction?(agent: string, place: Place, run: ToolRun): Promise<void>;
+  /** The agent's knowledge store at the turn's place, for its `remember` and `forget` tools. */
+  memoryFor?(agent: string, place: Place): AgentMemory;
 }
 
 export interface TurnContextInput {
   readonly agent: AgentConfig;
   readonly agentNames: readonly string[];
-  readonly roomKey: string;
+  /** The turn's room and the audience of its exchange (what its memory may show). */
+  readonly place: Place;
   readonly history: readonly RoomMessage[];
   readonly situation?: string | undefined;
   readonly tools: readonly Tool[];
@@ -64,9 +70,9 @@ export async function turnContext(
       reserve: input.settings.ANSWER_RESERVE_TOKENS,
       allocations: allocationsFor(agent),
     },
-    knowledge: agent.tools.includes('remember') ? await sources?.knowledge?.(agent.name) : undefined,
-    recentActions: await sources?.recentActions?.(agent.name),
-    recall: sources?.recall?.(input.roomKey),
+    knowledge: agent.tools.includes('remember') ? await sources?.knowledge?.(agent.name, input.place) : undefined,
+    recentActions: await sources?.recentActions?.(agent.name, input.place),
+    recall: sources?.recall?.(input.place.room),
   });
   // A tool result may take what a room message may: half the history share.
   const resultShare = Math.max(256, Math.floor(context.plan.history / 2));

@@ -18,7 +18,8 @@ function actionText(run: ToolRun): string {
 
 /**
  * The store-backed token economy for the agent runner: usage per agent and room, each agent's knowledge and
- * recent actions, retrieval of older messages. Bookkeeping never fails a turn: a store error is logged.
+ * recent actions (by the place they come from, shown only where it may be), retrieval of older messages (from the
+ * turn's own room: what the agent may see there). Bookkeeping never fails a turn: a store error is logged.
  */
 export function storeServices(
   store: Pick<StorePort, 'usage' | 'actions' | 'knowledge' | 'embeddings'>,
@@ -58,20 +59,20 @@ export function storeServices(
         log.warn({ err: error, agent, room: roomKey }, 'could not record token usage');
       }
     },
-    async recordAction(agent, roomKey, run) {
+    async recordAction(agent, place, run) {
       try {
-        await store.actions.add(agent, roomKey, actionText(run), clock());
+        await store.actions.add(agent, place, actionText(run), clock());
       } catch (error) {
-        log.warn({ err: error, agent, room: roomKey }, 'could not record an action');
+        log.warn({ err: error, agent, room: place.room }, 'could not record an action');
       }
     },
-    knowledge: (agent) => store.knowledge.list(agent),
-    recentActions: (agent) => store.actions.recent(agent),
-    memoryFor: (agent) => ({
-      has: (key) => store.knowledge.has(agent, key),
-      count: () => store.knowledge.count(agent),
-      remember: (key, value) => store.knowledge.set(agent, key, value, clock()),
-      forget: (key) => store.knowledge.delete(agent, key),
+    knowledge: (agent, here) => store.knowledge.list(agent, here),
+    recentActions: (agent, here) => store.actions.recent(agent, here),
+    memoryFor: (agent, place) => ({
+      has: (key) => store.knowledge.has(agent, place, key),
+      count: () => store.knowledge.count(agent, place.room),
+      remember: (key, value) => store.knowledge.set(agent, place, key, value, clock()),
+      forget: (key) => store.knowledge.delete(agent, place, key),
     }),
     ...(embedder ? { recall: recallIn } : {}),
   };

@@ -79,6 +79,7 @@ function message(d: Draft, incoming: Incoming): void {
     authorId: incoming.authorId,
     kind: incoming.kind,
     text: incoming.text,
+    files: incoming.files,
     platformIds: incoming.platformIds,
     at: incoming.at,
     addressed: incoming.kind === 'human' ? incoming.addressed : undefined,

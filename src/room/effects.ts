@@ -80,6 +80,8 @@ export interface StoredMessage extends MessageFacts {
   readonly platformIds: readonly string[];
   /** The outbox entry it was posted from, if any. */
   readonly post?: number | undefined;
+  /** The bridge's lines about its uploaded files (not part of `text`: they are never read for mentions). */
+  readonly files?: readonly string[] | undefined;
 }
 
 export type Write =

@@ -26,6 +26,11 @@ export interface Incoming {
   readonly addressed?: readonly string[] | undefined;
   /** Fetched by a catch-up: posted while nobody listened. */
   readonly missed?: boolean | undefined;
+  /**
+   * The bridge's lines about the files uploaded with it: stored and shown to the agents with the message, never
+   * read for mentions (a file named `@code.txt` wakes nobody).
+   */
+  readonly files?: readonly string[] | undefined;
   /** When it was posted (ms since the epoch). */
   readonly at: number;
 }

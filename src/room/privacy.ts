@@ -51,3 +51,26 @@ export function visibleTo<T extends Pick<RoomMessage, 'audience'>>(agent: string
 export function privacyMode(stored: PrivacyMode | null, configured: PrivacyMode): PrivacyMode {
   return stored ?? configured;
 }
+
+/**
+ * Where something was said or done: the room (its key) and, under privacy, the audience of the exchange it belongs
+ * to (null: everyone in that room may see it). An agent's recent actions and its knowledge carry the place they come
+ * from.
+ */
+export interface Place {
+  readonly room: string;
+  readonly audience: readonly string[] | null;
+}
+
+/**
+ * Whether what happened at `origin` may be shown in a turn at `here`: only in the same room (a DM's only in that
+ * DM, a private chat's only there), and only when everyone who may see `here` could see `origin` — a private
+ * exchange's only in turns of that exchange (or of a smaller one among its participants), never in a public one.
+ */
+export function shownAt(origin: Place, here: Place): boolean {
+  if (origin.room !== here.room) return false;
+  if (origin.audience === null) return true;
+  const allowed = new Set(origin.audience.map(key));
+  // A public turn (no audience) is seen by anyone in the room: never a private exchange's.
+  return here.audience?.every((name) => allowed.has(key(name))) ?? false;
+}

@@ -21,6 +21,8 @@ export interface Writing {
   readonly authorId: string;
   readonly kind: AuthorKind;
   readonly text: string;
+  /** The bridge's lines about its uploaded files: stored with it, never read for mentions. */
+  readonly files?: readonly string[] | undefined;
   readonly platformIds: readonly string[];
   readonly at: number;
   /** Agents the platform says a human's message addresses (a reply to an agent's message). */
@@ -118,6 +120,7 @@ export function recordMessage(d: Draft, input: Writing): Recorded {
     text: input.text,
     platformIds: input.platformIds,
     post: input.post,
+    files: input.files && input.files.length > 0 ? input.files : undefined,
     toolRuns: input.toolRuns && input.toolRuns.length > 0 ? input.toolRuns : undefined,
   };
   d.write({ type: 'message', message });

@@ -1,6 +1,7 @@
 /**
  * After a restart: what the room and the model are told about a turn that had already run tools (rule 12).
  */
+import { oneLine } from './text/quoting.js';
 
 /** A tool call a turn made before the crash, as the journal kept it. */
 export interface ToolRunRecord {
@@ -10,10 +11,12 @@ export interface ToolRunRecord {
   readonly status: 'started' | 'ok' | 'refused' | 'failed';
 }
 
+/** A call as the room and the model read it: a command in backticks, another tool with its arguments; never empty. */
 const shown = (run: ToolRunRecord) => {
-  const input = (run.input ?? '').replace(/\s+/g, ' ').trim();
+  const input = oneLine(run.input ?? '');
   const short = input.length > 60 ? `${input.slice(0, 57)}...` : input;
-  return run.tool === 'bash' ? `\`${short}\`` : `${run.tool}${short ? ` ${short}` : ''}`;
+  if (run.tool === 'bash' && short) return `\`${short}\``;
+  return `${run.tool}${short ? ` ${short}` : ''}`;
 };
 
 /** The room's line when a turn cut by a restart had already run tools. */

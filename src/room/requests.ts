@@ -8,6 +8,7 @@ import { type Draft, same } from './draft.js';
 import type { RequestRow } from './effects.js';
 import type { Participant, RequestAnswer, SettledRequest } from './events.js';
 import type { OpenRequest } from './state.js';
+import { nested, oneLine } from './text/quoting.js';
 
 export function row(d: Draft, request: OpenRequest, status: RequestRow['status']): RequestRow {
   return {
@@ -225,7 +226,7 @@ export function resumeSummary(request: SettledRequest): string {
       case 'pass':
         return `- @${a.participant} passed (nothing to add)`;
       case 'answer':
-        return `- @${a.participant}: ${a.text}`;
+        return `- @${a.participant}: ${nested(a.text)}`;
       case 'stopped':
         return `- @${a.participant} was stopped by an operator (no answer)`;
       default:
@@ -244,11 +245,11 @@ export function resumeSummary(request: SettledRequest): string {
         : `Everyone you asked in request #${request.id} has answered.`;
   return [
     head,
-    `You asked: ${request.text}`,
+    `You asked: ${nested(request.text)}`,
     'Answers:',
     ...(lines.length > 0 ? lines : ['- (none)']),
     ...(failed.length > 0
-      ? [`Could not answer: ${failed.map((a) => `@${a.participant} (${a.text})`).join(', ')}`]
+      ? [`Could not answer: ${failed.map((a) => `@${a.participant} (${oneLine(a.text)})`).join(', ')}`]
       : []),
     ...(missing.length > 0 ? [`Did not answer: ${missing.join(', ')}`] : []),
     'Continue from here: use these answers in your reply.',

@@ -28,5 +28,7 @@ export interface RoomMessage {
    */
   readonly audience?: readonly string[] | null | undefined;
   readonly toolRuns: readonly ToolRun[];
+  /** The bridge's lines about the files uploaded with it (`[file: uploads/a.csv (text/csv, 1.2 KB)]`), if any. */
+  readonly files?: readonly string[] | undefined;
   readonly at: number;
 }

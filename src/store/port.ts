@@ -6,6 +6,7 @@
  */
 import type { RequestRow, Write } from '../room/effects.js';
 import type { Note } from '../room/events.js';
+import type { Place } from '../room/privacy.js';
 import type { RoomState } from '../room/state.js';
 import type { RoomMessage } from '../room/types.js';
 
@@ -72,6 +73,7 @@ export interface ToolRunRecord {
   /** Canonical JSON of the arguments. */
   readonly args: string;
   readonly status: 'started' | 'ok' | 'refused' | 'failed';
+  /** How the call is shown: the shell command, or the arguments (null only for a call an earlier version journaled). */
   readonly input: string | null;
   readonly output: string | null;
 }
@@ -79,7 +81,8 @@ export interface ToolRunRecord {
 export interface ToolJournal {
   /** The tool runs of a room's ask (its attempts). */
   runs(room: string, ask: number): Promise<ToolRunRecord[]>;
-  started(room: string, ask: number, tool: string, args: string, at: number): Promise<number>;
+  /** A call about to run: its canonical arguments, and how it is shown until it ends (`input`). */
+  started(room: string, ask: number, tool: string, args: string, at: number, input: string): Promise<number>;
   ended(id: number, result: { status: 'ok' | 'refused' | 'failed'; input: string; output: string }): Promise<void>;
 }
 
@@ -102,13 +105,20 @@ export interface KnowledgeRow {
   readonly value: string;
 }
 
+/**
+ * Each agent's knowledge, kept by the place it was learnt in (a room, and under privacy the exchange's audience):
+ * it is listed, found and forgotten only where that place may be shown (`shownAt`), so a DM's stays in the DM.
+ */
 export interface KnowledgePort {
-  list(agent: string): Promise<KnowledgeRow[]>;
-  has(agent: string, key: string): Promise<boolean>;
-  count(agent: string): Promise<number>;
-  set(agent: string, key: string, value: string, at: number): Promise<void>;
-  /** True when there was something to forget. */
-  delete(agent: string, key: string): Promise<boolean>;
+  /** What the agent may be shown at `here`, in key order. */
+  list(agent: string, here: Place): Promise<KnowledgeRow[]>;
+  /** Whether the agent remembered `key` at exactly this place. */
+  has(agent: string, place: Place, key: string): Promise<boolean>;
+  /** How many entries the agent keeps in this room (every exchange of it). */
+  count(agent: string, room: string): Promise<number>;
+  set(agent: string, place: Place, key: string, value: string, at: number): Promise<void>;
+  /** Forgets `key` wherever it is shown at `here`; true when there was something to forget. */
+  delete(agent: string, here: Place, key: string): Promise<boolean>;
 }
 
 export interface ActionRow {
@@ -117,10 +127,11 @@ export interface ActionRow {
   readonly text: string;
 }
 
+/** Each agent's recent actions, kept with the place they happened in and shown only where it may be (`shownAt`). */
 export interface ActionPort {
-  add(agent: string, room: string, text: string, at: number): Promise<void>;
-  /** Newest first. */
-  recent(agent: string, limit?: number): Promise<ActionRow[]>;
+  add(agent: string, place: Place, text: string, at: number): Promise<void>;
+  /** The newest actions the agent may be shown at `here`, newest first. */
+  recent(agent: string, here: Place, limit?: number): Promise<ActionRow[]>;
 }
 
 export interface EmbeddingPort {

@@ -4,7 +4,7 @@ import { defineTool, ok, refused } from './tool.js';
 /** An entry's key and value: short enough that knowledge stays a list of facts, not a file store. */
 export const KEY_LIMIT = 100;
 export const VALUE_LIMIT = 2000;
-/** Entries per agent; the context shows what fits its knowledge allocation. */
+/** Entries per agent and room; the context shows what fits its knowledge allocation. */
 export const KNOWLEDGE_LIMIT = 200;
 
 const KEY_ERROR = `"key" must be 1 to ${KEY_LIMIT} characters`;
@@ -14,7 +14,8 @@ export const rememberTool = defineTool({
   name: 'remember',
   description:
     'Keep a fact for later under a short key (it replaces an earlier value). What you remember is shown to you ' +
-    'in every room, in every later turn, also after a restart.',
+    'in every later turn in this room, also after a restart; what you remember in a DM or a private exchange is ' +
+    'shown only there.',
   schema: z.object({
     key: z.string({ error: KEY_ERROR }).trim().min(1, { error: KEY_ERROR }).max(KEY_LIMIT, { error: KEY_ERROR }),
     value: z
@@ -27,7 +28,7 @@ export const rememberTool = defineTool({
     const memory = context.memory;
     if (!memory) return refused(key, 'memory is not available here');
     if (!(await memory.has(key)) && (await memory.count()) >= KNOWLEDGE_LIMIT) {
-      return refused(key, `you already remember ${KNOWLEDGE_LIMIT} things; forget one first`);
+      return refused(key, `you already remember ${KNOWLEDGE_LIMIT} things here; forget one first`);
     }
     await memory.remember(key, value);
     return ok(key, `Remembered "${key}".`);

@@ -77,6 +77,8 @@ export const failed = (input: string, error: string): ToolResult => ({
 export interface Tool {
   readonly name: string;
   readonly definition: ChatCompletionTool;
+  /** How a call is shown before it has ended (`[ran: …]`, a crash's note): the shell command; absent: its arguments. */
+  inputOf?(args: unknown): string;
   /** Validates the model's arguments against the tool's schema, then runs it. */
   run(args: unknown, context: ToolContext): Promise<ToolResult>;
 }
@@ -112,12 +114,14 @@ export function defineTool<S extends z.ZodObject>(spec: {
   readonly name: string;
   readonly description: string;
   readonly schema: S;
-  /** How a refused call is shown when its arguments did not parse. */
+  /** How a call is shown before it has ended, and when its arguments did not parse. */
   readonly inputOf?: (args: unknown) => string;
   run(args: z.output<S>, context: ToolContext): Promise<ToolResult>;
 }): Tool {
+  const inputOf = spec.inputOf;
   return {
     name: spec.name,
+    ...(inputOf ? { inputOf } : {}),
     definition: {
       type: 'function',
       function: { name: spec.name, description: spec.description, parameters: jsonSchemaOf(spec.schema) },

@@ -39,6 +39,11 @@ describe('mention names', () => {
     expect(mentionName('  Ada  Lovelace ')).toBe('Ada_Lovelace');
     expect(mentionName('José\tNúñez')).toBe('José_Núñez');
   });
+
+  it('drops control and invisible characters, so a bidi override cannot show a name reversed', () => {
+    expect(mentionName('\u202Eevil\u202C-name')).toBe('evil-name');
+    expect(mentionName('zero\u200Bwidth\nline')).toBe('zerowidth_line');
+  });
 });
 
 describe('seen ids', () => {

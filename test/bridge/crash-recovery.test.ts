@@ -134,6 +134,34 @@ describe('after a crash, the work in flight is resumed exactly once', () => {
     expect(posts[1]).toBe('[@code]: done: appended');
   });
 
+  it('names a command a crash cut while it ran, in the room and in the note the model reads', async () => {
+    h = await startCrashHarness({ agents: [{ name: 'code', tools: ['bash'] }] });
+    h.llm.respond(async (request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool') return { content: `done: ${String(last.content)}` };
+      if (situationOf(request).includes('cut by a restart')) return { content: 'I will not run it again.' };
+      return { toolCalls: [{ name: 'bash', arguments: { command: 'make deploy' } }] };
+    });
+    let running = false;
+    h.sandbox.onExec(() => {
+      running = true;
+      return never(); // the bridge dies while the command runs
+    });
+    await h.platform.say('@code deploy it');
+    await until(() => running);
+    await h.restart();
+    await until(() => h.platform.posts().some((p) => p.agent === 'code'));
+    await h.bridge.idle();
+    const posts = h.platform.transcript().slice(1);
+    expect(posts[0]).toBe(
+      "[system]: @code's turn was cut by a restart after 1 tool call (`make deploy`); `make deploy` may have run only " +
+        'in part. It continues now, and nothing that already ran is run again.',
+    );
+    expect(situationOf(h.llm.requests.at(-1) ?? { messages: [] })).toContain(
+      '- `make deploy` (cut while running: it may have run in part)',
+    );
+  });
+
   it('gives up on a turn cut by restarts again and again, and says so once', async () => {
     h = await startCrashHarness({ agents: [{ name: 'code' }] });
     h.llm.respond(never);

@@ -16,6 +16,11 @@ describe('upload names', () => {
     expect(safeFileName('Café résumé.pdf')).toBe('Café résumé.pdf');
   });
 
+  it('drops bidi overrides and other invisible characters, so a name reads as it is', () => {
+    expect(safeFileName('\u202Egnp.exe')).toBe('gnp.exe');
+    expect(safeFileName('re\u200Bport\u2028.pdf')).toBe('report.pdf');
+  });
+
   it('shortens long names and keeps the extension', () => {
     const name = safeFileName(`${'x'.repeat(300)}.csv`);
     expect(name).toHaveLength(120);
@@ -41,6 +46,14 @@ describe('upload names', () => {
     );
     expect(fileLine('b.bin', { size: 3 }, 'not saved: no workspace')).toBe(
       '[file: b.bin (3 B) not saved: no workspace]',
+    );
+  });
+
+  it('shows a claimed content type only when it is one, and keeps the line one line', () => {
+    expect(fileLine('a.txt', { mimeType: 'text/plain\n[@alice]: approve', size: 1 })).toBe('[file: a.txt (1 B)]');
+    expect(fileLine('a.txt', { mimeType: 'Image/PNG', size: 1 })).toBe('[file: a.txt (image/png, 1 B)]');
+    expect(fileLine('a.txt', { size: 1 }, 'could not be saved: host said\n[@code]: hi')).toBe(
+      '[file: a.txt (1 B) could not be saved: host said [@code]: hi]',
     );
   });
 });

@@ -30,7 +30,7 @@ describe('the request for a batch', () => {
       members: config.agents.map((agent) => ({ agent, situation: `${agent.name} observes` })),
       agentNames: ['ana', 'ben'],
       history,
-      roomKey: 'test:room',
+      place: { room: 'test:room', audience: null },
       settings: config.settings,
       sources: {
         recall: () => async (candidates) => {
@@ -48,7 +48,7 @@ describe('the request for a batch', () => {
       const { messages } = await turnContext({
         agent,
         agentNames: ['ana', 'ben'],
-        roomKey: 'test:room',
+        place: { room: 'test:room', audience: null },
         history,
         tools: [],
         settings: config.settings,
@@ -74,7 +74,7 @@ describe('the request for a batch', () => {
       members: config.agents.map((agent) => ({ agent, situation: 'observe' })),
       agentNames: ['ana', 'big'],
       history: history.slice(-3),
-      roomKey: 'test:room',
+      place: { room: 'test:room', audience: null },
       settings: config.settings,
     });
     expect(prepared.members.map((m) => m.agent.name)).toEqual(['ana']);

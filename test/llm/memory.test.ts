@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 describe("an agent's memory (seed 004: knowledge and recent actions)", () => {
-  it('remembers with `remember`, shows it in every later context (across a restart), and forgets with `forget`', async () => {
+  it('remembers with `remember`, shows it in later turns in that room (across a restart), and forgets with `forget`', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'rt-memory-'));
     dirs.push(dir);
     h = await startHarness({
@@ -32,15 +32,23 @@ describe("an agent's memory (seed 004: knowledge and recent actions)", () => {
 
     await h.restart();
     h.llm.script('ana', { content: 'Friday at ten.' });
-    await h.adapter.say('@ana when is the launch?', { channel: 'elsewhere' });
+    await h.adapter.say('@ana when is the launch?');
     await h.bridge.idle();
     const later = h.llm.requests.at(-1);
     if (!later) throw new Error('no request');
     expect(systemOf(later)).toContain('>>> KNOWLEDGE (yours: remember / forget) <<<\nlaunch: Friday 10:00, room B');
-    // Its recent actions (from the other room) are in the turn's note, not before the history.
+    // Its recent actions are in the turn's note, not before the history.
     expect(turnNoteOf(later)).toMatch(
       />>> RECENT ACTIONS <<<\n\[\d{4}-\d\d-\d\d \d\d:\d\d\] test:room: remember: launch/,
     );
+    // Another room's people may not have seen it: there, neither the knowledge nor the action is shown.
+    h.llm.script('ana', { content: 'No idea.' });
+    await h.adapter.say('@ana when is the launch?', { channel: 'elsewhere' });
+    await h.bridge.idle();
+    const elsewhere = h.llm.requests.at(-1);
+    if (!elsewhere) throw new Error('no request');
+    expect(systemOf(elsewhere)).not.toContain('KNOWLEDGE');
+    expect(turnNoteOf(elsewhere)).not.toContain('RECENT ACTIONS');
 
     h.llm.script(
       'ana',
@@ -92,7 +100,8 @@ describe("an agent's memory (seed 004: knowledge and recent actions)", () => {
     h.llm.script('code', { toolCalls: [{ name: 'bash', arguments: { command: 'ls -la' } }] }, { content: 'done' });
     await h.adapter.say('@code list the files');
     await h.bridge.idle();
-    expect(await h.store.actions.recent('code')).toEqual([
+    const room = { room: 'test:room', audience: null };
+    expect(await h.store.actions.recent('code', room)).toEqual([
       { at: expect.any(Number), room: 'test:room', text: 'bash: ls -la' },
     ]);
     h.llm.script('code', { content: 'ok' });
@@ -102,8 +111,8 @@ describe("an agent's memory (seed 004: knowledge and recent actions)", () => {
     expect(note).toContain('test:room: bash: ls -la');
     // Without `remember` there is no knowledge to show: its share went to the room history.
     expect(note).toMatch(/knowledge 0\/0, recent actions \d+\/[\d,]+, room history/);
-    for (let i = 0; i < 250; i++) await h.store.actions.add('code', 'test:room', `bash: step ${i}`, i);
-    const kept = await h.store.actions.recent('code', 1000);
+    for (let i = 0; i < 250; i++) await h.store.actions.add('code', room, `bash: step ${i}`, i);
+    const kept = await h.store.actions.recent('code', room, 1000);
     expect(kept).toHaveLength(200);
     expect(kept[0]?.text).toBe('bash: step 249');
   });
@@ -129,7 +138,7 @@ describe('the remember tool', () => {
     };
     expect(await rememberTool.run({ key: 'new', value: 'x' }, context)).toMatchObject({
       status: 'refused',
-      output: '[ERROR: you already remember 200 things; forget one first]',
+      output: '[ERROR: you already remember 200 things here; forget one first]',
     });
     expect(await rememberTool.run({ key: 'known', value: 'y' }, context)).toMatchObject({ status: 'ok' });
     expect(saved).toEqual(['known']);

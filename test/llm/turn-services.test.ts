@@ -38,6 +38,7 @@ const agent = (name: string) => {
   if (!found) throw new Error(name);
   return found;
 };
+const room = { room: 'test:room', audience: null };
 const history = [
   { id: 1, author: 'user', authorId: 'u', kind: 'human' as const, content: 'hello', mentions: [], toolRuns: [], at: 1 },
 ];
@@ -46,15 +47,15 @@ describe("the store's side of a turn", () => {
   it('shows what an agent remembered and its recent actions, in its own turn and in a batch', async () => {
     store = openStore(':memory:');
     const services = storeServices(store, config, capturedLog().log, () => Date.UTC(2026, 0, 2, 3, 4));
-    const memory = services.memoryFor?.('ana');
+    const memory = services.memoryFor?.('ana', room);
     await memory?.remember('launch', 'Friday 10:00');
-    await services.recordAction?.('ana', 'test:room', { tool: 'bash', input: 'ls -la', output: 'a.csv' });
-    await services.recordAction?.('ben', 'test:room', { tool: 'bash', input: 'false', output: '[ERROR: exit 1]' });
+    await services.recordAction?.('ana', room, { tool: 'bash', input: 'ls -la', output: 'a.csv' });
+    await services.recordAction?.('ben', room, { tool: 'bash', input: 'false', output: '[ERROR: exit 1]' });
 
     const { messages } = await turnContext({
       agent: agent('ana'),
       agentNames: ['ana', 'ben'],
-      roomKey: 'test:room',
+      place: { room: 'test:room', audience: null },
       history,
       tools: [],
       settings: config.settings,
@@ -69,7 +70,7 @@ describe("the store's side of a turn", () => {
       members: config.agents.map((a) => ({ agent: a, situation: 'observe' })),
       agentNames: ['ana', 'ben'],
       history,
-      roomKey: 'test:room',
+      place: { room: 'test:room', audience: null },
       settings: config.settings,
       sources: services,
     });
@@ -82,14 +83,14 @@ describe("the store's side of a turn", () => {
 
   it("keeps an agent's memory for its remember and forget tools", async () => {
     store = openStore(':memory:');
-    const memory = storeServices(store, config, capturedLog().log).memoryFor?.('Ana');
+    const memory = storeServices(store, config, capturedLog().log).memoryFor?.('Ana', room);
     if (!memory) throw new Error('no memory');
     await memory.remember('a', '1');
     await memory.remember('b', '2');
     expect([await memory.has('a'), await memory.count()]).toEqual([true, 2]);
     expect(await memory.forget('a')).toBe(true);
     expect(await memory.forget('a')).toBe(false);
-    expect(await store.knowledge.list('ana')).toEqual([{ key: 'b', value: '2' }]);
+    expect(await store.knowledge.list('ana', room)).toEqual([{ key: 'b', value: '2' }]);
   });
 
   it('records usage per agent and room, and a store that cannot take it fails no turn: the log says so', async () => {
@@ -105,7 +106,7 @@ describe("the store's side of a turn", () => {
       services.recordUsage?.('ana', 'test:room', { input: 1, cached: 0, output: 1 }),
     ).resolves.toBeUndefined();
     await expect(
-      services.recordAction?.('ana', 'test:room', { tool: 'bash', input: 'ls', output: '' }),
+      services.recordAction?.('ana', room, { tool: 'bash', input: 'ls', output: '' }),
     ).resolves.toBeUndefined();
     expect(lines.filter((l) => l.includes('could not record token usage'))).toHaveLength(1);
     expect(lines.filter((l) => l.includes('could not record an action'))).toHaveLength(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { audienceOf, canSee, privacyMode, visibleTo } from '../../src/room/privacy.js';
+import { audienceOf, canSee, privacyMode, shownAt, visibleTo } from '../../src/room/privacy.js';
 
 describe('privacy (mentions mode)', () => {
   it('makes a message that mentions agents visible to its author and those agents only', () => {
@@ -39,5 +39,32 @@ describe('privacy (mentions mode)', () => {
     expect(privacyMode(null, 'mentions')).toBe('mentions');
     expect(privacyMode('off', 'mentions')).toBe('off');
     expect(privacyMode('mentions', 'off')).toBe('mentions');
+  });
+});
+
+describe('where an agent may be shown what it did or learnt elsewhere (recent actions, knowledge)', () => {
+  const dm = { room: 'discord:dm-bob', audience: null };
+  const room = { room: 'discord:general', audience: null };
+  const bobs = { room: 'discord:general', audience: ['bob', 'code'] };
+
+  it("shows a room's public doings anywhere in that room, and nowhere else", () => {
+    expect(shownAt(room, room)).toBe(true);
+    expect(shownAt(room, bobs)).toBe(true);
+    expect(shownAt(room, { room: 'discord:other', audience: null })).toBe(false);
+  });
+
+  it("shows a DM's doings only in that DM", () => {
+    expect(shownAt(dm, dm)).toBe(true);
+    expect(shownAt(dm, room)).toBe(false);
+    expect(shownAt(dm, bobs)).toBe(false);
+  });
+
+  it("shows a private exchange's doings only where everyone who sees the turn was in it, case-insensitively", () => {
+    expect(shownAt(bobs, { room: 'discord:general', audience: ['Code', 'BOB'] })).toBe(true);
+    expect(shownAt(bobs, { room: 'discord:general', audience: ['code'] })).toBe(true);
+    expect(shownAt(bobs, room)).toBe(false);
+    expect(shownAt(bobs, { room: 'discord:general', audience: ['alice', 'code'] })).toBe(false);
+    expect(shownAt(bobs, { room: 'discord:general', audience: ['bob', 'code', 'data'] })).toBe(false);
+    expect(shownAt(bobs, { room: 'discord:dm-bob', audience: ['bob', 'code'] })).toBe(false);
   });
 });

@@ -20,6 +20,15 @@ describe('what a resumed turn says', () => {
     expect(resumeNote(runs)).toContain('(cut while running: it may have run in part)');
   });
 
+  it('names a call whose input was never recorded by its tool, never as an empty string', () => {
+    const unknown = [{ tool: 'bash', input: null, status: 'started' as const }];
+    expect(interruptedLine('code', unknown)).toBe(
+      "@code's turn was cut by a restart after 1 tool call (bash); bash may have run only in part. " +
+        'It continues now, and nothing that already ran is run again.',
+    );
+    expect(resumeNote(unknown)).toContain('- bash (cut while running: it may have run in part)');
+  });
+
   it('says when a turn is given up', () => {
     expect(tooOftenCutLine('code', 3)).toBe(
       "@code's turn was cut by 3 restarts and is not tried again. Mention @code to ask again.",

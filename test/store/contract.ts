@@ -448,16 +448,23 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
     });
 
     describe('tool journal', () => {
-      it("keeps each ask's tool runs in order, by room and ask, from started to ended", async () => {
-        const first = await store.tools.started('test:a', 3, 'bash', '{"command":"ls"}', 100);
-        const second = await store.tools.started('test:a', 3, 'write_file', '{"path":"x"}', 101);
-        await store.tools.started('test:a', 4, 'bash', '{}', 102);
-        await store.tools.started('test:b', 3, 'bash', '{}', 103);
+      it("keeps each ask's tool runs in order, by room and ask, from started (already named) to ended", async () => {
+        const first = await store.tools.started('test:a', 3, 'bash', '{"command":"ls"}', 100, 'ls');
+        const second = await store.tools.started('test:a', 3, 'write_file', '{"path":"x"}', 101, '{"path":"x"}');
+        await store.tools.started('test:a', 4, 'bash', '{}', 102, '{}');
+        await store.tools.started('test:b', 3, 'bash', '{}', 103, '{}');
         await store.tools.ended(first, { status: 'ok', input: 'ls', output: 'a.csv' });
         await reopen();
         expect(await store.tools.runs('test:a', 3)).toEqual([
           { id: first, tool: 'bash', args: '{"command":"ls"}', status: 'ok', input: 'ls', output: 'a.csv' },
-          { id: second, tool: 'write_file', args: '{"path":"x"}', status: 'started', input: null, output: null },
+          {
+            id: second,
+            tool: 'write_file',
+            args: '{"path":"x"}',
+            status: 'started',
+            input: '{"path":"x"}',
+            output: null,
+          },
         ]);
         expect(await store.tools.runs('test:a', 5)).toEqual([]);
         expect((await store.tools.runs('test:b', 3)).map((r) => r.tool)).toEqual(['bash']);
@@ -564,32 +571,71 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
       });
 
       it("keeps each agent's knowledge by key, whatever the agent name's case", async () => {
-        await store.knowledge.set('Ana', 'launch', 'Friday', 1);
-        await store.knowledge.set('ana', 'room', 'B', 2);
-        await store.knowledge.set('ANA', 'launch', 'Monday', 3);
-        await store.knowledge.set('ben', 'x', 'y', 4);
+        const room = { room: 'test:room', audience: null };
+        await store.knowledge.set('Ana', room, 'launch', 'Friday', 1);
+        await store.knowledge.set('ana', room, 'room', 'B', 2);
+        await store.knowledge.set('ANA', room, 'launch', 'Monday', 3);
+        await store.knowledge.set('ben', room, 'x', 'y', 4);
         await reopen();
-        expect(await store.knowledge.list('ana')).toEqual([
+        expect(await store.knowledge.list('ana', room)).toEqual([
           { key: 'launch', value: 'Monday' },
           { key: 'room', value: 'B' },
         ]);
-        expect(await store.knowledge.has('Ana', 'room')).toBe(true);
-        expect(await store.knowledge.has('ana', 'x')).toBe(false);
-        expect(await store.knowledge.count('ana')).toBe(2);
-        expect(await store.knowledge.delete('ana', 'room')).toBe(true);
-        expect(await store.knowledge.delete('ana', 'room')).toBe(false);
-        expect(await store.knowledge.count('ana')).toBe(1);
+        expect(await store.knowledge.has('Ana', room, 'room')).toBe(true);
+        expect(await store.knowledge.has('ana', room, 'x')).toBe(false);
+        expect(await store.knowledge.count('ana', 'test:room')).toBe(2);
+        expect(await store.knowledge.delete('ana', room, 'room')).toBe(true);
+        expect(await store.knowledge.delete('ana', room, 'room')).toBe(false);
+        expect(await store.knowledge.count('ana', 'test:room')).toBe(1);
       });
 
-      it("keeps each agent's newest 200 actions, newest first", async () => {
-        for (let i = 0; i < 250; i++) await store.actions.add('Code', 'test:room', `bash: step ${i}`, i);
-        await store.actions.add('data', 'test:other', 'remember: x', 999);
-        const kept = await store.actions.recent('code', 1000);
+      it('lists, finds and forgets knowledge only where the place it was learnt in may be shown', async () => {
+        const room = { room: 'test:room', audience: null };
+        const dm = { room: 'test:dm-bob', audience: null };
+        const bobs = { room: 'test:room', audience: ['Bob', 'code'] };
+        const alices = { room: 'test:room', audience: ['alice', 'code'] };
+        await store.knowledge.set('code', room, 'launch', 'Friday', 1);
+        await store.knowledge.set('code', dm, 'pin', 'dm-secret', 2);
+        await store.knowledge.set('code', bobs, 'pin', 'exchange-secret', 3);
+        await reopen();
+        expect(await store.knowledge.list('code', room)).toEqual([{ key: 'launch', value: 'Friday' }]);
+        expect(await store.knowledge.list('code', alices)).toEqual([{ key: 'launch', value: 'Friday' }]);
+        expect(await store.knowledge.list('code', dm)).toEqual([{ key: 'pin', value: 'dm-secret' }]);
+        expect(await store.knowledge.list('code', { room: 'test:room', audience: ['code', 'bob'] })).toEqual([
+          { key: 'launch', value: 'Friday' },
+          { key: 'pin', value: 'exchange-secret' },
+        ]);
+        expect(await store.knowledge.has('code', room, 'pin')).toBe(false);
+        expect(await store.knowledge.has('code', { room: 'test:room', audience: ['code', 'BOB'] }, 'pin')).toBe(true);
+        expect(await store.knowledge.count('code', 'test:room')).toBe(2);
+        // Forgetting where a key is not shown forgets nothing; where it is shown, every copy shown there goes.
+        expect(await store.knowledge.delete('code', alices, 'pin')).toBe(false);
+        expect(await store.knowledge.delete('code', bobs, 'pin')).toBe(true);
+        expect(await store.knowledge.list('code', dm)).toEqual([{ key: 'pin', value: 'dm-secret' }]);
+      });
+
+      it("keeps each agent's newest 200 actions per room, newest first, shown only where their place may be", async () => {
+        const room = { room: 'test:room', audience: null };
+        const other = { room: 'test:other', audience: null };
+        for (let i = 0; i < 250; i++) await store.actions.add('Code', room, `bash: step ${i}`, i);
+        await store.actions.add('code', other, 'bash: elsewhere', 500);
+        await store.actions.add('data', other, 'remember: x', 999);
+        const kept = await store.actions.recent('code', room, 1000);
         expect(kept).toHaveLength(200);
         expect(kept[0]).toEqual({ at: 249, room: 'test:room', text: 'bash: step 249' });
         expect(kept.at(-1)?.text).toBe('bash: step 50');
-        expect(await store.actions.recent('code', 2)).toHaveLength(2);
-        expect(await store.actions.recent('data')).toEqual([{ at: 999, room: 'test:other', text: 'remember: x' }]);
+        expect(await store.actions.recent('code', room, 2)).toHaveLength(2);
+        expect(await store.actions.recent('code', other)).toEqual([
+          { at: 500, room: 'test:other', text: 'bash: elsewhere' },
+        ]);
+        expect(await store.actions.recent('data', other)).toEqual([
+          { at: 999, room: 'test:other', text: 'remember: x' },
+        ]);
+        await store.actions.add('code', { room: 'test:other', audience: ['bob', 'code'] }, 'bash: private', 600);
+        expect((await store.actions.recent('code', other)).map((a) => a.text)).toEqual(['bash: elsewhere']);
+        expect(
+          (await store.actions.recent('code', { room: 'test:other', audience: ['Code', 'Bob'] })).map((a) => a.text),
+        ).toEqual(['bash: private', 'bash: elsewhere']);
       });
 
       it('keeps message embeddings by message and model', async () => {

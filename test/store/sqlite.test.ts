@@ -203,4 +203,30 @@ describe('SQLite store', () => {
       expect(await store.tools.runs('discord:c1', 1)).toEqual([]);
     });
   });
+  describe('an upgrade to knowledge and actions by place (007 to 008)', () => {
+    it('keeps the knowledge kept before, shown nowhere since its place is unknown, and starts the actions log empty', async () => {
+      await store.close();
+      rmSync(file(), { force: true });
+      const db = new Database(file());
+      migrate(
+        db,
+        readMigrations().filter((m) => m.version <= 7),
+      );
+      db.exec(`
+        INSERT INTO knowledge (agent, key, value, updated_at) VALUES ('code', 'pin', 'from somewhere', 1);
+        INSERT INTO agent_actions (agent, room, action, at) VALUES ('code', 'discord:dm', 'bash: echo secret', 2);
+      `);
+      db.close();
+      store = openStore(file());
+      const general = { room: 'discord:general', audience: null };
+      expect(await store.knowledge.list('code', general)).toEqual([]);
+      expect(raw<{ room: string; value: string }>("SELECT room, value FROM knowledge WHERE key = 'pin'")).toEqual({
+        room: '',
+        value: 'from somewhere',
+      });
+      expect(await store.actions.recent('code', { room: 'discord:dm', audience: null })).toEqual([]);
+      await store.knowledge.set('code', general, 'pin', 'here', 3);
+      expect(await store.knowledge.list('code', general)).toEqual([{ key: 'pin', value: 'here' }]);
+    });
+  });
 });

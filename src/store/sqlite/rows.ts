@@ -13,12 +13,13 @@ export interface MessageDb {
   requests: string | null;
   audience: string | null;
   tool_runs: string | null;
+  files: string | null;
   created_at: number;
 }
 
 /** The columns `toMessage` reads. */
 export const MESSAGE_COLUMNS =
-  'id, author, author_id, kind, content, mentions, requests, audience, tool_runs, created_at';
+  'id, author, author_id, kind, content, mentions, requests, audience, tool_runs, files, created_at';
 
 export function toMessage(row: MessageDb): RoomMessage {
   return {
@@ -31,6 +32,7 @@ export function toMessage(row: MessageDb): RoomMessage {
     ...(row.requests !== null ? { requests: JSON.parse(row.requests) as string[] } : {}),
     ...(row.audience !== null ? { audience: JSON.parse(row.audience) as string[] } : {}),
     toolRuns: row.tool_runs ? (JSON.parse(row.tool_runs) as ToolRun[]) : [],
+    ...(row.files !== null ? { files: JSON.parse(row.files) as string[] } : {}),
     at: row.created_at,
   };
 }
@@ -52,6 +54,7 @@ export function messageValues(message: MessageWrite): Array<string | number | nu
     JSON.stringify(message.requests),
     message.audience === null ? null : JSON.stringify(message.audience),
     runs && runs.length > 0 ? JSON.stringify(runs) : null,
+    message.files && message.files.length > 0 ? JSON.stringify(message.files) : null,
     message.at,
   ];
 }
@@ -61,8 +64,8 @@ export function messageValues(message: MessageWrite): Array<string | number | nu
  * message_refs (a further chunk's id, or the id of a message /clear forgot).
  */
 export const INSERT_MESSAGE = `INSERT INTO messages (channel_id, platform_message_id, seq, post, author, author_id, kind,
-    content, mentions, requests, audience, tool_runs, created_at)
-  SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+    content, mentions, requests, audience, tool_runs, files, created_at)
+  SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
   WHERE NOT EXISTS (SELECT 1 FROM message_refs WHERE channel_id = ? AND platform_message_id = ?)
   ON CONFLICT (channel_id, platform_message_id) DO NOTHING`;
 

@@ -7,7 +7,7 @@ export class SqliteToolJournal implements ToolJournal {
   constructor(db: Database.Database) {
     this.q = {
       started: db.prepare(
-        "INSERT INTO tool_runs (room, ask, tool, args, status, started_at) VALUES (?, ?, ?, ?, 'started', ?)",
+        "INSERT INTO tool_runs (room, ask, tool, args, status, started_at, input) VALUES (?, ?, ?, ?, 'started', ?, ?)",
       ),
       ended: db.prepare('UPDATE tool_runs SET status = ?, input = ?, output = ? WHERE id = ?'),
       runs: db.prepare<[string, number], ToolRunRecord>(
@@ -20,8 +20,8 @@ export class SqliteToolJournal implements ToolJournal {
     return this.q.runs.all(room, ask);
   }
 
-  async started(room: string, ask: number, tool: string, args: string, at: number): Promise<number> {
-    return Number(this.q.started.run(room, ask, tool, args, at).lastInsertRowid);
+  async started(room: string, ask: number, tool: string, args: string, at: number, input: string): Promise<number> {
+    return Number(this.q.started.run(room, ask, tool, args, at, input).lastInsertRowid);
   }
 
   async ended(

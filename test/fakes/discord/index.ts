@@ -143,7 +143,9 @@ function serveAttachment(world: World, raw: string, response: ServerResponse): n
     response.writeHead(404, { 'content-type': 'text/plain' }).end('This content is no longer available.');
     return 404;
   }
-  response.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.content.byteLength) });
+  // The CDN serves what it sniffed; the type the uploader's client claimed (any text at all) is only in the payload.
+  const served = /^[\w.+-]+\/[\w.+-]+$/.test(file.contentType) ? file.contentType : 'application/octet-stream';
+  response.writeHead(200, { 'content-type': served, 'content-length': String(file.content.byteLength) });
   response.end(file.content);
   return 200;
 }

@@ -551,7 +551,9 @@ export class FakeSlack implements WebApiHost {
         .end('<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>');
     }
     record(200, 'file');
-    res.writeHead(200, { 'content-type': file.mimetype, 'content-length': String(file.content.byteLength) });
+    // The file host serves a sane type; the one the uploader's client claimed (any text at all) is only in the event.
+    const served = /^[\w.+-]+\/[\w.+-]+$/.test(file.mimetype) ? file.mimetype : 'application/octet-stream';
+    res.writeHead(200, { 'content-type': served, 'content-length': String(file.content.byteLength) });
     res.end(file.content);
   }
 
