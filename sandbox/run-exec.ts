@@ -50,9 +50,11 @@ function wrapper(shell: 'bash' | 'sh', fsize: number | undefined): string {
   const blocks = fsize === undefined ? undefined : Math.floor(Math.max(0, fsize) / (shell === 'bash' ? 1024 : 512));
   return [
     'exec 2>/dev/null',
-    blocks === undefined ? ':' : `ulimit -f ${blocks} || exit 126`,
     shell === 'bash' ? 'set -m' : ':',
-    '"$1" -c "$2" 2>&1 & c=$!',
+    // The cap is the command's alone: the wrapper still writes its pid file when no room is left.
+    blocks === undefined
+      ? '"$1" -c "$2" 2>&1 & c=$!'
+      : `(ulimit -f ${blocks} || exit 126; exec "$1" -c "$2") 2>&1 & c=$!`,
     'printf "%s %s\\n" "$$" "$c" > "$0"',
     'wait "$c"; s=$?',
     shell === 'bash' ? 'kill -9 -"$c"' : ':',
