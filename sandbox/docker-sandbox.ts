@@ -22,6 +22,8 @@ import { appendNote, cleanUpAfterRunnerLoss, explainKill, type Outcome } from '.
 import { type RunOptions, runExec } from './run-exec.js';
 import { describeState } from './status-line.js';
 import { prepareWorkspace, wipeWorkspace } from './workspace.js';
+import type { WorkspaceLimits } from './workspace-usage.js';
+import { WorkspaceWatch } from './workspace-watch.js';
 
 export interface DockerSandboxOptions {
   readonly settings: Settings;
@@ -55,7 +57,9 @@ class DockerSandbox implements Sandbox {
   private readonly clock: () => number;
   private readonly dataDir: string;
   private readonly containers: ChannelContainers;
-  private readonly disk: DiskQuota;
+  /** SANDBOX_DISK and SANDBOX_FILES. */
+  private readonly limits: WorkspaceLimits;
+  private disk: Promise<{ quota: DiskQuota }> | undefined;
   /** Ends a start-up check still running at shutdown (its throw-away container is removed). */
   private readonly checks = new AbortController();
   private checking: Promise<unknown> | undefined;
@@ -65,7 +69,7 @@ class DockerSandbox implements Sandbox {
     this.settings = options.settings;
     // Fail at start-up on a bad limit rather than at the first command.
     parseMemory(this.settings.SANDBOX_MEMORY);
-    this.disk = new DiskQuota(parseDiskLimit(this.settings.SANDBOX_DISK));
+    this.limits = { bytes: parseDiskLimit(this.settings.SANDBOX_DISK), files: this.settings.SANDBOX_FILES };
     this.docker = options.docker ?? new Dockerode();
     this.log = options.logger.child({ component: 'sandbox' });
     this.clock = options.clock ?? Date.now;
@@ -80,6 +84,12 @@ class DockerSandbox implements Sandbox {
       runnerSource: options.runnerSource,
       probeTimeoutMs: options.probeTimeoutMs ?? HELPER_TIMEOUT_MS,
     });
+  }
+
+  /** The workspaces' allowance. */
+  private diskQuota(): Promise<{ quota: DiskQuota }> {
+    this.disk ??= Promise.resolve({ quota: new DiskQuota(this.limits) });
+    return this.disk;
   }
 
   workspaceDir(channelKey: string): string {
@@ -107,8 +117,9 @@ class DockerSandbox implements Sandbox {
     try {
       await this.containers.adoptAll();
       const dir = this.workspaceDir(channelKey);
-      const fsize = await this.disk.beforeCommand(channelKey, dir);
-      const runOptions: RunOptions = { ...options, fsize, measureDisk: this.disk.enabled };
+      const disk = await this.diskQuota();
+      const { fsize, quota } = await disk.quota.beforeCommand(channelKey, dir);
+      const runOptions: RunOptions = { ...options, fsize, quota, measureDisk: disk.quota.enabled };
       let { live, outcome } = await this.run(state, command, runOptions);
       if (outcome.spawnError || (outcome.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(outcome.output))) {
         // The command could not even start: typically a fork bomb's leftovers still hold
@@ -120,16 +131,9 @@ class DockerSandbox implements Sandbox {
         ({ live, outcome } = await this.run(state, command, runOptions));
       }
       if (outcome.containerKilled) this.containers.forget(state);
-      let output = outcome.output;
-      if (outcome.spawnError) output = appendNote(output, `[the command could not start: ${outcome.spawnError}]`);
-      else if (outcome.aborted) output = appendNote(output, '[aborted]');
-      else if (!outcome.timedOut && (outcome.exitCode === SIGKILL_EXIT || outcome.exitCode === null)) {
-        const access = this.containers.access(state);
-        const { note, stopped } = await explainKill(live, access, outcome, this.settings.SANDBOX_MEMORY);
-        if (stopped && state.live?.id === live.id) this.containers.forget(state);
-        output = appendNote(output, note);
-      }
-      const full = await this.disk.afterCommand(channelKey, dir, outcome.diskUsed);
+      let output = await this.explainEnd(state, live, outcome);
+      // The stop (or the workspace over a limit) is said once, with how much it holds.
+      const full = await disk.quota.afterCommand(channelKey, dir, outcome.usage, outcome.quotaStop);
       if (full) output = appendNote(output, full);
       // Kept current so a later SIGKILL is not taken for an OOM kill that happened before it.
       if (outcome.oomKills !== undefined) live.oomKills = Math.max(live.oomKills, outcome.oomKills);
@@ -142,6 +146,19 @@ class DockerSandbox implements Sandbox {
       state.inFlight -= 1;
       this.containers.armIdle(state);
     }
+  }
+
+  /** The command's output, with a note on how it ended when it did not end by itself. */
+  private async explainEnd(state: ChannelState, live: LiveContainer, outcome: Outcome): Promise<string> {
+    if (outcome.spawnError) return appendNote(outcome.output, `[the command could not start: ${outcome.spawnError}]`);
+    if (outcome.aborted) return appendNote(outcome.output, '[aborted]');
+    // A command the watch stopped gets the disk quota's note instead.
+    if (outcome.quotaStop || outcome.timedOut) return outcome.output;
+    if (outcome.exitCode !== SIGKILL_EXIT && outcome.exitCode !== null) return outcome.output;
+    const access = this.containers.access(state);
+    const { note, stopped } = await explainKill(live, access, outcome, this.settings.SANDBOX_MEMORY);
+    if (stopped && state.live?.id === live.id) this.containers.forget(state);
+    return appendNote(outcome.output, note);
   }
 
   /** Runs the command in the channel's container, recreating it once if it vanished or stopped meanwhile. */
@@ -186,12 +203,33 @@ class DockerSandbox implements Sandbox {
         if (!(error instanceof RunnerUnavailable)) throw error;
       }
     }
-    return runExec(live, command, options);
+    return this.runExecWatched(state, live, command, options);
+  }
+
+  /** One exec for the command; with a quota the workspace is watched from here, as the runner would inside. */
+  private async runExecWatched(
+    state: ChannelState,
+    live: LiveContainer,
+    command: string,
+    options: RunOptions,
+  ): Promise<Outcome> {
+    if (!options.quota) return runExec(live, command, options);
+    const watch = new WorkspaceWatch(this.workspaceDir(state.key), options.quota);
+    const signal = options.signal ? AbortSignal.any([options.signal, watch.signal]) : watch.signal;
+    try {
+      const outcome = await runExec(live, command, { ...options, signal });
+      const quotaStop = watch.finish();
+      if (!quotaStop || options.signal?.aborted) return outcome;
+      return { ...outcome, aborted: false, quotaStop };
+    } finally {
+      watch.finish();
+    }
   }
 
   /** File tools check here before they write into the workspace (SANDBOX_DISK). */
-  async checkDisk(channelKey: string, adding: number): Promise<void> {
-    await this.disk.beforeWrite(channelKey, this.workspaceDir(channelKey), adding);
+  async checkDisk(channelKey: string, adding: number, files?: number): Promise<void> {
+    const { quota } = await this.diskQuota();
+    await quota.beforeWrite(channelKey, this.workspaceDir(channelKey), adding, files);
   }
 
   async describe(channelKey: string): Promise<string> {
@@ -222,7 +260,7 @@ class DockerSandbox implements Sandbox {
     }
     // The workspace is wiped even when Docker is down: it is only a host folder.
     if (options?.wipeWorkspace) await wipeWorkspace(this.workspaceDir(channelKey));
-    this.disk.forget(channelKey);
+    (await this.diskQuota()).quota.forget(channelKey);
     this.log.info({ channel: channelKey, wipeWorkspace: options?.wipeWorkspace ?? false }, 'sandbox reset');
     if (failure) throw failure;
   }
