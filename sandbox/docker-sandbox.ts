@@ -18,11 +18,12 @@ import { parseMemory } from './container-spec.js';
 import { DiskQuota, parseDiskLimit } from './disk-quota.js';
 import { checkDocker } from './docker-check.js';
 import { engineMessage, hasStatus, toSandboxError } from './docker-errors.js';
-import { appendNote, cleanUpAfterRunnerLoss, explainKill, type Outcome } from './kill-report.js';
+import { appendNote, cleanUpAfterRunnerLoss, containerStopped, explainKill, type Outcome } from './kill-report.js';
 import { type RunOptions, runExec } from './run-exec.js';
 import { describeState } from './status-line.js';
 import { prepareWorkspace, wipeWorkspace } from './workspace.js';
-import type { WorkspaceLimits } from './workspace-usage.js';
+import { effectiveLimits, fileSystemOf, IN_MEMORY } from './workspace-fs.js';
+import { sizeLabel, type WorkspaceLimits } from './workspace-usage.js';
 import { WorkspaceWatch } from './workspace-watch.js';
 
 export interface DockerSandboxOptions {
@@ -57,9 +58,9 @@ class DockerSandbox implements Sandbox {
   private readonly clock: () => number;
   private readonly dataDir: string;
   private readonly containers: ChannelContainers;
-  /** SANDBOX_DISK and SANDBOX_FILES. */
+  /** SANDBOX_DISK and SANDBOX_FILES as configured; the file system of the workspaces may lower them. */
   private readonly limits: WorkspaceLimits;
-  private disk: Promise<{ quota: DiskQuota }> | undefined;
+  private disk: Promise<{ quota: DiskQuota; inMemory: boolean }> | undefined;
   /** Ends a start-up check still running at shutdown (its throw-away container is removed). */
   private readonly checks = new AbortController();
   private checking: Promise<unknown> | undefined;
@@ -86,9 +87,23 @@ class DockerSandbox implements Sandbox {
     });
   }
 
-  /** The workspaces' allowance. */
-  private diskQuota(): Promise<{ quota: DiskQuota }> {
-    this.disk ??= Promise.resolve({ quota: new DiskQuota(this.limits) });
+  /**
+   * The workspaces' allowance, once the file system they are on is known (in memory it is lowered, see
+   * effectiveLimits), and whether that file system keeps them in memory.
+   */
+  private diskQuota(): Promise<{ quota: DiskQuota; inMemory: boolean }> {
+    this.disk ??= fileSystemOf(path.join(this.dataDir, 'workspaces'))
+      .catch(() => 'unknown')
+      .then((fileSystem) => {
+        const { limits, lowered } = effectiveLimits(this.limits, parseMemory(this.settings.SANDBOX_MEMORY), fileSystem);
+        if (lowered) {
+          this.log.warn(
+            { fileSystem, SANDBOX_DISK: this.settings.SANDBOX_DISK, SANDBOX_MEMORY: this.settings.SANDBOX_MEMORY },
+            `workspace disk allowance lowered to ${sizeLabel(limits.bytes)}, half of SANDBOX_MEMORY: ${lowered}`,
+          );
+        }
+        return { quota: new DiskQuota(limits), inMemory: IN_MEMORY.has(fileSystem) };
+      });
     return this.disk;
   }
 
@@ -131,7 +146,7 @@ class DockerSandbox implements Sandbox {
         ({ live, outcome } = await this.run(state, command, runOptions));
       }
       if (outcome.containerKilled) this.containers.forget(state);
-      let output = await this.explainEnd(state, live, outcome);
+      let output = await this.explainEnd(state, live, outcome, disk.inMemory);
       // The stop (or the workspace over a limit) is said once, with how much it holds.
       const full = await disk.quota.afterCommand(channelKey, dir, outcome.usage, outcome.quotaStop);
       if (full) output = appendNote(output, full);
@@ -149,16 +164,39 @@ class DockerSandbox implements Sandbox {
   }
 
   /** The command's output, with a note on how it ended when it did not end by itself. */
-  private async explainEnd(state: ChannelState, live: LiveContainer, outcome: Outcome): Promise<string> {
+  private async explainEnd(
+    state: ChannelState,
+    live: LiveContainer,
+    outcome: Outcome,
+    inMemory: boolean,
+  ): Promise<string> {
     if (outcome.spawnError) return appendNote(outcome.output, `[the command could not start: ${outcome.spawnError}]`);
     if (outcome.aborted) return appendNote(outcome.output, '[aborted]');
-    // A command the watch stopped gets the disk quota's note instead.
-    if (outcome.quotaStop || outcome.timedOut) return outcome.output;
-    if (outcome.exitCode !== SIGKILL_EXIT && outcome.exitCode !== null) return outcome.output;
     const access = this.containers.access(state);
-    const { note, stopped } = await explainKill(live, access, outcome, this.settings.SANDBOX_MEMORY);
-    if (stopped && state.live?.id === live.id) this.containers.forget(state);
-    return appendNote(outcome.output, note);
+    let end: { note: string; stopped: boolean; outOfMemory: boolean } | undefined;
+    if (outcome.quotaStop) {
+      // Stopped on purpose (the disk quota's note says so); the container may have died meanwhile.
+      const gone = await containerStopped(live, access);
+      end = gone && { ...gone, stopped: true };
+    } else if (!outcome.timedOut && (outcome.exitCode === SIGKILL_EXIT || outcome.exitCode === null)) {
+      end = await explainKill(live, access, outcome, this.settings.SANDBOX_MEMORY);
+    }
+    if (!end) return outcome.output;
+    if (end.stopped) {
+      if (state.live?.id === live.id) this.containers.forget(state);
+    } else if (end.outOfMemory && inMemory) {
+      // In memory the workspace's files stay charged to the container that wrote them, so every later
+      // command, `rm` included, could run out of memory there: a fresh container has a fresh account.
+      if (state.live?.id === live.id) this.containers.forget(state);
+      await this.containers.remove(state.name).catch(() => undefined);
+      return appendNote(
+        outcome.output,
+        `[killed: out of memory (the sandbox's limit is ${this.settings.SANDBOX_MEMORY}, and the workspace is in ` +
+          'memory, where its files count against it); a fresh container is created for the next command, files in ' +
+          '/workspace are kept]',
+      );
+    }
+    return appendNote(outcome.output, end.note);
   }
 
   /** Runs the command in the channel's container, recreating it once if it vanished or stopped meanwhile. */
@@ -267,6 +305,8 @@ class DockerSandbox implements Sandbox {
 
   async check(): Promise<readonly string[]> {
     if (this.closed) return [];
+    // Learns the workspaces' file system now, so an allowance it lowers is logged at start-up.
+    void this.diskQuota();
     const running = checkDocker(this.containers.engineSettings(), this.docker, { signal: this.checks.signal });
     this.checking = running.catch(() => undefined);
     const results = await running;

@@ -91,3 +91,43 @@ describe.skipIf(!runDockerTests).each([
     );
   });
 });
+
+// A data folder on tmpfs: the workspace's files count against the container's memory, so the allowance
+// is kept to half of SANDBOX_MEMORY, and a fresh container takes over if memory runs out anyway.
+describe.skipIf(!runDockerTests).each([
+  { path: 'command runner', commandRunner: true },
+  { path: 'one exec per command', commandRunner: false },
+])(
+  'workspace disk allowance in memory (real engine, tmpfs, $path)',
+  { timeout: DOCKER_TEST_TIMEOUT },
+  ({ commandRunner }) => {
+    const harness = new SandboxHarness('/dev/shm');
+    const sandbox = harness.create({ SANDBOX_DISK: '1g', SANDBOX_MEMORY: '64m' }, { commandRunner });
+    afterAll(() => harness.cleanup());
+    const run = (key: string, command: string) => sandbox.exec(key, command, { timeoutMs: 60_000 });
+
+    it('keeps a file to half the memory, so rm still runs afterwards', async () => {
+      const key = `console:disk-tmpfs-one-${commandRunner}`;
+      // Before: the file grew to the memory limit, and every later command, rm included, was killed.
+      const big = await run(key, 'head -c 100M /dev/zero > big; echo rc=$?');
+      expect(big.output).toMatch(/File size limit exceeded[\s\S]*rc=153/);
+      expect(statSync(path.join(sandbox.workspaceDir?.(key) ?? '', 'big')).size).toBe(32 * MiB);
+      expect(await run(key, 'rm -f big && echo removed')).toEqual({
+        output: 'removed\n',
+        exitCode: 0,
+        timedOut: false,
+      });
+    });
+
+    it('stops parallel writers (or replaces a container that ran out of memory), and rm still runs afterwards', async () => {
+      const key = `console:disk-tmpfs-many-${commandRunner}`;
+      const flood = await run(key, 'for i in $(seq 16); do head -c 20M /dev/zero > f$i & done; wait; echo finished');
+      expect(flood.output).not.toContain('finished');
+      expect(flood.output).toMatch(/32 MiB disk limit \(SANDBOX_DISK\)|out of memory/);
+      const freed = await run(key, 'rm -f f* && echo removed');
+      expect(freed).toEqual({ output: 'removed\n', exitCode: 0, timedOut: false });
+      const after = await run(key, 'head -c 8M /dev/zero > ok && echo written');
+      expect(after).toEqual({ output: 'written\n', exitCode: 0, timedOut: false });
+    });
+  },
+);

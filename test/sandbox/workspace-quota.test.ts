@@ -1,9 +1,10 @@
-import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DiskQuota, parseDiskLimit } from '../../sandbox/disk-quota.js';
+import { effectiveLimits, fileSystemOf } from '../../sandbox/workspace-fs.js';
 import { Allowance, measureDir } from '../../sandbox/workspace-usage.js';
 import { WorkspaceWatch } from '../../sandbox/workspace-watch.js';
 import { readSettings } from '../../src/config/index.js';
@@ -134,6 +135,26 @@ describe('watching a workspace from the host (the one-exec path)', () => {
     expect(watch.finish()).toBe('disk');
     expect(written).toBeGreaterThan(16);
     expect(written).toBeLessThan(400);
+  });
+});
+
+describe('the file system under the workspaces', () => {
+  it('names tmpfs, and looks at the nearest existing folder', async () => {
+    if (existsSync('/dev/shm')) expect(await fileSystemOf('/dev/shm/roundtable/not/yet')).toBe('tmpfs');
+    expect(await fileSystemOf(path.join(folder(), 'workspaces'))).toMatch(/^[a-z0-9]+$/);
+  });
+
+  it('in memory, keeps the allowance to half of SANDBOX_MEMORY, with a reason', () => {
+    const configured = { bytes: 1024 ** 3, files: 100_000 };
+    expect(effectiveLimits(configured, 512 * MiB, 'ext4')).toEqual({ limits: configured });
+    expect(effectiveLimits(configured, 512 * MiB, 'xfs')).toEqual({ limits: configured });
+    const tmpfs = effectiveLimits(configured, 512 * MiB, 'tmpfs');
+    expect(tmpfs.limits).toEqual({ bytes: 256 * MiB, files: 100_000 });
+    expect(tmpfs.lowered).toMatch(/tmpfs, in memory/);
+    expect(effectiveLimits({ bytes: 0, files: 0 }, 64 * MiB, 'tmpfs').limits).toEqual({ bytes: 32 * MiB, files: 0 });
+    expect(effectiveLimits({ bytes: 10 * MiB, files: 0 }, 64 * MiB, 'tmpfs')).toEqual({
+      limits: { bytes: 10 * MiB, files: 0 },
+    });
   });
 });
 
