@@ -35,9 +35,10 @@ session is killed too, so a fork bomb's leftovers cannot hold every pid for the 
 The workspace watch: RLIMIT_FSIZE caps each file, not the folder, and nothing caps the number
 of files, so while a command with a quota runs the workspace is measured every WATCH_INTERVAL
 (further apart when a measurement is costly: at most a fifth of a CPU goes to measuring), a
-slice at a time between the other work, and a command that takes the workspace past a limit is killed
-with its session. A workspace already over a limit may shrink (`rm` works) but not grow: the
-allowance of such a command is the lowest size seen since it started.
+slice at a time between the other work, and a command that takes the workspace past a limit is
+killed with its session. A workspace already over a limit may shrink (`rm` works) but not grow:
+the allowance of such a command is the lowest size seen since it started. The runner remembers
+the tree between measurements (Tree), so a look examines only what changed.
 """
 
 import json
@@ -68,8 +69,14 @@ DISK_SCAN_LIMIT = 200000
 # longer, so looking takes at most a fifth of a CPU however large the workspace.
 WATCH_INTERVAL = 0.1
 WATCH_COST_FACTOR = 4
-# Entries one slice of a measurement visits before output and requests get their turn.
+# Units of work (an lstat, or a few entries summed) one slice of a look does before output and
+# requests get their turn.
 SCAN_SLICE = 2048
+# A look examines again the files changed this recently; the others are taken as they were, and
+# a full pass, at most every FULL_SECONDS (or FULL_COST_FACTOR times its CPU time), checks them.
+HOT_SECONDS = 2.0
+FULL_SECONDS = 5.0
+FULL_COST_FACTOR = 20
 
 
 def send(kind, ident, payload=b""):
@@ -95,28 +102,122 @@ def oom_kills():
     return 0
 
 
-class Scan:
+class Tree:
+    """What the workspace holds, remembered between looks so that a look costs little: a folder whose
+    modification time and inode are unchanged keeps its list of entries, and of its files only those
+    changed in the last HOT_SECONDS (by ctime, which no command can set back) are examined again. A
+    full pass examines everything; it comes first, then at most every FULL_SECONDS (further apart
+    when it is costly), and catches what a look cannot see: an old file grown in place."""
+
+    def __init__(self, root=WORKSPACE):
+        self.root = root
+        # folder path -> (mtime_ns, inode, {name: (is_dir, inode, blocks, nlink, ctime)})
+        self.folders = {}
+        self.full_due = 0.0
+        self.full_cost = 0.0
+
+    def look(self, cap=DISK_SCAN_LIMIT, stop_above=None):
+        full = time.monotonic() >= self.full_due
+        return Look(self, full, cap, stop_above or {})
+
+    def examine(self, path):
+        info = os.lstat(path)
+        return (stat.S_ISDIR(info.st_mode), info.st_ino, info.st_blocks * 512, info.st_nlink, info.st_ctime)
+
+    def walk(self, look):
+        """The look, as a generator that yields every so often (after a unit of work: one lstat or
+        a few entries summed), so the main loop can forward output in between."""
+        try:
+            device = os.lstat(self.root).st_dev
+        except OSError:
+            return
+        hot_after = time.time() - HOT_SECONDS
+        seen = set()
+        stack = [self.root]
+        while stack:
+            path = stack.pop()
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            yield 1
+            if info.st_dev != device:
+                continue
+            known = self.folders.get(path)
+            if look.full or known is None or known[0] != info.st_mtime_ns or known[1] != info.st_ino:
+                children = {}
+                old = known[2] if known is not None else {}
+                try:
+                    with os.scandir(path) as entries:
+                        for entry in entries:
+                            node = old.get(entry.name)
+                            if look.full or node is None or node[1] != entry.inode() or node[4] >= hot_after:
+                                try:
+                                    node = self.examine(entry.path)
+                                except OSError:
+                                    continue
+                                yield 1
+                            children[entry.name] = node
+                except OSError:
+                    continue
+                self.folders[path] = (info.st_mtime_ns, info.st_ino, children)
+            else:
+                # A list of entries, once stored, is never changed: another look may be reading it.
+                children = known[2]
+                updated = None
+                for name, node in children.items():
+                    if node[4] >= hot_after:
+                        updated = updated or dict(children)
+                        try:
+                            updated[name] = self.examine(os.path.join(path, name))
+                        except OSError:
+                            del updated[name]
+                        yield 1
+                if updated is not None:
+                    children = updated
+                    self.folders[path] = (known[0], known[1], children)
+            seen.add(path)
+            for count, (name, node) in enumerate(children.items()):
+                look.add(node)
+                if node[0]:
+                    stack.append(os.path.join(path, name))
+                if look.stopped_early:
+                    return
+                if count % 32 == 31:
+                    yield 1
+        # Folders that were not reached are gone (or moved): forget them.
+        for path in [path for path in self.folders if path not in seen]:
+            del self.folders[path]
+
+
+class Look:
     """One measurement of the workspace like `du -s` plus an entry count: every file, folder and
-    link below root counts as one entry and its allocated blocks (a hard-linked file's once);
+    link below the root counts as one entry and its allocated blocks (a hard-linked file's once);
     links are not followed, other file systems not entered. Done a slice at a time (`step`); it
     stops after `cap` entries, or once past `stop_above` ({"disk": bytes, "files": entries}: a
     watch needs to know no more)."""
 
-    def __init__(self, root=WORKSPACE, cap=DISK_SCAN_LIMIT, stop_above=None):
+    def __init__(self, tree, full, cap, stop_above):
+        self.tree = tree
+        self.full = full
         self.bytes = 0
         self.files = 0
         self.cap = cap
-        self.stop_bytes = (stop_above or {}).get("disk", float("inf"))
-        self.stop_files = (stop_above or {}).get("files", float("inf"))
+        self.stop_bytes = stop_above.get("disk", float("inf"))
+        self.stop_files = stop_above.get("files", float("inf"))
         self.cost = 0.0
         self.started = time.monotonic()
-        self.stack = [root]
-        self.entries = None
         self.linked = set()
-        try:
-            self.device = os.lstat(root).st_dev
-        except OSError:
-            self.stack = []
+        self.steps = tree.walk(self)
+        self.finished = False
+
+    def add(self, node):
+        self.files += 1
+        if node[3] > 1 and not node[0]:
+            if node[1] in self.linked:
+                return
+            self.linked.add(node[1])
+        self.bytes += node[2]
 
     @property
     def stopped_early(self):
@@ -124,63 +225,37 @@ class Scan:
 
     @property
     def done(self):
-        return self.stopped_early or (not self.stack and self.entries is None)
+        return self.finished
 
     def step(self, budget):
-        """Visits up to `budget` entries; True when the measurement is complete (or at its cap)."""
+        """Does up to `budget` units of work; True when the measurement is complete (or stopped)."""
         begun = time.process_time()
         try:
-            while budget > 0 and not self.done:
-                if self.entries is None:
-                    try:
-                        self.entries = os.scandir(self.stack.pop())
-                    except OSError:
-                        continue
-                try:
-                    entry = next(self.entries, None)
-                except OSError:
-                    entry = None
-                if entry is None:
-                    self.entries.close()
-                    self.entries = None
-                    continue
-                budget -= 1
-                self.visit(entry)
+            for _ in range(budget):
+                if next(self.steps, None) is None:
+                    self.finished = True
+                    break
         finally:
             self.cost += time.process_time() - begun
-        if self.done:
-            self.close()
-        return self.done
-
-    def visit(self, entry):
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            return
-        if info.st_dev != self.device:
-            return
-        self.files += 1
-        if info.st_nlink > 1 and not stat.S_ISDIR(info.st_mode):
-            if info.st_ino in self.linked:
-                return
-            self.linked.add(info.st_ino)
-        self.bytes += info.st_blocks * 512
-        if stat.S_ISDIR(info.st_mode):
-            self.stack.append(entry.path)
+        if self.finished and self.full and not self.stopped_early:
+            self.tree.full_cost = self.cost
+            self.tree.full_due = time.monotonic() + max(FULL_SECONDS, FULL_COST_FACTOR * self.cost)
+        return self.finished
 
     def close(self):
-        if self.entries is not None:
-            self.entries.close()
-            self.entries = None
-        self.stack = []
+        self.steps.close()
+        self.finished = True
+
+
+TREE = Tree()
 
 
 def disk_usage(cap=DISK_SCAN_LIMIT):
     """Bytes allocated and entries under the workspace, measured at once."""
-    scan = Scan(cap=cap)
-    while not scan.step(1 << 30):
+    look = TREE.look(cap=cap)
+    while not look.step(1 << 30):
         pass
-    return scan.bytes, scan.files
+    return look.bytes, look.files
 
 
 def session_members(sid):
@@ -402,7 +477,7 @@ def main():
                 for job in watched:
                     for kind, allowed in job.allowance.stop_above().items():
                         stop_above[kind] = min(allowed, stop_above.get(kind, allowed))
-                scan = Scan(cap=max(job.cap for job in watched), stop_above=stop_above)
+                scan = TREE.look(cap=max(job.cap for job in watched), stop_above=stop_above)
             else:
                 timeout = due - now
         if scan is not None:
