@@ -73,6 +73,18 @@ describe.skipIf(!runDockerTests).each([
     expect(readdirSync(workspace(key))).toEqual([]);
   });
 
+  it('stops a command that grows old files in place past SANDBOX_DISK (no new entry, no recent change)', async () => {
+    const key = `console:disk-old-${commandRunner}`;
+    await run(key, 'head -c 1M /dev/zero > old1; head -c 1M /dev/zero > old2');
+    // Old by the time they grow: the runner's looks take unchanged files as they were; its full pass must see them.
+    const grow = await run(
+      key,
+      'sleep 2.5; for f in old1 old2; do head -c 12M /dev/zero >> $f; done; sleep 20; echo finished',
+    );
+    expect(grow.output).not.toContain('finished');
+    expect(grow.output).toMatch(STOPPED_DISK);
+  });
+
   it('leaves a command alone that stays within the limits', async () => {
     const key = `console:disk-within-${commandRunner}`;
     const result = await run(
