@@ -2,7 +2,9 @@
  * Sandbox benchmark (issue 3): warm round-trip of `true` through the command runner (the fast
  * path) and through one Docker exec per command (its fallback), beside the `docker exec` CLI on
  * the same container in the same run; the cold start of a channel's container; 20 channels
- * executing at once. Goal: the runner at least 3x faster than the CLI at p50, and under 50 ms. Needs a running
+ * executing at once; what the workspace watch (SANDBOX_DISK, SANDBOX_FILES) costs a warm `true` and a busy
+ * half-second command in a workspace of 10,000 files, beside the same with the limits off.
+ * Goal: the runner at least 3x faster than the CLI at p50, and under 50 ms. Needs a running
  * engine and the sandbox image; a smoke run without them says so in one line and exits 0 (unless CI is set).
  *   npm run bench:sandbox [-- --smoke]   (RUNS=200 by default in a full run)
  */
@@ -24,6 +26,14 @@ const WARM_UP = sized(10, 3);
 const CHANNELS = sized(20, 4);
 const COLD_RUNS = sized(5, 2);
 const WARM_ROUNDS = sized(5, 2);
+const BUSY_RUNS = sized(10, 2);
+const WATCHED_FILES = sized(10_000, 1_000);
+/** About half a second of one CPU in bash, a command long enough for the watch to look several times. */
+const BUSY = 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done';
+/** The container's CPU time so far in ns (cgroup v1 cpuacct, or v2 cpu.stat): what a command cost, whatever the load. */
+const CPU_USED =
+  'c=/sys/fs/cgroup/cpuacct/cpuacct.usage; if [ -r $c ]; then cat $c; ' +
+  "else echo $(( $(sed -n 's/^usage_usec //p' /sys/fs/cgroup/cpu.stat) * 1000 )); fi";
 const options = { timeoutMs: 30_000 };
 /** The image to run: SANDBOX_IMAGE, as for the bridge and the tests, or the default. */
 const image = { SANDBOX_IMAGE: process.env.SANDBOX_IMAGE };
@@ -73,6 +83,14 @@ async function main(): Promise<void> {
   const settings = readSettings({ ...image, DATA_DIR: dataDir, SANDBOX_IDLE_MINUTES: '0' });
   const sandbox: Sandbox = createDockerSandbox({ settings, logger: silentLogger(), docker });
   const viaExec: Sandbox = createDockerSandbox({ settings, logger: silentLogger(), docker, commandRunner: false });
+  const unlimited = readSettings({
+    ...image,
+    DATA_DIR: dataDir,
+    SANDBOX_IDLE_MINUTES: '0',
+    SANDBOX_DISK: '0',
+    SANDBOX_FILES: '0',
+  });
+  const unwatched: Sandbox = createDockerSandbox({ settings: unlimited, logger: silentLogger(), docker });
   try {
     const key = 'console:bench';
     const execKey = 'console:bench-exec';
@@ -100,6 +118,7 @@ async function main(): Promise<void> {
       cli.push(await time(() => dockerCli(['exec', info.Id, 'bash', '-c', 'true'])));
       bare.push(await time(() => bareExec(container)));
     }
+    const watch = await watchCost(sandbox, unwatched);
     const runnerStats = summary(runner);
     const bareStats = summary(bare);
     const apiStats = summary(api);
@@ -130,6 +149,15 @@ async function main(): Promise<void> {
     const ratio = cliStats.p50 / runnerStats.p50;
     console.log(`  ratio CLI / runner (p50)    ${ratio.toFixed(2)}x`);
     console.log(`  ratio CLI / exec API (p50)  ${(cliStats.p50 / apiStats.p50).toFixed(2)}x`);
+    console.log(
+      `workspace watch (SANDBOX_DISK ${settings.SANDBOX_DISK}, SANDBOX_FILES ${settings.SANDBOX_FILES}) against limits off:`,
+    );
+    const line = (label: string, pair: Pair) =>
+      console.log(`  ${label.padEnd(34)} p50 ${ms(pair.on.p50)} vs ${ms(pair.off.p50)}  (${delta(pair)})`);
+    line(`warm \`true\`, empty, ${RUNS} runs`, watch.empty);
+    line(`warm \`true\`, ${WATCHED_FILES} files, ${RUNS} runs`, watch.full);
+    line(`busy ~0.5 s, ${WATCHED_FILES} files, ${BUSY_RUNS} runs`, watch.busy);
+    line('  the same, container CPU time', watch.busyCpu);
     console.log(`cold start (create + start + first command), ${COLD_RUNS} runs: p50 ${ms(percentile(cold, 50))}`);
     console.log(
       `${CHANNELS} channels at once: cold ${ms(coldMany)}; warm p50 ${ms(percentile(warmMany, 50))} per round`,
@@ -146,10 +174,65 @@ async function main(): Promise<void> {
       how: `a warm \`true\` on one channel's container, ${RUNS} interleaved runs each after ${WARM_UP} warm-up, in this run`,
     });
   } finally {
+    await unwatched.close();
     await viaExec.close();
     await sandbox.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+interface Pair {
+  readonly on: { p50: number; p95: number };
+  readonly off: { p50: number; p95: number };
+}
+
+function delta(pair: Pair): string {
+  const diff = pair.on.p50 - pair.off.p50;
+  return `${diff >= 0 ? '+' : ''}${ms(diff)}, ${((diff / pair.off.p50) * 100).toFixed(1)}%`;
+}
+
+/**
+ * The workspace watch's cost, interleaved against the same runner with the limits off: a warm `true`, which ends
+ * before the first look and so pays only the measurement at its end, in an empty workspace and in one of
+ * WATCHED_FILES files; and a busy command in the latter, which the watch looks at every 0.1 s while it runs, in
+ * wall time and in the container's CPU time (which a busy machine does not blur).
+ */
+async function watchCost(
+  watched: Sandbox,
+  unwatched: Sandbox,
+): Promise<Record<'empty' | 'full' | 'busy' | 'busyCpu', Pair>> {
+  const keys = { empty: ['console:bench', 'console:bench-unwatched'], full: ['console:bench-on', 'console:bench-off'] };
+  const fill = `mkdir -p many && cd many && seq 1 ${WATCHED_FILES} | xargs touch`;
+  await watched.exec(keys.full[0] as string, fill, options);
+  await unwatched.exec(keys.full[1] as string, fill, options);
+  const cpu = async (sandbox: Sandbox, key: string): Promise<number> => {
+    const before = Number((await sandbox.exec(key, CPU_USED, options)).output);
+    await sandbox.exec(key, BUSY, options);
+    return (Number((await sandbox.exec(key, CPU_USED, options)).output) - before) / 1e6;
+  };
+  const pair = async (
+    key: 'empty' | 'full',
+    measure: (sandbox: Sandbox, key: string) => Promise<number>,
+    runs: number,
+  ) => {
+    const [onKey, offKey] = keys[key] as [string, string];
+    const on: number[] = [];
+    const off: number[] = [];
+    for (let i = 0; i < runs; i += 1) {
+      on.push(await measure(watched, onKey));
+      off.push(await measure(unwatched, offKey));
+    }
+    return { on: summary(on), off: summary(off) };
+  };
+  const wall = (command: string) => (sandbox: Sandbox, key: string) => time(() => sandbox.exec(key, command, options));
+  await pair('empty', wall('true'), WARM_UP);
+  await pair('full', wall('true'), WARM_UP);
+  return {
+    empty: await pair('empty', wall('true'), RUNS),
+    full: await pair('full', wall('true'), RUNS),
+    busy: await pair('full', wall(BUSY), BUSY_RUNS),
+    busyCpu: await pair('full', cpu, BUSY_RUNS),
+  };
 }
 
 /**

@@ -8,7 +8,7 @@ import type { Settings } from '../src/config/index.js';
 import { SandboxError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { containerName } from './channel-key.js';
-import { parseOomKills, parseRunnerDigest, probeContainer } from './container-probe.js';
+import { HELPER_TIMEOUT_MS, parseOomKills, parseRunnerDigest, probeContainer } from './container-probe.js';
 import { containerSpec, LABEL_CHANNEL, LABEL_PROJECT, LABEL_SCOPE, PROJECT } from './container-spec.js';
 import { type EngineSettings, engineMessage, hasStatus, settingRefused, workspaceError } from './docker-errors.js';
 import type { ContainerAccess } from './kill-report.js';
@@ -37,9 +37,12 @@ export interface ChannelState {
   idleTimer: NodeJS.Timeout | undefined;
 }
 
-/** What Docker answers when the runtime cannot start an exec's process at all. */
+/**
+ * What Docker answers when the runtime cannot start an exec's process at all: no pid left, or a
+ * container whose processes all died (out of memory, say) that the engine has not yet seen stop.
+ */
 export const EXEC_FAILED_EXIT = 126;
-export const EXEC_FAILED = /^OCI runtime exec failed/;
+export const EXEC_FAILED = /^(?:OCI runtime exec failed|cannot exec in a stopped state)/;
 
 const duration = (ms: number) => (ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`);
 
@@ -166,8 +169,17 @@ export class ChannelContainers {
     try {
       await this.options.docker.getContainer(nameOrId).remove({ force: true });
     } catch (error) {
-      // 404: already gone; 409: removal already in progress.
-      if (!hasStatus(error, 404, 409)) throw error;
+      // 404: already gone; 409: a removal is under way, and the name is free once it is done.
+      if (hasStatus(error, 409)) await this.removed(nameOrId);
+      else if (!hasStatus(error, 404)) throw error;
+    }
+  }
+
+  /** Waits (bounded) until a container being removed is gone, so a new one can take its name. */
+  private async removed(nameOrId: string): Promise<void> {
+    const deadline = Date.now() + HELPER_TIMEOUT_MS;
+    while (Date.now() < deadline && (await this.inspect(nameOrId).catch(() => undefined))) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 

@@ -14,6 +14,7 @@ import {
   type RunnerRequest,
 } from './runner-protocol.js';
 import { RUNNER_SOURCE, runnerLaunch } from './runner-source.js';
+import { type QuotaStop, scanCap, type WorkspaceUsage } from './workspace-usage.js';
 
 export interface RunnerOutcome extends RunOutcome {
   /** The runner's stream broke before the command ended; its processes may still be running. */
@@ -49,8 +50,11 @@ interface End {
   readonly killed: boolean;
   readonly oomKills: number;
   readonly error: string | null;
-  /** Bytes in the workspace at the end, when asked. */
+  /** Bytes and entries in the workspace at the end, when asked. */
   readonly disk?: number;
+  readonly files?: number;
+  /** The watch stopped the command: the workspace went past this limit. */
+  readonly quota?: QuotaStop;
 }
 
 interface Job {
@@ -58,6 +62,13 @@ interface Job {
   accepted: boolean;
   pid: number | undefined;
   readonly done: (end: End | undefined) => void;
+}
+
+/** The workspace as the runner measured it at the end; a count at the runner's cap is a floor. */
+function endUsage(end: End, fileLimit: number): WorkspaceUsage | undefined {
+  if (end.disk === undefined) return undefined;
+  const files = end.files ?? 0;
+  return { bytes: end.disk, files, complete: files < scanCap(fileLimit) };
 }
 
 /** The runner is gone (or never came up): the command was not sent, so it may run elsewhere. */
@@ -160,6 +171,7 @@ export class CommandRunner {
       command,
       ...(options.fsize !== undefined ? { fsize: Math.max(0, Math.floor(options.fsize)) } : {}),
       ...(options.measureDisk ? { disk: true } : {}),
+      ...(options.quota ? { quota: options.quota } : {}),
     });
 
     const stop = (reason: 'timeout' | 'abort'): void => {
@@ -196,7 +208,8 @@ export class CommandRunner {
       pid,
       oomKills: end?.oomKills,
       spawnError: end?.error ?? undefined,
-      diskUsed: end?.disk,
+      usage: end ? endUsage(end, options.quota?.files ?? 0) : undefined,
+      quotaStop: end?.quota,
     };
   }
 

@@ -1,15 +1,20 @@
-import { lstat, readdir } from 'node:fs/promises';
-import path from 'node:path';
+import { diskLimitBytes } from '../src/config/sandbox-values.js';
 import { ConfigError, SandboxError } from '../src/errors.js';
-
-const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
+import {
+  countLabel,
+  measureDir,
+  type QuotaStop,
+  scanCap,
+  sizeLabel,
+  type WorkspaceLimits,
+  type WorkspaceQuota,
+  type WorkspaceUsage,
+} from './workspace-usage.js';
 
 /** `SANDBOX_DISK`: a size such as `1g` or `500m`; `0` means no limit. */
 export function parseDiskLimit(value: string): number {
-  const match = /^(\d+(?:\.\d+)?)\s*([bkmgt]?)b?$/i.exec(value.trim());
-  const unit = UNITS[match?.[2]?.toLowerCase() ?? ''];
-  const bytes = match && unit ? Math.floor(Number(match[1]) * unit) : Number.NaN;
-  if (!Number.isFinite(bytes) || (bytes > 0 && bytes < 1024 ** 2)) {
+  const bytes = diskLimitBytes(value);
+  if (bytes === undefined) {
     throw new ConfigError(
       'environment',
       'SANDBOX_DISK',
@@ -19,85 +24,112 @@ export function parseDiskLimit(value: string): number {
   return bytes;
 }
 
-/** Entries one host-side measurement visits at most (a huge tree counts as at least what was seen). */
-const SCAN_LIMIT = 200_000;
-
-/** Bytes allocated under `dir`, like `du -s`: links not followed; 0 when it does not exist. */
-export async function measureDir(dir: string): Promise<number> {
-  let total = 0;
-  let seen = 0;
-  const stack = [dir];
-  while (stack.length > 0 && seen < SCAN_LIMIT) {
-    const current = stack.pop() as string;
-    let names: string[];
-    try {
-      names = await readdir(current);
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      seen += 1;
-      const full = path.join(current, name);
-      const info = await lstat(full).catch(() => undefined);
-      if (!info) continue;
-      total += info.blocks * 512;
-      if (info.isDirectory()) stack.push(full);
-    }
-  }
-  return total;
+/** What the next command runs with: the file-size cap (RLIMIT_FSIZE) and what its watch enforces. */
+export interface CommandQuota {
+  readonly fsize: number | undefined;
+  readonly quota: WorkspaceQuota | undefined;
 }
 
-export function sizeLabel(bytes: number): string {
-  if (bytes >= 1024 ** 3) return `${Number((bytes / 1024 ** 3).toFixed(2))} GiB`;
-  if (bytes >= 1024 ** 2) return `${Number((bytes / 1024 ** 2).toFixed(1))} MiB`;
-  return `${Math.ceil(bytes / 1024)} KiB`;
-}
+const NONE: CommandQuota = { fsize: undefined, quota: undefined };
 
 /**
- * The workspace's disk allowance (SANDBOX_DISK), per channel. A command may grow no file past what is left
- * (RLIMIT_FSIZE, set in the container); after each command the workspace is measured, and while it is over
- * the limit every command runs with no room to write and says so, until files are removed. File-tool writes
- * are checked before they happen.
+ * The workspace's allowance, per channel: its size (SANDBOX_DISK) and its number of files and folders
+ * (SANDBOX_FILES). While a command runs the workspace is watched (by the command runner inside the
+ * container, or from here on the one-exec path) and the command is stopped when it takes the workspace
+ * past a limit; no single file may grow past what is left (RLIMIT_FSIZE, so one big write cannot run
+ * far ahead of the watch). After each command the workspace is measured; while it is over, a command
+ * may remove files but not add any. File-tool writes are checked before they happen.
  */
 export class DiskQuota {
-  /** Bytes in each channel's workspace, as last measured (absent: measure before use). */
-  private readonly used = new Map<string, number>();
+  /** Each channel's workspace, as last measured (absent: measure before use). */
+  private readonly used = new Map<string, WorkspaceUsage>();
 
-  constructor(readonly limit: number) {}
+  constructor(readonly limits: WorkspaceLimits) {}
 
   get enabled(): boolean {
-    return this.limit > 0;
+    return this.limits.bytes > 0 || this.limits.files > 0;
   }
 
-  /** The file-size cap for the next command: what is left of the allowance (undefined: no limit). */
-  async beforeCommand(key: string, dir: string): Promise<number | undefined> {
-    if (!this.enabled) return undefined;
-    const used = this.used.get(key) ?? (await measureDir(dir));
-    return Math.max(0, this.limit - used);
+  private get cap(): number {
+    return scanCap(this.limits.files);
   }
 
-  /** Records the size after a command (measured in the container, else here); a note when it is over. */
-  async afterCommand(key: string, dir: string, measured: number | undefined): Promise<string | undefined> {
+  /** The limits for the next command, from the workspace as last measured (measured now if unknown). */
+  async beforeCommand(key: string, dir: string): Promise<CommandQuota> {
+    if (!this.enabled) return NONE;
+    const used = this.used.get(key) ?? (await measureDir(dir, { cap: this.cap }));
+    return {
+      fsize: this.limits.bytes > 0 ? Math.max(0, this.limits.bytes - used.bytes) : undefined,
+      quota: { ...this.limits, usedBytes: used.bytes, usedFiles: used.files },
+    };
+  }
+
+  /**
+   * Records the workspace after a command (measured in the container, else here) and returns the note
+   * for the agent: why the command was stopped, or that the workspace is over a limit.
+   */
+  async afterCommand(
+    key: string,
+    dir: string,
+    measured: WorkspaceUsage | undefined,
+    stop: QuotaStop | undefined,
+  ): Promise<string | undefined> {
     if (!this.enabled) return undefined;
-    const used = measured ?? (await measureDir(dir));
+    const used = measured ?? (await measureDir(dir, { cap: this.cap }));
     this.used.set(key, used);
-    if (used <= this.limit) return undefined;
+    if (stop) return this.stopNote(stop, used);
+    return this.overNote(used);
+  }
+
+  private stopNote(stop: QuotaStop, used: WorkspaceUsage): string {
+    const atLeast = used.complete ? '' : 'at least ';
+    const entries = `${countLabel(used.files)} files and folders`;
+    const [limit, holds] =
+      stop === 'disk'
+        ? [`its ${sizeLabel(this.limits.bytes)} disk limit (SANDBOX_DISK)`, `${sizeLabel(used.bytes)} (${entries})`]
+        : [
+            `its limit of ${countLabel(this.limits.files)} files and folders (SANDBOX_FILES)`,
+            `${entries} (${sizeLabel(used.bytes)})`,
+          ];
     return (
-      `[ERROR: the workspace holds ${sizeLabel(used)}, over its ${sizeLabel(this.limit)} limit (SANDBOX_DISK): ` +
-      'writing files is refused until some are removed]'
+      `[ERROR: stopped: the workspace went past ${limit} while this command ran; it holds ${atLeast}${holds}. ` +
+      'Remove files to make room (rm works); until then a command that adds to it is stopped]'
     );
   }
 
-  /** Throws when writing `adding` bytes from outside (the file tools) would go over the allowance. */
-  async beforeWrite(key: string, dir: string, adding: number): Promise<void> {
+  private overNote(used: WorkspaceUsage): string | undefined {
+    if (this.limits.bytes > 0 && used.bytes > this.limits.bytes) {
+      return (
+        `[ERROR: the workspace holds ${sizeLabel(used.bytes)}, over its ${sizeLabel(this.limits.bytes)} limit ` +
+        '(SANDBOX_DISK): writing files is refused until some are removed]'
+      );
+    }
+    if (this.limits.files > 0 && used.files > this.limits.files) {
+      return (
+        `[ERROR: the workspace holds ${countLabel(used.files)} files and folders, over its limit of ` +
+        `${countLabel(this.limits.files)} (SANDBOX_FILES): a command that adds more is stopped until some are removed]`
+      );
+    }
+    return undefined;
+  }
+
+  /** Throws when writing `bytes` in `files` files from outside (the file tools) would go over the allowance. */
+  async beforeWrite(key: string, dir: string, bytes: number, files = 0): Promise<void> {
     if (!this.enabled) return;
-    const used = await measureDir(dir);
+    const used = await measureDir(dir, { cap: this.cap });
     this.used.delete(key); // the write changes it: the next command measures again
-    if (used + adding <= this.limit) return;
-    throw new SandboxError(
-      `the workspace is full: it holds ${sizeLabel(used)} of its ${sizeLabel(this.limit)} limit (SANDBOX_DISK), ` +
-        `and this would add ${sizeLabel(adding)}; remove files first`,
-    );
+    if (this.limits.bytes > 0 && used.bytes + bytes > this.limits.bytes) {
+      throw new SandboxError(
+        `the workspace is full: it holds ${sizeLabel(used.bytes)} of its ${sizeLabel(this.limits.bytes)} limit ` +
+          `(SANDBOX_DISK), and this would add ${sizeLabel(bytes)}; remove files first`,
+      );
+    }
+    if (this.limits.files > 0 && used.files + files > this.limits.files) {
+      throw new SandboxError(
+        `the workspace is full: it holds ${countLabel(used.files)} files and folders of its limit of ` +
+          `${countLabel(this.limits.files)} (SANDBOX_FILES), and this would add ${countLabel(files)}; remove files first`,
+      );
+    }
   }
 
   /** The workspace was wiped or changed outside: measure again. */

@@ -18,10 +18,13 @@ import { parseMemory } from './container-spec.js';
 import { DiskQuota, parseDiskLimit } from './disk-quota.js';
 import { checkDocker } from './docker-check.js';
 import { engineMessage, hasStatus, toSandboxError } from './docker-errors.js';
-import { appendNote, cleanUpAfterRunnerLoss, explainKill, type Outcome } from './kill-report.js';
+import { appendNote, cleanUpAfterRunnerLoss, containerStopped, explainKill, type Outcome } from './kill-report.js';
 import { type RunOptions, runExec } from './run-exec.js';
 import { describeState } from './status-line.js';
 import { prepareWorkspace, wipeWorkspace } from './workspace.js';
+import { effectiveLimits, fileSystemOf, IN_MEMORY } from './workspace-fs.js';
+import { sizeLabel, type WorkspaceLimits } from './workspace-usage.js';
+import { WorkspaceWatch } from './workspace-watch.js';
 
 export interface DockerSandboxOptions {
   readonly settings: Settings;
@@ -55,7 +58,9 @@ class DockerSandbox implements Sandbox {
   private readonly clock: () => number;
   private readonly dataDir: string;
   private readonly containers: ChannelContainers;
-  private readonly disk: DiskQuota;
+  /** SANDBOX_DISK and SANDBOX_FILES as configured; the file system of the workspaces may lower them. */
+  private readonly limits: WorkspaceLimits;
+  private disk: Promise<{ quota: DiskQuota; inMemory: boolean }> | undefined;
   /** Ends a start-up check still running at shutdown (its throw-away container is removed). */
   private readonly checks = new AbortController();
   private checking: Promise<unknown> | undefined;
@@ -65,7 +70,7 @@ class DockerSandbox implements Sandbox {
     this.settings = options.settings;
     // Fail at start-up on a bad limit rather than at the first command.
     parseMemory(this.settings.SANDBOX_MEMORY);
-    this.disk = new DiskQuota(parseDiskLimit(this.settings.SANDBOX_DISK));
+    this.limits = { bytes: parseDiskLimit(this.settings.SANDBOX_DISK), files: this.settings.SANDBOX_FILES };
     this.docker = options.docker ?? new Dockerode();
     this.log = options.logger.child({ component: 'sandbox' });
     this.clock = options.clock ?? Date.now;
@@ -80,6 +85,26 @@ class DockerSandbox implements Sandbox {
       runnerSource: options.runnerSource,
       probeTimeoutMs: options.probeTimeoutMs ?? HELPER_TIMEOUT_MS,
     });
+  }
+
+  /**
+   * The workspaces' allowance, once the file system they are on is known (in memory it is lowered, see
+   * effectiveLimits), and whether that file system keeps them in memory.
+   */
+  private diskQuota(): Promise<{ quota: DiskQuota; inMemory: boolean }> {
+    this.disk ??= fileSystemOf(path.join(this.dataDir, 'workspaces'))
+      .catch(() => 'unknown')
+      .then((fileSystem) => {
+        const { limits, lowered } = effectiveLimits(this.limits, parseMemory(this.settings.SANDBOX_MEMORY), fileSystem);
+        if (lowered) {
+          this.log.warn(
+            { fileSystem, SANDBOX_DISK: this.settings.SANDBOX_DISK, SANDBOX_MEMORY: this.settings.SANDBOX_MEMORY },
+            `workspace disk allowance lowered to ${sizeLabel(limits.bytes)}, half of SANDBOX_MEMORY: ${lowered}`,
+          );
+        }
+        return { quota: new DiskQuota(limits), inMemory: IN_MEMORY.has(fileSystem) };
+      });
+    return this.disk;
   }
 
   workspaceDir(channelKey: string): string {
@@ -107,8 +132,9 @@ class DockerSandbox implements Sandbox {
     try {
       await this.containers.adoptAll();
       const dir = this.workspaceDir(channelKey);
-      const fsize = await this.disk.beforeCommand(channelKey, dir);
-      const runOptions: RunOptions = { ...options, fsize, measureDisk: this.disk.enabled };
+      const disk = await this.diskQuota();
+      const { fsize, quota } = await disk.quota.beforeCommand(channelKey, dir);
+      const runOptions: RunOptions = { ...options, fsize, quota, measureDisk: disk.quota.enabled };
       let { live, outcome } = await this.run(state, command, runOptions);
       if (outcome.spawnError || (outcome.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(outcome.output))) {
         // The command could not even start: typically a fork bomb's leftovers still hold
@@ -120,16 +146,9 @@ class DockerSandbox implements Sandbox {
         ({ live, outcome } = await this.run(state, command, runOptions));
       }
       if (outcome.containerKilled) this.containers.forget(state);
-      let output = outcome.output;
-      if (outcome.spawnError) output = appendNote(output, `[the command could not start: ${outcome.spawnError}]`);
-      else if (outcome.aborted) output = appendNote(output, '[aborted]');
-      else if (!outcome.timedOut && (outcome.exitCode === SIGKILL_EXIT || outcome.exitCode === null)) {
-        const access = this.containers.access(state);
-        const { note, stopped } = await explainKill(live, access, outcome, this.settings.SANDBOX_MEMORY);
-        if (stopped && state.live?.id === live.id) this.containers.forget(state);
-        output = appendNote(output, note);
-      }
-      const full = await this.disk.afterCommand(channelKey, dir, outcome.diskUsed);
+      let output = await this.explainEnd(state, live, outcome, disk.inMemory);
+      // The stop (or the workspace over a limit) is said once, with how much it holds.
+      const full = await disk.quota.afterCommand(channelKey, dir, outcome.usage, outcome.quotaStop);
       if (full) output = appendNote(output, full);
       // Kept current so a later SIGKILL is not taken for an OOM kill that happened before it.
       if (outcome.oomKills !== undefined) live.oomKills = Math.max(live.oomKills, outcome.oomKills);
@@ -142,6 +161,42 @@ class DockerSandbox implements Sandbox {
       state.inFlight -= 1;
       this.containers.armIdle(state);
     }
+  }
+
+  /** The command's output, with a note on how it ended when it did not end by itself. */
+  private async explainEnd(
+    state: ChannelState,
+    live: LiveContainer,
+    outcome: Outcome,
+    inMemory: boolean,
+  ): Promise<string> {
+    if (outcome.spawnError) return appendNote(outcome.output, `[the command could not start: ${outcome.spawnError}]`);
+    if (outcome.aborted) return appendNote(outcome.output, '[aborted]');
+    const access = this.containers.access(state);
+    let end: { note: string; stopped: boolean; outOfMemory: boolean } | undefined;
+    if (outcome.quotaStop) {
+      // Stopped on purpose (the disk quota's note says so); the container may have died meanwhile.
+      const gone = await containerStopped(live, access);
+      end = gone && { ...gone, stopped: true };
+    } else if (!outcome.timedOut && (outcome.exitCode === SIGKILL_EXIT || outcome.exitCode === null)) {
+      end = await explainKill(live, access, outcome, this.settings.SANDBOX_MEMORY);
+    }
+    if (!end) return outcome.output;
+    if (end.stopped) {
+      if (state.live?.id === live.id) this.containers.forget(state);
+    } else if (end.outOfMemory && inMemory) {
+      // In memory the workspace's files stay charged to the container that wrote them, so every later
+      // command, `rm` included, could run out of memory there: a fresh container has a fresh account.
+      if (state.live?.id === live.id) this.containers.forget(state);
+      await this.containers.remove(state.name).catch(() => undefined);
+      return appendNote(
+        outcome.output,
+        `[killed: out of memory (the sandbox's limit is ${this.settings.SANDBOX_MEMORY}, and the workspace is in ` +
+          'memory, where its files count against it); a fresh container is created for the next command, files in ' +
+          '/workspace are kept]',
+      );
+    }
+    return appendNote(outcome.output, end.note);
   }
 
   /** Runs the command in the channel's container, recreating it once if it vanished or stopped meanwhile. */
@@ -186,12 +241,33 @@ class DockerSandbox implements Sandbox {
         if (!(error instanceof RunnerUnavailable)) throw error;
       }
     }
-    return runExec(live, command, options);
+    return this.runExecWatched(state, live, command, options);
+  }
+
+  /** One exec for the command; with a quota the workspace is watched from here, as the runner would inside. */
+  private async runExecWatched(
+    state: ChannelState,
+    live: LiveContainer,
+    command: string,
+    options: RunOptions,
+  ): Promise<Outcome> {
+    if (!options.quota) return runExec(live, command, options);
+    const watch = new WorkspaceWatch(this.workspaceDir(state.key), options.quota);
+    const signal = options.signal ? AbortSignal.any([options.signal, watch.signal]) : watch.signal;
+    try {
+      const outcome = await runExec(live, command, { ...options, signal });
+      const quotaStop = watch.finish();
+      if (!quotaStop || options.signal?.aborted) return outcome;
+      return { ...outcome, aborted: false, quotaStop };
+    } finally {
+      watch.finish();
+    }
   }
 
   /** File tools check here before they write into the workspace (SANDBOX_DISK). */
-  async checkDisk(channelKey: string, adding: number): Promise<void> {
-    await this.disk.beforeWrite(channelKey, this.workspaceDir(channelKey), adding);
+  async checkDisk(channelKey: string, adding: number, files?: number): Promise<void> {
+    const { quota } = await this.diskQuota();
+    await quota.beforeWrite(channelKey, this.workspaceDir(channelKey), adding, files);
   }
 
   async describe(channelKey: string): Promise<string> {
@@ -222,13 +298,15 @@ class DockerSandbox implements Sandbox {
     }
     // The workspace is wiped even when Docker is down: it is only a host folder.
     if (options?.wipeWorkspace) await wipeWorkspace(this.workspaceDir(channelKey));
-    this.disk.forget(channelKey);
+    (await this.diskQuota()).quota.forget(channelKey);
     this.log.info({ channel: channelKey, wipeWorkspace: options?.wipeWorkspace ?? false }, 'sandbox reset');
     if (failure) throw failure;
   }
 
   async check(): Promise<readonly string[]> {
     if (this.closed) return [];
+    // Learns the workspaces' file system now, so an allowance it lowers is logged at start-up.
+    void this.diskQuota();
     const running = checkDocker(this.containers.engineSettings(), this.docker, { signal: this.checks.signal });
     this.checking = running.catch(() => undefined);
     const results = await running;

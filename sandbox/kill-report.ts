@@ -47,32 +47,45 @@ export async function explainKill(
   access: ContainerAccess,
   outcome: Outcome,
   memoryLimit: string,
-): Promise<{ note: string; stopped: boolean }> {
+): Promise<{ note: string; stopped: boolean; outOfMemory: boolean }> {
   // The runner reports the OOM count itself; otherwise (exec path, lost runner) look inside.
   let oomKills = outcome.oomKills;
   if (oomKills === undefined) {
-    const info = await access.inspect().catch(() => undefined);
-    if (!info?.State.Running || info.Id !== live.id) {
-      const oom = info?.State.OOMKilled ? ' (out of memory)' : '';
-      return {
-        note: `[the sandbox container stopped${oom}; a fresh one is created for the next command, files in /workspace are kept]`,
-        stopped: true,
-      };
-    }
+    const gone = await containerStopped(live, access);
+    if (gone) return { ...gone, stopped: true };
     const probe = await probeContainer(live.container).catch(() => undefined);
     oomKills = probe ? parseOomKills(probe.output) : live.oomKills;
   }
   if (oomKills > live.oomKills) {
     live.oomKills = oomKills;
-    return { note: `[killed: out of memory (the sandbox's limit is ${memoryLimit})]`, stopped: false };
+    return {
+      note: `[killed: out of memory (the sandbox's limit is ${memoryLimit})]`,
+      stopped: false,
+      outOfMemory: true,
+    };
   }
   if (outcome.runnerLost) {
     return {
       note: "[the sandbox's command runner was killed during this command; what the command started was stopped]",
       stopped: false,
+      outOfMemory: false,
     };
   }
-  return { note: '[killed by SIGKILL]', stopped: false };
+  return { note: '[killed by SIGKILL]', stopped: false, outOfMemory: false };
+}
+
+/** The note when the command's container is no longer running (it is recreated for the next command). */
+export async function containerStopped(
+  live: KilledIn,
+  access: ContainerAccess,
+): Promise<{ note: string; outOfMemory: boolean } | undefined> {
+  const info = await access.inspect().catch(() => undefined);
+  if (info?.State.Running && info.Id === live.id) return undefined;
+  const outOfMemory = info?.State.OOMKilled === true;
+  return {
+    note: `[the sandbox container stopped${outOfMemory ? ' (out of memory)' : ''}; a fresh one is created for the next command, files in /workspace are kept]`,
+    outOfMemory,
+  };
 }
 
 export function appendNote(output: string, note: string): string {

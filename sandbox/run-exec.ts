@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { FrameDecoder } from './frame-decoder.js';
 import { OutputBuffer } from './output-buffer.js';
+import type { QuotaStop, WorkspaceQuota, WorkspaceUsage } from './workspace-usage.js';
 
 /** What a container offers for running commands, learnt once per container by a probe. */
 export interface ExecTarget {
@@ -22,6 +23,8 @@ export interface RunOptions {
   readonly fsize?: number | undefined;
   /** Measure the workspace when the command ends (the runner does; this path leaves it to the caller). */
   readonly measureDisk?: boolean | undefined;
+  /** Stop the command when it takes the workspace past these limits (the runner watches; this path leaves it to the caller). */
+  readonly quota?: WorkspaceQuota | undefined;
 }
 
 export interface RunOutcome {
@@ -31,8 +34,10 @@ export interface RunOutcome {
   readonly aborted: boolean;
   /** The command could not be stopped from inside, so the whole container was killed (it is recreated later). */
   readonly containerKilled: boolean;
-  /** Bytes in the workspace when the command ended, when measured. */
-  readonly diskUsed?: number | undefined;
+  /** The workspace when the command ended, when measured. */
+  readonly usage?: WorkspaceUsage | undefined;
+  /** The command was stopped because the workspace went past this limit. */
+  readonly quotaStop?: QuotaStop | undefined;
 }
 
 /**
@@ -50,9 +55,11 @@ function wrapper(shell: 'bash' | 'sh', fsize: number | undefined): string {
   const blocks = fsize === undefined ? undefined : Math.floor(Math.max(0, fsize) / (shell === 'bash' ? 1024 : 512));
   return [
     'exec 2>/dev/null',
-    blocks === undefined ? ':' : `ulimit -f ${blocks} || exit 126`,
     shell === 'bash' ? 'set -m' : ':',
-    '"$1" -c "$2" 2>&1 & c=$!',
+    // The cap is the command's alone: the wrapper still writes its pid file when no room is left.
+    blocks === undefined
+      ? '"$1" -c "$2" 2>&1 & c=$!'
+      : `(ulimit -f ${blocks} || exit 126; exec "$1" -c "$2") 2>&1 & c=$!`,
     'printf "%s %s\\n" "$$" "$c" > "$0"',
     'wait "$c"; s=$?',
     shell === 'bash' ? 'kill -9 -"$c"' : ':',

@@ -13,8 +13,15 @@ export type RunnerRequest =
       readonly command: string;
       /** No file the command writes may grow past this many bytes (RLIMIT_FSIZE). */
       readonly fsize?: number;
-      /** Report the workspace's size when the command ends. */
+      /** Report the workspace's size and entry count when the command ends. */
       readonly disk?: boolean;
+      /** Watch the workspace while the command runs; stop it past these limits (0 = none). */
+      readonly quota?: {
+        readonly bytes: number;
+        readonly files: number;
+        readonly usedBytes: number;
+        readonly usedFiles: number;
+      };
     }
   | { readonly op: 'kill'; readonly id: number };
 

@@ -4,11 +4,15 @@ The bridge starts it once (a Docker exec with stdin attached) and then sends it 
 that stream, which saves the ~40 ms the container runtime spends on every new exec.
 
 Bridge -> runner: frames of a 4-byte big-endian length and a UTF-8 JSON object:
-  {"op": "run", "id": N, "command": "...", "fsize": B, "disk": true}
+  {"op": "run", "id": N, "command": "...", "fsize": B, "disk": true, "quota": {...}}
                                              runs `bash -c command` in /workspace; with "fsize", no
                                              file it writes may grow past B bytes (RLIMIT_FSIZE, set
                                              by the shell's ulimit so the command cannot raise it);
-                                             with "disk", the end reports the workspace's size
+                                             with "disk", the end reports the workspace's size and
+                                             entry count; with "quota" ({"bytes", "files": limits,
+                                             0 = none; "usedBytes", "usedFiles": the workspace when
+                                             the command starts}), the workspace is watched while it
+                                             runs and the command stopped when it grows it past a limit
   {"op": "kill", "id": N}                    kills that command and all it started
 Runner -> bridge: frames of a 9-byte header (length u32, kind u8, id u32) and a payload:
   H hello   JSON {"protocol", "pid", "oomKills"}            (id 0, once, at start)
@@ -16,7 +20,8 @@ Runner -> bridge: frames of a 9-byte header (length u32, kind u8, id u32) and a 
   S started JSON {"pid"}                                    (the command's pid = its session id)
   O output  raw bytes, stdout and stderr merged, never decoded here
   G gap     JSON {"skipped"}: bytes dropped between the head and the tail that follows
-  E end     JSON {"exit", "killed", "oomKills", "error"} and, when asked, "disk" (bytes in /workspace)
+  E end     JSON {"exit", "killed", "oomKills", "error"}; when asked, "disk" and "files" (bytes and
+            entries in /workspace); "quota" ("disk" or "files") when the watch stopped the command
 
 Output is bounded here too: the first HEAD_BYTES go out as they come, then only the last
 TAIL_BYTES are kept, so a command printing a gigabyte costs neither side more than a few KB.
@@ -26,12 +31,21 @@ gap implies the bridge truncates anyway, and TAIL_BYTES covers its 2000-characte
 Commands run in a session of their own. When one ends (or is killed), everything left in its
 session is killed too, so a fork bomb's leftovers cannot hold every pid for the next command;
 `setsid` lets a deliberate service outlive it. The runner itself never forks to clean up.
+
+The workspace watch: RLIMIT_FSIZE caps each file, not the folder, and nothing caps the number
+of files, so while a command with a quota runs the workspace is measured every WATCH_INTERVAL
+(further apart when a measurement is costly: at most a fifth of a CPU goes to measuring), a
+slice at a time between the other work, and a command that takes the workspace past a limit is
+killed with its session. A workspace already over a limit may shrink (`rm` works) but not grow:
+the allowance of such a command is the lowest size seen since it started. The runner remembers
+the tree between measurements (Tree), so a look examines only what changed.
 """
 
 import json
 import os
 import select
 import signal
+import stat
 import struct
 import sys
 import time
@@ -47,8 +61,22 @@ DRAIN_SECONDS = 2.0
 HEADER = struct.Struct(">IBI")
 OOM_FILES = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
 WORKSPACE = "/workspace"
-# Entries one size measurement visits at most: a huge tree is reported as at least what was counted.
+# Entries one measurement visits at most (unless a file limit asks for more): a huge tree is
+# reported as at least what was counted.
 DISK_SCAN_LIMIT = 200000
+# The workspace watch: first look this long after a command starts (short commands cost nothing),
+# then every WATCH_INTERVAL, or WATCH_COST_FACTOR times the CPU time a look took when that is
+# longer, so looking takes at most a fifth of a CPU however large the workspace.
+WATCH_INTERVAL = 0.1
+WATCH_COST_FACTOR = 4
+# Units of work (an lstat, or a few entries summed) one slice of a look does before output and
+# requests get their turn.
+SCAN_SLICE = 2048
+# A look examines again the files changed this recently; the others are taken as they were, and
+# a full pass, at most every FULL_SECONDS (or FULL_COST_FACTOR times its CPU time), checks them.
+HOT_SECONDS = 2.0
+FULL_SECONDS = 5.0
+FULL_COST_FACTOR = 20
 
 
 def send(kind, ident, payload=b""):
@@ -74,32 +102,160 @@ def oom_kills():
     return 0
 
 
-def disk_usage(root=WORKSPACE):
-    """Bytes allocated under root (like `du -s`): files and folders, links not followed, one filesystem."""
-    try:
-        device = os.lstat(root).st_dev
-    except OSError:
-        return 0
-    total = 0
-    seen = 0
-    stack = [root]
-    while stack and seen < DISK_SCAN_LIMIT:
+class Tree:
+    """What the workspace holds, remembered between looks so that a look costs little: a folder whose
+    modification time and inode are unchanged keeps its list of entries, and of its files only those
+    changed in the last HOT_SECONDS (by ctime, which no command can set back) are examined again. A
+    full pass examines everything; it comes first, then at most every FULL_SECONDS (further apart
+    when it is costly), and catches what a look cannot see: an old file grown in place."""
+
+    def __init__(self, root=WORKSPACE):
+        self.root = root
+        # folder path -> (mtime_ns, inode, {name: (is_dir, inode, blocks, nlink, ctime)})
+        self.folders = {}
+        self.full_due = 0.0
+        self.full_cost = 0.0
+
+    def look(self, cap=DISK_SCAN_LIMIT, stop_above=None):
+        full = time.monotonic() >= self.full_due
+        return Look(self, full, cap, stop_above or {})
+
+    def examine(self, path):
+        info = os.lstat(path)
+        return (stat.S_ISDIR(info.st_mode), info.st_ino, info.st_blocks * 512, info.st_nlink, info.st_ctime)
+
+    def walk(self, look):
+        """The look, as a generator that yields every so often (after a unit of work: one lstat or
+        a few entries summed), so the main loop can forward output in between."""
         try:
-            entries = list(os.scandir(stack.pop()))
+            device = os.lstat(self.root).st_dev
         except OSError:
-            continue
-        for entry in entries:
-            seen += 1
+            return
+        hot_after = time.time() - HOT_SECONDS
+        seen = set()
+        stack = [self.root]
+        while stack:
+            path = stack.pop()
             try:
-                info = entry.stat(follow_symlinks=False)
+                info = os.lstat(path)
             except OSError:
                 continue
+            yield 1
             if info.st_dev != device:
                 continue
-            total += info.st_blocks * 512
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(entry.path)
-    return total
+            known = self.folders.get(path)
+            if look.full or known is None or known[0] != info.st_mtime_ns or known[1] != info.st_ino:
+                children = {}
+                old = known[2] if known is not None else {}
+                try:
+                    with os.scandir(path) as entries:
+                        for entry in entries:
+                            node = old.get(entry.name)
+                            if look.full or node is None or node[1] != entry.inode() or node[4] >= hot_after:
+                                try:
+                                    node = self.examine(entry.path)
+                                except OSError:
+                                    continue
+                                yield 1
+                            children[entry.name] = node
+                except OSError:
+                    continue
+                self.folders[path] = (info.st_mtime_ns, info.st_ino, children)
+            else:
+                # A list of entries, once stored, is never changed: another look may be reading it.
+                children = known[2]
+                updated = None
+                for name, node in children.items():
+                    if node[4] >= hot_after:
+                        updated = updated or dict(children)
+                        try:
+                            updated[name] = self.examine(os.path.join(path, name))
+                        except OSError:
+                            del updated[name]
+                        yield 1
+                if updated is not None:
+                    children = updated
+                    self.folders[path] = (known[0], known[1], children)
+            seen.add(path)
+            for count, (name, node) in enumerate(children.items()):
+                look.add(node)
+                if node[0]:
+                    stack.append(os.path.join(path, name))
+                if look.stopped_early:
+                    return
+                if count % 32 == 31:
+                    yield 1
+        # Folders that were not reached are gone (or moved): forget them.
+        for path in [path for path in self.folders if path not in seen]:
+            del self.folders[path]
+
+
+class Look:
+    """One measurement of the workspace like `du -s` plus an entry count: every file, folder and
+    link below the root counts as one entry and its allocated blocks (a hard-linked file's once);
+    links are not followed, other file systems not entered. Done a slice at a time (`step`); it
+    stops after `cap` entries, or once past `stop_above` ({"disk": bytes, "files": entries}: a
+    watch needs to know no more)."""
+
+    def __init__(self, tree, full, cap, stop_above):
+        self.tree = tree
+        self.full = full
+        self.bytes = 0
+        self.files = 0
+        self.cap = cap
+        self.stop_bytes = stop_above.get("disk", float("inf"))
+        self.stop_files = stop_above.get("files", float("inf"))
+        self.cost = 0.0
+        self.started = time.monotonic()
+        self.linked = set()
+        self.steps = tree.walk(self)
+        self.finished = False
+
+    def add(self, node):
+        self.files += 1
+        if node[3] > 1 and not node[0]:
+            if node[1] in self.linked:
+                return
+            self.linked.add(node[1])
+        self.bytes += node[2]
+
+    @property
+    def stopped_early(self):
+        return self.files >= self.cap or self.bytes > self.stop_bytes or self.files > self.stop_files
+
+    @property
+    def done(self):
+        return self.finished
+
+    def step(self, budget):
+        """Does up to `budget` units of work; True when the measurement is complete (or stopped)."""
+        begun = time.process_time()
+        try:
+            for _ in range(budget):
+                if next(self.steps, None) is None:
+                    self.finished = True
+                    break
+        finally:
+            self.cost += time.process_time() - begun
+        if self.finished and self.full and not self.stopped_early:
+            self.tree.full_cost = self.cost
+            self.tree.full_due = time.monotonic() + max(FULL_SECONDS, FULL_COST_FACTOR * self.cost)
+        return self.finished
+
+    def close(self):
+        self.steps.close()
+        self.finished = True
+
+
+TREE = Tree()
+
+
+def disk_usage(cap=DISK_SCAN_LIMIT):
+    """Bytes allocated and entries under the workspace, measured at once."""
+    look = TREE.look(cap=cap)
+    while not look.step(1 << 30):
+        pass
+    return look.bytes, look.files
 
 
 def session_members(sid):
@@ -156,10 +312,45 @@ def shell_argv(command, fsize):
     return [SHELL, "-c", 'ulimit -f %d || exit 126; exec "$0" -c "$1"' % (max(0, int(fsize)) // block), SHELL, command]
 
 
+class Allowance:
+    """A command's share of the workspace quota: the limits, and how much it may leave there."""
+
+    def __init__(self, quota, started):
+        self.limits = {"disk": int(quota.get("bytes") or 0), "files": int(quota.get("files") or 0)}
+        used = {"disk": int(quota.get("usedBytes") or 0), "files": int(quota.get("usedFiles") or 0)}
+        # Over a limit already: it may not grow (but may shrink, and the allowance shrinks with it).
+        self.allowed = {kind: max(limit, used[kind]) for kind, limit in self.limits.items()}
+        self.due = started + WATCH_INTERVAL
+
+    def stop_above(self):
+        return {kind: self.allowed[kind] for kind, limit in self.limits.items() if limit}
+
+    def judge(self, scan):
+        """The limit the workspace is now past ("disk" or "files"), or None; a complete measurement
+        lowers the allowance (sandbox/workspace-usage.ts keeps the same rule)."""
+        used = {"disk": scan.bytes, "files": scan.files}
+        for kind, limit in self.limits.items():
+            if limit and used[kind] > self.allowed[kind]:
+                return kind
+        if not scan.stopped_early:
+            for kind, limit in self.limits.items():
+                self.allowed[kind] = max(limit, min(self.allowed[kind], used[kind]))
+        return None
+
+
+def scan_cap(quota):
+    """Enough entries to tell that a file limit is passed."""
+    return max(DISK_SCAN_LIMIT, int((quota or {}).get("files") or 0) + 1)
+
+
 class Job:
-    def __init__(self, ident, command, fsize=None, disk=False):
+    def __init__(self, ident, command, fsize=None, disk=False, quota=None):
         self.ident = ident
         self.disk = disk
+        self.started = time.monotonic()
+        self.allowance = Allowance(quota, self.started) if quota else None
+        self.cap = scan_cap(quota)
+        self.quota_stop = None
         self.pid = None
         self.pidfd = None
         self.out = None
@@ -245,6 +436,11 @@ class Job:
         if self.status is None:
             kill_session(self.pid)
 
+    def stop_for(self, kind):
+        """The workspace went past a limit while this ran."""
+        self.quota_stop = kind
+        self.kill()
+
     def finish(self):
         self.read()
         os.close(self.out)
@@ -255,7 +451,9 @@ class Job:
         code = os.waitstatus_to_exitcode(self.status)
         end = {"exit": 128 - code if code < 0 else code, "killed": self.killed, "oomKills": oom_kills(), "error": None}
         if self.disk:
-            end["disk"] = disk_usage()
+            end["disk"], end["files"] = disk_usage(self.cap)
+        if self.quota_stop:
+            end["quota"] = self.quota_stop
         send_json("E", self.ident, end)
 
 
@@ -265,10 +463,25 @@ def main():
     jobs = {}
     inbox = bytearray()
     stdin_open = True
+    scan = None
+    next_scan = 0.0
     while stdin_open or jobs:
         readers = [0] if stdin_open else []
         timeout = None
         now = time.monotonic()
+        watched = [job for job in jobs.values() if job.allowance is not None and job.status is None]
+        if scan is None and watched:
+            due = max(next_scan, min(job.allowance.due for job in watched))
+            if now >= due:
+                stop_above = {}
+                for job in watched:
+                    for kind, allowed in job.allowance.stop_above().items():
+                        stop_above[kind] = min(allowed, stop_above.get(kind, allowed))
+                scan = TREE.look(cap=max(job.cap for job in watched), stop_above=stop_above)
+            else:
+                timeout = due - now
+        if scan is not None:
+            timeout = 0
         for job in jobs.values():
             if job.status is None:
                 if job.pidfd is not None:
@@ -313,6 +526,21 @@ def main():
             if job.status is not None and (job.eof or time.monotonic() >= job.drain_until):
                 del jobs[ident]
                 job.finish()
+
+        if scan is not None:
+            watched = [job for job in jobs.values() if job.allowance is not None and job.status is None]
+            if not watched:
+                scan.close()
+                scan = None
+            elif scan.step(SCAN_SLICE):
+                for job in watched:
+                    # A measurement begun before the command started says nothing about it.
+                    if job.started <= scan.started:
+                        kind = job.allowance.judge(scan)
+                        if kind:
+                            job.stop_for(kind)
+                next_scan = time.monotonic() + max(WATCH_INTERVAL, WATCH_COST_FACTOR * scan.cost)
+                scan = None
     return 0
 
 
@@ -328,7 +556,7 @@ def handle(request, jobs):
     # Before spawning: if we die without this, the bridge knows the command never ran.
     send("A", ident)
     try:
-        job = Job(ident, request["command"], request.get("fsize"), bool(request.get("disk")))
+        job = Job(ident, request["command"], request.get("fsize"), bool(request.get("disk")), request.get("quota"))
     except Exception as error:  # e.g. EAGAIN: a fork bomb's leftovers still hold every pid
         send_json("E", ident, {"exit": None, "killed": False, "oomKills": oom_kills(), "error": str(error)})
         return

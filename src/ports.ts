@@ -182,8 +182,11 @@ export interface Sandbox {
   reset?(channelKey: string, options?: { wipeWorkspace?: boolean }): Promise<void>;
   /** The host folder mounted as the channel's workspace (file tools use it). */
   workspaceDir?(channelKey: string): string;
-  /** Rejects (SandboxError, saying why) when writing `bytes` more would overfill the workspace (SANDBOX_DISK). */
-  checkDisk?(channelKey: string, bytes: number): Promise<void>;
+  /**
+   * Rejects (SandboxError, saying why) when writing `bytes` more, in `files` files, would overfill the
+   * workspace (SANDBOX_DISK, SANDBOX_FILES).
+   */
+  checkDisk?(channelKey: string, bytes: number, files?: number): Promise<void>;
   /**
    * Creates the channel's workspace folder when it does not exist yet (seeded from the template, as the first
    * container would), without starting anything; resolves with its host path. Uploads use it.

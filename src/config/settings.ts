@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { redact } from '../secrets.js';
 import { endpointUrl } from './endpoint-url.js';
-import { IMAGE_REFERENCE, MIN_MEMORY_BYTES, NETWORK_MODE, sizeInBytes } from './sandbox-values.js';
+import { diskLimitBytes, IMAGE_REFERENCE, MIN_MEMORY_BYTES, NETWORK_MODE, sizeInBytes } from './sandbox-values.js';
 
 /** True for a time zone this Node knows (IANA names such as UTC, Europe/Paris). */
 function isTimeZone(value: string): boolean {
@@ -92,7 +92,12 @@ const settingsSchema = z.object({
   SANDBOX_IDLE_MINUTES: int(30, 0),
   SANDBOX_TEMPLATE_DIR: z.string().optional(),
   SANDBOX_KEEP_ON_EXIT: bool(false),
-  SANDBOX_DISK: z.string().default('1g'),
+  SANDBOX_DISK: z
+    .string()
+    .refine((value) => diskLimitBytes(value) !== undefined, 'expected a size such as 1g or 500m, or 0 for none')
+    .default('1g'),
+  // Files and folders in each channel's workspace; 0 = no limit.
+  SANDBOX_FILES: int(100_000, 0),
   // Reliability: a reply's posts at most (the rest attached as a file), messages fetched per room after a restart
   MAX_REPLY_POSTS: int(5, 1, 100),
   CATCHUP_MAX: int(1000, 0),

@@ -129,14 +129,14 @@ export const writeFilesTool = defineTool({
     const input = describeRun('write_files', keys);
     const workspace = await openWorkspace(context);
     if ('error' in workspace) return ok(input, allFailed(keys, workspace.error));
-    // The workspace's allowance (SANDBOX_DISK) is checked before anything is written.
-    const adding = files
+    // The workspace's allowance (SANDBOX_DISK, SANDBOX_FILES) is checked before anything is written.
+    const written = files
       .slice(0, MAX_ITEMS)
       .map((file) => Buffer.byteLength(file.content, 'utf8'))
-      .filter((bytes) => bytes <= WRITE_LIMIT_BYTES)
-      .reduce((sum, bytes) => sum + bytes, 0);
+      .filter((bytes) => bytes <= WRITE_LIMIT_BYTES);
+    const adding = written.reduce((sum, bytes) => sum + bytes, 0);
     try {
-      await context.sandbox.checkDisk?.(context.channelKey, adding);
+      await context.sandbox.checkDisk?.(context.channelKey, adding, written.length);
     } catch (error) {
       return ok(input, allFailed(keys, error instanceof SandboxError ? error.message : describeFsError(error)));
     }

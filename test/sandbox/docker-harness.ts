@@ -29,14 +29,18 @@ export function requireDocker(): void {
   if (plan.problem) throw new Error(plan.problem);
 }
 
-/** A data folder and the sandboxes built on it; `cleanup` removes every container and file they made. */
+/**
+ * A data folder (under `parent`, the system's temporary folder by default) and the sandboxes built on
+ * it; `cleanup` removes every container and file they made.
+ */
 export class SandboxHarness {
-  readonly dataDir = mkdtempSync(path.join(tmpdir(), 'roundtable-sandbox-'));
+  readonly dataDir: string;
   readonly docker = new Dockerode();
   private readonly sandboxes: Sandbox[] = [];
 
-  constructor() {
+  constructor(parent = tmpdir()) {
     requireDocker();
+    this.dataDir = mkdtempSync(path.join(parent, 'roundtable-sandbox-'));
   }
 
   /** `options` picks the path (command runner or one exec per command) and can swap the runner's source. */
@@ -71,7 +75,15 @@ export class SandboxHarness {
   async cleanup(): Promise<void> {
     for (const sandbox of this.sandboxes) await sandbox.close().catch(() => undefined);
     if (dockerUp) {
-      for (const info of await this.containers()) await this.docker.getContainer(info.Id).remove({ force: true });
+      for (const info of await this.containers()) {
+        // A container the sandbox is removing already (a 409) goes away by itself.
+        await this.docker
+          .getContainer(info.Id)
+          .remove({ force: true })
+          .catch((error: { statusCode?: number }) => {
+            if (error.statusCode !== 404 && error.statusCode !== 409) throw error;
+          });
+      }
     }
     rmSync(this.dataDir, { recursive: true, force: true });
   }

@@ -185,11 +185,11 @@ describe('write_files', () => {
     expect(existsSync(path.join(workspace, 'huge.txt'))).toBe(false);
   });
 
-  it('writes nothing when the workspace has no room for it (SANDBOX_DISK), and says why', async () => {
-    const asked: number[] = [];
+  it('writes nothing when the workspace has no room for it (SANDBOX_DISK, SANDBOX_FILES), and says why', async () => {
+    const asked: Array<[number, number | undefined]> = [];
     const full = Object.assign(new FolderSandbox(workspace), {
-      async checkDisk(_key: string, bytes: number) {
-        asked.push(bytes);
+      async checkDisk(_key: string, bytes: number, files?: number) {
+        asked.push([bytes, files]);
         if (bytes > 4) throw new SandboxError('the workspace is full: remove files first');
       },
     });
@@ -203,7 +203,7 @@ describe('write_files', () => {
       },
       full,
     );
-    expect(asked).toEqual([5]);
+    expect(asked).toEqual([[5, 2]]);
     expect(parsed).toEqual({
       'a.txt': '[ERROR: the workspace is full: remove files first]',
       'b.txt': '[ERROR: the workspace is full: remove files first]',
