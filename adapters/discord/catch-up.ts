@@ -83,40 +83,49 @@ export class CatchUpRooms {
     this.marks.flush();
   }
 
+  /** Whether the room is in sync (caught up, no connection dropped since). */
+  synced(room: string): boolean {
+    return this.marks.synced(room);
+  }
+
   /**
    * Fetches and forwards (oldest first, as missed) what a room received after its mark; the room is in sync
-   * after. A room the bridge never heard of has nothing to fetch. Live messages wait meanwhile (CatchUpHold).
+   * after, its mark at the newest message read. A room the bridge never heard of has nothing to fetch. False when
+   * the history could not be read: the mark stays where it was (the caller tries again).
    */
   async room(
     room: string,
     fetch: (after: string, max: number) => Promise<Missed>,
     forward: (message: APIMessage) => Promise<void>,
-  ): Promise<void> {
-    if (!this.deps.sink()) return;
+  ): Promise<boolean> {
+    if (!this.deps.sink()) return true;
     const after = this.marks.start(room);
     if (!after || this.deps.max <= 0) {
       this.marks.caughtUp(room, after);
-      return;
+      return true;
     }
+    let missed: Missed;
     try {
-      const missed = await fetch(after, this.deps.max);
-      if (missed.truncated) {
-        this.deps.log.warn(
-          { channel: room, after, oldestFetched: missed.messages[0]?.id, max: this.deps.max },
-          'more messages were missed than CATCHUP_MAX: the oldest of them were not fetched',
-        );
-      }
-      if (missed.messages.length > 0) {
-        this.deps.log.info({ channel: room, count: missed.messages.length }, 'catching up on discord');
-      }
-      let through = after;
-      for (const message of missed.messages) {
-        await forward(message);
-        through = message.id;
-      }
-      this.marks.caughtUp(room, through);
+      missed = await fetch(after, this.deps.max);
     } catch (error) {
-      this.deps.log.warn({ err: error, channel: room }, 'discord catch-up failed: what was missed is not fetched');
+      this.deps.log.warn({ err: error, channel: room, after }, 'discord catch-up: the history could not be read');
+      return false;
     }
+    if (missed.truncated) {
+      this.deps.log.warn(
+        { channel: room, after, oldestFetched: missed.messages[0]?.id, max: this.deps.max },
+        'more messages were missed than CATCHUP_MAX: the oldest of them were not fetched',
+      );
+    }
+    if (missed.messages.length > 0) {
+      this.deps.log.info({ channel: room, count: missed.messages.length }, 'catching up on discord');
+    }
+    let through = after;
+    for (const message of missed.messages) {
+      await forward(message);
+      through = message.id;
+    }
+    this.marks.caughtUp(room, through);
+    return true;
   }
 }

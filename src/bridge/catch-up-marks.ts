@@ -11,7 +11,7 @@ import type { RoomRecord, RoomStore } from '../store/port.js';
 export class CatchUpMarks {
   private readonly marks = new Map<string, string | undefined>();
   private readonly rooms = new Map<string, { platform: string; channel: string; agent?: string }>();
-  /** The newest id stored in rooms that had none at start (where a later catch-up of such a room begins). */
+  /** The first id stored in rooms the start did not know (where a later catch-up of such a room begins). */
   private readonly live = new Map<string, string>();
 
   constructor(
@@ -25,9 +25,13 @@ export class CatchUpMarks {
     active: (platform: string) => Promise<Array<{ channel: string; agent?: string }>>,
   ): Promise<void> {
     for (const record of records) {
-      const mark =
-        (await this.store.caughtUp(record.platform, record.channel)) ??
-        (await this.store.lastPlatformMessageId(record.platform, record.channel));
+      let mark = await this.store.caughtUp(record.platform, record.channel);
+      if (mark === undefined) {
+        // Never marked: complete up to what it stored before this start. Stored as its mark now, so a later start
+        // begins there too even if this one's catch-up fails and live messages are stored after the gap.
+        mark = await this.store.lastPlatformMessageId(record.platform, record.channel);
+        if (mark !== undefined) await this.store.setCaughtUp(record.platform, record.channel, mark);
+      }
       this.marks.set(record.key, mark);
     }
     for (const platform of new Set(records.map((r) => r.platform))) {
@@ -37,9 +41,12 @@ export class CatchUpMarks {
     }
   }
 
-  /** A room stored a platform message (kept only for rooms the start did not know). */
+  /**
+   * A room stored a platform message. Kept only for rooms the start did not know, and only the first: what came
+   * after it may have a gap (a connection dropped), so a later catch-up of the room starts there.
+   */
   stored(room: string, platformId: string): void {
-    if (!this.marks.has(room)) this.live.set(room, platformId);
+    if (!this.marks.has(room) && !this.live.has(room)) this.live.set(room, platformId);
   }
 
   /** `caughtUp` tells the room its catch-up is done; the mark is stored once the room has taken that. */
