@@ -17,7 +17,6 @@ import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, Outbound, Posted, PostOptions, StreamingPost } from '../../src/ports.js';
 import { CatchUpHold } from '../shared/catch-up-hold.js';
-import { CatchUpRetries } from '../shared/catch-up-retries.js';
 import { ReplyPoster } from '../shared/reply-posting.js';
 import { SeenIds } from '../shared/seen-ids.js';
 import { splitMessage } from '../shared/split.js';
@@ -82,8 +81,6 @@ export class DiscordAdapter implements ChatAdapter {
    * every identity is known, messages cannot be told apart).
    */
   private readonly hold: CatchUpHold;
-  /** A room whose catch-up failed is read again later, its live messages not held meanwhile. */
-  private readonly retries: CatchUpRetries;
   /** Until start() is done: edits are not read yet, and a gateway READY needs no catch-up of its own. */
   private starting = true;
   private readonly poster: ReplyPoster;
@@ -106,7 +103,6 @@ export class DiscordAdapter implements ChatAdapter {
     if (settings.DISCORD_STREAM === 'edit') this.stream = (channel, agent) => this.openStream(channel, agent);
     this.catchUps = new CatchUpRooms({ sink: () => this.sink, max: settings.CATCHUP_MAX, log: this.log });
     this.hold = new CatchUpHold({ log: this.log });
-    this.retries = new CatchUpRetries({ log: this.log, what: 'discord catch-up' });
     this.poster = new ReplyPoster({ log: this.log, maxPosts: settings.MAX_REPLY_POSTS });
     this.streams = new DiscordStreams({
       poster: this.poster,
@@ -160,8 +156,7 @@ export class DiscordAdapter implements ChatAdapter {
   }
 
   async stop(): Promise<void> {
-    this.retries.stop();
-    this.catchUps.flush();
+    this.catchUps.stop();
     const identities = this.identities.splice(0);
     this.streams.abandonAll();
     await Promise.allSettled(identities.map((identity) => identity.client.destroy()));
@@ -390,31 +385,17 @@ export class DiscordAdapter implements ChatAdapter {
   /**
    * Fetches and forwards, oldest first, what each of this bot's rooms received since it was last complete. Live
    * messages wait while a room is read (Discord reads fast: the history stays in order); a room whose history could
-   * not be read is tried again in the background, live messages not held meanwhile.
+   * not be read is read again in the background (CatchUpRooms), live messages no longer held.
    */
   private async catchUp(identity: Identity): Promise<void> {
     for (const room of this.roomsOf(identity)) {
-      // Undefined: another bot's catch-up of the room was under way, and that one decides.
-      let read: boolean | undefined;
-      await this.hold.room(room.id, async () => {
-        read = await this.readMissed(identity, room);
-      });
-      if (read === true) this.retries.succeeded(room.id);
-      else if (read === false) this.retries.failed(room.id, () => this.retryRoom(identity, room));
+      await this.hold.room(room.id, () =>
+        this.catchUps.room(
+          room.id,
+          (after, max) => fetchMissed(identity.client, room.id, after, max),
+          (message: APIMessage) => this.forward(factsFromApi(message, room.direct), identity.agent.name, true),
+        ),
+      );
     }
-  }
-
-  /** A retry: nothing to do once the room is in sync again (another bot caught it up, or this one stopped). */
-  private async retryRoom(identity: Identity, room: { id: string; direct: boolean }): Promise<boolean> {
-    if (this.catchUps.synced(room.id) || !this.identities.includes(identity)) return true;
-    return this.readMissed(identity, room);
-  }
-
-  private readMissed(identity: Identity, room: { id: string; direct: boolean }): Promise<boolean> {
-    return this.catchUps.room(
-      room.id,
-      (after, max) => fetchMissed(identity.client, room.id, after, max),
-      (message: APIMessage) => this.forward(factsFromApi(message, room.direct), identity.agent.name, true),
-    );
   }
 }
