@@ -136,8 +136,9 @@ export class SlackIdentity {
         if (opened) handlers.reconnected?.();
         opened = true;
       });
-      client.on('reconnecting', () => handlers.disconnected?.());
-      for (const down of ['disconnected', 'reconnecting', 'disconnecting'] as const) {
+      // The socket closing is the drop (the client says `reconnecting` only once it tries again, seconds later).
+      for (const dropped of ['close', 'reconnecting'] as const) client.on(dropped, () => handlers.disconnected?.());
+      for (const down of ['close', 'disconnected', 'reconnecting', 'disconnecting'] as const) {
         client.on(down, () => {
           this.socketUp = false;
         });

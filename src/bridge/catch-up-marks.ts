@@ -42,11 +42,18 @@ export class CatchUpMarks {
   }
 
   /**
-   * A room stored a platform message. Kept only for rooms the start did not know, and only the first: what came
-   * after it may have a gap (a connection dropped), so a later catch-up of the room starts there.
+   * A room stored a platform message. A room the start did not know is one to catch up on from now on, starting
+   * at the first message it stored (what came after may have a gap: a connection dropped), until it is marked.
    */
-  stored(room: string, platformId: string): void {
-    if (!this.marks.has(room) && !this.live.has(room)) this.live.set(room, platformId);
+  stored(room: Pick<RoomRecord, 'key' | 'platform' | 'channel' | 'directAgent'>, platformId: string): void {
+    if (!this.marks.has(room.key) && !this.live.has(room.key)) this.live.set(room.key, platformId);
+    if (!this.rooms.has(room.key)) {
+      this.rooms.set(room.key, {
+        platform: room.platform,
+        channel: room.channel,
+        ...(room.directAgent ? { agent: room.directAgent } : {}),
+      });
+    }
   }
 
   /** `caughtUp` tells the room its catch-up is done; the mark is stored once the room has taken that. */
