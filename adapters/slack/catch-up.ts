@@ -84,9 +84,11 @@ export class SlackCatchUp {
       this.again = true;
       return;
     }
-    this.pass = this.passes().finally(() => {
-      this.pass = undefined;
-    });
+    this.pass = this.passes()
+      .catch((error: unknown) => this.deps.log.error({ err: error }, 'slack catch-up stopped unexpectedly'))
+      .finally(() => {
+        this.pass = undefined;
+      });
   }
 
   /** Resolves when no pass is under way. */

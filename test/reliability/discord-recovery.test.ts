@@ -94,6 +94,23 @@ describe('Discord: what was missed while the bridge was down', () => {
     expect(h.llm.requests.map(newest)).toEqual(['before', 'live', 'missed 3']);
   });
 
+  it('reads a gap after a new gateway session from before it, in a room new in this run whose first read fails', async () => {
+    h = await startDiscordHarness({ agents: [{ name: 'code' }] });
+    h.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = h.discord.dm('alice', 'code-bot', 'hello');
+    await h.settle(first.id);
+    h.discord.failRequests({ method: 'GET', path: `/channels/${first.channelId}/messages`, count: 4 });
+    h.discord.dropGateway('code-bot', { resumable: false });
+    h.discord.dm('alice', 'code-bot', 'said while the bot was away');
+    await h.discord.until(() => h.discord.gatewayConnected('code-bot'));
+    // Stored before the retry reads the room: it must not move where the retry starts past the gap.
+    const live = h.discord.dm('alice', 'code-bot', 'live');
+    await h.received(live.id);
+    await until(async () => (await dms(h, first.channelId)).length === 3);
+    await h.bridge.idle();
+    expect(await dms(h, first.channelId)).toEqual(['hello', 'live', 'said while the bot was away']);
+  });
+
   it('answers a backlog of 1,000 missed messages as one conversation: all stored, one model call', async () => {
     h = await startDiscordHarness({ agents: [{ name: 'code', activation: 'always' }] });
     h.llm.respond((request) => ({ content: `re: ${newest(request)}` }));

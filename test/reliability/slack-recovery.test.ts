@@ -44,6 +44,25 @@ describe('Slack: what was missed while the bridge was down', () => {
     ]);
   });
 
+  it('reads a conversation again when its history cannot be read, until it succeeds, answering its backlog once', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
+    const s = h;
+    s.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = s.slack.say(s.alice, s.general, 'first question');
+    await s.settle(first.ts);
+    await s.down();
+    s.slack.loseUndelivered(true);
+    s.slack.say(s.alice, s.general, 'a follow-up in the thread', { threadTs: first.ts });
+    s.slack.loseUndelivered(false);
+    s.slack.fail('conversations.replies', { kind: 'error', error: 'internal_error' });
+    await s.up();
+    await until(async () => (await humansIn(s, `${s.general.id}/${first.ts}`)).length === 2);
+    await s.bridge.idle();
+    expect(await humansIn(s, `${s.general.id}/${first.ts}`)).toEqual(['first question', 'a follow-up in the thread']);
+    expect(s.llm.requests.map(newest)).toEqual(['first question', 'a follow-up in the thread']);
+    expect(s.slack.calls('conversations.replies').length).toBe(2);
+  });
+
   it('reads slowly under Slack limits for non-Marketplace apps, keeps the newest CATCHUP_MAX, logs the rest', async () => {
     const { logger, lines } = captureLogger();
     h = await startSlackHarness({ agents: [{ name: 'code' }], env: { CATCHUP_MAX: '20' }, logger });
