@@ -66,8 +66,8 @@ export class SlackCatchUp {
       readonly marks: RoomMarks;
       /** CATCHUP_MAX: messages fetched per room at most. */
       readonly max: number;
-      /** Forwards a fetched message to the bridge (as missed). */
-      readonly forward: (identity: SlackIdentity, event: SlackMessageEvent) => Promise<void>;
+      /** Forwards a fetched message to the bridge (as missed); resolves with its room (undefined: not forwarded). */
+      readonly forward: (identity: SlackIdentity, event: SlackMessageEvent) => Promise<string | undefined>;
       readonly log: Logger;
     },
   ) {
@@ -138,13 +138,14 @@ export class SlackCatchUp {
       conversations.set(channel, known);
       return known;
     };
-    for (const { channel: room } of sink.rooms?.(this.deps.platform) ?? []) {
+    for (const { channel: room, new: fresh } of sink.rooms?.(this.deps.platform) ?? []) {
       const { channel, threadTs } = parseRoom(room);
       const known = entry(channel);
-      // A thread's parent is a top-level message the conversation had: history starts after the newest one.
+      // A thread's parent is a top-level message the conversation had: history starts after the newest one — of
+      // the threads known before this start (one begun live since may come after what a gap left unread).
       if (threadTs) {
         known.threads.set(threadTs, room);
-        known.after = later(known.after, threadTs);
+        if (!fresh) known.after = later(known.after, threadTs);
       } else {
         known.after = later(known.after, this.deps.marks.start(room));
       }
@@ -208,7 +209,12 @@ export class SlackCatchUp {
     const kept = found.filter((m) => compareTs(m.ts, after) > 0).slice(0, this.deps.max);
     if (more) this.truncated(channel, after, kept.at(-1)?.ts);
     kept.reverse();
-    for (const item of kept) await this.deps.forward(identity, this.event(channel, item));
+    for (const item of kept) {
+      const room = await this.deps.forward(identity, this.event(channel, item));
+      // A message that begins a room of its own (a thread for the answers) and has no replies to read: that room is
+      // caught up now (one with replies is, once they are read).
+      if (room && room !== channel && (item.reply_count ?? 0) === 0) this.deps.marks.caughtUp(room, item.ts);
+    }
     this.deps.marks.caughtUp(channel, later(after, kept.at(-1)?.ts));
     return kept.filter((m) => (m.reply_count ?? 0) > 0).map((m) => m.ts);
   }

@@ -268,10 +268,13 @@ export class SlackAdapter implements ChatAdapter {
     });
   }
 
-  /** A message a catch-up fetched: forwarded once (a live copy of it is then a duplicate), as missed. */
-  private async forwardMissed(identity: Identity, event: SlackMessageEvent): Promise<void> {
-    if (!this.seen.add(`${identity.teamId}:${event.channel}:${event.ts}`)) return;
-    await this.forward(identity, event, true);
+  /**
+   * A message a catch-up fetched: forwarded once (a live copy of it is then a duplicate), as missed; resolves with the
+   * room it went to (undefined: not forwarded).
+   */
+  private async forwardMissed(identity: Identity, event: SlackMessageEvent): Promise<string | undefined> {
+    if (!this.seen.add(`${identity.teamId}:${event.channel}:${event.ts}`)) return undefined;
+    return this.forward(identity, event, true);
   }
 
   /** Runs tasks of one Slack conversation one after another, so name lookups cannot reorder messages. */
@@ -286,14 +289,14 @@ export class SlackAdapter implements ChatAdapter {
     });
   }
 
-  private async forward(identity: Identity, event: SlackMessageEvent, missed = false): Promise<void> {
+  private async forward(identity: Identity, event: SlackMessageEvent, missed = false): Promise<string | undefined> {
     const sink = this.sink;
-    if (!sink) return;
+    if (!sink) return undefined;
     const ours = ourApp(event, this.identities);
     // A streamed preview is the bridge's to record (or it was deleted): never a new message.
-    if (ours && (await this.echoes.isPreview(event.channel, event.ts))) return;
+    if (ours && (await this.echoes.isPreview(event.channel, event.ts))) return undefined;
     // The file a long reply ends with belongs to that reply, already recorded: never a new message.
-    if (ours && event.files?.some((file) => file.name === REPLY_FILE_NAME)) return;
+    if (ours && event.files?.some((file) => file.name === REPLY_FILE_NAME)) return undefined;
     await this.directory.learn(identity.client, userIdsToLearn(event, this.identities));
     const inbound = toInbound(event, {
       apps: this.identities,
@@ -303,11 +306,12 @@ export class SlackAdapter implements ChatAdapter {
       replyInThread: this.config.settings.SLACK_REPLY_IN_THREAD,
       fileOf: (file) => this.fileOf(identity, file),
     });
-    if (!inbound) return;
+    if (!inbound) return undefined;
     if (inbound.direct) this.dmOwner.set(event.channel, identity.agent);
     this.commands.active(event.channel, inbound.channel, inbound.direct?.agent);
     if (!missed) this.marks.forwarded(inbound.channel, event.ts);
     await sink.receive(missed ? { ...inbound, missed } : inbound);
+    return inbound.channel;
   }
 
   /** A shared file, downloadable through the app that received it (its token, Slack's file host only). */

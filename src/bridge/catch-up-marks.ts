@@ -10,7 +10,7 @@ import type { RoomRecord, RoomStore } from '../store/port.js';
  */
 export class CatchUpMarks {
   private readonly marks = new Map<string, string | undefined>();
-  private readonly rooms = new Map<string, { platform: string; channel: string; agent?: string }>();
+  private readonly rooms = new Map<string, { platform: string; channel: string; agent?: string; new?: boolean }>();
   /** The first id stored in rooms the start did not know (where a later catch-up of such a room begins). */
   private readonly live = new Map<string, string>();
 
@@ -52,6 +52,7 @@ export class CatchUpMarks {
         platform: room.platform,
         channel: room.channel,
         ...(room.directAgent ? { agent: room.directAgent } : {}),
+        new: true,
       });
     }
   }
@@ -75,7 +76,11 @@ export class CatchUpMarks {
       rooms: (platform) =>
         [...this.rooms.values()]
           .filter((room) => room.platform === platform)
-          .map((room) => ({ channel: room.channel, ...(room.agent ? { agent: room.agent } : {}) })),
+          .map((room) => ({
+            channel: room.channel,
+            ...(room.agent ? { agent: room.agent } : {}),
+            ...(room.new ? { new: true } : {}),
+          })),
       directRooms: (platform) =>
         [...this.rooms.values()]
           .filter((room) => room.platform === platform && room.agent)

@@ -17,6 +17,13 @@ const newest = (request: RecordedRequest) =>
 const humansIn = async (harness: SlackHarness, room: string) =>
   (await history(harness.store, 'slack', room, 5000)).filter((m) => m.kind === 'human').map((m) => m.content);
 
+/** How many times the apps read history (conversations.history and conversations.replies). */
+const reads = (harness: SlackHarness) =>
+  harness.slack.calls('conversations.history').length + harness.slack.calls('conversations.replies').length;
+
+const answered = (harness: SlackHarness, text: string) =>
+  harness.slack.posts(harness.general).some((m) => m.text === `re: ${text}`);
+
 describe('Slack: what was missed while the bridge was down', () => {
   it('is fetched after a restart: new thread replies and new top-level messages with theirs, each room answered once', async () => {
     h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
@@ -44,6 +51,22 @@ describe('Slack: what was missed while the bridge was down', () => {
     ]);
   });
 
+  it('answers a missed top-level message that has no replies: its own thread room is caught up with it', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
+    const s = h;
+    s.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = s.slack.say(s.alice, s.general, 'first question');
+    await s.settle(first.ts);
+    await s.down();
+    s.slack.loseUndelivered(true);
+    s.slack.say(s.alice, s.general, 'a question nobody replied to');
+    s.slack.loseUndelivered(false);
+    await s.up();
+    await s.slack.waitFor(() => answered(s, 'a question nobody replied to'), 10_000, 'the answer');
+    await s.bridge.idle();
+    expect(s.llm.requests.map(newest)).toEqual(['first question', 'a question nobody replied to']);
+  });
+
   it('reads a conversation again when its history cannot be read, until it succeeds, answering its backlog once', async () => {
     h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
     const s = h;
@@ -61,6 +84,25 @@ describe('Slack: what was missed while the bridge was down', () => {
     expect(await humansIn(s, `${s.general.id}/${first.ts}`)).toEqual(['first question', 'a follow-up in the thread']);
     expect(s.llm.requests.map(newest)).toEqual(['first question', 'a follow-up in the thread']);
     expect(s.slack.calls('conversations.replies').length).toBe(2);
+  });
+
+  it('reads a retried conversation from before the gap, although a live thread began after it meanwhile', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
+    const s = h;
+    s.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = s.slack.say(s.alice, s.general, 'first question');
+    await s.settle(first.ts);
+    await s.down();
+    s.slack.loseUndelivered(true);
+    const missed = s.slack.say(s.alice, s.general, 'said while the bridge was down');
+    s.slack.loseUndelivered(false);
+    s.slack.fail('conversations.history', { kind: 'error', error: 'internal_error' });
+    await s.up();
+    const live = s.slack.say(s.alice, s.general, 'a live question');
+    await s.settle(live.ts);
+    await until(async () => (await humansIn(s, `${s.general.id}/${missed.ts}`)).length === 1);
+    await s.bridge.idle();
+    expect(s.llm.requests.map(newest)).toEqual(['first question', 'a live question', 'said while the bridge was down']);
   });
 
   it('reads slowly under Slack limits for non-Marketplace apps, keeps the newest CATCHUP_MAX, logs the rest', async () => {
@@ -87,13 +129,6 @@ describe('Slack: what was missed while the bridge was down', () => {
     expect(lines.some((line) => String(line.msg).startsWith('more messages were missed than CATCHUP_MAX'))).toBe(true);
   });
 });
-
-/** How many times the apps read history (conversations.history and conversations.replies). */
-const reads = (harness: SlackHarness) =>
-  harness.slack.calls('conversations.history').length + harness.slack.calls('conversations.replies').length;
-
-const answered = (harness: SlackHarness, text: string) =>
-  harness.slack.posts(harness.general).some((m) => m.text === `re: ${text}`);
 
 describe('Slack: live messages while a catch-up reads under Slack limits', () => {
   it('answers a live message at once after a restart, while the catch-up waits out a read a minute', async () => {
