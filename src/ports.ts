@@ -131,8 +131,11 @@ export interface AdapterSink {
   working?(platform: string, channel: string): readonly string[];
   /** The stored private rooms (DMs) of a platform and whose they are, so an adapter can catch up on them after a restart. */
   directRooms?(platform: string): Array<{ channel: string; agent: string }>;
-  /** Every room the store knows on a platform, most recently active first (an adapter catches up on them). */
-  rooms?(platform: string): Array<{ channel: string; agent?: string }>;
+  /**
+   * Every room the store knows on a platform, most recently active first (an adapter catches up on them); rooms
+   * first stored in this run come last, marked `new` (their first message says nothing of what came before it).
+   */
+  rooms?(platform: string): Array<{ channel: string; agent?: string; new?: boolean }>;
 }
 
 /** One chat platform. Each agent identity on it is managed by the adapter. */

@@ -6,6 +6,7 @@
 import { type APIMessage, type Client, Routes } from 'discord.js';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink } from '../../src/ports.js';
+import { CatchUpRetries } from '../shared/catch-up-retries.js';
 import { RoomMarks } from '../shared/room-marks.js';
 import { PLATFORM } from './inbound.js';
 
@@ -57,9 +58,13 @@ export async function fetchMissed(client: Client, channelId: string, after: stri
   return { messages: newestFirst.reverse(), truncated };
 }
 
-/** Which rooms are in sync and where each catch-up starts (RoomMarks), and each room's catch-up. */
+/**
+ * Which rooms are in sync and where each catch-up starts (RoomMarks), and each room's catch-up; a room whose history
+ * could not be read is read again later (CatchUpRetries), in the background.
+ */
 export class CatchUpRooms {
   private readonly marks: RoomMarks;
+  private readonly retries: CatchUpRetries;
 
   constructor(
     private readonly deps: {
@@ -69,6 +74,7 @@ export class CatchUpRooms {
     },
   ) {
     this.marks = new RoomMarks({ platform: PLATFORM, compare: compareIds, sink: deps.sink });
+    this.retries = new CatchUpRetries({ log: deps.log, what: 'discord catch-up' });
   }
 
   forwarded(room: string, id: string): void {
@@ -79,44 +85,63 @@ export class CatchUpRooms {
     this.marks.dropped(rooms);
   }
 
-  flush(): void {
+  /** A stop: marks written, nothing tried again. */
+  stop(): void {
+    this.retries.stop();
     this.marks.flush();
   }
 
   /**
-   * Fetches and forwards (oldest first, as missed) what a room received after its mark; the room is in sync
-   * after. A room the bridge never heard of has nothing to fetch. Live messages wait meanwhile (CatchUpHold).
+   * A room's catch-up (see `read`). When its history cannot be read, it is read again after 1 s, 2 s, 4 s … until
+   * it succeeds or the room is in sync another way (another bot read it); nothing waits on those retries.
    */
   async room(
     room: string,
     fetch: (after: string, max: number) => Promise<Missed>,
     forward: (message: APIMessage) => Promise<void>,
   ): Promise<void> {
-    if (!this.deps.sink()) return;
+    if (await this.read(room, fetch, forward)) this.retries.succeeded(room);
+    else this.retries.failed(room, async () => this.marks.synced(room) || this.read(room, fetch, forward));
+  }
+
+  /**
+   * Fetches and forwards (oldest first, as missed) what a room received after its mark; the room is in sync
+   * after, its mark at the newest message read. A room the bridge never heard of has nothing to fetch. False when
+   * the history could not be read: the mark stays where it was.
+   */
+  private async read(
+    room: string,
+    fetch: (after: string, max: number) => Promise<Missed>,
+    forward: (message: APIMessage) => Promise<void>,
+  ): Promise<boolean> {
+    if (!this.deps.sink()) return true;
     const after = this.marks.start(room);
     if (!after || this.deps.max <= 0) {
       this.marks.caughtUp(room, after);
-      return;
+      return true;
     }
+    let missed: Missed;
     try {
-      const missed = await fetch(after, this.deps.max);
-      if (missed.truncated) {
-        this.deps.log.warn(
-          { channel: room, after, oldestFetched: missed.messages[0]?.id, max: this.deps.max },
-          'more messages were missed than CATCHUP_MAX: the oldest of them were not fetched',
-        );
-      }
-      if (missed.messages.length > 0) {
-        this.deps.log.info({ channel: room, count: missed.messages.length }, 'catching up on discord');
-      }
-      let through = after;
-      for (const message of missed.messages) {
-        await forward(message);
-        through = message.id;
-      }
-      this.marks.caughtUp(room, through);
+      missed = await fetch(after, this.deps.max);
     } catch (error) {
-      this.deps.log.warn({ err: error, channel: room }, 'discord catch-up failed: what was missed is not fetched');
+      this.deps.log.warn({ err: error, channel: room, after }, 'discord catch-up: the history could not be read');
+      return false;
     }
+    if (missed.truncated) {
+      this.deps.log.warn(
+        { channel: room, after, oldestFetched: missed.messages[0]?.id, max: this.deps.max },
+        'more messages were missed than CATCHUP_MAX: the oldest of them were not fetched',
+      );
+    }
+    if (missed.messages.length > 0) {
+      this.deps.log.info({ channel: room, count: missed.messages.length }, 'catching up on discord');
+    }
+    let through = after;
+    for (const message of missed.messages) {
+      await forward(message);
+      through = message.id;
+    }
+    this.marks.caughtUp(room, through);
+    return true;
   }
 }

@@ -156,7 +156,7 @@ export class DiscordAdapter implements ChatAdapter {
   }
 
   async stop(): Promise<void> {
-    this.catchUps.flush();
+    this.catchUps.stop();
     const identities = this.identities.splice(0);
     this.streams.abandonAll();
     await Promise.allSettled(identities.map((identity) => identity.client.destroy()));
@@ -382,7 +382,11 @@ export class DiscordAdapter implements ChatAdapter {
     return rooms;
   }
 
-  /** Fetches and forwards, oldest first, what each of this bot's rooms received since it was last complete. */
+  /**
+   * Fetches and forwards, oldest first, what each of this bot's rooms received since it was last complete. Live
+   * messages wait while a room is read (Discord reads fast: the history stays in order); a room whose history could
+   * not be read is read again in the background (CatchUpRooms), live messages no longer held.
+   */
   private async catchUp(identity: Identity): Promise<void> {
     for (const room of this.roomsOf(identity)) {
       await this.hold.room(room.id, () =>

@@ -11,6 +11,8 @@ const MARK_EVERY_MS = 10_000;
 export class RoomMarks {
   private readonly newest = new Map<string, string>();
   private readonly inSync = new Set<string>();
+  /** Rooms that were in sync when a connection dropped: in sync again if the platform resends what they missed. */
+  private readonly suspended = new Set<string>();
   private readonly markedAt = new Map<string, number>();
 
   constructor(
@@ -38,18 +40,42 @@ export class RoomMarks {
     if (now - (this.markedAt.get(room) ?? 0) >= MARK_EVERY_MS) this.mark(room, id, now);
   }
 
-  /** The room's catch-up is done up to `id` (undefined: the bridge knew nothing of it): it is in sync. */
+  /** Whether the room is in sync now (caught up, and no connection dropped since). */
+  synced(room: string): boolean {
+    return this.inSync.has(room);
+  }
+
+  /**
+   * The room's catch-up is done up to `id` (undefined: the bridge knew nothing of it): it is in sync. `id` is the
+   * newest message the catch-up read: a mark moves only over history actually read.
+   */
   caughtUp(room: string, id: string | undefined): void {
     this.inSync.add(room);
+    this.suspended.delete(room);
     if (id === undefined) return;
     this.newest.set(room, id);
     this.mark(room, id, this.now());
   }
 
-  /** A connection dropped: these rooms may miss messages until their next catch-up. */
+  /** A connection dropped: these rooms (all, without a list) may miss messages until their next catch-up. */
   dropped(rooms?: readonly string[]): void {
-    if (!rooms) this.inSync.clear();
-    else for (const room of rooms) this.inSync.delete(room);
+    for (const room of rooms ?? [...this.inSync]) {
+      if (this.inSync.delete(room)) this.suspended.add(room);
+    }
+  }
+
+  /**
+   * The platform resends what the dropped rooms missed (a short gap): the rooms in sync when it dropped are in sync
+   * again, their marks where they were.
+   */
+  resumed(): void {
+    for (const room of this.suspended) this.inSync.add(room);
+    this.suspended.clear();
+  }
+
+  /** What the dropped rooms missed must be read: each stays out of sync until its own catch-up. */
+  unresumable(): void {
+    this.suspended.clear();
   }
 
   /** Writes every in-sync room's mark (a clean stop). */

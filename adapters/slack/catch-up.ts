@@ -1,13 +1,16 @@
 /**
- * After a restart or a reconnect, reads what the rooms missed: new top-level messages of each conversation
+ * After a restart or a long reconnect, reads what the rooms missed: new top-level messages of each conversation
  * (`conversations.history`, newest first) and new replies of the threads the bridge knows or just found
- * (`conversations.replies`). Slack limits both tightly for apps outside the Marketplace (a request a minute, 15
- * messages a page): pages are read slowly, each 429's Retry-After waited out within a time budget, at most
- * CATCHUP_MAX messages per room (the newest), and what could not be read is logged.
+ * (`conversations.replies`). Slack limits both tightly for apps outside the Marketplace (a request a minute per
+ * method, 15 messages a page), so the reading runs in the background: live messages go on meanwhile, each 429's
+ * Retry-After is waited out, at most CATCHUP_MAX messages per room are kept (the newest), and a conversation whose
+ * history could not be read is read again later (CatchUpRetries). What a read finds is forwarded as missed: each room
+ * answers its backlog once, as its newest state, when that room is caught up.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink } from '../../src/ports.js';
+import { CatchUpRetries } from '../shared/catch-up-retries.js';
 import type { RoomMarks } from '../shared/room-marks.js';
 import type { SlackIdentity } from './identity.js';
 import type { SlackMessageEvent } from './inbound.js';
@@ -38,10 +41,21 @@ interface Page {
   readonly response_metadata?: { readonly next_cursor?: string };
 }
 
-/** The budget ran out while Slack asked us to wait. */
-class OutOfTime extends Error {}
-
+/** What one conversation's catch-up reads: top-level messages after `after`, and these threads (ts → room). */
+interface Conversation {
+  readonly after: string | undefined;
+  readonly threads: Map<string, string>;
+}
 export class SlackCatchUp {
+  /** Threads a read found whose replies are not read yet, by conversation (a failed read leaves them here). */
+  private readonly unread = new Map<string, Map<string, string>>();
+  private readonly retries: CatchUpRetries;
+  private readonly stopping = new AbortController();
+  /** Reads run one at a time (Slack's limits are per app and method): passes and retries queue here. */
+  private reading: Promise<unknown> = Promise.resolve();
+  private pass: Promise<void> | undefined;
+  private again = false;
+
   constructor(
     private readonly deps: {
       readonly platform: string;
@@ -52,50 +66,128 @@ export class SlackCatchUp {
       readonly marks: RoomMarks;
       /** CATCHUP_MAX: messages fetched per room at most. */
       readonly max: number;
-      /** How long one catch-up may spend waiting out rate limits. */
-      readonly budgetMs: number;
-      /** Forwards a fetched message to the bridge (as missed). */
-      readonly forward: (identity: SlackIdentity, event: SlackMessageEvent) => Promise<void>;
+      /** Forwards a fetched message to the bridge (as missed); resolves with its room (undefined: not forwarded). */
+      readonly forward: (identity: SlackIdentity, event: SlackMessageEvent) => Promise<string | undefined>;
       readonly log: Logger;
     },
-  ) {}
+  ) {
+    this.retries = new CatchUpRetries({ log: deps.log, what: 'slack catch-up' });
+  }
 
-  /** One pass over every room the bridge knows, most recently active conversation first. */
-  async run(): Promise<void> {
+  /**
+   * Reads, in the background, what every room the bridge knows missed (most recently active conversation first).
+   * Asked while a pass runs, one more pass follows it.
+   */
+  request(): void {
+    if (this.stopping.signal.aborted) return;
+    if (this.pass) {
+      this.again = true;
+      return;
+    }
+    this.pass = this.passes()
+      .catch((error: unknown) => this.deps.log.error({ err: error }, 'slack catch-up stopped unexpectedly'))
+      .finally(() => {
+        this.pass = undefined;
+      });
+  }
+
+  /** Resolves when no pass is under way. */
+  async idle(): Promise<void> {
+    while (this.pass) await this.pass;
+  }
+
+  /** Stops reading: waits of Slack's rate limits end, nothing is tried again. */
+  stop(): void {
+    this.stopping.abort();
+    this.retries.stop();
+  }
+
+  private async passes(): Promise<void> {
+    do {
+      this.again = false;
+      const sink = this.deps.sink();
+      if (!sink || this.deps.max <= 0) return;
+      for (const [channel, conversation] of this.conversations(sink)) {
+        if (this.stopping.signal.aborted) return;
+        const read = await this.exclusive(() => this.conversation(channel, conversation));
+        if (read) this.retries.succeeded(channel);
+        else this.retries.failed(channel, () => this.retry(channel));
+      }
+    } while (this.again);
+  }
+
+  /** A conversation read again after a failure, from where its rooms are now. */
+  private retry(channel: string): Promise<boolean> {
     const sink = this.deps.sink();
-    if (!sink || this.deps.max <= 0) return;
-    const deadline = Date.now() + this.deps.budgetMs;
+    const conversation = sink ? this.conversations(sink).get(channel) : undefined;
+    if (!conversation) return Promise.resolve(true);
+    return this.exclusive(() => this.conversation(channel, conversation));
+  }
+
+  private exclusive<T>(read: () => Promise<T>): Promise<T> {
+    const next = this.reading.then(read, read);
+    this.reading = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Every conversation to read: where its top-level messages start, and its threads (known, or found unread). */
+  private conversations(sink: AdapterSink): Map<string, Conversation> {
     const conversations = new Map<string, { after: string | undefined; threads: Map<string, string> }>();
-    for (const { channel: room } of sink.rooms?.(this.deps.platform) ?? []) {
+    const entry = (channel: string) => {
+      const known = conversations.get(channel) ?? { after: undefined, threads: new Map<string, string>() };
+      conversations.set(channel, known);
+      return known;
+    };
+    for (const { channel: room, new: fresh } of sink.rooms?.(this.deps.platform) ?? []) {
       const { channel, threadTs } = parseRoom(room);
-      const entry = conversations.get(channel) ?? { after: undefined, threads: new Map<string, string>() };
-      conversations.set(channel, entry);
-      // A thread's parent is a top-level message the conversation had: history starts after the newest one.
+      const known = entry(channel);
+      // A thread's parent is a top-level message the conversation had: history starts after the newest one — of
+      // the threads known before this start (one begun live since may come after what a gap left unread).
       if (threadTs) {
-        entry.threads.set(threadTs, room);
-        entry.after = later(entry.after, threadTs);
+        known.threads.set(threadTs, room);
+        if (!fresh) known.after = later(known.after, threadTs);
       } else {
-        entry.after = later(entry.after, this.deps.marks.start(room));
+        known.after = later(known.after, this.deps.marks.start(room));
       }
     }
-    for (const [channel, { after, threads }] of conversations) {
-      const identity = this.reader(channel);
-      if (!identity) continue;
-      try {
-        if (after) {
-          const parents = await this.topLevel(identity, channel, after, deadline);
-          for (const ts of parents) if (!threads.has(ts)) threads.set(ts, roomId(channel, ts));
+    for (const [channel, threads] of this.unread) {
+      const known = entry(channel);
+      for (const [ts, room] of threads) known.threads.set(ts, room);
+    }
+    return conversations;
+  }
+
+  /** Reads one conversation; false when its history could not be read (what was read is forwarded and marked). */
+  private async conversation(channel: string, { after, threads }: Conversation): Promise<boolean> {
+    const identity = this.reader(channel);
+    if (!identity) return true;
+    const signal = this.stopping.signal;
+    try {
+      if (after) {
+        const parents = await this.topLevel(identity, channel, after, signal);
+        for (const ts of parents) {
+          if (threads.has(ts)) continue;
+          const room = roomId(channel, ts);
+          threads.set(ts, room);
+          const unread = this.unread.get(channel) ?? new Map<string, string>();
+          this.unread.set(channel, unread.set(ts, room));
         }
-        for (const [ts, room] of threads) await this.thread(identity, channel, ts, room, deadline);
-      } catch (error) {
-        const why = error instanceof OutOfTime ? 'Slack rate limits left no time' : String(error);
-        this.deps.log.warn({ channel, reason: why }, 'slack catch-up: what this conversation missed was not fetched');
       }
+      for (const [ts, room] of threads) {
+        await this.thread(identity, channel, ts, room, signal);
+        this.unread.get(channel)?.delete(ts);
+      }
+      if (this.unread.get(channel)?.size === 0) this.unread.delete(channel);
+      return true;
+    } catch (error) {
+      if (signal.aborted) return true;
+      this.deps.log.warn({ err: error, channel }, 'slack catch-up: the history of a conversation could not be read');
+      return false;
     }
   }
 
   /** New top-level messages (newest kept), forwarded oldest first; returns the ts of those that have replies. */
-  private async topLevel(identity: SlackIdentity, channel: string, after: string, deadline: number) {
+  private async topLevel(identity: SlackIdentity, channel: string, after: string, signal: AbortSignal) {
     const found: HistoryItem[] = [];
     let cursor: string | undefined;
     let more = false;
@@ -108,7 +200,7 @@ export class SlackCatchUp {
             limit: PAGE_SIZE,
             ...(cursor ? { cursor } : {}),
           }),
-        deadline,
+        signal,
       )) as Page;
       found.push(...(page.messages ?? []));
       cursor = page.response_metadata?.next_cursor || undefined;
@@ -117,13 +209,18 @@ export class SlackCatchUp {
     const kept = found.filter((m) => compareTs(m.ts, after) > 0).slice(0, this.deps.max);
     if (more) this.truncated(channel, after, kept.at(-1)?.ts);
     kept.reverse();
-    for (const item of kept) await this.deps.forward(identity, this.event(channel, item));
+    for (const item of kept) {
+      const room = await this.deps.forward(identity, this.event(channel, item));
+      // A message that begins a room of its own (a thread for the answers) and has no replies to read: that room is
+      // caught up now (one with replies is, once they are read).
+      if (room && room !== channel && (item.reply_count ?? 0) === 0) this.deps.marks.caughtUp(room, item.ts);
+    }
     this.deps.marks.caughtUp(channel, later(after, kept.at(-1)?.ts));
     return kept.filter((m) => (m.reply_count ?? 0) > 0).map((m) => m.ts);
   }
 
   /** A thread's replies after the room's mark (the newest CATCHUP_MAX), forwarded oldest first. */
-  private async thread(identity: SlackIdentity, channel: string, ts: string, room: string, deadline: number) {
+  private async thread(identity: SlackIdentity, channel: string, ts: string, room: string, signal: AbortSignal) {
     const after = this.deps.marks.start(room) ?? ts;
     const replies: HistoryItem[] = [];
     let cursor: string | undefined;
@@ -137,7 +234,7 @@ export class SlackCatchUp {
             limit: PAGE_SIZE,
             ...(cursor ? { cursor } : {}),
           }),
-        deadline,
+        signal,
       )) as Page;
       replies.push(...(page.messages ?? []).filter((m) => m.ts !== ts && compareTs(m.ts, after) > 0));
       cursor = page.has_more ? page.response_metadata?.next_cursor || undefined : undefined;
@@ -148,16 +245,15 @@ export class SlackCatchUp {
     this.deps.marks.caughtUp(room, later(after, kept.at(-1)?.ts));
   }
 
-  /** A call that waits out 429s while the budget allows; throws OutOfTime when it does not. */
-  private async call<T>(request: () => Promise<T>, deadline: number): Promise<T> {
+  /** A call that waits out every 429's Retry-After (reading runs in the background); a stop ends the wait. */
+  private async call<T>(request: () => Promise<T>, signal: AbortSignal): Promise<T> {
     for (;;) {
       try {
         return await request();
       } catch (error) {
         if (!isRateLimited(error)) throw error;
-        const wait = error.retryAfter * 1000;
-        if (Date.now() + wait > deadline) throw new OutOfTime();
-        await sleep(wait);
+        this.deps.log.debug({ retryAfterS: error.retryAfter }, "slack catch-up: waiting out Slack's rate limit");
+        await sleep(error.retryAfter * 1000, undefined, { signal });
       }
     }
   }

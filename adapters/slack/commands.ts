@@ -1,5 +1,5 @@
 /**
- * Operator slash commands on the control app (`/pass`, `/reset`, `/status`): the room each one acts
+ * Operator slash commands on the control app (`/pass`, `/reset`, `/status`, `/privacy`): the room each one acts
  * on — the conversation's most recently active room (a thread is a room of its own) — and its answer, split, never
  * cut. What a command does is the bridge's business.
  */

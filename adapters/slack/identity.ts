@@ -5,6 +5,7 @@ import type { Logger } from '../../src/log.js';
 import { download } from '../shared/download.js';
 import { boltLogger } from './bolt-logger.js';
 import type { SlackMessageEvent } from './inbound.js';
+import { COMMANDS } from './manifest.js';
 import { webClientOptions, withRateLimitRetry } from './web-call.js';
 
 export interface IdentityHandlers {
@@ -31,8 +32,13 @@ export interface IdentityOptions {
 /** Where Slack serves the files shared in a workspace. */
 const FILE_HOST = 'https://files.slack.com';
 
-/** The slash commands the control app answers. */
-const OPERATOR_COMMAND = /^\/(pass|reset|status|privacy|budget)$/;
+/** The slash commands the control app answers: exactly those its manifest registers. */
+const OPERATOR_COMMAND = new RegExp(`^(?:${COMMANDS.map((c) => c.command).join('|')})$`);
+
+/** `/pass, /reset, /status or /privacy` */
+const COMMAND_LIST = COMMANDS.map((c) => c.command)
+  .join(', ')
+  .replace(/, ([^,]*)$/, ' or $1');
 
 /**
  * What to acknowledge an envelope with that this app has no listener for (interactive payloads such as block
@@ -47,7 +53,7 @@ export function unhandledReply(body: unknown, control: boolean): string | undefi
     if (control && OPERATOR_COMMAND.test(command)) return undefined;
     // An empty acknowledgement would leave the user wondering; say so, privately.
     return control
-      ? `${command} is not a Roundtable command here: use /pass, /reset, /status, /privacy or /budget.`
+      ? `${command} is not a Roundtable command here: use ${COMMAND_LIST}.`
       : `${command} is not handled by this app: the operator commands belong to the control agent's app.`;
   }
   return '';
@@ -130,8 +136,9 @@ export class SlackIdentity {
         if (opened) handlers.reconnected?.();
         opened = true;
       });
-      client.on('reconnecting', () => handlers.disconnected?.());
-      for (const down of ['disconnected', 'reconnecting', 'disconnecting'] as const) {
+      // The socket closing is the drop (the client says `reconnecting` only once it tries again, seconds later).
+      for (const dropped of ['close', 'reconnecting'] as const) client.on(dropped, () => handlers.disconnected?.());
+      for (const down of ['close', 'disconnected', 'reconnecting', 'disconnecting'] as const) {
         client.on(down, () => {
           this.socketUp = false;
         });

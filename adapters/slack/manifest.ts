@@ -32,7 +32,8 @@ const BOT_SCOPES = [
 
 const BOT_EVENTS = ['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim'];
 
-const COMMANDS = [
+/** The operator slash commands the control app registers (and answers: identity.ts reads this list). */
+export const COMMANDS = [
   { command: '/pass', description: 'Stop the agents here and give control back to the humans', usage_hint: '[agent]' },
   { command: '/reset', description: "Reset this room's turns and sandbox", usage_hint: '[agent|workspace]' },
   { command: '/status', description: 'Show who holds control and what is running here', usage_hint: '' },

@@ -10,7 +10,6 @@ import type {
   PostOptions,
   StreamingPost,
 } from '../../src/ports.js';
-import { CatchUpHold } from '../shared/catch-up-hold.js';
 import { REPLY_FILE_NAME } from '../shared/post-cap.js';
 import { ReplyPoster } from '../shared/reply-posting.js';
 import { RoomMarks } from '../shared/room-marks.js';
@@ -23,15 +22,13 @@ import { type SlackIdentity as Identity, SlackIdentity } from './identity.js';
 import { ourApp, SLACK, type SlackFile, type SlackMessageEvent, toInbound, userIdsToLearn } from './inbound.js';
 import { type MentionResolver, markdownToMrkdwn } from './mrkdwn.js';
 import { slackTarget } from './posting.js';
+import { Reconnects } from './reconnects.js';
 import { parseRoom } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
 import { startSlackStream } from './streaming.js';
 
 export { SLACK } from './inbound.js';
 export { SLACK_MESSAGE_LIMIT } from './posting.js';
-
-/** How long one catch-up may wait out Slack's rate limits on reading history. */
-const CATCH_UP_BUDGET_MS = 3 * 60_000;
 
 interface Sender {
   readonly identity: SlackIdentity;
@@ -65,11 +62,16 @@ export class SlackAdapter implements ChatAdapter {
   /** Where each room's catch-up starts. */
   private readonly marks: RoomMarks;
   private readonly poster: ReplyPoster;
+  /** Reads what the rooms missed, in the background: live messages never wait for it. */
   private readonly catchUp: SlackCatchUp;
-  /** Live messages wait while the rooms catch up (the history stays in order). */
-  private readonly hold: CatchUpHold;
+  private readonly reconnects: Reconnects;
 
-  constructor(options: { config: Config; logger: Logger }) {
+  constructor(options: {
+    config: Config;
+    logger: Logger;
+    /** The clock a reconnect's gap is measured by (tests). */
+    clock?: () => number;
+  }) {
     this.config = options.config;
     this.log = options.logger.child({ adapter: SLACK });
     const settings = options.config.settings;
@@ -95,7 +97,6 @@ export class SlackAdapter implements ChatAdapter {
     });
     this.marks = new RoomMarks({ platform: SLACK, compare: compareTs, sink: () => this.sink });
     this.poster = new ReplyPoster({ log: this.log, maxPosts: settings.MAX_REPLY_POSTS });
-    this.hold = new CatchUpHold({ log: this.log });
     this.catchUp = new SlackCatchUp({
       platform: SLACK,
       sink: () => this.sink,
@@ -103,8 +104,13 @@ export class SlackAdapter implements ChatAdapter {
       ownerOf: (channel) => this.ownerOf(channel),
       marks: this.marks,
       max: settings.CATCHUP_MAX,
-      budgetMs: CATCH_UP_BUDGET_MS,
       forward: (identity, event) => this.forwardMissed(identity, event),
+      log: this.log,
+    });
+    this.reconnects = new Reconnects({
+      marks: this.marks,
+      catchUp: () => this.catchUp.request(),
+      clock: options.clock ?? Date.now,
       log: this.log,
     });
     const http = this.identities.filter((i) => i.mode === 'http');
@@ -129,30 +135,16 @@ export class SlackAdapter implements ChatAdapter {
       const channel = room.channel.split('/')[0] ?? room.channel;
       if (this.identities.some((i) => i.agent === room.agent)) this.dmOwner.set(channel, room.agent);
     }
-    let connected = false;
-    const caughtUp = this.catchUpAll(async () => {
-      await this.connect();
-      connected = true;
-    });
     try {
-      await caughtUp;
+      await this.connect();
     } catch (error) {
       // Leave nothing half-open: the apps that did connect are closed again.
       await this.stop();
       throw error;
     }
-    if (!connected) throw new AdapterError(SLACK, 'the Slack apps did not connect');
-  }
-
-  /**
-   * Reads what the rooms missed (after `before`, the connection); live messages wait meanwhile. A failed
-   * catch-up is logged: the rooms stay out of sync, and the next one starts from the same marks.
-   */
-  private catchUpAll(before: () => Promise<void> = async () => {}): Promise<void> {
-    return this.hold.everyRoom(async () => {
-      await before();
-      await this.catchUp.run().catch((error: unknown) => this.log.warn({ err: error }, 'slack catch-up failed'));
-    });
+    // What was said while the bridge was down is read in the background (Slack's limits make it slow); live
+    // messages are answered meanwhile, and each room's backlog once it is read.
+    this.catchUp.request();
   }
 
   private async connect(): Promise<void> {
@@ -164,9 +156,9 @@ export class SlackAdapter implements ChatAdapter {
         command: async (_identity, command, respond) => {
           if (this.sink) await this.commands.answer(this.sink, command, respond);
         },
-        // Until the next catch-up, the rooms may miss messages; after a reconnect, it runs.
-        disconnected: () => this.marks.dropped(),
-        reconnected: () => void this.catchUpAll(),
+        // Slack resends what a short gap missed; a long one is read (Reconnects).
+        disconnected: () => this.reconnects.down(identity.agent),
+        reconnected: () => this.reconnects.up(identity.agent),
       });
     }
     const http = this.identities.filter((i) => i.mode === 'http');
@@ -187,8 +179,11 @@ export class SlackAdapter implements ChatAdapter {
 
   async stop(): Promise<void> {
     this.marks.flush();
+    this.catchUp.stop();
+    this.reconnects.stop();
     await Promise.allSettled(this.identities.map((identity) => identity.stop()));
     await this.httpServer?.close();
+    await this.catchUp.idle();
     await Promise.allSettled([...this.chains.values()]);
     this.sink = undefined;
   }
@@ -263,34 +258,23 @@ export class SlackAdapter implements ChatAdapter {
 
   // ---- inbound ----
 
+  /** A live message is forwarded at once (in order per conversation), whatever a catch-up is reading meanwhile. */
   private onMessage(identity: Identity, event: SlackMessageEvent, teamId: string | undefined): void {
     if (!this.sink || !event.channel || !event.ts) return;
     const key = `${teamId ?? identity.teamId}:${event.channel}:${event.ts}`;
-    const channel = event.channel;
-    const deliver = async () => {
+    this.inOrder(event.channel, async () => {
       if (!this.seen.add(key)) return;
       await this.forward(identity, event);
-    };
-    const held = this.hold.hold(channel, async () =>
-      this.inOrder(channel, async () => {
-        // Decided after the catch-up: it may have forwarded this message already, or left it out (CATCHUP_MAX).
-        if (!this.caughtUpPast(event)) await deliver();
-      }),
-    );
-    if (!held) this.inOrder(channel, deliver);
+    });
   }
 
-  /** Whether the catch-up covered the conversation (or thread) up to this message's time. */
-  private caughtUpPast(event: SlackMessageEvent): boolean {
-    const thread = event.thread_ts && event.thread_ts !== event.ts ? event.thread_ts : undefined;
-    const mark = this.marks.start(thread ? `${event.channel}/${thread}` : event.channel);
-    return mark !== undefined && compareTs(event.ts, mark) <= 0;
-  }
-
-  /** A message a catch-up fetched: forwarded once (a live copy of it is then a duplicate), as missed. */
-  private async forwardMissed(identity: Identity, event: SlackMessageEvent): Promise<void> {
-    if (!this.seen.add(`${identity.teamId}:${event.channel}:${event.ts}`)) return;
-    await this.forward(identity, event, true);
+  /**
+   * A message a catch-up fetched: forwarded once (a live copy of it is then a duplicate), as missed; resolves with the
+   * room it went to (undefined: not forwarded).
+   */
+  private async forwardMissed(identity: Identity, event: SlackMessageEvent): Promise<string | undefined> {
+    if (!this.seen.add(`${identity.teamId}:${event.channel}:${event.ts}`)) return undefined;
+    return this.forward(identity, event, true);
   }
 
   /** Runs tasks of one Slack conversation one after another, so name lookups cannot reorder messages. */
@@ -305,14 +289,14 @@ export class SlackAdapter implements ChatAdapter {
     });
   }
 
-  private async forward(identity: Identity, event: SlackMessageEvent, missed = false): Promise<void> {
+  private async forward(identity: Identity, event: SlackMessageEvent, missed = false): Promise<string | undefined> {
     const sink = this.sink;
-    if (!sink) return;
+    if (!sink) return undefined;
     const ours = ourApp(event, this.identities);
     // A streamed preview is the bridge's to record (or it was deleted): never a new message.
-    if (ours && (await this.echoes.isPreview(event.channel, event.ts))) return;
+    if (ours && (await this.echoes.isPreview(event.channel, event.ts))) return undefined;
     // The file a long reply ends with belongs to that reply, already recorded: never a new message.
-    if (ours && event.files?.some((file) => file.name === REPLY_FILE_NAME)) return;
+    if (ours && event.files?.some((file) => file.name === REPLY_FILE_NAME)) return undefined;
     await this.directory.learn(identity.client, userIdsToLearn(event, this.identities));
     const inbound = toInbound(event, {
       apps: this.identities,
@@ -322,11 +306,12 @@ export class SlackAdapter implements ChatAdapter {
       replyInThread: this.config.settings.SLACK_REPLY_IN_THREAD,
       fileOf: (file) => this.fileOf(identity, file),
     });
-    if (!inbound) return;
+    if (!inbound) return undefined;
     if (inbound.direct) this.dmOwner.set(event.channel, identity.agent);
     this.commands.active(event.channel, inbound.channel, inbound.direct?.agent);
     if (!missed) this.marks.forwarded(inbound.channel, event.ts);
     await sink.receive(missed ? { ...inbound, missed } : inbound);
+    return inbound.channel;
   }
 
   /** A shared file, downloadable through the app that received it (its token, Slack's file host only). */

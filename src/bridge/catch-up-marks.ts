@@ -10,8 +10,8 @@ import type { RoomRecord, RoomStore } from '../store/port.js';
  */
 export class CatchUpMarks {
   private readonly marks = new Map<string, string | undefined>();
-  private readonly rooms = new Map<string, { platform: string; channel: string; agent?: string }>();
-  /** The newest id stored in rooms that had none at start (where a later catch-up of such a room begins). */
+  private readonly rooms = new Map<string, { platform: string; channel: string; agent?: string; new?: boolean }>();
+  /** The first id stored in rooms the start did not know (where a later catch-up of such a room begins). */
   private readonly live = new Map<string, string>();
 
   constructor(
@@ -25,9 +25,13 @@ export class CatchUpMarks {
     active: (platform: string) => Promise<Array<{ channel: string; agent?: string }>>,
   ): Promise<void> {
     for (const record of records) {
-      const mark =
-        (await this.store.caughtUp(record.platform, record.channel)) ??
-        (await this.store.lastPlatformMessageId(record.platform, record.channel));
+      let mark = await this.store.caughtUp(record.platform, record.channel);
+      if (mark === undefined) {
+        // Never marked: complete up to what it stored before this start. Stored as its mark now, so a later start
+        // begins there too even if this one's catch-up fails and live messages are stored after the gap.
+        mark = await this.store.lastPlatformMessageId(record.platform, record.channel);
+        if (mark !== undefined) await this.store.setCaughtUp(record.platform, record.channel, mark);
+      }
       this.marks.set(record.key, mark);
     }
     for (const platform of new Set(records.map((r) => r.platform))) {
@@ -37,9 +41,20 @@ export class CatchUpMarks {
     }
   }
 
-  /** A room stored a platform message (kept only for rooms the start did not know). */
-  stored(room: string, platformId: string): void {
-    if (!this.marks.has(room)) this.live.set(room, platformId);
+  /**
+   * A room stored a platform message. A room the start did not know is one to catch up on from now on, starting
+   * at the first message it stored (what came after may have a gap: a connection dropped), until it is marked.
+   */
+  stored(room: Pick<RoomRecord, 'key' | 'platform' | 'channel' | 'directAgent'>, platformId: string): void {
+    if (!this.marks.has(room.key) && !this.live.has(room.key)) this.live.set(room.key, platformId);
+    if (!this.rooms.has(room.key)) {
+      this.rooms.set(room.key, {
+        platform: room.platform,
+        channel: room.channel,
+        ...(room.directAgent ? { agent: room.directAgent } : {}),
+        new: true,
+      });
+    }
   }
 
   /** `caughtUp` tells the room its catch-up is done; the mark is stored once the room has taken that. */
@@ -61,7 +76,11 @@ export class CatchUpMarks {
       rooms: (platform) =>
         [...this.rooms.values()]
           .filter((room) => room.platform === platform)
-          .map((room) => ({ channel: room.channel, ...(room.agent ? { agent: room.agent } : {}) })),
+          .map((room) => ({
+            channel: room.channel,
+            ...(room.agent ? { agent: room.agent } : {}),
+            ...(room.new ? { new: true } : {}),
+          })),
       directRooms: (platform) =>
         [...this.rooms.values()]
           .filter((room) => room.platform === platform && room.agent)

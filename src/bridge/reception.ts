@@ -6,7 +6,7 @@
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
-import type { RoomStore } from '../store/port.js';
+import type { RoomRecord, RoomStore } from '../store/port.js';
 import type { Poster } from './poster.js';
 import type { Rooms } from './rooms.js';
 import type { Prepared, Uploads } from './uploads.js';
@@ -20,8 +20,11 @@ export class Reception {
       readonly store: Pick<RoomStore, 'addressedBy'>;
       readonly uploads: Uploads;
       readonly poster: Pick<Poster, 'settled'>;
-      /** A platform id a room stored (the newest per room is where a later catch-up may start). */
-      readonly stored: (room: string, platformId: string) => void;
+      /** A platform id a room stored (a room new in this run is caught up too after a reconnect, from its first). */
+      readonly stored: (
+        room: Pick<RoomRecord, 'key' | 'platform' | 'channel' | 'directAgent'>,
+        platformId: string,
+      ) => void;
       readonly clock: () => number;
       readonly log: Logger;
       /** Posts a line of the bridge's own straight to a platform room (nothing is stored). */
@@ -84,7 +87,7 @@ export class Reception {
     });
     if (taken === 'duplicate')
       this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
-    if (taken === 'done') this.deps.stored(actor.key, event.messageId);
+    if (taken === 'done') this.deps.stored(actor.record, event.messageId);
     if (taken === 'failed') await this.unsaved(event, actor.lastFailure);
   }
 

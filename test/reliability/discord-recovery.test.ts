@@ -3,6 +3,7 @@ import { type DiscordHarness, startDiscordHarness } from '../discord/discord-har
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { captureLogger, roomMessagesOf } from '../helpers/harness.js';
 import { history } from '../helpers/store-views.js';
+import { until } from '../helpers/until.js';
 
 let h: DiscordHarness;
 afterEach(async () => h?.close());
@@ -15,6 +16,9 @@ const stored = async (harness: DiscordHarness, channel = 'general') =>
   (await history(harness.store, 'discord', harness.discord.channel(channel).id, 5000))
     .filter((m) => m.kind === 'human')
     .map((m) => m.content);
+
+const dms = async (harness: DiscordHarness, channel: string) =>
+  (await history(harness.store, 'discord', channel, 5000)).filter((m) => m.kind === 'human').map((m) => m.content);
 
 describe('Discord: what was missed while the bridge was down', () => {
   it('is caught up from the last message stored before the restart, also when a live one comes first', async () => {
@@ -46,6 +50,65 @@ describe('Discord: what was missed while the bridge was down', () => {
     ]);
     // The backlog is answered once, as its newest state.
     expect(h.llm.requests.map(newest)).toEqual(['before the restart', 'live right after the connect']);
+  });
+
+  it('reads a room again when its catch-up fails, until it succeeds: live messages are answered meanwhile, the backlog once when it comes', async () => {
+    const { logger, lines } = captureLogger();
+    h = await startDiscordHarness({ agents: [{ name: 'code', activation: 'always' }], logger });
+    h.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = h.discord.humanSays('general', 'alice', 'before');
+    await h.settle(first.id);
+    await h.down();
+    for (let i = 1; i <= 3; i++) h.discord.humanSays('general', 'alice', `missed ${i}`);
+    // discord.js tries a request 4 times on a 5xx: the first catch-up of #general fails.
+    h.discord.failRequests({ method: 'GET', path: `/channels/${h.discord.channel('general').id}/messages`, count: 4 });
+    await h.up();
+    h.discord.humanSays('general', 'alice', 'live');
+    await h.discord.until(() => h.discord.botMessages('general').some((m) => m.content === 're: live'));
+    await until(async () => (await stored(h)).length === 5);
+    await h.bridge.idle();
+    expect(await stored(h)).toEqual(['before', 'live', 'missed 1', 'missed 2', 'missed 3']);
+    // The backlog is answered once, as the room's newest state.
+    expect(h.llm.requests.map(newest)).toEqual(['before', 'live', 'missed 3']);
+    expect(lines.some((line) => String(line.msg).startsWith('discord catch-up failed: trying again'))).toBe(true);
+  });
+
+  it('reads the same gap after a restart when a catch-up failed: a mark moves only over history read', async () => {
+    h = await startDiscordHarness({ agents: [{ name: 'code' }] });
+    h.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    // A DM room: the bridge knows it, but no catch-up has marked it yet.
+    const first = h.discord.dm('alice', 'code-bot', 'before');
+    await h.settle(first.id);
+    await h.down();
+    for (let i = 1; i <= 3; i++) h.discord.dm('alice', 'code-bot', `missed ${i}`);
+    h.discord.failRequests({ method: 'GET', path: `/channels/${first.channelId}/messages`, count: 1_000 });
+    await h.up();
+    const live = h.discord.dm('alice', 'code-bot', 'live');
+    await h.settle(live.id);
+    await h.down();
+    h.discord.stopFailing();
+    await h.up();
+    await until(async () => (await dms(h, first.channelId)).length === 5);
+    await h.bridge.idle();
+    expect(await dms(h, first.channelId)).toEqual(['before', 'live', 'missed 1', 'missed 2', 'missed 3']);
+    expect(h.llm.requests.map(newest)).toEqual(['before', 'live', 'missed 3']);
+  });
+
+  it('reads a gap after a new gateway session from before it, in a room new in this run whose first read fails', async () => {
+    h = await startDiscordHarness({ agents: [{ name: 'code' }] });
+    h.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = h.discord.dm('alice', 'code-bot', 'hello');
+    await h.settle(first.id);
+    h.discord.failRequests({ method: 'GET', path: `/channels/${first.channelId}/messages`, count: 4 });
+    h.discord.dropGateway('code-bot', { resumable: false });
+    h.discord.dm('alice', 'code-bot', 'said while the bot was away');
+    await h.discord.until(() => h.discord.gatewayConnected('code-bot'));
+    // Stored before the retry reads the room: it must not move where the retry starts past the gap.
+    const live = h.discord.dm('alice', 'code-bot', 'live');
+    await h.received(live.id);
+    await until(async () => (await dms(h, first.channelId)).length === 3);
+    await h.bridge.idle();
+    expect(await dms(h, first.channelId)).toEqual(['hello', 'live', 'said while the bot was away']);
   });
 
   it('answers a backlog of 1,000 missed messages as one conversation: all stored, one model call', async () => {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { captureLogger, roomMessagesOf } from '../helpers/harness.js';
 import { history } from '../helpers/store-views.js';
+import { until } from '../helpers/until.js';
 import { type SlackHarness, startSlackHarness } from '../slack/slack-harness.js';
 
 let h: SlackHarness | undefined;
@@ -16,6 +17,13 @@ const newest = (request: RecordedRequest) =>
 const humansIn = async (harness: SlackHarness, room: string) =>
   (await history(harness.store, 'slack', room, 5000)).filter((m) => m.kind === 'human').map((m) => m.content);
 
+/** How many times the apps read history (conversations.history and conversations.replies). */
+const reads = (harness: SlackHarness) =>
+  harness.slack.calls('conversations.history').length + harness.slack.calls('conversations.replies').length;
+
+const answered = (harness: SlackHarness, text: string) =>
+  harness.slack.posts(harness.general).some((m) => m.text === `re: ${text}`);
+
 describe('Slack: what was missed while the bridge was down', () => {
   it('is fetched after a restart: new thread replies and new top-level messages with theirs, each room answered once', async () => {
     h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
@@ -24,9 +32,12 @@ describe('Slack: what was missed while the bridge was down', () => {
     const first = s.slack.say(s.alice, s.general, 'first question');
     await s.settle(first.ts);
     await s.down();
+    // Down longer than Slack retries: what was said meanwhile is not delivered again, it must be read.
+    s.slack.loseUndelivered(true);
     s.slack.say(s.alice, s.general, 'a follow-up in the thread', { threadTs: first.ts });
     const second = s.slack.say(s.alice, s.general, 'a new question');
     s.slack.say(s.alice, s.general, 'more on the new question', { threadTs: second.ts });
+    s.slack.loseUndelivered(false);
     await s.up();
     await s.slack.waitFor(() => s.llm.requests.length >= 3, 10_000, 'the answers');
     await s.bridge.idle();
@@ -40,6 +51,60 @@ describe('Slack: what was missed while the bridge was down', () => {
     ]);
   });
 
+  it('answers a missed top-level message that has no replies: its own thread room is caught up with it', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
+    const s = h;
+    s.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = s.slack.say(s.alice, s.general, 'first question');
+    await s.settle(first.ts);
+    await s.down();
+    s.slack.loseUndelivered(true);
+    s.slack.say(s.alice, s.general, 'a question nobody replied to');
+    s.slack.loseUndelivered(false);
+    await s.up();
+    await s.slack.waitFor(() => answered(s, 'a question nobody replied to'), 10_000, 'the answer');
+    await s.bridge.idle();
+    expect(s.llm.requests.map(newest)).toEqual(['first question', 'a question nobody replied to']);
+  });
+
+  it('reads a conversation again when its history cannot be read, until it succeeds, answering its backlog once', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
+    const s = h;
+    s.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = s.slack.say(s.alice, s.general, 'first question');
+    await s.settle(first.ts);
+    await s.down();
+    s.slack.loseUndelivered(true);
+    s.slack.say(s.alice, s.general, 'a follow-up in the thread', { threadTs: first.ts });
+    s.slack.loseUndelivered(false);
+    s.slack.fail('conversations.replies', { kind: 'error', error: 'internal_error' });
+    await s.up();
+    await until(async () => (await humansIn(s, `${s.general.id}/${first.ts}`)).length === 2);
+    await s.bridge.idle();
+    expect(await humansIn(s, `${s.general.id}/${first.ts}`)).toEqual(['first question', 'a follow-up in the thread']);
+    expect(s.llm.requests.map(newest)).toEqual(['first question', 'a follow-up in the thread']);
+    expect(s.slack.calls('conversations.replies').length).toBe(2);
+  });
+
+  it('reads a retried conversation from before the gap, although a live thread began after it meanwhile', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
+    const s = h;
+    s.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = s.slack.say(s.alice, s.general, 'first question');
+    await s.settle(first.ts);
+    await s.down();
+    s.slack.loseUndelivered(true);
+    const missed = s.slack.say(s.alice, s.general, 'said while the bridge was down');
+    s.slack.loseUndelivered(false);
+    s.slack.fail('conversations.history', { kind: 'error', error: 'internal_error' });
+    await s.up();
+    const live = s.slack.say(s.alice, s.general, 'a live question');
+    await s.settle(live.ts);
+    await until(async () => (await humansIn(s, `${s.general.id}/${missed.ts}`)).length === 1);
+    await s.bridge.idle();
+    expect(s.llm.requests.map(newest)).toEqual(['first question', 'a live question', 'said while the bridge was down']);
+  });
+
   it('reads slowly under Slack limits for non-Marketplace apps, keeps the newest CATCHUP_MAX, logs the rest', async () => {
     const { logger, lines } = captureLogger();
     h = await startSlackHarness({ agents: [{ name: 'code' }], env: { CATCHUP_MAX: '20' }, logger });
@@ -48,9 +113,12 @@ describe('Slack: what was missed while the bridge was down', () => {
     const opener = s.slack.say(s.alice, s.general, 'a thread');
     await s.settle(opener.ts);
     await s.down();
+    s.slack.loseUndelivered(true);
     for (let i = 1; i <= 40; i++) s.slack.say(s.alice, s.general, `reply ${i}`, { threadTs: opener.ts });
+    s.slack.loseUndelivered(false);
     s.slack.limitReads({ perWindow: 1, windowMs: 1000, maxItems: 15 });
     await s.up();
+    await until(async () => (await humansIn(s, `${s.general.id}/${opener.ts}`)).length === 21);
     await s.bridge.idle();
     expect(await humansIn(s, `${s.general.id}/${opener.ts}`)).toEqual([
       'a thread',
@@ -59,6 +127,84 @@ describe('Slack: what was missed while the bridge was down', () => {
     const limited = s.slack.apiCalls.filter((c) => c.method === 'conversations.replies' && c.status === 429);
     expect(limited.length).toBeGreaterThan(0);
     expect(lines.some((line) => String(line.msg).startsWith('more messages were missed than CATCHUP_MAX'))).toBe(true);
+  });
+});
+
+describe('Slack: live messages while a catch-up reads under Slack limits', () => {
+  it('answers a live message at once after a restart, while the catch-up waits out a read a minute', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
+    const s = h;
+    s.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = s.slack.say(s.alice, s.general, 'first question');
+    await s.settle(first.ts);
+    await s.down();
+    s.slack.loseUndelivered(true);
+    s.slack.say(s.alice, s.general, 'a follow-up in the thread', { threadTs: first.ts });
+    const second = s.slack.say(s.alice, s.general, 'a new question');
+    s.slack.say(s.alice, s.general, 'more on the new question', { threadTs: second.ts });
+    s.slack.loseUndelivered(false);
+    // One read a minute per method: the second thread's replies wait a minute.
+    s.slack.limitReads({ perWindow: 1, windowMs: 60_000, maxItems: 15 });
+    const starting = s.up();
+    await s.slack.connected('code');
+    s.slack.say(s.alice, s.general, 'a live question');
+    await s.slack.waitFor(() => answered(s, 'a live question'), 10_000, 'the live answer');
+    await starting;
+    // Still waiting for Slack: the second thread's reply is not read yet.
+    expect(await humansIn(s, `${s.general.id}/${second.ts}`)).not.toContain('more on the new question');
+  });
+
+  it('reads nothing on a reconnect after a short gap (Slack resends what it could not deliver), answering at once', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }] });
+    const s = h;
+    s.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = s.slack.say(s.alice, s.general, 'first question');
+    await s.settle(first.ts);
+    const other = s.slack.say(s.alice, s.general, 'another topic');
+    await s.settle(other.ts);
+    s.slack.limitReads({ perWindow: 1, windowMs: 60_000, maxItems: 15 });
+    const before = reads(s);
+    s.slack.dropConnections('code');
+    await s.slack.waitFor(() => !s.slack.isConnected('code'), 5000, 'the drop');
+    s.slack.say(s.alice, s.general, 'said during the gap', { threadTs: first.ts });
+    await s.slack.waitFor(() => s.slack.isConnected('code'), 20_000, 'the new connection');
+    s.slack.say(s.alice, s.general, 'a live question');
+    await s.slack.waitFor(() => answered(s, 'a live question'), 10_000, 'the live answer');
+    await s.slack.waitFor(() => answered(s, 'said during the gap'), 10_000, 'the resent one answered');
+    await s.bridge.idle();
+    expect(reads(s)).toBe(before);
+    expect(await humansIn(s, `${s.general.id}/${first.ts}`)).toEqual(['first question', 'said during the gap']);
+    expect(s.llm.requests.map(newest)).toEqual([
+      'first question',
+      'another topic',
+      'said during the gap',
+      'a live question',
+    ]);
+  });
+
+  it('catches up in the background on a reconnect after a long gap (Slack resends no more), answering once', async () => {
+    let skipped = 0;
+    h = await startSlackHarness({
+      agents: [{ name: 'code', activation: 'always' }],
+      clock: () => Date.now() + skipped,
+    });
+    const s = h;
+    s.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    const first = s.slack.say(s.alice, s.general, 'first question');
+    await s.settle(first.ts);
+    const before = reads(s);
+    s.slack.loseUndelivered(true);
+    s.slack.dropConnections('code');
+    // Two minutes pass once the bridge knows its connection dropped.
+    await s.slack.waitFor(() => !s.adapter.inner.connected(), 5000, 'the drop');
+    s.slack.say(s.alice, s.general, 'said during the gap', { threadTs: first.ts });
+    skipped = 2 * 60_000;
+    s.slack.loseUndelivered(false);
+    await s.slack.waitFor(() => answered(s, 'said during the gap'), 20_000, 'the missed one answered');
+    await s.bridge.idle();
+    expect(reads(s)).toBeGreaterThan(before);
+    expect(await humansIn(s, `${s.general.id}/${first.ts}`)).toEqual(['first question', 'said during the gap']);
+    expect(s.llm.requests.map(newest)).toEqual(['first question', 'said during the gap']);
   });
 });
 

@@ -251,6 +251,36 @@ describe('Slack scenarios through the bridge', () => {
     expect((await turnState(harness.store, room.platform, room.channel)).control).toBe('humans');
   });
 
+  it('lets an operator set /privacy on the control app (the command its manifest registers) and tells anyone else no', async () => {
+    h = await startSlackHarness({ agents: [{ name: 'code', activation: 'mention', control: true }] });
+    const harness = h;
+    const code = harness.slack.app('code');
+    harness.slack.slashCommand(code, {
+      command: '/privacy',
+      text: 'mentions',
+      user: harness.alice,
+      channel: harness.general,
+    });
+    await harness.slack.waitFor(() => harness.slack.slashResponses.length === 1, 5000, 'refusal');
+    harness.slack.slashCommand(code, {
+      command: '/privacy',
+      text: 'mentions',
+      user: harness.olga,
+      channel: harness.general,
+    });
+    await harness.slack.waitFor(() => harness.slack.slashResponses.length === 2, 5000, 'privacy set');
+    harness.slack.slashCommand(code, { command: '/privacy', user: harness.olga, channel: harness.general });
+    await harness.slack.waitFor(() => harness.slack.slashResponses.length === 3, 5000, 'privacy shown');
+
+    const [refused, set, shown] = harness.slack.slashResponses.map((r) => r.body);
+    expect(refused).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('Only operators') });
+    expect(set).toMatchObject({
+      response_type: 'ephemeral',
+      text: expect.stringMatching(/^Privacy in this room: mentions\./),
+    });
+    expect(shown).toEqual({ response_type: 'ephemeral', text: 'Privacy in this room: mentions.' });
+  });
+
   it('accepts a signed HTTP event and rejects a badly signed or stale one', async () => {
     h = await startSlackHarness({ agents: [{ name: 'code', activation: 'mention', control: true, http: true }] });
     const harness = h;

@@ -99,6 +99,8 @@ export async function startSlackHarness(options: {
   workspaces?: string;
   /** Where the bridge and the adapter log (default: nowhere). */
   logger?: Logger;
+  /** The clock the adapter measures a reconnect's gap by (default: the real one). */
+  clock?: () => number;
 }): Promise<SlackHarness> {
   const slack = await startFakeSlack();
   const llm = await startFakeOpenAI();
@@ -126,7 +128,9 @@ export async function startSlackHarness(options: {
   const store = openStore(':memory:');
   const logger = options.logger ?? silentLogger();
   const build = () => {
-    const adapter = new ObservedAdapter(new SlackAdapter({ config, logger }));
+    const adapter = new ObservedAdapter(
+      new SlackAdapter({ config, logger, ...(options.clock ? { clock: options.clock } : {}) }),
+    );
     return { adapter, bridge: createBridge({ config, store, sandbox, adapters: [adapter], logger }) };
   };
   const first = build();

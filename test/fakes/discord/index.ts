@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { FakeGateway } from './gateway.js';
 import { channelJson, memberJson, messageJson, permissionsOf, userJson } from './payloads.js';
 import {
+  type FailureRule,
   handleRest,
   type InteractionReply,
   type PendingInteraction,
@@ -114,6 +115,13 @@ export interface FakeDiscord {
   gatewayConnected(bot: FakeBot | string): boolean;
   /** The next `count` matching requests answer 429 with Retry-After. */
   rateLimit(rule: { method?: string; path?: string; count?: number; retryAfterMs?: number; global?: boolean }): void;
+  /**
+   * The next `count` matching requests fail with `status` (default 500), as Discord's bad minutes do; discord.js
+   * tries a request 4 times on a 5xx, so 4 failures make one call fail.
+   */
+  failRequests(rule: { method?: string; path?: string; count?: number; status?: number }): void;
+  /** Requests fail no more (the rules failRequests added are dropped). */
+  stopFailing(): void;
   /** The next `count` message posts are created (and fanned out) but answered 502, so clients retry. */
   loseResponses(count: number): void;
   /** The bots lose (or regain) Attach Files: messages with files are refused. */
@@ -171,6 +179,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     gateway,
     requests: [],
     rateLimits: [] as RateLimitRule[],
+    failures: [] as FailureRule[],
     lostResponses: 0,
     refuseAttachments: false,
     interactions: new Map<string, PendingInteraction>(),
@@ -379,6 +388,17 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     },
     refuseAttachments(refuse) {
       context.refuseAttachments = refuse;
+    },
+    failRequests(rule) {
+      context.failures.push({
+        ...(rule.method ? { method: rule.method } : {}),
+        ...(rule.path ? { path: rule.path } : {}),
+        remaining: rule.count ?? 1,
+        status: rule.status ?? 500,
+      });
+    },
+    stopFailing() {
+      context.failures.length = 0;
     },
     rateLimit(rule) {
       context.rateLimits.push({

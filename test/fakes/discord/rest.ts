@@ -28,6 +28,15 @@ export interface RateLimitRule {
   readonly global: boolean;
 }
 
+/** The next `remaining` matching requests fail with a server error (Discord has its bad minutes too). */
+export interface FailureRule {
+  readonly method?: string;
+  /** Matches paths containing this text (all paths when absent). */
+  readonly path?: string;
+  remaining: number;
+  readonly status: number;
+}
+
 export interface InteractionReply {
   readonly content: string;
   readonly ephemeral: boolean;
@@ -46,6 +55,7 @@ export interface RestContext {
   readonly gateway: FakeGateway;
   readonly requests: RecordedRequest[];
   readonly rateLimits: RateLimitRule[];
+  readonly failures: FailureRule[];
   /** How many of the next message posts are created but answered 502, as if the response were lost. */
   lostResponses: number;
   /** Bots lack Attach Files: a message with files is refused (403, 50013). */
@@ -130,6 +140,15 @@ export async function handleRest(context: RestContext, request: IncomingMessage,
     const body = await readBody(request);
     const bot = context.world.botByToken(request.headers.authorization);
     context.requests.push({ method, path, query: url.searchParams, botId: bot?.id, body });
+
+    const failure = context.failures.find(
+      (rule) =>
+        rule.remaining > 0 && (!rule.method || rule.method === method) && (!rule.path || path.includes(rule.path)),
+    );
+    if (failure) {
+      failure.remaining -= 1;
+      return send(response, failure.status, { code: 0, message: `${failure.status}: Internal Server Error` });
+    }
 
     const limit = context.rateLimits.find(
       (rule) =>

@@ -131,6 +131,25 @@ export class FakeSlack implements WebApiHost {
     return this.readLimits.pageSize(asked);
   }
 
+  /** Slack refreshes an app's Socket Mode connections: they close, and the app opens a new one. */
+  dropConnections(app: string): void {
+    this.hub.drop(app);
+  }
+
+  /** Whether an app has an open Socket Mode connection now. */
+  isConnected(app: string): boolean {
+    return this.hub.count(app) > 0;
+  }
+
+  /**
+   * Events for an app with no connection are lost (true), as when the app was away longer than Slack retries
+   * (nearly at once, a minute later, five minutes later); kept and delivered on its next connection (false, the
+   * default), as Slack's retries do after a short gap.
+   */
+  loseUndelivered(lose: boolean): void {
+    this.hub.loseUndelivered = lose;
+  }
+
   /** Makes the next call(s) of a Web API method fail in the given way, in order. */
   fail(method: string, ...faults: Fault[]): void {
     this.faults.set(method, [...(this.faults.get(method) ?? []), ...faults]);

@@ -5,14 +5,18 @@ import type { FakeApp } from './types.js';
 
 /**
  * The Socket Mode side of the fake: one or more WebSocket connections per app, `hello`
- * first, envelopes to the newest open connection (queued while an app has none), acks
- * reported back, and server pings (Bolt drops a connection that hears none for 30 s).
+ * first, envelopes to the newest open connection (queued while an app has none, as Slack
+ * retries what it could not deliver — or lost, with `loseUndelivered`, as when Slack's
+ * retries ran out), acks reported back, and server pings (Bolt drops a connection that
+ * hears none for 30 s).
  */
 export class SocketHub {
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly sockets = new Map<string, WebSocket[]>();
   private readonly pending = new Map<string, string[]>();
   private readonly pinger: NodeJS.Timeout;
+  /** Envelopes for an app with no open connection are lost (Slack's retries ran out) instead of kept. */
+  loseUndelivered = false;
 
   constructor(
     private readonly onAck: (app: string, envelopeId: string, payload: Record<string, unknown> | undefined) => void,
@@ -34,7 +38,18 @@ export class SocketHub {
     const open = (this.sockets.get(app) ?? []).filter((ws) => ws.readyState === WebSocket.OPEN);
     const ws = open[open.length - 1];
     if (ws) ws.send(raw);
-    else this.pending.set(app, [...(this.pending.get(app) ?? []), raw]);
+    else if (!this.loseUndelivered) this.pending.set(app, [...(this.pending.get(app) ?? []), raw]);
+  }
+
+  /**
+   * Slack ends an app's connections, as it does routinely (`disconnect`, reason `refresh_requested`), then closes
+   * them; the client opens a new one.
+   */
+  drop(app: string): void {
+    for (const ws of this.sockets.get(app) ?? []) {
+      ws.send(JSON.stringify({ type: 'disconnect', reason: 'refresh_requested', debug_info: { host: 'fake-slack' } }));
+      ws.terminate();
+    }
   }
 
   /** Accepts a WebSocket upgrade for `app` (already resolved from the URL). */
