@@ -6,6 +6,7 @@ import { SqliteChats } from './chats.js';
 import { SqliteEmbeddings } from './embeddings.js';
 import { SqliteActions, SqliteKnowledge } from './memory.js';
 import { migrate } from './migrate.js';
+import { SqlitePeople } from './people.js';
 import { SqliteRooms } from './rooms.js';
 import { SqliteToolJournal } from './tool-journal.js';
 import { SqliteUsage } from './usage.js';
@@ -24,6 +25,7 @@ export class SqliteStore implements StorePort {
   readonly actions: SqliteActions;
   readonly embeddings: SqliteEmbeddings;
   readonly chats: SqliteChats;
+  readonly people: SqlitePeople;
   /** The SQLite handle (its own tools and tests may use it; the bridge goes through the port). */
   readonly db: Database.Database;
 
@@ -48,6 +50,7 @@ export class SqliteStore implements StorePort {
     this.actions = new SqliteActions(db);
     this.embeddings = new SqliteEmbeddings(db);
     this.chats = new SqliteChats(db);
+    this.people = new SqlitePeople(db);
   }
 
   /** A real write (the header's user_version, rewritten unchanged): a full disk or a read-only file shows. */
