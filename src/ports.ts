@@ -163,8 +163,8 @@ export interface ChatAdapter {
   stream?(channel: string, agent: string): StreamingPost | undefined;
   /** Shows that an agent is working (typing indicator); best effort. */
   typing?(channel: string, agent: string): Promise<void>;
-  /** Shows a tool run (the terminal room prints it); best effort. */
-  toolRun?(channel: string, agent: string, command: string, output: string): void;
+  /** Shows a tool run (the terminal room prints it; `tool`: the tool's name, `bash` for a command); best effort. */
+  toolRun?(channel: string, agent: string, command: string, output: string, tool?: string): void;
   /**
    * Opens (or finds) the private room between an agent's identity and a human, by the human's
    * display name as the core knows it; undefined when the platform cannot reach them.

@@ -226,7 +226,7 @@ class FakeOpenAIServer implements FakeOpenAI {
       events = [...events.slice(0, afterChunks), error];
       return writeEventStream(res, events, this.idHeader(), 'end');
     }
-    await writeEventStream(res, events, this.idHeader());
+    await writeEventStream(res, events, this.idHeader(), 'done', reply.chunkDelayMs);
   }
 
   private record(req: IncomingMessage, body: Record<string, unknown>): RecordedRequest {

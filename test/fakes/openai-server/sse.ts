@@ -119,13 +119,14 @@ export async function writeEventStream(
   events: SseEvent[],
   headers: Record<string, string>,
   end: 'done' | 'end' | 'drop' = 'done',
+  pauseMs = 0,
 ): Promise<void> {
   res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   for (const event of events) {
     if (res.destroyed) return;
     if ('comment' in event) res.write(`: ${event.comment}\n\n`);
     else res.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${JSON.stringify(event.data)}\n\n`);
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await new Promise<void>((resolve) => (pauseMs > 0 ? setTimeout(resolve, pauseMs) : setImmediate(resolve)));
   }
   if (res.destroyed) return;
   if (end === 'drop') res.socket?.destroy();

@@ -26,6 +26,8 @@ export interface FakeReply {
   retryAfter?: number;
   /** Wait this long before answering; if the client disconnects meanwhile, stop quietly. */
   delayMs?: number;
+  /** Stream with this many milliseconds between chunks (a reply that takes a while to be written). */
+  chunkDelayMs?: number;
   /** Never answer until the client disconnects (for timeout and abort tests). */
   hang?: boolean;
   /** Send headers and the start of the body (or one stream chunk), then stall until the client disconnects. */
