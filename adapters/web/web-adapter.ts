@@ -90,7 +90,7 @@ export class WebAdapter implements ChatAdapter {
       ops: new OpsApi({ sink: () => this.sink, online: () => this.online() }),
       files,
       people: async () => (await options.people.list(this.clock())).map((p) => p.name),
-      signingIn: new RateLimit(10, 6000),
+      signingIn: new RateLimit(20, 3000),
       uploading: new RateLimit(10, 2000),
       sink: () => this.sink,
       clock: this.clock,

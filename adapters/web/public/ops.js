@@ -12,8 +12,8 @@ const me = await api('/api/me');
 $('me').textContent = `Signed in as ${me.name} (operator)`;
 let whyRoom = null;
 let whyOlder = null;
-/** The shown room's newest seq: when it moves, its messages are read again. */
-let whySeq = null;
+/** What the shown room was at (newest message, control, turns): when it changes, its messages are read again. */
+let whyState = null;
 
 // --- rooms ----------------------------------------------------------------------------------------------------
 function controlText(control) {
@@ -138,9 +138,10 @@ async function refresh() {
       if (whyRoom) select.value = whyRoom;
     }
     const shown = view.rooms.find((room) => room.key === whyRoom);
+    const state = shown && JSON.stringify([shown.seq, shown.control, shown.working, shown.queued]);
     if (!whyRoom && keys[0]) void showWhy(keys[0], false);
-    else if (shown && shown.seq !== whySeq) void showWhy(shown.key, false);
-    if (shown) whySeq = shown.seq;
+    else if (shown && state !== whyState) void showWhy(shown.key, false);
+    if (shown) whyState = state;
     $('updated').textContent = `Updated ${new Date(view.at).toLocaleTimeString()}`;
   } catch (error) {
     $('updated').textContent = `Could not update: ${error.message}`;

@@ -71,6 +71,8 @@ export interface RecordedRequest {
   /** Lower-cased header names; repeated headers joined with ', '. */
   headers: Record<string, string>;
   body: Record<string, unknown>;
+  /** When the answer's first piece of text was written to a stream (ms since the epoch, with fractions). */
+  firstContentAt?: number;
 }
 
 /** Decides the reply to a request; `index` is the request's position in `FakeOpenAI.requests`. */
