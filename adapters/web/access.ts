@@ -132,3 +132,9 @@ export function signedOutPage(): string {
 (<code>npm run web:invite -- &lt;your name&gt;</code>).</p>`,
   );
 }
+
+/** A room name that is not in WEB_ROOMS: the rooms there are. */
+export function noSuchRoomPage(rooms: readonly string[]): string {
+  const links = rooms.map((room) => `<li><a href="/room/${escapeHtml(room)}">#${escapeHtml(room)}</a></li>`).join('');
+  return plainPage('No such room', `<p>There is no such room here. The rooms:</p><ul>${links}</ul>`);
+}

@@ -42,6 +42,8 @@ interface Connection {
   readonly ws: WebSocket;
   readonly viewer: Viewer;
   readonly room: string;
+  /** No pong since the last ping. */
+  silent: boolean;
 }
 
 export interface ConnectionsDeps {
@@ -50,6 +52,8 @@ export interface ConnectionsDeps {
   readonly files: HeldFiles;
   /** Posts per person. */
   readonly posting: RateLimit;
+  /** Milliseconds between beats (told to each page). */
+  readonly beatMs: number;
   readonly clock: () => number;
   readonly log: Logger;
 }
@@ -70,7 +74,10 @@ export class Connections {
 
   /** A page connected to a room (its session checked): bring it up to date, then keep it so. */
   async accept(ws: WebSocket, viewer: Viewer, room: string, resume: ResumePoint | undefined): Promise<void> {
-    const connection: Connection = { ws, viewer, room };
+    const connection: Connection = { ws, viewer, room, silent: false };
+    ws.on('pong', () => {
+      connection.silent = false;
+    });
     const feed = this.deps.feed(room);
     let waiting: ServerFrame[] | undefined = [];
     const unlisten = feed.listen((frame) => (waiting ? waiting.push(frame) : send(ws, frame)));
@@ -86,7 +93,7 @@ export class Connections {
       });
     });
     if (resume && feed.canResume(resume.epoch, resume.after)) {
-      send(ws, { type: 'resume', epoch: feed.epoch, n: feed.n });
+      send(ws, { type: 'resume', epoch: feed.epoch, n: feed.n, beat: this.deps.beatMs });
       for (const frame of feed.since(resume.after)) send(ws, frame);
     } else {
       const n = feed.n;
@@ -103,6 +110,7 @@ export class Connections {
         messages,
         streams,
         older: stored.length >= PAGE_SIZE ? (stored[0]?.cursor ?? null) : null,
+        beat: this.deps.beatMs,
       });
     }
     const queued = waiting;
@@ -128,6 +136,22 @@ export class Connections {
   online(room: string): string[] {
     const names = [...this.open].filter((c) => c.room === room).map((c) => c.viewer.name);
     return [...new Set(names)].sort();
+  }
+
+  /**
+   * Keeps connections honest: every page gets a beat (so it notices a connection that died without a word), and a
+   * connection that did not answer the last ping is ended.
+   */
+  beat(): void {
+    for (const connection of this.open) {
+      if (connection.silent) {
+        connection.ws.terminate();
+        continue;
+      }
+      connection.silent = true;
+      connection.ws.ping();
+      send(connection.ws, { type: 'beat' });
+    }
   }
 
   closeAll(): void {

@@ -18,6 +18,8 @@ interface Numbered {
 
 export class RoomFeed {
   private newest = 0;
+  /** The newest event no longer kept for lack of room: a page that saw less than this loads afresh. */
+  private floor = 0;
   private readonly ring: Numbered[] = [];
   private readonly listeners = new Set<Listener>();
   private readonly open = new Map<string, { id: string; agent: string; text: string; at: number }>();
@@ -29,17 +31,34 @@ export class RoomFeed {
     return this.newest;
   }
 
-  /** Numbers an event, keeps it, and tells every page in the room. */
+  /**
+   * Numbers an event, keeps it, and tells every page in the room. A reply's earlier texts while it was written are
+   * dropped from the ring once a newer one (or its end) is in: a page coming back needs only the newest.
+   */
   publish(event: FeedEvent): void {
     const n = ++this.newest;
+    const replaces = event.kind === 'message' ? event.message.id : event.kind === 'tool' ? undefined : event.id;
+    if (replaces !== undefined && this.open.has(replaces)) this.dropStreamed(replaces);
     this.ring.push({ n, event });
-    if (this.ring.length > RING) this.ring.splice(0, this.ring.length - RING);
+    if (this.ring.length > RING) {
+      const gone = this.ring.splice(0, this.ring.length - RING);
+      this.floor = gone.at(-1)?.n ?? this.floor;
+    }
     if (event.kind === 'stream')
       this.open.set(event.id, { id: event.id, agent: event.agent, text: event.text, at: event.at });
     else if (event.kind === 'unstream') this.open.delete(event.id);
     else if (event.kind === 'message') this.open.delete(event.message.id);
     const frame: ServerFrame = { type: 'event', n, event };
     for (const listener of this.listeners) listener(frame);
+  }
+
+  private dropStreamed(id: string): void {
+    let kept = 0;
+    for (const entry of this.ring) {
+      if (entry.event.kind === 'stream' && entry.event.id === id) continue;
+      this.ring[kept++] = entry;
+    }
+    this.ring.length = kept;
   }
 
   /** Sends a frame that is not kept (an agent is typing). */
@@ -55,9 +74,7 @@ export class RoomFeed {
 
   /** Whether a page at event `after` of `epoch` can be brought up to date from the ring. */
   canResume(epoch: string, after: number): boolean {
-    if (epoch !== this.epoch || after > this.newest || after < 0) return false;
-    const oldest = this.ring[0]?.n ?? this.newest + 1;
-    return after >= oldest - 1;
+    return epoch === this.epoch && after <= this.newest && after >= this.floor;
   }
 
   /** The events after `after`, in order (see canResume). */

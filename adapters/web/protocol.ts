@@ -57,9 +57,11 @@ export type ServerFrame =
       }>;
       /** The cursor of the oldest message sent: older ones come from the history; null when there are none. */
       readonly older: number | null;
+      /** Milliseconds between the server's beats (a page that hears nothing for much longer reconnects). */
+      readonly beat: number;
     }
   /** The page was away briefly: what it missed follows as events; nothing is sent again. */
-  | { readonly type: 'resume'; readonly epoch: string; readonly n: number }
+  | { readonly type: 'resume'; readonly epoch: string; readonly n: number; readonly beat: number }
   | { readonly type: 'event'; readonly n: number; readonly event: FeedEvent }
   | { readonly type: 'typing'; readonly agent: string }
   /** The post with this id is stored (the page stops offering to send it again). */
@@ -68,6 +70,8 @@ export type ServerFrame =
   | { readonly type: 'refused'; readonly id: string; readonly reason: string }
   /** A line for this person only: a command's answer. */
   | { readonly type: 'notice'; readonly text: string }
+  /** Sent every little while: a page that hears nothing for longer knows its connection is gone. */
+  | { readonly type: 'beat' }
   /** The session ended (signed out, revoked, expired): the connection closes and must not be retried. */
   | { readonly type: 'bye'; readonly reason: string };
 

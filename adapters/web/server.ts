@@ -13,7 +13,7 @@ import { WebSocketServer } from 'ws';
 import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink } from '../../src/ports.js';
-import { type Access, signedOutPage, type Viewer } from './access.js';
+import { type Access, noSuchRoomPage, signedOutPage, type Viewer } from './access.js';
 import { type Connections, PAGE_SIZE, roomKey, wireMessage } from './connections.js';
 import type { HeldFiles } from './held-files.js';
 import { clientAddress, readBody, refuse, sameOrigin, send, sendJson, TooLarge } from './http.js';
@@ -159,7 +159,8 @@ export class WebServer {
       return;
     }
     if (method === 'GET' && first === 'room' && segments.length === 2) {
-      if (!deps.rooms.includes(second ?? '')) send(response, 404, signedOutPage(), 'text/html; charset=utf-8');
+      if (!deps.rooms.includes(second ?? ''))
+        send(response, 404, noSuchRoomPage(deps.rooms), 'text/html; charset=utf-8');
       else this.asset(response, 'room.html');
       return;
     }

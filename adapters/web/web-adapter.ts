@@ -29,6 +29,8 @@ const MESSAGE_LIMIT = 40_000;
 const TOOL_OUTPUT_SHOWN = 20_000;
 /** How often open pages' sessions are checked (a revoked person's pages close within this). */
 const SESSION_CHECK_MS = 1000;
+/** How often each page gets a beat and a ping, by default (a connection that misses one is ended). */
+const BEAT_MS = 20_000;
 
 export interface WebAdapterOptions {
   readonly config: Config;
@@ -37,6 +39,8 @@ export interface WebAdapterOptions {
   readonly clock?: () => number;
   /** Least milliseconds between two updates of a reply being written (default 50). */
   readonly streamIntervalMs?: number;
+  /** Milliseconds between beats to each page (default 20 s; tests use less). */
+  readonly beatMs?: number;
   readonly streamClock?: StreamClock;
 }
 
@@ -51,6 +55,7 @@ export class WebAdapter implements ChatAdapter {
   private readonly clock: () => number;
   private sink: AdapterSink | undefined;
   private checker: NodeJS.Timeout | undefined;
+  private beater: NodeJS.Timeout | undefined;
   private boundPort: number | undefined;
 
   constructor(private readonly options: WebAdapterOptions) {
@@ -74,6 +79,7 @@ export class WebAdapter implements ChatAdapter {
       sink: () => this.sink,
       files,
       posting: new RateLimit(10, 1000),
+      beatMs: options.beatMs ?? BEAT_MS,
       clock: this.clock,
       log: options.logger,
     });
@@ -118,6 +124,8 @@ export class WebAdapter implements ChatAdapter {
     }
     this.checker = setInterval(() => void this.checkSessions(), SESSION_CHECK_MS);
     this.checker.unref();
+    this.beater = setInterval(() => this.connections.beat(), this.options.beatMs ?? BEAT_MS);
+    this.beater.unref();
     this.options.logger.info(
       { host: settings.WEB_HOST, port: this.boundPort, rooms: this.rooms },
       'web room listening',
@@ -126,6 +134,7 @@ export class WebAdapter implements ChatAdapter {
 
   async stop(): Promise<void> {
     clearInterval(this.checker);
+    clearInterval(this.beater);
     this.connections.closeAll();
     await this.server.close();
     this.sink = undefined;

@@ -165,6 +165,23 @@ describe.runIf(plan.run)('the web room in a browser', { timeout: 120_000 }, () =
     }
   });
 
+  it('notices a connection that went quiet without closing, and comes back with what it missed', async () => {
+    h = await startWebHarness({ beatMs: 200 });
+    const proxy = await TcpProxy.start(h.web.port ?? 0);
+    try {
+      const ana = await signedIn('ana', { base: proxy.url });
+      const ben = await signedIn('ben');
+      proxy.stall();
+      await ben.locator('#box').fill('said while the line was quiet');
+      await ben.locator('#box').press('Enter');
+      await ana.locator('#messages .msg.human', { hasText: 'said while the line was quiet' }).waitFor();
+      expect(await ana.locator('#messages .msg.human').count()).toBe(1);
+      await connected(ana);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('stops a turn in flight with /pass from the operator console', async () => {
     h = await startWebHarness();
     h.llm.respond(() => ({ content: `${'This answer takes a long time to write. '.repeat(40)}`, chunkDelayMs: 150 }));

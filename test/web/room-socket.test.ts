@@ -81,7 +81,7 @@ describe('a web room over its socket', () => {
     const epoch = welcome?.type === 'welcome' ? welcome.epoch : '';
     const back = await SocketPage.open(h.url, ana ?? '', { query: `&epoch=${epoch}&after=${seen}` });
     await until(() => back.events().length === 2);
-    expect(back.frames[0]).toEqual({ type: 'resume', epoch, n: seen + 2 });
+    expect(back.frames[0]).toEqual({ type: 'resume', epoch, n: seen + 2, beat: 20_000 });
     expect(back.events().map((f) => (f.event.kind === 'message' ? f.event.message.text : ''))).toEqual([
       'two',
       'three',
@@ -168,6 +168,18 @@ describe('a web room over its socket', () => {
     expect(a.frames.at(-1)).toMatchObject({ type: 'bye', reason: expect.stringMatching(/session ended/) });
     expect(b.closed).toBeUndefined();
     expect((await fetch(`${h.url}/api/me`, { headers: { cookie: ana ?? '' } })).status).toBe(401);
+  });
+
+  it('beats every page, and ends a connection that stopped answering pings', async () => {
+    h = await startWebHarness({ beatMs: 150 });
+    const [ana, ben] = await people(['ana'], ['ben']);
+    const alive = await SocketPage.open(h.url, ana ?? '');
+    const dead = await SocketPage.open(h.url, ben ?? '', { autoPong: false });
+    expect(alive.frames[0]).toMatchObject({ type: 'welcome', beat: 150 });
+    await until(() => dead.closed !== undefined);
+    expect(dead.closed?.code).toBe(1006);
+    expect(alive.frames.filter((f) => f.type === 'beat').length).toBeGreaterThanOrEqual(2);
+    expect(alive.closed).toBeUndefined();
   });
 
   it('loads older messages a page at a time', async () => {

@@ -20,10 +20,13 @@ export class SocketPage {
   static async open(
     base: string,
     cookie: string,
-    options: { room?: string; query?: string; origin?: string } = {},
+    options: { room?: string; query?: string; origin?: string; autoPong?: boolean } = {},
   ): Promise<SocketPage> {
     const url = `${base.replace(/^http/, 'ws')}/ws?room=${options.room ?? 'general'}${options.query ?? ''}`;
-    const ws = new WebSocket(url, { headers: { cookie, origin: options.origin ?? base } });
+    const ws = new WebSocket(url, {
+      headers: { cookie, origin: options.origin ?? base },
+      autoPong: options.autoPong ?? true,
+    });
     const page = new SocketPage(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());

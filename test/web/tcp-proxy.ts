@@ -1,6 +1,7 @@
 /**
  * A TCP proxy in front of the web room, so a test can drop a page's connection the way a network does: `cut()`
- * ends every connection through it and refuses new ones until `restore()`.
+ * ends every connection through it and refuses new ones until `restore()`; `stall()` lets the connections go
+ * quiet without ending them.
  */
 
 import type { AddressInfo } from 'node:net';
@@ -9,6 +10,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 export class TcpProxy {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<[Socket, Socket]>();
   private down = false;
 
   private constructor(targetPort: number) {
@@ -24,7 +26,12 @@ export class TcpProxy {
         socket.on('error', () => {});
       }
       client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
+      const pair: [Socket, Socket] = [client, upstream];
+      this.pairs.add(pair);
+      client.on('close', () => {
+        this.pairs.delete(pair);
+        upstream.destroy();
+      });
       upstream.on('close', () => client.destroy());
     });
   }
@@ -44,6 +51,17 @@ export class TcpProxy {
   cut(): void {
     this.down = true;
     for (const socket of this.sockets) socket.destroy();
+  }
+
+  /** The network goes quiet: the connections through it stay open, but nothing passes any more (new ones work). */
+  stall(): void {
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+    this.pairs.clear();
   }
 
   restore(): void {

@@ -32,7 +32,7 @@ export interface WebHarness {
 }
 
 export async function startWebHarness(
-  options: { agents?: TestAgent[]; env?: Record<string, string>; logger?: Logger } = {},
+  options: { agents?: TestAgent[]; env?: Record<string, string>; logger?: Logger; beatMs?: number } = {},
 ): Promise<WebHarness> {
   const dir = mkdtempSync(path.join(tmpdir(), 'rt-web-'));
   const llm = await startFakeOpenAI();
@@ -51,7 +51,12 @@ export async function startWebHarness(
   const store = openStore(path.join(dir, 'roundtable.db'));
   const workspaces = path.join(dir, 'workspaces');
   const sandbox = new FakeSandbox(() => ({ output: 'ok', exitCode: 0 }), { workspaces });
-  const web = new WebAdapter({ config, logger, people: store.people });
+  const web = new WebAdapter({
+    config,
+    logger,
+    people: store.people,
+    ...(options.beatMs !== undefined ? { beatMs: options.beatMs } : {}),
+  });
   const bridge = createBridge({ config, store, sandbox, adapters: [web], logger });
   await bridge.start();
   const url = `http://127.0.0.1:${web.port}`;

@@ -4,6 +4,8 @@
 
 const CLOSE_SIGNED_OUT = 4001;
 const MAX_WAIT_MS = 4000;
+/** Beats missed before a silent connection is taken for dead (the server says how often it beats). */
+const SILENT_BEATS = 2.5;
 
 export class RoomConnection {
   /**
@@ -19,6 +21,16 @@ export class RoomConnection {
     this.socket = null;
     this.attempt = 0;
     this.ended = false;
+    this.heardAt = Date.now();
+    this.beat = 20_000;
+    // A connection that died without a word (a laptop's lid, a proxy) is given up and opened again.
+    setInterval(() => {
+      const socket = this.socket;
+      if (socket?.readyState !== WebSocket.OPEN || Date.now() - this.heardAt <= this.beat * SILENT_BEATS) return;
+      this.closed(socket, { code: 1006 });
+      this.socket = null;
+      socket.close();
+    }, 250);
   }
 
   open() {
@@ -54,8 +66,12 @@ export class RoomConnection {
   }
 
   receive(frame) {
+    this.heardAt = Date.now();
     switch (frame.type) {
+      case 'beat':
+        return;
       case 'welcome':
+        this.beat = frame.beat;
         this.epoch = frame.epoch;
         this.n = frame.n;
         this.connectedAgain();
@@ -64,6 +80,7 @@ export class RoomConnection {
         return;
       case 'resume':
         // The events missed follow, numbered after this.n.
+        this.beat = frame.beat;
         this.connectedAgain();
         this.handlers.resume?.(frame);
         this.flush();
