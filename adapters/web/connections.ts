@@ -170,6 +170,16 @@ export class Connections {
     }
     const text = parsed.text.trim();
     const command = /^\/(\w+)(?:\s+([\s\S]*))?$/.exec(text);
+    const messageId = `h.${personKey(viewer.name)}.${parsed.id}`;
+    // Commands count as posts; a post sent again is not counted twice.
+    if (!this.seen.has(messageId) && !this.deps.posting.take(viewer.name.toLowerCase(), this.deps.clock())) {
+      send(ws, {
+        type: 'refused',
+        id: parsed.id,
+        reason: 'You are sending messages too fast; wait a few seconds and send it again.',
+      });
+      return;
+    }
     if (command) {
       send(ws, { type: 'notice', text: await this.command(viewer, room, command[1] ?? '', command[2] ?? '') });
       send(ws, { type: 'ack', id: parsed.id });
@@ -180,7 +190,6 @@ export class Connections {
       send(ws, { type: 'ack', id: parsed.id });
       return;
     }
-    const messageId = `h.${personKey(viewer.name)}.${parsed.id}`;
     if (!this.seen.add(messageId)) {
       await this.storing.get(messageId);
       send(ws, { type: 'ack', id: parsed.id });
@@ -188,10 +197,6 @@ export class Connections {
     }
     // A refused post is not taken: the page keeps its text, and sending it again is a new post.
     const refused = (reason: string) => send(ws, { type: 'refused', id: parsed.id, reason });
-    if (!this.deps.posting.take(viewer.name.toLowerCase(), this.deps.clock())) {
-      refused('You are sending messages too fast; wait a few seconds and send it again.');
-      return;
-    }
     const claimed = this.deps.files.claim(files, viewer.name, room);
     if (!claimed) {
       refused('An attached file is no longer held (files wait 15 minutes for their message); attach it again.');

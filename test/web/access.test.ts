@@ -113,6 +113,17 @@ describe('sessions, operators and origins', () => {
     expect(await refusedStatus(h.url, forged)).toBe(401);
   });
 
+  it('answers an address of a room that is not there with the rooms there are', async () => {
+    h = await startWebHarness();
+    const cookie = await signIn(await h.invite('ana'));
+    const page = await fetch(`${h.url}/room/nowhere`, { headers: { cookie } });
+    expect(page.status).toBe(404);
+    const html = await page.text();
+    expect(html).toContain('<a href="/room/general">#general</a>');
+    expect(html).toContain('<a href="/room/ops-room">#ops-room</a>');
+    expect(await refusedStatus(h.url, { cookie, origin: h.url }, 'nowhere')).toBe(404);
+  });
+
   it('keeps the operator console and its API for operators', async () => {
     h = await startWebHarness();
     const person = await signIn(await h.invite('ben'));

@@ -155,6 +155,9 @@ describe('a web room over its socket', () => {
     const refused = page.frames.filter((f) => f.type === 'refused');
     expect(refused.length).toBeGreaterThanOrEqual(3);
     expect(refused[0]).toMatchObject({ reason: expect.stringMatching(/too fast/) });
+    // Commands count too (a /status asks the sandbox).
+    page.post({ id: 'quick-command', text: '/status' });
+    expect((await page.next('refused', (f) => f.id === 'quick-command')).reason).toMatch(/too fast/);
   });
 
   it('closes the open pages of a person whose sessions are revoked, and refuses them after', async () => {
