@@ -180,6 +180,12 @@ export class Connections {
       });
       return;
     }
+    // Sent again after a reconnect: taken once (a command too: it is not carried out twice).
+    if (!this.seen.add(messageId)) {
+      await this.storing.get(messageId);
+      send(ws, { type: 'ack', id: parsed.id });
+      return;
+    }
     if (command) {
       send(ws, { type: 'notice', text: await this.command(viewer, room, command[1] ?? '', command[2] ?? '') });
       send(ws, { type: 'ack', id: parsed.id });
@@ -187,11 +193,6 @@ export class Connections {
     }
     const files = parsed.files ?? [];
     if (!text && files.length === 0) {
-      send(ws, { type: 'ack', id: parsed.id });
-      return;
-    }
-    if (!this.seen.add(messageId)) {
-      await this.storing.get(messageId);
       send(ws, { type: 'ack', id: parsed.id });
       return;
     }

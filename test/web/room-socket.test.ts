@@ -110,6 +110,10 @@ describe('a web room over its socket', () => {
     a.post({ id: 'ana-path', text: '/tmp/report.csv is ready' });
     await b.next('event', (f) => f.event.kind === 'message' && f.event.message.text === '/tmp/report.csv is ready');
     expect(a.frames.filter((f) => f.type === 'notice')).toHaveLength(2);
+    // A command sent again (its page reconnected before the answer came) is not carried out twice.
+    a.post({ id: 'ana-command', text: '/status' });
+    await until(() => a.frames.filter((f) => f.type === 'ack' && f.id === 'ana-command').length === 2);
+    expect(a.frames.filter((f) => f.type === 'notice')).toHaveLength(2);
     expect(b.frames.filter((f) => f.type === 'notice')).toHaveLength(1);
   });
 
