@@ -8,7 +8,7 @@ interface IdentityDb {
 
 const identity = (row: IdentityDb): WebIdentity => ({ name: row.name, operator: row.operator === 1 });
 
-/** The web room's people, sign-in codes and sessions in SQLite (digests only; see migrations/008_web_room.sql). */
+/** The web room's people, sign-in codes and sessions in SQLite (digests only; see migrations/011_web_room.sql). */
 export class SqlitePeople implements PeoplePort {
   private readonly q;
   private readonly redeemCode: (
