@@ -43,6 +43,8 @@ COPY migrations ./migrations
 COPY agents ./agents
 COPY sandbox/runner.py ./sandbox/runner.py
 COPY sandbox/demo-workspace ./sandbox/demo-workspace
+# The web room's page: plain files the bridge serves as they are (WEB_PORT).
+COPY adapters/web/public ./adapters/web/public
 COPY --from=app /app/dist ./dist
 COPY --from=app /app/node_modules ./node_modules
 RUN mkdir -p /data && chown node:node /data

@@ -3,7 +3,8 @@
 # dev tools. Copies the repository's files and node_modules/ into a temporary folder, runs
 # `npm start -- --help` there (it must build dist/, once), removes the dev dependencies (npm prune
 # --omit=dev: the same tree as `npm ci --omit=dev`, without compiling better-sqlite3 again), then
-# runs every script a user runs: npm start -- --help, npm run check, slack:manifest, discord:*, demo.
+# runs every script a user runs: npm start -- --help, npm run check, slack:manifest, discord:*,
+# web:invite, demo.
 # Expects: node_modules/ installed, Docker running and the sandbox image built.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -62,4 +63,6 @@ expect 0 'display_information:' npm run --silent slack:manifest -- data
 expect 2 'unknown option --yaml' npm run --silent slack:manifest -- data --yaml
 expect 1 'no agent has a Discord bot token' npm run --silent discord:invite
 expect 1 'no agent has a Discord bot token' npm run --silent discord:commands
+expect 0 'Nobody is invited yet' npm run --silent web:invite -- --list
+expect 1 'WEB_PORT: is not set' npm run --silent web:invite -- ana
 expect 0 'DEMO: end of the example session' npm run --silent demo

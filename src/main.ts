@@ -24,14 +24,15 @@ import { UnavailableSandbox } from './tools/unavailable-sandbox.js';
 const SANDBOX_MODULE = '../sandbox/index.js';
 const DISCORD_MODULE = '../adapters/discord/index.js';
 const SLACK_MODULE = '../adapters/slack/index.js';
+const WEB_MODULE = '../adapters/web/index.js';
 
 type AdapterFactory = (options: { config: Config; logger: Logger }) => ChatAdapter;
 
 export const USAGE = `Usage: npm start -- [options]     (built: node dist/src/main.js [options])
 
 Runs the Roundtable bridge: each agent in AGENTS_DIR joins Discord and Slack with its own bot,
-or, when no agent has platform tokens, the terminal room opens. Settings come from the
-environment and .env (see .env.example).
+and the web room when WEB_PORT is set; with neither, the terminal room opens. Settings come
+from the environment and .env (see .env.example).
 
 Options:
   --console   open the terminal room even when platform tokens are configured
@@ -71,6 +72,8 @@ export interface Running {
   readonly console: ConsoleAdapter | undefined;
   /** Where /healthz and /metrics are served (HEALTH_PORT; 0 picks a free port). */
   readonly healthPort: number | undefined;
+  /** Where the web room listens (WEB_PORT; 0 picks a free port). */
+  readonly webPort: number | undefined;
   shutdown(): Promise<void>;
 }
 
@@ -187,6 +190,17 @@ async function start(input: {
       adapters.push(await platformAdapter(SLACK_MODULE, 'createSlackAdapter', config, logger));
     }
   }
+  let web: { readonly port: number | undefined } | undefined;
+  if (settings.WEB_PORT !== undefined) {
+    const module = (await import(WEB_MODULE)) as {
+      createWebAdapter: (options: { config: Config; logger: Logger; people: SqliteStore['people'] }) => ChatAdapter & {
+        readonly port: number | undefined;
+      };
+    };
+    const adapter = module.createWebAdapter({ config, logger, people: store.people });
+    web = adapter;
+    adapters.push(adapter);
+  }
 
   const metered = adapters.map(meteredAdapter);
   const bridge = createBridge({
@@ -252,6 +266,7 @@ async function start(input: {
     store,
     console: consoleAdapter,
     healthPort: healthServer?.port,
+    webPort: web?.port,
     shutdown,
   };
 }

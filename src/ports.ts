@@ -2,13 +2,14 @@
  * The interfaces the edges implement. Arrows point inward: adapters/ and sandbox/
  * import these types; nothing in src/ imports a platform SDK or dockerode.
  */
+import type { BridgeOverview, TranscriptEntry, WhyEntry } from './overview.js';
 
 /** Who wrote a message, as the router sees it. */
 export type AuthorKind = 'human' | 'agent' | 'system';
 
 /** A platform event, normalised by an adapter before the core sees it. */
 export interface Inbound {
-  /** Platform name: `console`, `discord`, `slack`. */
+  /** Platform name: `console`, `discord`, `slack`, `web`. */
   readonly platform: string;
   /**
    * The room inside the platform: a channel id, a DM channel id, or a Slack
@@ -136,6 +137,15 @@ export interface AdapterSink {
    * first stored in this run come last, marked `new` (their first message says nothing of what came before it).
    */
   rooms?(platform: string): Array<{ channel: string; agent?: string; new?: boolean }>;
+  /**
+   * A page of a room's stored messages (`platform:channel`), oldest first: the newest `limit` before the cursor
+   * `before`, or the newest. A room the store does not know has none. (The web room's history.)
+   */
+  transcript?(room: string, page: { before?: number | undefined; limit: number }): Promise<TranscriptEntry[]>;
+  /** Every room of every platform as it is now, the open requests, usage and the sandboxes (operator console). */
+  overview?(): Promise<BridgeOverview>;
+  /** Why: the reasons a room recorded about its messages with seq `from` to `to` (operator console). */
+  decisions?(room: string, from: number, to: number): Promise<WhyEntry[]>;
 }
 
 /** One chat platform. Each agent identity on it is managed by the adapter. */
@@ -156,8 +166,8 @@ export interface ChatAdapter {
   stream?(channel: string, agent: string): StreamingPost | undefined;
   /** Shows that an agent is working (typing indicator); best effort. */
   typing?(channel: string, agent: string): Promise<void>;
-  /** Shows a tool run (the terminal room prints it); best effort. */
-  toolRun?(channel: string, agent: string, command: string, output: string): void;
+  /** Shows a tool run (the terminal room prints it; `tool`: the tool's name, `bash` for a command); best effort. */
+  toolRun?(channel: string, agent: string, command: string, output: string, tool?: string): void;
   /**
    * Opens (or finds) the private room between an agent's identity and a human, by the human's
    * display name as the core knows it; undefined when the platform cannot reach them.

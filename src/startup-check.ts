@@ -145,6 +145,10 @@ function roomsLine(config: Config, consoleFlag: boolean): readonly CheckResult[]
   const open = platforms
     .filter(([, agents]) => agents.length > 0)
     .map(([name, agents]) => `${name} as ${names(agents)}`);
+  const { WEB_PORT, WEB_HOST, WEB_ROOMS } = config.settings;
+  if (WEB_PORT !== undefined) {
+    open.push(`the web room on ${WEB_HOST}:${WEB_PORT} (${WEB_ROOMS.map((room) => `#${room}`).join(', ')})`);
+  }
   return one(true, 'rooms', open.join('; '));
 }
 

@@ -43,9 +43,9 @@ export function endsAtOnce(input: NodeJS.ReadableStream): Promise<boolean> {
   });
 }
 
-/** With no agent on Discord or Slack (or with --console), the terminal room is the one room. */
+/** With no agent on Discord or Slack and no web room (or with --console), the terminal room is the one room. */
 export function opensTerminalRoom(config: Config, consoleFlag: boolean): boolean {
-  return consoleFlag || !config.agents.some((a) => a.discord || a.slack);
+  return consoleFlag || (!config.agents.some((a) => a.discord || a.slack) && config.settings.WEB_PORT === undefined);
 }
 
 /** The one line: what to set so the bridge has a room to serve. */

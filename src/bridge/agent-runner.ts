@@ -101,7 +101,7 @@ export class AgentRunner {
         },
         maxRounds: this.config.settings.MAX_TOOL_ROUNDS,
         onToolRun: (run) => {
-          adapter.toolRun?.(channel, agent.name, run.input, run.output);
+          adapter.toolRun?.(channel, agent.name, run.input, run.output, run.tool);
           this.services?.recordAction?.(agent.name, request.place, run);
         },
         onUsage: (usage) => this.services?.recordUsage?.(agent.name, request.channelKey, usage),

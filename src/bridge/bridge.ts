@@ -15,6 +15,7 @@ import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
 import { effectsRunner } from './effects.js';
 import { RoomMessaging } from './messaging.js';
+import { Overview } from './overview.js';
 import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM, PrivateRooms, privatePair } from './private-rooms.js';
@@ -242,6 +243,15 @@ export function createBridge(options: BridgeOptions): Bridge {
     actor: { store: store.rooms, effects, ids, clock, log },
   });
   const marks = new CatchUpMarks(store.rooms, log);
+  const overview = new Overview({
+    config,
+    store,
+    sandbox,
+    live: () => rooms.all(),
+    setup: (record) => roomSetup(config, record),
+    working: (room) => turns.working(room),
+    clock,
+  });
   const uploads = new Uploads({
     sandbox,
     settings,
@@ -300,6 +310,9 @@ export function createBridge(options: BridgeOptions): Bridge {
       await actor?.idle();
     },
     working: (platform, channel) => turns.working(`${platform}:${channel}`),
+    transcript: (room, page) => overview.transcript(room, page),
+    overview: () => overview.read(),
+    decisions: (room, from, to) => overview.decisions(room, from, to),
     ...marks.sink(async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done'),
   };
   return new Bridge(log, sink, {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { ChatAdapter } from '../ports.js';
 import { decide } from '../room/decide.js';
-import type { Decision, Effect, Write } from '../room/effects.js';
+import type { Decision, DecisionRecord, Effect, Write } from '../room/effects.js';
 import type { RoomEvent } from '../room/events.js';
 import type { RoomSetup, RoomState } from '../room/state.js';
 import type { NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
@@ -167,6 +167,16 @@ export class RoomActor {
       ...notes.map((note) => ({ type: 'note' as const, ...note })),
       ...(queued.extra ?? []),
     ];
+    // Why the room decided so (the operator console shows it beside each message), kept with the decision.
+    for (const effect of decision.effects) {
+      if (effect.type !== 'record') continue;
+      writes.push({
+        type: 'decision',
+        seq: aboutSeq(effect.record, decision.state.seq),
+        record: effect.record,
+        at: event.now,
+      });
+    }
     let result: Awaited<ReturnType<RoomStore['commit']>>;
     try {
       result = await this.deps.store.commit(this.record.id, writes, decision.state);
@@ -184,5 +194,19 @@ export class RoomActor {
     );
     for (const note of notes) this.deps.notes(note);
     return 'done';
+  }
+}
+
+/** The message a record is about: the one routed, the one a turn answered, else the room's newest. */
+function aboutSeq(record: DecisionRecord, newest: number): number {
+  switch (record.kind) {
+    case 'routed':
+      return record.seq;
+    case 'passed':
+    case 'failed':
+    case 'stopped':
+      return record.about;
+    default:
+      return newest;
   }
 }

@@ -23,7 +23,7 @@ const DOWNLOAD_TIMEOUT_MS = 60_000;
 
 export interface UploadDeps {
   readonly sandbox: Pick<Sandbox, 'workspaceDir' | 'ensureWorkspace'>;
-  readonly settings: Pick<Settings, 'SLACK_MAX_FILE_MB' | 'DISCORD_MAX_FILE_MB'>;
+  readonly settings: Pick<Settings, 'SLACK_MAX_FILE_MB' | 'DISCORD_MAX_FILE_MB' | 'WEB_MAX_FILE_MB'>;
   readonly logger: Logger;
   /** Whether the message is stored already (delivered again): its files are not fetched a second time. */
   readonly stored: (event: Inbound) => Promise<boolean>;
@@ -126,6 +126,7 @@ export class Uploads {
     const { settings } = this.deps;
     if (platform === 'slack') return settings.SLACK_MAX_FILE_MB;
     if (platform === 'discord') return settings.DISCORD_MAX_FILE_MB;
+    if (platform === 'web') return settings.WEB_MAX_FILE_MB;
     return undefined;
   }
 }

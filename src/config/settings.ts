@@ -29,6 +29,8 @@ const list = z
 
 const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
+/** A web room's name: it is part of the room's address (`/room/<name>`). */
+const ROOM_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/i;
 /** Seconds that end up in a timer: Node's timers hold at most 2^31-1 ms (about 24.8 days). */
 const MAX_TIMER_S = 2_147_483;
 const bool = (fallback: boolean) =>
@@ -125,6 +127,22 @@ const settingsSchema = z.object({
   // Health and metrics (off unless HEALTH_PORT is set)
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HEALTH_HOST: z.string().default('127.0.0.1'),
+  // The web room and operator console (off unless WEB_PORT is set)
+  WEB_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  WEB_HOST: z.string().default('127.0.0.1'),
+  WEB_PUBLIC_URL: z
+    .string()
+    .url()
+    .refine((value) => /^https?:\/\//i.test(value), 'expected an http:// or https:// address')
+    .transform((value) => value.replace(/\/+$/, ''))
+    .optional(),
+  WEB_ROOMS: list
+    .refine((rooms) => rooms.every((room) => ROOM_NAME.test(room)), {
+      message: 'expected room names of letters, digits, _ and - (at most 40 characters each)',
+    })
+    .transform((rooms) => (rooms.length > 0 ? [...new Set(rooms.map((room) => room.toLowerCase()))] : ['general'])),
+  WEB_SESSION_DAYS: int(30, 1, 3650),
+  WEB_MAX_FILE_MB: int(20, 0, 1024),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

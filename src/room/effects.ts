@@ -50,9 +50,10 @@ export type ActionResult =
 
 export type DecisionRecord =
   | { readonly kind: 'routed'; readonly seq: number; readonly author: string; readonly woken: readonly string[] }
-  | { readonly kind: 'passed'; readonly agent: string }
-  | { readonly kind: 'failed'; readonly agent: string; readonly reason: string }
-  | { readonly kind: 'stopped'; readonly agent: string; readonly reason: string }
+  /** `about`: the seq of the message the agent's turn was about. */
+  | { readonly kind: 'passed'; readonly agent: string; readonly about: number }
+  | { readonly kind: 'failed'; readonly agent: string; readonly reason: string; readonly about: number }
+  | { readonly kind: 'stopped'; readonly agent: string; readonly reason: string; readonly about: number }
   | { readonly kind: 'hand-back'; readonly reason: string }
   | { readonly kind: 'dropped'; readonly drops: ReadonlyArray<{ agent: string; humans: readonly string[] }> }
   | { readonly kind: 'request'; readonly id: number; readonly status: string };
@@ -94,7 +95,12 @@ export type Write =
   | { readonly type: 'note'; readonly id: string; readonly room: string; readonly note: Note }
   /** A note this room has taken (the shell adds it to the decision that took it). */
   | { readonly type: 'note-done'; readonly id: string }
-  | { readonly type: 'privacy'; readonly mode: 'off' | 'mentions' | null };
+  | { readonly type: 'privacy'; readonly mode: 'off' | 'mentions' | null }
+  /**
+   * Why: one of the decision's records, kept for the operator console (the shell adds these for `record` effects).
+   * `seq`: the message it is about.
+   */
+  | { readonly type: 'decision'; readonly seq: number; readonly record: DecisionRecord; readonly at: number };
 
 export interface Decision {
   readonly state: RoomState;

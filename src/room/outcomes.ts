@@ -35,14 +35,14 @@ export function finishTurn(d: Draft, outcome: TurnOutcome): void {
   if (current.stop || outcome.kind === 'stopped') {
     endTurn(d, ask);
     if (current.stop === 'operator' || (!current.stop && outcome.kind === 'stopped')) {
-      d.record({ kind: 'stopped', agent: ask.agent, reason: 'operator' });
+      d.record({ kind: 'stopped', agent: ask.agent, reason: 'operator', about: ask.about });
       settleAsk(d, ask, 'stopped', 'was stopped by an operator');
     }
     return;
   }
   if (outcome.kind === 'failed') {
     endTurn(d, ask);
-    d.record({ kind: 'failed', agent: ask.agent, reason: outcome.reason });
+    d.record({ kind: 'failed', agent: ask.agent, reason: outcome.reason, about: ask.about });
     d.set({ failed: [...d.state.failed, ask.agent] });
     settleAsk(d, ask, 'failed', outcome.reason);
     d.line(`@${ask.agent} could not answer: ${outcome.reason}`);
@@ -65,7 +65,7 @@ export function finishTurn(d: Draft, outcome: TurnOutcome): void {
  */
 function overLimit(d: Draft, ask: Ask, limit: SpendLimitReached): void {
   endTurn(d, ask);
-  d.record({ kind: 'failed', agent: ask.agent, reason: 'over its spending limit' });
+  d.record({ kind: 'failed', agent: ask.agent, reason: 'over its spending limit', about: ask.about });
   settleAsk(d, ask, 'failed', 'over its spending limit');
   const key = `spend:${limit.key}`;
   if (d.state.told.includes(key)) return;
@@ -114,7 +114,7 @@ export function reply(
   }
   if (outcome.kind === 'pass') {
     endTurn(d, ask);
-    d.record({ kind: 'passed', agent: ask.agent });
+    d.record({ kind: 'passed', agent: ask.agent, about: ask.about });
     settleAsk(d, ask, 'pass');
     return;
   }

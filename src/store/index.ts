@@ -6,11 +6,13 @@ export type {
   ChatRequest,
   ChatRequestStatus,
   CommitResult,
+  DecisionRow,
   EmbeddingPort,
   KnowledgePort,
   KnowledgeRow,
   NoteRecord,
   ReserveResult,
+  PeoplePort,
   RoomRecord,
   RoomStore,
   SpendPort,
@@ -19,8 +21,11 @@ export type {
   StorePort,
   ToolJournal,
   ToolRunRecord,
+  TranscriptRow,
   UsagePort,
   UsageRow,
+  WebIdentity,
+  WebPerson,
 } from './port.js';
 export { migrate } from './sqlite/migrate.js';
 export { openStore, type SqliteOptions, SqliteStore } from './sqlite/store.js';

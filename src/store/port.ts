@@ -4,8 +4,8 @@
  * messages, its state and its requests and notes are stored together, or not at all. No routing, model call or
  * platform I/O ever runs inside a store call.
  */
-import type { RequestRow, Write } from '../room/effects.js';
-import type { Note } from '../room/events.js';
+import type { DecisionRecord, RequestRow, Write } from '../room/effects.js';
+import type { Note, ToolRun } from '../room/events.js';
 import type { Place } from '../room/privacy.js';
 import type { RoomState } from '../room/state.js';
 import type { RoomMessage } from '../room/types.js';
@@ -30,6 +30,28 @@ export interface NoteRecord {
 
 export type CommitResult = 'done' | 'duplicate';
 
+/** A stored message as a transcript shows it: its row id (the page cursor), platform id and seq with it. */
+export interface TranscriptRow {
+  /** The row id: messages of a room are in this order; a page of older ones is asked for `before` one. */
+  readonly id: number;
+  /** The platform's id of the message (its first, for a reply posted in several parts). */
+  readonly platformId: string | null;
+  readonly seq: number | null;
+  readonly author: string;
+  readonly kind: 'human' | 'agent' | 'system';
+  readonly text: string;
+  readonly toolRuns: readonly ToolRun[];
+  readonly at: number;
+}
+
+/** One record of why a room decided as it did, by the message it is about. */
+export interface DecisionRow {
+  /** The seq of the message it is about. */
+  readonly seq: number;
+  readonly record: DecisionRecord;
+  readonly at: number;
+}
+
 export interface RoomStore {
   /** The room's row, created on first sight (with its state as stored, or null when new). */
   open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord>;
@@ -43,6 +65,13 @@ export interface RoomStore {
   commit(roomId: number, writes: readonly Write[], state: RoomState): Promise<CommitResult>;
   /** The room's newest `limit` messages, oldest first. */
   history(roomId: number, limit: number): Promise<RoomMessage[]>;
+  /** A page of the room's messages for a transcript: the newest `limit` before row id `before` (or the newest), oldest first. */
+  transcript(
+    roomId: number,
+    page: { readonly before?: number | undefined; readonly limit: number },
+  ): Promise<TranscriptRow[]>;
+  /** The decision records about the messages with seq `from` to `to` (inclusive), in the order they were made. */
+  decisions(roomId: number, from: number, to: number): Promise<DecisionRow[]>;
   /** The stored message a platform id belongs to (any chunk of it). */
   byPlatformId(roomId: number, platformId: string): Promise<RoomMessage | undefined>;
   /** Whether this platform id is stored in the room already. */
@@ -210,6 +239,47 @@ export interface SpendPort {
   clearLimit(scope: string): Promise<void>;
 }
 
+/** A person of the web room (invited with `npm run web:invite`). */
+export interface WebPerson {
+  readonly name: string;
+  readonly operator: boolean;
+  readonly createdAt: number;
+  /** Sessions not ended and not expired. */
+  readonly sessions: number;
+  /** When one of their sessions was last used; undefined when never. */
+  readonly seenAt?: number | undefined;
+}
+
+/** Who a session or a sign-in code belongs to. */
+export interface WebIdentity {
+  readonly name: string;
+  readonly operator: boolean;
+}
+
+/**
+ * The web room's people: one-time sign-in codes and sessions. Codes and tokens are given and looked up as digests
+ * (the caller hashes them); nothing here sees what a link or a cookie carries.
+ */
+export interface PeoplePort {
+  /** Adds the person (or sets their operator flag) and a sign-in code valid until `expiresAt`. */
+  invite(person: WebIdentity, codeHash: string, now: number, expiresAt: number): Promise<void>;
+  /** Whose code this is, while it is unused and unexpired; the code stays valid. */
+  invited(codeHash: string, now: number): Promise<WebIdentity | undefined>;
+  /**
+   * Uses the code (once: a second call finds nothing) and opens a session for its person, in one transaction;
+   * undefined when the code is unknown, used or expired.
+   */
+  redeem(codeHash: string, tokenHash: string, now: number, expiresAt: number): Promise<WebIdentity | undefined>;
+  /** The session's person while it is open and unexpired (marks it used now). */
+  session(tokenHash: string, now: number): Promise<WebIdentity | undefined>;
+  /** Ends one session (sign-out). */
+  endSession(tokenHash: string): Promise<void>;
+  /** Ends every session of a person and drops their unused codes; how many sessions were ended. */
+  revoke(name: string): Promise<number>;
+  /** Everyone invited, by name. */
+  list(now: number): Promise<WebPerson[]>;
+}
+
 /** Everything the bridge keeps. */
 export interface StorePort {
   readonly rooms: RoomStore;
@@ -220,6 +290,7 @@ export interface StorePort {
   readonly embeddings: EmbeddingPort;
   readonly chats: ChatPort;
   readonly spend: SpendPort;
+  readonly people: PeoplePort;
   /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -79,6 +79,27 @@ describe('no platform tokens and no terminal', () => {
     }
   });
 
+  it('keeps running with the web room on (WEB_PORT), standard input at /dev/null, until it is stopped', async () => {
+    const bridge = startBridgeProcess({
+      cwd: dir,
+      env: env({ WEB_PORT: '0', LOG_FORMAT: 'json', SANDBOX_IMAGE: 'absent-image:none' }),
+      stdin: 'ignore',
+    });
+    let port = 0;
+    await until(() => {
+      port = Number(/"port":(\d+),[^\n]*"msg":"web room listening"/.exec(bridge.output().stderr)?.[1] ?? 0);
+      return port > 0 || bridge.child.exitCode !== null;
+    });
+    expect(bridge.output().stderr).not.toContain('Nothing to serve');
+    const page = await fetch(`http://127.0.0.1:${port}/room/general`);
+    expect(page.status).toBe(401);
+    expect(await page.text()).toContain('You are not signed in');
+    bridge.child.kill('SIGTERM');
+    const { code, stdout } = await bridge.exited;
+    expect(code).toBe(0);
+    expect(stdout).toBe('');
+  });
+
   it('says --console needs a terminal when it is given with input that is already over', async () => {
     const { code, stderr } = await startBridgeProcess({
       cwd: dir,

@@ -447,6 +447,111 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
       });
     });
 
+    describe('transcripts and the reasons for decisions', () => {
+      it("pages a room's transcript by row id, oldest first, with each message's platform id, seq and tool runs", async () => {
+        const room = await store.rooms.open('web', 'general');
+        let state = EMPTY_STATE;
+        for (let i = 1; i <= 5; i++) {
+          const m = human(i, `m${i}`, [`h${i}`]);
+          state = stateAfter(state, m);
+          await store.rooms.commit(room.id, [message(m)], state);
+        }
+        const runs = [{ tool: 'bash', input: 'ls', output: 'a.csv' }];
+        const reply = agentMessage(6, 'done', ['p6a', 'p6b'], { toolRuns: runs });
+        await store.rooms.commit(room.id, [message(reply)], stateAfter(state, reply));
+        await reopen();
+        const newest = await store.rooms.transcript(room.id, { limit: 3 });
+        expect(newest.map((m) => [m.platformId, m.seq, m.text])).toEqual([
+          ['h4', 4, 'm4'],
+          ['h5', 5, 'm5'],
+          ['p6a', 6, 'done'],
+        ]);
+        expect(newest[2]).toMatchObject({ author: 'code', kind: 'agent', toolRuns: runs, at: 1006 });
+        const older = await store.rooms.transcript(room.id, { before: newest[0]?.id ?? 0, limit: 10 });
+        expect(older.map((m) => m.text)).toEqual(['m1', 'm2', 'm3']);
+        expect(await store.rooms.transcript(room.id, { before: older[0]?.id ?? 0, limit: 10 })).toEqual([]);
+      });
+
+      it('keeps the records of each decision with it, by the message they are about, and none of a duplicate', async () => {
+        const room = await store.rooms.open('web', 'general');
+        const first = human(1, '@code hi', ['h1']);
+        const routed: Write = {
+          type: 'decision',
+          seq: 1,
+          record: { kind: 'routed', seq: 1, author: 'alice', woken: ['code:addressed'] },
+          at: 5,
+        };
+        await store.rooms.commit(room.id, [message(first), routed], stateAfter(EMPTY_STATE, first));
+        const passed: Write = { type: 'decision', seq: 1, record: { kind: 'passed', agent: 'code', about: 1 }, at: 6 };
+        const handBack: Write = { type: 'decision', seq: 2, record: { kind: 'hand-back', reason: '/pass' }, at: 7 };
+        await store.rooms.commit(room.id, [passed, handBack], stateAfter(EMPTY_STATE, first));
+        // A duplicate decision stores none of its records.
+        const again: Write = { type: 'decision', seq: 1, record: { kind: 'passed', agent: 'data', about: 1 }, at: 8 };
+        expect(await store.rooms.commit(room.id, [message(human(1, 'again', ['h1'])), again], EMPTY_STATE)).toBe(
+          'duplicate',
+        );
+        await reopen();
+        expect(await store.rooms.decisions(room.id, 1, 1)).toEqual([
+          { seq: 1, record: { kind: 'routed', seq: 1, author: 'alice', woken: ['code:addressed'] }, at: 5 },
+          { seq: 1, record: { kind: 'passed', agent: 'code', about: 1 }, at: 6 },
+        ]);
+        expect((await store.rooms.decisions(room.id, 1, 2)).map((d) => d.record.kind)).toEqual([
+          'routed',
+          'passed',
+          'hand-back',
+        ]);
+        const other = await store.rooms.open('web', 'other');
+        expect(await store.rooms.decisions(other.id, 0, 10)).toEqual([]);
+      });
+    });
+
+    describe("the web room's people", () => {
+      const ana = { name: 'Ana', operator: true };
+
+      it('signs a person in once per code: unknown, used and expired codes open nothing', async () => {
+        await store.people.invite(ana, 'code-1', 1000, 2000);
+        expect(await store.people.invited('code-1', 1500)).toEqual(ana);
+        expect(await store.people.invited('code-1', 2000)).toBeUndefined();
+        expect(await store.people.redeem('nope', 'token-0', 1500, 9000)).toBeUndefined();
+        expect(await store.people.redeem('code-1', 'token-1', 1500, 9000)).toEqual(ana);
+        expect(await store.people.redeem('code-1', 'token-2', 1600, 9000)).toBeUndefined();
+        expect(await store.people.invited('code-1', 1600)).toBeUndefined();
+        await store.people.invite({ name: 'ben', operator: false }, 'code-2', 1000, 2000);
+        expect(await store.people.redeem('code-2', 'token-3', 2000, 9000)).toBeUndefined();
+        await reopen();
+        expect(await store.people.session('token-1', 8000)).toEqual(ana);
+        expect(await store.people.session('token-1', 9000)).toBeUndefined();
+        expect(await store.people.session('token-2', 8000)).toBeUndefined();
+      });
+
+      it('lists people by name, whatever the case, and a new invite sets whether they are an operator', async () => {
+        await store.people.invite({ name: 'ben', operator: false }, 'b1', 10, 100);
+        await store.people.invite(ana, 'a1', 20, 100);
+        await store.people.redeem('a1', 'ta', 30, 1000);
+        await store.people.invite({ name: 'ANA', operator: false }, 'a2', 40, 100);
+        expect(await store.people.list(50)).toEqual([
+          { name: 'Ana', operator: false, createdAt: 20, sessions: 1, seenAt: 30 },
+          { name: 'ben', operator: false, createdAt: 10, sessions: 0 },
+        ]);
+        expect(await store.people.session('ta', 60)).toEqual({ name: 'Ana', operator: false });
+      });
+
+      it('ends one session at sign-out, and every session and unused code of a person when revoked', async () => {
+        await store.people.invite(ana, 'a1', 0, 100);
+        await store.people.invite(ana, 'a2', 0, 100);
+        await store.people.invite(ana, 'a3', 0, 100);
+        await store.people.redeem('a1', 't1', 1, 1000);
+        await store.people.redeem('a2', 't2', 1, 1000);
+        await store.people.endSession('t1');
+        expect(await store.people.session('t1', 2)).toBeUndefined();
+        expect(await store.people.session('t2', 2)).toEqual(ana);
+        expect(await store.people.revoke('ana')).toBe(1);
+        expect(await store.people.session('t2', 2)).toBeUndefined();
+        expect(await store.people.redeem('a3', 't3', 2, 1000)).toBeUndefined();
+        expect((await store.people.list(3)).map((p) => [p.name, p.sessions])).toEqual([['Ana', 0]]);
+      });
+    });
+
     describe('tool journal', () => {
       it("keeps each ask's tool runs in order, by room and ask, from started (already named) to ended", async () => {
         const first = await store.tools.started('test:a', 3, 'bash', '{"command":"ls"}', 100, 'ls');

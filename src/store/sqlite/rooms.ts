@@ -4,7 +4,7 @@ import type { RequestRow, Write } from '../../room/effects.js';
 import type { Note } from '../../room/events.js';
 import type { RoomState } from '../../room/state.js';
 import type { RoomMessage } from '../../room/types.js';
-import type { CommitResult, NoteRecord, RoomRecord, RoomStore } from '../port.js';
+import type { CommitResult, DecisionRow, NoteRecord, RoomRecord, RoomStore, TranscriptRow } from '../port.js';
 import { type Derived, derivable, withDerived } from '../snapshot.js';
 import {
   INSERT_MESSAGE,
@@ -13,8 +13,12 @@ import {
   messageValues,
   type RequestDb,
   requestValues,
+  TRANSCRIPT_COLUMNS,
+  type TranscriptDb,
+  toDecision,
   toMessage,
   toRequest,
+  toTranscript,
   UPSERT_REQUEST,
 } from './rows.js';
 
@@ -76,6 +80,18 @@ export class SqliteRooms implements RoomStore {
         'INSERT INTO notes (id, room, note, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
       ),
       deleteNote: db.prepare('DELETE FROM notes WHERE id = ?'),
+      insertDecision: db.prepare('INSERT INTO decisions (room_id, seq, kind, record, at) VALUES (?, ?, ?, ?, ?)'),
+      decisions: db.prepare<[number, number, number], { seq: number; record: string; at: number }>(
+        'SELECT seq, record, at FROM decisions WHERE room_id = ? AND seq BETWEEN ? AND ? ORDER BY id',
+      ),
+      newestPage: db.prepare<[number, number], TranscriptDb>(
+        `SELECT * FROM (SELECT ${TRANSCRIPT_COLUMNS} FROM messages WHERE channel_id = ? ORDER BY id DESC LIMIT ?)
+         ORDER BY id`,
+      ),
+      olderPage: db.prepare<[number, number, number], TranscriptDb>(
+        `SELECT * FROM (SELECT ${TRANSCRIPT_COLUMNS} FROM messages WHERE channel_id = ? AND id < ?
+         ORDER BY id DESC LIMIT ?) ORDER BY id`,
+      ),
       notes: db.prepare<[], { id: string; room: string; note: string }>(
         'SELECT id, room, note FROM notes ORDER BY rowid',
       ),
@@ -157,6 +173,9 @@ export class SqliteRooms implements RoomStore {
         case 'privacy':
           q.setPrivacy.run(write.mode, roomId);
           return;
+        case 'decision':
+          q.insertDecision.run(roomId, write.seq, write.record.kind, JSON.stringify(write.record), write.at);
+          return;
       }
     };
     const inTransaction = db.transaction((roomId: number, writes: readonly Write[], snapshot: string | null) => {
@@ -216,6 +235,18 @@ export class SqliteRooms implements RoomStore {
 
   async history(roomId: number, limit: number): Promise<RoomMessage[]> {
     return this.q.history.all(roomId, limit).map(toMessage);
+  }
+
+  async transcript(roomId: number, page: { before?: number | undefined; limit: number }): Promise<TranscriptRow[]> {
+    const rows =
+      page.before === undefined
+        ? this.q.newestPage.all(roomId, page.limit)
+        : this.q.olderPage.all(roomId, page.before, page.limit);
+    return rows.map(toTranscript);
+  }
+
+  async decisions(roomId: number, from: number, to: number): Promise<DecisionRow[]> {
+    return this.q.decisions.all(roomId, from, to).map(toDecision);
   }
 
   async byPlatformId(roomId: number, platformId: string): Promise<RoomMessage | undefined> {

@@ -1,7 +1,8 @@
 /** How messages and requests are kept in SQLite rows (JSON in TEXT columns), both ways. */
-import type { RequestRow, StoredMessage } from '../../room/effects.js';
+import type { DecisionRecord, RequestRow, StoredMessage } from '../../room/effects.js';
 import type { Participant, RequestAnswer, ToolRun } from '../../room/events.js';
 import type { RoomMessage } from '../../room/types.js';
+import type { DecisionRow, TranscriptRow } from '../port.js';
 
 export interface MessageDb {
   id: number;
@@ -119,3 +120,34 @@ export const UPSERT_REQUEST = `INSERT INTO requests (id, requester, origin, targ
   ON CONFLICT (id) DO UPDATE SET requester = excluded.requester, origin = excluded.origin, target = excluded.target,
     parent = excluded.parent, text = excluded.text, awaited = excluded.awaited, answers = excluded.answers,
     status = excluded.status, opened_at = excluded.opened_at, deadline = excluded.deadline, opener = excluded.opener`;
+
+export interface TranscriptDb {
+  id: number;
+  platform_message_id: string | null;
+  seq: number | null;
+  author: string;
+  kind: TranscriptRow['kind'];
+  content: string;
+  tool_runs: string | null;
+  created_at: number;
+}
+
+/** The columns `toTranscript` reads. */
+export const TRANSCRIPT_COLUMNS = 'id, platform_message_id, seq, author, kind, content, tool_runs, created_at';
+
+export const toTranscript = (row: TranscriptDb): TranscriptRow => ({
+  id: row.id,
+  platformId: row.platform_message_id,
+  seq: row.seq,
+  author: row.author,
+  kind: row.kind,
+  text: row.content,
+  toolRuns: row.tool_runs ? (JSON.parse(row.tool_runs) as ToolRun[]) : [],
+  at: row.created_at,
+});
+
+export const toDecision = (row: { seq: number; record: string; at: number }): DecisionRow => ({
+  seq: row.seq,
+  record: JSON.parse(row.record) as DecisionRecord,
+  at: row.at,
+});

@@ -6,6 +6,7 @@ import { SqliteChats } from './chats.js';
 import { SqliteEmbeddings } from './embeddings.js';
 import { SqliteActions, SqliteKnowledge } from './memory.js';
 import { migrate } from './migrate.js';
+import { SqlitePeople } from './people.js';
 import { SqliteRooms } from './rooms.js';
 import { SqliteSpend } from './spend.js';
 import { SqliteToolJournal } from './tool-journal.js';
@@ -26,6 +27,7 @@ export class SqliteStore implements StorePort {
   readonly embeddings: SqliteEmbeddings;
   readonly chats: SqliteChats;
   readonly spend: SqliteSpend;
+  readonly people: SqlitePeople;
   /** The SQLite handle (its own tools and tests may use it; the bridge goes through the port). */
   readonly db: Database.Database;
 
@@ -51,6 +53,7 @@ export class SqliteStore implements StorePort {
     this.embeddings = new SqliteEmbeddings(db);
     this.chats = new SqliteChats(db);
     this.spend = new SqliteSpend(db);
+    this.people = new SqlitePeople(db);
   }
 
   /** A real write (the header's user_version, rewritten unchanged): a full disk or a read-only file shows. */

@@ -12,6 +12,7 @@ const REPLY_KNOBS: Record<Exclude<keyof FakeReply, 'content' | 'toolCalls'>, tru
   errorMessage: true,
   retryAfter: true,
   delayMs: true,
+  chunkDelayMs: true,
   hang: true,
   stallAfterHeaders: true,
   dialect: true,

@@ -241,7 +241,9 @@ class FakeOpenAIServer implements FakeOpenAI {
       events = [...events.slice(0, afterChunks), error];
       return writeEventStream(res, events, this.idHeader(), 'end');
     }
-    await writeEventStream(res, events, this.idHeader());
+    await writeEventStream(res, events, this.idHeader(), 'done', reply.chunkDelayMs, () => {
+      request.firstContentAt = performance.timeOrigin + performance.now();
+    });
   }
 
   private record(req: IncomingMessage, body: Record<string, unknown>): RecordedRequest {

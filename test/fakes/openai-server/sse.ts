@@ -119,15 +119,28 @@ export async function writeEventStream(
   events: SseEvent[],
   headers: Record<string, string>,
   end: 'done' | 'end' | 'drop' = 'done',
+  pauseMs = 0,
+  firstContent?: () => void,
 ): Promise<void> {
   res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  let told = false;
   for (const event of events) {
     if (res.destroyed) return;
     if ('comment' in event) res.write(`: ${event.comment}\n\n`);
     else res.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${JSON.stringify(event.data)}\n\n`);
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (!told && 'data' in event && carriesText(event.data)) {
+      told = true;
+      firstContent?.();
+    }
+    await new Promise<void>((resolve) => (pauseMs > 0 ? setTimeout(resolve, pauseMs) : setImmediate(resolve)));
   }
   if (res.destroyed) return;
   if (end === 'drop') res.socket?.destroy();
   else res.end(end === 'done' ? 'data: [DONE]\n\n' : undefined);
+}
+
+/** Whether a chunk carries a piece of the answer's text. */
+function carriesText(data: unknown): boolean {
+  const delta = (data as { choices?: Array<{ delta?: { content?: unknown } }> } | null)?.choices?.[0]?.delta;
+  return typeof delta?.content === 'string' && delta.content !== '';
 }

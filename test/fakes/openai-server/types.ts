@@ -26,6 +26,8 @@ export interface FakeReply {
   retryAfter?: number;
   /** Wait this long before answering; if the client disconnects meanwhile, stop quietly. */
   delayMs?: number;
+  /** Stream with this many milliseconds between chunks (a reply that takes a while to be written). */
+  chunkDelayMs?: number;
   /** Never answer until the client disconnects (for timeout and abort tests). */
   hang?: boolean;
   /** Send headers and the start of the body (or one stream chunk), then stall until the client disconnects. */
@@ -69,6 +71,8 @@ export interface RecordedRequest {
   /** Lower-cased header names; repeated headers joined with ', '. */
   headers: Record<string, string>;
   body: Record<string, unknown>;
+  /** When the answer's first piece of text was written to a stream (ms since the epoch, with fractions). */
+  firstContentAt?: number;
 }
 
 /** Decides the reply to a request; `index` is the request's position in `FakeOpenAI.requests`. */
