@@ -81,6 +81,17 @@ export interface AgentUsageView {
   readonly output: number;
   /** US dollars at the agent's `price` (undefined: no price configured). */
   readonly cost?: number | undefined;
+  /** Today's spend against the agent's daily limit, in US dollars (undefined: no price, so nothing is counted). */
+  readonly spend?: SpendView | undefined;
+}
+
+/** A day's spend in one scope against its limit, in US dollars. */
+export interface SpendView {
+  readonly spent: number;
+  /** Held by calls under way. */
+  readonly held: number;
+  /** null: no limit. */
+  readonly limit: number | null;
 }
 
 export interface BridgeOverview {
@@ -90,4 +101,6 @@ export interface BridgeOverview {
   /** Open requests as trees: a request made while answering another is its child. */
   readonly requests: readonly RequestNode[];
   readonly agents: readonly AgentUsageView[];
+  /** Today's spend of the whole bridge against SPEND_LIMIT_USD_DAY (or an operator's /budget). */
+  readonly spend?: SpendView | undefined;
 }

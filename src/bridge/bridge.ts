@@ -251,6 +251,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     setup: (record) => roomSetup(config, record),
     working: (room) => turns.working(room),
     clock,
+    spend: () => spend.lines(undefined),
   });
   const uploads = new Uploads({
     sandbox,

@@ -6,10 +6,12 @@
  */
 import type { Config } from '../config/index.js';
 import { estimateCost } from '../llm/usage-report.js';
-import type { BridgeOverview, RequestNode, RoomOverview, TranscriptEntry, WhyEntry } from '../overview.js';
+import type { BridgeOverview, RequestNode, RoomOverview, SpendView, TranscriptEntry, WhyEntry } from '../overview.js';
 import type { Sandbox } from '../ports.js';
 import type { RequestRow } from '../room/effects.js';
 import { EMPTY_STATE, type RoomSetup, type RoomState } from '../room/state.js';
+import type { LimitLine } from '../spend/meter.js';
+import { toUsd } from '../spend/money.js';
 import type { RoomRecord, StorePort } from '../store/port.js';
 
 /** A sandbox that does not answer within this long is shown as unknown (the console must not hang on Docker). */
@@ -28,6 +30,8 @@ export interface OverviewDeps {
   /** The agents writing a turn in a room now. */
   readonly working: (room: string) => readonly string[];
   readonly clock: () => number;
+  /** Today's spend against each limit (the bridge's, then each agent's). */
+  readonly spend?: () => Promise<readonly LimitLine[]>;
 }
 
 export class Overview {
@@ -43,11 +47,14 @@ export class Overview {
         return this.room(record, loaded?.state ?? record.state ?? EMPTY_STATE, loaded?.setup ?? deps.setup(record));
       }),
     );
+    const spend = (await deps.spend?.()) ?? [];
+    const bridge = spend.find((line) => line.kind === 'bridge');
     return {
       at: deps.clock(),
       rooms,
       requests: requestTrees(await deps.store.rooms.requests()),
-      agents: await this.usage(),
+      agents: await this.usage(spend),
+      ...(bridge ? { spend: spendView(bridge) } : {}),
     };
   }
 
@@ -113,7 +120,7 @@ export class Overview {
     }
   }
 
-  private async usage(): Promise<BridgeOverview['agents']> {
+  private async usage(spend: readonly LimitLine[]): Promise<BridgeOverview['agents']> {
     const totals = new Map((await this.deps.store.usage.total()).map((row) => [row.agent.toLowerCase(), row]));
     return this.deps.config.agents.map((agent) => {
       const used = totals.get(agent.name.toLowerCase()) ?? { calls: 0, input: 0, cached: 0, output: 0 };
@@ -126,9 +133,24 @@ export class Overview {
         cached: used.cached,
         output: used.output,
         ...(agent.price ? { cost: estimateCost(used, agent.price) } : {}),
+        ...spendOf(agent.name, agent.price !== undefined, spend),
       };
     });
   }
+}
+
+function spendView(line: LimitLine): SpendView {
+  return {
+    spent: toUsd(line.spent),
+    held: toUsd(line.reserved),
+    limit: line.limit === null ? null : toUsd(line.limit),
+  };
+}
+
+/** An agent's line, when it has a price (without one nothing of its spend is counted). */
+function spendOf(name: string, priced: boolean, lines: readonly LimitLine[]): { spend?: SpendView } {
+  const line = lines.find((l) => l.kind === 'agent' && l.name === name);
+  return priced && line ? { spend: spendView(line) } : {};
 }
 
 const LIVE = new Set<RequestRow['status']>(['open', 'answered', 'expired']);

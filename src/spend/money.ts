@@ -8,6 +8,10 @@ export function usdToNano(usd: number): number {
   return Math.round(usd * NANO_PER_USD);
 }
 
+export function toUsd(nano: number): number {
+  return nano / NANO_PER_USD;
+}
+
 /** What `tokens` cost at `usdPerMillion` (rounded up: a reservation never falls short by a fraction). */
 export function tokensCost(tokens: number, usdPerMillion: number): number {
   // Less a hair for floating point (3 tokens at $0.1/M are 300.00000000000006, not 301).

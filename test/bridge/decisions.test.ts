@@ -65,6 +65,12 @@ describe("the operator console's view", () => {
     const data = view?.agents.find((a) => a.agent === 'data');
     expect(data).toMatchObject({ calls: 0, input: 0 });
     expect(data?.cost).toBeUndefined();
+    // Today's spend against the limits: counted for an agent with a price, not for one without.
+    expect(code?.spend).toMatchObject({ held: 0, limit: null });
+    expect(code?.spend?.spent).toBeCloseTo(code?.cost ?? -1, 6);
+    expect(data?.spend).toBeUndefined();
+    expect(view?.spend).toMatchObject({ limit: null });
+    expect(view?.spend?.spent).toBeCloseTo(code?.cost ?? -1, 6);
   });
 
   it("pages a room's stored messages for a transcript, with the platform's ids", async () => {

@@ -115,7 +115,16 @@ function usageRow(agent) {
     el('td', {}, [number(agent.cached)]),
     el('td', {}, [number(agent.output)]),
     el('td', {}, [agent.cost === undefined ? 'no price set' : `$${agent.cost.toFixed(4)}`]),
+    el('td', {}, [agent.spend === undefined ? 'not counted (no price)' : spendText(agent.spend)]),
   ]);
+}
+
+/** Today's spend against a daily limit: `$0.0123 of $2.00 (reached)`, with what calls under way hold. */
+function spendText(spend) {
+  const money = (usd) => (usd >= 1 || usd === 0 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`);
+  const held = spend.held > 0 ? ` (+${money(spend.held)} held)` : '';
+  if (spend.limit === null) return `${money(spend.spent)}${held}, no limit`;
+  return `${money(spend.spent)}${held} of ${money(spend.limit)}${spend.spent >= spend.limit ? ', reached' : ''}`;
 }
 
 async function refresh() {
@@ -131,6 +140,7 @@ async function refresh() {
     }
     $('requests').replaceChildren(view.requests.length > 0 ? requestTree(view.requests) : el('p', {}, ['None open.']));
     $('usage-table').tBodies[0].replaceChildren(...view.agents.map(usageRow));
+    $('bridge-spend').textContent = view.spend ? `The bridge today: ${spendText(view.spend)}.` : '';
     const select = $('why-room');
     const keys = view.rooms.map((room) => room.key);
     if ([...select.options].map((o) => o.value).join() !== keys.join()) {
