@@ -115,8 +115,13 @@ export function formatReport(report: RouteReport): string {
     );
   }
   lines.push('');
-  lines.push('Hops by area (from -> to; one area on both sides: a hop between two of its files):');
-  for (const { from, to, hops } of hopsByArea(figures)) {
+  const areas = hopsByArea(figures);
+  const between = areas.filter(({ from, to }) => from !== to).reduce((sum, { hops }) => sum + hops, 0);
+  lines.push(
+    `Hops by area (src/<folder>, adapters/<folder>): ${between} between areas, ` +
+      `${figures.hops.length - between} between files of one area`,
+  );
+  for (const { from, to, hops } of areas) {
     lines.push(`  ${String(hops).padStart(5)}  ${from === to ? `within ${from}` : `${from} -> ${to}`}`);
   }
   lines.push('');
