@@ -1,7 +1,7 @@
 /**
  * A runtime trace of one Discord message's route through the bridge, and its figures.
  *
- *   npm run trace:route [-- --check] [-- --warm]
+ *   npm run trace:route                     (options after `--`: --warm, --check)
  *
  * A child process (scripts/trace/record-route.ts) instruments every function of the project's own modules (src/**,
  * adapters/**; not node_modules, not test/) as they load: a module hook registered after tsx's inserts, at the start
