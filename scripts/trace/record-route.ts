@@ -9,12 +9,14 @@ import { executionAsyncId } from 'node:async_hooks';
 import { register } from 'node:module';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { Causality } from './causality.js';
 import type { HooksData } from './hooks.js';
 import { type RawEntry, TRACE_KEY, type TraceRun } from './protocol.js';
 
-const root = path.resolve(import.meta.dirname, '../..');
+// import.meta.dirname only from Node 20.11; the engines field allows any 20.
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The project's own code: what is instrumented and counted. */
 const FOLDERS = ['src', 'adapters'];
 const REPLY_TIMEOUT_MS = 60_000;
