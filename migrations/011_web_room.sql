@@ -10,6 +10,9 @@ CREATE TABLE decisions (
   at       INTEGER NOT NULL
 );
 CREATE INDEX decisions_by_message ON decisions (room_id, seq);
+-- How a message was routed is kept on its own row, written with it in one statement.
+ALTER TABLE messages ADD COLUMN routed TEXT;       -- JSON, the 'routed' record
+ALTER TABLE messages ADD COLUMN routed_at INTEGER;
 
 -- The web room's people, their one-time sign-in codes and their sessions. Codes and session tokens are kept as
 -- SHA-256 digests only: the database never holds what a browser or a link carries.

@@ -134,6 +134,43 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         expect(last[1]?.id).toBeLessThan(last[2]?.id ?? 0);
       });
 
+      it("keeps why a room decided: each message's routing and the other records, by the message they are about", async () => {
+        const room = await store.rooms.open('discord', 'c1');
+        const routed = (seq: number, woken: string[]) =>
+          ({ type: 'decision', seq, at: 5000 + seq, record: { kind: 'routed', seq, author: 'alice', woken } }) as const;
+        const first = human(1, '@code hi', ['m1'], { mentions: ['code'] });
+        const state1 = stateAfter(EMPTY_STATE, first);
+        expect(await store.rooms.commit(room.id, [message(first), routed(1, ['code:addressed'])], state1)).toBe('done');
+        const second = human(2, 'and you?', ['m2']);
+        const state2 = stateAfter(state1, second);
+        const passed = {
+          type: 'decision',
+          seq: 1,
+          at: 6000,
+          record: { kind: 'passed', agent: 'code', about: 1 },
+        } as const;
+        const handBack = {
+          type: 'decision',
+          seq: 2,
+          at: 6001,
+          record: { kind: 'hand-back', reason: 'turn limit' },
+        } as const;
+        expect(await store.rooms.commit(room.id, [passed, handBack, message(second), routed(2, [])], state2)).toBe(
+          'done',
+        );
+        // A duplicate decision stores no record either.
+        expect(await store.rooms.commit(room.id, [message(second), routed(2, ['data:always'])], state2)).toBe(
+          'duplicate',
+        );
+        expect(await store.rooms.decisions(room.id, 1, 2)).toEqual([
+          { seq: 1, at: 5001, record: { kind: 'routed', seq: 1, author: 'alice', woken: ['code:addressed'] } },
+          { seq: 1, at: 6000, record: { kind: 'passed', agent: 'code', about: 1 } },
+          { seq: 2, at: 5002, record: { kind: 'routed', seq: 2, author: 'alice', woken: [] } },
+          { seq: 2, at: 6001, record: { kind: 'hand-back', reason: 'turn limit' } },
+        ]);
+        expect(await store.rooms.decisions(room.id, 2, 2)).toHaveLength(2);
+      });
+
       it('stores a platform message once, whoever delivers it: a decision storing it again stores nothing', async () => {
         const room = await store.rooms.open('discord', 'c1');
         const first = human(1, 'hi', ['m1']);

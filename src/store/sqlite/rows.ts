@@ -65,8 +65,8 @@ export function messageValues(message: MessageWrite): Array<string | number | nu
  * message_refs (a further chunk's id, or the id of a message /clear forgot).
  */
 export const INSERT_MESSAGE = `INSERT INTO messages (channel_id, platform_message_id, seq, post, author, author_id, kind,
-    content, mentions, requests, audience, tool_runs, files, created_at)
-  SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+    content, mentions, requests, audience, tool_runs, files, created_at, routed, routed_at)
+  SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
   WHERE NOT EXISTS (SELECT 1 FROM message_refs WHERE channel_id = ? AND platform_message_id = ?)
   ON CONFLICT (channel_id, platform_message_id) DO NOTHING`;
 
