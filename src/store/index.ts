@@ -10,6 +10,7 @@ export type {
   KnowledgePort,
   KnowledgeRow,
   NoteRecord,
+  PendingEmbedding,
   ReserveResult,
   RoomRecord,
   RoomStore,
@@ -21,6 +22,7 @@ export type {
   ToolRunRecord,
   UsagePort,
   UsageRow,
+  VectorQuery,
 } from './port.js';
 export { migrate } from './sqlite/migrate.js';
 export { openStore, type SqliteOptions, SqliteStore } from './sqlite/store.js';
