@@ -38,6 +38,8 @@ export interface AgentRunRequest {
   readonly agent: AgentConfig;
   readonly channel: string;
   readonly channelKey: string;
+  /** The room's id in the store. */
+  readonly roomId: number;
   readonly history: readonly RoomMessage[];
   readonly situation?: string | undefined;
   readonly signal: AbortSignal;
@@ -80,6 +82,7 @@ export class AgentRunner {
           agent,
           agentNames: this.config.agents.map((a) => a.name),
           roomKey: request.channelKey,
+          roomId: request.roomId,
           history: request.history,
           situation: request.situation,
           tools,

@@ -135,6 +135,7 @@ export class BatchTurns {
           agentNames: this.deps.agents.map((a) => a.name),
           history: visibleTo(first.agent.name, history),
           roomKey: actor.key,
+          roomId: actor.record.id,
           settings: this.deps.settings,
           sources: this.deps.sources,
         });

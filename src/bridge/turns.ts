@@ -125,6 +125,7 @@ export class Turns {
         agent,
         channel: actor.record.channel,
         channelKey: actor.key,
+        roomId: actor.record.id,
         history,
         situation,
         signal: running.controller.signal,

@@ -37,6 +37,8 @@ export interface BatchInput {
   /** What every member may see of the room, oldest first: the same for all of them. */
   readonly history: readonly RoomMessage[];
   readonly roomKey: string;
+  /** The room's id in the store (recall searches its stored history). */
+  readonly roomId: number;
   readonly settings: Pick<Settings, 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'>;
   readonly sources?: ContextSources | undefined;
 }
@@ -148,10 +150,14 @@ async function retrievedBlock(
   share: number,
   counter: TokenCounter,
 ): Promise<string> {
-  const recall = input.sources?.recall?.(input.roomKey);
+  const viewers = input.members.map((m) => m.agent.name);
+  const recall = input.sources?.recall?.({ key: input.roomKey, id: input.roomId }, viewers);
   const newest = input.history.at(-1);
-  if (!recall || !newest || leftOut.length === 0) return '';
-  const found = await recall(leftOut, newest);
+  if (!recall || !newest) return '';
+  const shown = input.history.slice(leftOut.length);
+  const found = (await recall(newest, shown[0]?.id ?? newest.id)).filter(
+    (m) => !shown.some((s) => s.content === m.content),
+  );
   const lines = [...found]
     .sort((a, b) => a.id - b.id)
     .map((m) => clipText(renderMessage(m), Math.floor(share / 8), counter));

@@ -7,13 +7,19 @@ import { type ActionEntry, buildContext, type KnowledgeEntry, type Recall } from
 import { tokenCounter } from './tokens.js';
 import { TurnBudget } from './turn-budget.js';
 
+/** A room as recall searches it: its key (spending) and its id in the store. */
+export interface RecallRoom {
+  readonly key: string;
+  readonly id: number;
+}
+
 /** What an agent's context draws on beside the room: its memory and the room's older messages (all optional). */
 export interface ContextSources {
   knowledge?(agent: string): Promise<readonly KnowledgeEntry[]>;
   /** Newest first. */
   recentActions?(agent: string): Promise<readonly ActionEntry[]>;
-  /** Retrieval of older messages in a room (embeddings). */
-  recall?(roomKey: string): Recall | undefined;
+  /** Retrieval of older messages in a room (embeddings), of those every one of `viewers` may see. */
+  recall?(room: RecallRoom, viewers: readonly string[]): Recall | undefined;
 }
 
 /** The token economy's side of a turn: where its context comes from and where its usage and actions go. */
@@ -29,6 +35,8 @@ export interface TurnContextInput {
   readonly agent: AgentConfig;
   readonly agentNames: readonly string[];
   readonly roomKey: string;
+  /** The room's id in the store (recall searches its stored history). */
+  readonly roomId: number;
   readonly history: readonly RoomMessage[];
   readonly situation?: string | undefined;
   readonly tools: readonly Tool[];
@@ -66,7 +74,7 @@ export async function turnContext(
     },
     knowledge: agent.tools.includes('remember') ? await sources?.knowledge?.(agent.name) : undefined,
     recentActions: await sources?.recentActions?.(agent.name),
-    recall: sources?.recall?.(input.roomKey),
+    recall: sources?.recall?.({ key: input.roomKey, id: input.roomId }, [agent.name]),
   });
   // A tool result may take what a room message may: half the history share.
   const resultShare = Math.max(256, Math.floor(context.plan.history / 2));

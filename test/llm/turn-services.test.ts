@@ -55,6 +55,7 @@ describe("the store's side of a turn", () => {
       agent: agent('ana'),
       agentNames: ['ana', 'ben'],
       roomKey: 'test:room',
+      roomId: 1,
       history,
       tools: [],
       settings: config.settings,
@@ -70,6 +71,7 @@ describe("the store's side of a turn", () => {
       agentNames: ['ana', 'ben'],
       history,
       roomKey: 'test:room',
+      roomId: 1,
       settings: config.settings,
       sources: services,
     });
