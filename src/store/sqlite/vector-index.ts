@@ -21,6 +21,8 @@ export const CANDIDATES = 32;
 
 export class VectorIndex {
   private readonly tables = new Set<number>();
+  /** Prepared statements by their text (one set per table size). */
+  private readonly statements = new Map<string, Database.Statement>();
 
   private constructor(private readonly db: Database.Database) {
     const rows = db
@@ -55,6 +57,15 @@ export class VectorIndex {
 
   private table(dims: number): string {
     return `message_bits_${dims}`;
+  }
+
+  private prepared(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   /** Starts using a table: its trigger, and a rebuild when it is out of step with message_embeddings. */
@@ -101,19 +112,17 @@ export class VectorIndex {
   /** Indexes one stored vector (call inside the transaction that stores it); drops its entry of another size. */
   put(id: number, dims: number): void {
     for (const other of this.tables) {
-      if (other !== dims) this.db.prepare(`DELETE FROM ${this.table(other)} WHERE rowid = ?`).run(BigInt(id));
+      if (other !== dims) this.prepared(`DELETE FROM ${this.table(other)} WHERE rowid = ?`).run(BigInt(id));
     }
     if (!VectorIndex.suits(dims)) return;
     this.ensure(dims);
     const table = this.table(dims);
-    this.db.prepare(`DELETE FROM ${table} WHERE rowid = ?`).run(BigInt(id));
-    this.db
-      .prepare(
-        `INSERT INTO ${table} (rowid, room_id, audience, bits, message_id)
+    this.prepared(`DELETE FROM ${table} WHERE rowid = ?`).run(BigInt(id));
+    this.prepared(
+      `INSERT INTO ${table} (rowid, room_id, audience, bits, message_id)
          SELECT message_id, room_id, coalesce(audience, ''), vec_quantize_binary(vector), message_id
          FROM message_embeddings WHERE message_id = ? AND room_id IS NOT NULL`,
-      )
-      .run(id);
+    ).run(id);
   }
 
   /**
@@ -130,17 +139,15 @@ export class VectorIndex {
     const dims = query.vector.length;
     if (!VectorIndex.suits(dims) || !this.tables.has(dims)) return undefined;
     const marks = query.audiences.map(() => '?').join(', ');
-    const rows = this.db
-      .prepare<unknown[], { id: number }>(
-        `SELECT rowid AS id FROM ${this.table(dims)} WHERE bits MATCH vec_quantize_binary(?) AND room_id = ?
+    const rows = this.prepared(
+      `SELECT rowid AS id FROM ${this.table(dims)} WHERE bits MATCH vec_quantize_binary(?) AND room_id = ?
          AND audience IN (${marks}) AND message_id < ? AND k = ${CANDIDATES}`,
-      )
-      .all(
-        Buffer.from(query.vector.buffer, query.vector.byteOffset, query.vector.byteLength),
-        BigInt(query.roomId),
-        ...query.audiences,
-        BigInt(query.before),
-      );
+    ).all(
+      Buffer.from(query.vector.buffer, query.vector.byteOffset, query.vector.byteLength),
+      BigInt(query.roomId),
+      ...query.audiences,
+      BigInt(query.before),
+    ) as Array<{ id: number | bigint }>;
     return rows.map((row) => Number(row.id));
   }
 }
