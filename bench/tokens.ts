@@ -233,6 +233,7 @@ const ownContext = (agent: AgentConfig, room: readonly RoomMessage[], situation:
     agent,
     agentNames: agents.map((a) => a.name),
     place: { room: 'bench:room', audience: null },
+    roomId: 1,
     // The bridge passes a window of the newest messages (HISTORY_LIMIT + 1, at least 64).
     history: room.slice(-Math.max(config.settings.HISTORY_LIMIT + 1, 64)),
     situation,
@@ -268,6 +269,7 @@ function batched(client: LlmClient, onUsage: OnUsage, rounds: { batched: number 
         agentNames: agents.map((a) => a.name),
         history: room.slice(-Math.max(config.settings.HISTORY_LIMIT + 1, 64)),
         place: { room: 'bench:room', audience: null },
+        roomId: 1,
         settings: config.settings,
       });
       const answer = await callBatch({

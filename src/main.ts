@@ -162,7 +162,7 @@ async function start(input: {
   const warnings = startupWarnings(config);
   for (const warning of warnings) logger.warn(warning);
 
-  const store = openStore(path.join(dataDir, 'roundtable.db'));
+  const store = openStore(path.join(dataDir, 'roundtable.db'), { log: logger });
   const sandbox = await (options.sandbox ?? dockerSandbox)(
     {
       ...config,

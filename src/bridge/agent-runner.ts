@@ -41,6 +41,8 @@ export interface AgentRunRequest {
   readonly channelKey: string;
   /** The turn's room and its exchange's audience: what its memory may show, and where its actions are recorded. */
   readonly place: Place;
+  /** The room's id in the store. */
+  readonly roomId: number;
   readonly history: readonly RoomMessage[];
   readonly situation?: string | undefined;
   readonly signal: AbortSignal;
@@ -83,6 +85,7 @@ export class AgentRunner {
           agent,
           agentNames: this.config.agents.map((a) => a.name),
           place: request.place,
+          roomId: request.roomId,
           history: request.history,
           situation: request.situation,
           tools,

@@ -136,6 +136,7 @@ export class BatchTurns {
           history: visibleTo(first.agent.name, history),
           // Batches take public exchanges only (rule 14.1): the exchange's audience is the first ask's, null.
           place: { room: actor.key, audience: orders[0]?.ask.audience ?? null },
+          roomId: actor.record.id,
           settings: this.deps.settings,
           sources: this.deps.sources,
         });

@@ -1,12 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../config/index.js';
-import { storeServices } from '../llm/turn-services.js';
+import { EmbeddingWorker } from '../llm/embedding-worker.js';
+import { embedderFor, storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
 import { reportSpend } from '../metrics.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
 import type { RoomSetup } from '../room/state.js';
 import { redact } from '../secrets.js';
-import { SpendMeter } from '../spend/meter.js';
+import { SpendLimitError, SpendMeter } from '../spend/meter.js';
 import type { RoomRecord, StorePort } from '../store/port.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { BatchTurns } from './batch-turns.js';
@@ -93,6 +94,8 @@ export class Bridge {
       readonly sandbox: Sandbox;
       /** Spending limits: holds a stopped bridge left are spent at start. */
       readonly spend: Pick<SpendMeter, 'recover'>;
+      /** Embeds stored messages in the background (EMBEDDINGS_MODEL set). */
+      readonly embedding: EmbeddingWorker | undefined;
     },
   ) {}
 
@@ -132,6 +135,8 @@ export class Bridge {
       });
     }
     for (const note of await store.rooms.notes()) rooms.note(note);
+    // What was stored without a vector (the endpoint was down, the bridge stopped) is embedded now, in the background.
+    this.parts.embedding?.wake();
     for (const adapter of adapters) await adapter.start(this.sink);
     this.parts.ready();
     for (const adapter of adapters) {
@@ -156,6 +161,11 @@ export class Bridge {
   /** Resolves when every room has nothing queued or running. */
   idle(): Promise<void> {
     return this.parts.rooms.idle();
+  }
+
+  /** Resolves when every stored message has its vector (or the embeddings endpoint is failing). */
+  embedded(): Promise<void> {
+    return this.parts.embedding?.idle() ?? Promise.resolve();
   }
 }
 
@@ -186,7 +196,21 @@ export function createBridge(options: BridgeOptions): Bridge {
   const chats = new PrivateChats({ agents, chats: store.chats, clock, ttlMs: settings.CHAT_REQUEST_TIMEOUT_S * 1000 });
   const spend = new SpendMeter({ store: store.spend, settings, agents, clock, log });
   reportSpend(() => spend.snapshot());
-  const services = storeServices(store, config, log, clock, (room, model) => spend.forEmbeddings(room, model));
+  const embedder = embedderFor(settings);
+  const embedMeter = (room: string, model: string) => spend.forEmbeddings(room, model);
+  const services = storeServices(store, config, log, clock, embedMeter, embedder);
+  const embedding = embedder
+    ? new EmbeddingWorker({
+        embedder,
+        vectors: store.embeddings,
+        meter: (room) => embedMeter(room, embedder.model),
+        refusal: (error) => (error instanceof SpendLimitError ? { until: error.reached.until } : undefined),
+        batch: settings.EMBEDDINGS_BATCH,
+        concurrency: settings.EMBEDDINGS_CONCURRENCY,
+        clock,
+        log,
+      })
+    : undefined;
   const llm = options.llm ?? defaultLlmFactory(config, log);
   const runner = new AgentRunner(config, llm, sandbox, services);
   const logRoom = settings.PRIVATE_CHAT_LOG;
@@ -240,7 +264,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     store: store.rooms,
     adapters,
     setup: (record) => roomSetup(config, record),
-    actor: { store: store.rooms, effects, ids, clock, log },
+    actor: { store: store.rooms, effects, ids, clock, log, stored: () => embedding?.wake() },
   });
   const marks = new CatchUpMarks(store.rooms, log);
   const overview = new Overview({
@@ -329,7 +353,9 @@ export function createBridge(options: BridgeOptions): Bridge {
       () => turns.stopAll(),
       () => timers.stop(),
       ...(batches ? [() => batches.stopAll()] : []),
+      ...(embedding ? [() => embedding.stop()] : []),
     ],
+    embedding,
     sandbox,
     spend,
   });

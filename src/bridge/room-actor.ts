@@ -39,6 +39,8 @@ export interface ActorDeps {
   readonly ids: { next(): number; took(count: number): void };
   readonly clock: () => number;
   readonly log: Logger;
+  /** Told after a decision that stored messages is committed (their embedding starts, in the background). */
+  readonly stored?: (() => void) | undefined;
 }
 
 /** How a room reaches other rooms: by platform and channel (a DM: with its agent), or by key. */
@@ -186,6 +188,7 @@ export class RoomActor {
       return 'failed';
     }
     if (result === 'duplicate') return 'duplicate';
+    if (writes.some((write) => write.type === 'message')) this.deps.stored?.();
     if (this.stopped) return 'stopped';
     this.current = decision.state;
     this.deps.effects(

@@ -128,6 +128,7 @@ export class Turns {
         channel: actor.record.channel,
         channelKey: actor.key,
         place: { room: actor.key, audience: ask.audience },
+        roomId: actor.record.id,
         history,
         situation,
         signal: running.controller.signal,

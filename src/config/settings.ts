@@ -63,6 +63,9 @@ const settingsSchema = z.object({
   // Retrieval of relevant older messages (seed 002): one embeddings model for the bridge; unset = no retrieval.
   EMBEDDINGS_MODEL: z.string().optional(),
   EMBEDDINGS_BASE_URL: endpointUrl.optional(),
+  // Every stored message is embedded in the background: inputs per call, and calls at once
+  EMBEDDINGS_BATCH: int(64, 1, 2048),
+  EMBEDDINGS_CONCURRENCY: int(2, 1, 16),
   // Spending limits (USD per day; unset = no limit) and the day they count in
   SPEND_LIMIT_USD_DAY: z.coerce.number().positive().optional(),
   ROOM_SPEND_LIMIT_USD_DAY: z.coerce.number().positive().optional(),

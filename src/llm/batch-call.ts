@@ -39,6 +39,8 @@ export interface BatchInput {
   readonly history: readonly RoomMessage[];
   /** The room and the audience of the exchange the batch answers (what its members' memory may show). */
   readonly place: Place;
+  /** The room's id in the store (recall searches its stored history). */
+  readonly roomId: number;
   readonly settings: Pick<Settings, 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'>;
   readonly sources?: ContextSources | undefined;
 }
@@ -156,10 +158,14 @@ async function retrievedBlock(
   share: number,
   counter: TokenCounter,
 ): Promise<string> {
-  const recall = input.sources?.recall?.(input.place.room);
+  const viewers = input.members.map((m) => m.agent.name);
+  const recall = input.sources?.recall?.({ key: input.place.room, id: input.roomId }, viewers);
   const newest = input.history.at(-1);
-  if (!recall || !newest || leftOut.length === 0) return '';
-  const found = await recall(leftOut, newest);
+  if (!recall || !newest) return '';
+  const shown = input.history.slice(leftOut.length);
+  const found = (await recall(newest, shown[0]?.id ?? newest.id)).filter(
+    (m) => !shown.some((s) => s.content === m.content),
+  );
   const lines = [...found]
     .sort((a, b) => a.id - b.id)
     .map((m) => clipText(renderMessage(m), Math.floor(share / 8), counter));

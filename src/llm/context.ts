@@ -22,8 +22,8 @@ export interface ActionEntry {
   readonly text: string;
 }
 
-/** Finds older messages like `query` among `candidates` (embeddings); may return none. */
-export type Recall = (candidates: readonly RoomMessage[], query: RoomMessage) => Promise<readonly RoomMessage[]>;
+/** Finds stored messages like `query` among those older than message id `before` (embeddings); may return none. */
+export type Recall = (query: RoomMessage, before: number) => Promise<readonly RoomMessage[]>;
 
 export interface ContextInput {
   readonly agent: { readonly name: string; readonly systemPrompt: string };
@@ -175,15 +175,8 @@ export async function buildContext(input: ContextInput): Promise<BuiltContext> {
   const room = Math.min(plan.turn + plan.recentActions, requestLimit(plan) - fixedUse) - MESSAGE_OVERHEAD;
   const actions = actionsBlock(input.recentActions ?? [], plan.recentActions, counter);
   const newest = input.history.at(-1);
-  const retrieved =
-    input.recall && newest && start > 0
-      ? await recallFor(
-          input.recall,
-          rendered.slice(0, start).map((r) => r.message),
-          newest,
-          kept,
-        )
-      : [];
+  // The whole room's stored history is searched, not only what this turn loaded: older than the window's start.
+  const retrieved = input.recall && newest ? await recallFor(input.recall, newest, kept) : [];
   const use: Omit<BudgetUse, 'total'> = {
     knowledge: knowledge ? counter.count(knowledge) : 0,
     recentActions: actions ? counter.count(actions) : 0,
@@ -198,12 +191,11 @@ export async function buildContext(input: ContextInput): Promise<BuiltContext> {
 
 async function recallFor(
   recall: Recall,
-  candidates: readonly RoomMessage[],
   query: RoomMessage,
   kept: ReadonlyArray<{ message: RoomMessage }>,
 ): Promise<readonly RoomMessage[]> {
   const shown = new Set(kept.map((r) => r.message.content));
-  const found = await recall(candidates, query);
+  const found = await recall(query, kept[0]?.message.id ?? query.id);
   return found.filter((m) => !shown.has(m.content)).sort((a, b) => a.id - b.id);
 }
 

@@ -16,7 +16,7 @@ export interface EmbedMeter {
   }>;
 }
 
-/** Inputs per `/v1/embeddings` call. */
+/** Inputs per `/v1/embeddings` call, unless told otherwise (EMBEDDINGS_BATCH). */
 const BATCH = 64;
 /** Characters of a message that are embedded: the gist, not a whole pasted file. */
 export const EMBED_CHARS = 2000;
@@ -27,7 +27,10 @@ export function createEmbedder(options: {
   readonly apiKey: string | undefined;
   readonly model: string;
   readonly timeoutMs: number;
+  /** Inputs per call. */
+  readonly batch?: number | undefined;
 }): Embedder {
+  const batch = options.batch ?? BATCH;
   const client = new OpenAI({
     baseURL: options.baseURL,
     apiKey: options.apiKey ?? 'no-key',
@@ -38,8 +41,8 @@ export function createEmbedder(options: {
     model: options.model,
     async embed(texts, meter) {
       const vectors: Float32Array[] = [];
-      for (let start = 0; start < texts.length; start += BATCH) {
-        const input = texts.slice(start, start + BATCH).map((text) => text.slice(0, EMBED_CHARS) || ' ');
+      for (let start = 0; start < texts.length; start += batch) {
+        const input = texts.slice(start, start + batch).map((text) => text.slice(0, EMBED_CHARS) || ' ');
         const hold = await meter?.reserve(input);
         let response: Awaited<ReturnType<typeof client.embeddings.create>>;
         try {

@@ -1,78 +1,77 @@
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { canSee } from '../room/privacy.js';
 import type { RoomMessage } from '../room/types.js';
+import type { EmbeddingPort } from '../store/port.js';
 import type { Recall } from './context.js';
 import type { Embedder, EmbedMeter } from './embeddings.js';
 
 /** seed 002: "relevant context via embeddings similarity": this many older messages at most. */
 export const RECALLED_MESSAGES = 5;
 /** Below this cosine similarity an older message is not worth its tokens. */
-const MIN_SIMILARITY = 0.2;
+export const MIN_SIMILARITY = 0.2;
 
-/** Where the vectors are kept (the store's embeddings). */
-export interface VectorStore {
-  get(ids: readonly number[], model: string): Promise<Map<number, Float32Array>>;
-  put(entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string): Promise<void>;
+/** Whether an endpoint is failing, shared by a room's recalls, so a failure is logged once until it recovers. */
+export interface EndpointHealth {
+  failing: boolean;
 }
 
-export function cosine(a: Float32Array, b: Float32Array): number {
-  if (a.length !== b.length) return 0;
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] ?? 0;
-    const y = b[i] ?? 0;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+export interface RecallDeps {
+  readonly embedder: Embedder;
+  readonly vectors: Pick<EmbeddingPort, 'get' | 'put' | 'audiences' | 'search'>;
+  /** The room searched (its id in the store). */
+  readonly roomId: number;
+  /** Who will read what is recalled: a message comes back only when every one of them may see it. */
+  readonly viewers: readonly string[];
+  readonly log: Logger;
+  /** Spending limits on the query's embedding, when it has none yet. */
+  readonly meter?: EmbedMeter | undefined;
+  readonly health?: EndpointHealth | undefined;
 }
 
 /**
- * Retrieval of older messages: the messages it is offered (those of the agent's visible history that its window
- * left out) and the query are embedded once each (batched; kept in the store), and the few most like the query
- * are returned. A failing endpoint means no retrieval for that turn, never a failed turn; it is logged once until
- * the endpoint answers again.
+ * Retrieval over a room's whole stored history: the query (the newest message) is embedded unless it has its
+ * vector already, and the room's vectors the viewers may see are searched for the few most like it among the
+ * messages older than the turn's window. Visibility is the history window's own rule (`canSee`, per audience), so
+ * recall never shows an agent more than its window would. A failing endpoint or store means no retrieval for
+ * that turn, never a failed turn; it is logged once until retrieval works again.
  */
-export function createRecall(embedder: Embedder, vectors: VectorStore, log: Logger, meter?: EmbedMeter): Recall {
-  let failing = false;
-  return async (candidates, query) => {
+export function createRecall(deps: RecallDeps): Recall {
+  const { embedder, vectors, log } = deps;
+  const health = deps.health ?? { failing: false };
+  const visible = (message: Pick<RoomMessage, 'audience'>) => deps.viewers.every((name) => canSee(name, message));
+  return async (query, before) => {
     try {
-      const wanted = [...candidates, query];
-      const known = await vectors.get(
-        wanted.map((m) => m.id),
-        embedder.model,
-      );
-      const missing = wanted.filter((m) => !known.has(m.id));
-      if (missing.length > 0) {
-        const fresh = await embedder.embed(
-          missing.map((m) => m.content),
-          meter,
-        );
-        const entries = missing.map((m, i) => ({ id: m.id, vector: fresh[i] ?? new Float32Array() }));
-        await vectors.put(entries, embedder.model);
-        for (const entry of entries) known.set(entry.id, entry.vector);
+      let vector = (await vectors.get([query.id], embedder.model)).get(query.id);
+      if (!vector) {
+        [vector] = await embedder.embed([query.content], deps.meter);
+        if (!vector) return [];
+        await vectors.put([{ id: query.id, vector }], embedder.model);
       }
-      if (failing) log.info({ model: embedder.model }, 'the embeddings endpoint answers again');
-      failing = false;
-      const target = known.get(query.id);
-      if (!target) return [];
-      return candidates
-        .map((message) => ({ message, score: cosine(target, known.get(message.id) ?? new Float32Array()) }))
-        .filter((c) => c.score >= MIN_SIMILARITY)
-        .sort((a, b) => b.score - a.score)
-        .slice(0, RECALLED_MESSAGES)
-        .map((c): RoomMessage => c.message);
+      const audiences = (await vectors.audiences(deps.roomId, embedder.model)).filter((audience) =>
+        visible({ audience }),
+      );
+      const found = await vectors.search({
+        roomId: deps.roomId,
+        model: embedder.model,
+        vector,
+        audiences,
+        before,
+        limit: RECALLED_MESSAGES,
+      });
+      if (health.failing) log.info({ model: embedder.model }, 'the embeddings endpoint answers again');
+      health.failing = false;
+      return found
+        .filter((f) => f.score >= MIN_SIMILARITY && visible(f.message) && f.message.id !== query.id)
+        .map((f) => f.message);
     } catch (error) {
-      if (!failing) {
+      if (!health.failing) {
         log.warn(
           { model: embedder.model, err: describeError(error) },
           'embeddings failed: no retrieval of older messages',
         );
       }
-      failing = true;
+      health.failing = true;
       return [];
     }
   };

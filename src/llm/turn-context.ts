@@ -8,6 +8,12 @@ import { type ActionEntry, buildContext, type KnowledgeEntry, type Recall } from
 import { tokenCounter } from './tokens.js';
 import { TurnBudget } from './turn-budget.js';
 
+/** A room as recall searches it: its key (spending) and its id in the store. */
+export interface RecallRoom {
+  readonly key: string;
+  readonly id: number;
+}
+
 /**
  * What an agent's context draws on beside the room: its memory and the room's older messages (all optional). Memory
  * is asked for at the turn's place (its room and exchange): only what may be shown there comes back.
@@ -16,8 +22,8 @@ export interface ContextSources {
   knowledge?(agent: string, here: Place): Promise<readonly KnowledgeEntry[]>;
   /** Newest first. */
   recentActions?(agent: string, here: Place): Promise<readonly ActionEntry[]>;
-  /** Retrieval of older messages in a room (embeddings). */
-  recall?(roomKey: string): Recall | undefined;
+  /** Retrieval of older messages in a room (embeddings), of those every one of `viewers` may see. */
+  recall?(room: RecallRoom, viewers: readonly string[]): Recall | undefined;
 }
 
 /** The token economy's side of a turn: where its context comes from and where its usage and actions go. */
@@ -35,6 +41,8 @@ export interface TurnContextInput {
   readonly agentNames: readonly string[];
   /** The turn's room and the audience of its exchange (what its memory may show). */
   readonly place: Place;
+  /** The room's id in the store (recall searches its stored history). */
+  readonly roomId: number;
   readonly history: readonly RoomMessage[];
   readonly situation?: string | undefined;
   readonly tools: readonly Tool[];
@@ -72,7 +80,7 @@ export async function turnContext(
     },
     knowledge: agent.tools.includes('remember') ? await sources?.knowledge?.(agent.name, input.place) : undefined,
     recentActions: await sources?.recentActions?.(agent.name, input.place),
-    recall: sources?.recall?.(input.place.room),
+    recall: sources?.recall?.({ key: input.place.room, id: input.roomId }, [agent.name]),
   });
   // A tool result may take what a room message may: half the history share.
   const resultShare = Math.max(256, Math.floor(context.plan.history / 2));

@@ -3,9 +3,9 @@ import type { Logger } from '../log.js';
 import type { ToolRun } from '../room/types.js';
 import type { StorePort } from '../store/index.js';
 import type { Recall } from './context.js';
-import { createEmbedder, type EmbedMeter } from './embeddings.js';
-import { createRecall } from './recall.js';
-import type { TurnServices } from './turn-context.js';
+import { createEmbedder, type Embedder, type EmbedMeter } from './embeddings.js';
+import { createRecall, type EndpointHealth } from './recall.js';
+import type { RecallRoom, TurnServices } from './turn-context.js';
 
 /** Embeddings calls are small: a slow endpoint should cost a turn little before it is given up on. */
 const EMBEDDINGS_TIMEOUT_S = 15;
@@ -21,6 +21,20 @@ function actionText(run: ToolRun): string {
  * recent actions (by the place they come from, shown only where it may be), retrieval of older messages (from the
  * turn's own room: what the agent may see there). Bookkeeping never fails a turn: a store error is logged.
  */
+/** The bridge's embeddings model (EMBEDDINGS_MODEL at EMBEDDINGS_BASE_URL); none when it is not set. */
+export function embedderFor(settings: Config['settings']): Embedder | undefined {
+  const model = settings.EMBEDDINGS_MODEL;
+  return model
+    ? createEmbedder({
+        baseURL: settings.EMBEDDINGS_BASE_URL ?? settings.OPENAI_BASE_URL,
+        apiKey: settings.OPENAI_API_KEY,
+        model,
+        timeoutMs: Math.min(settings.LLM_TIMEOUT_S, EMBEDDINGS_TIMEOUT_S) * 1000,
+        batch: settings.EMBEDDINGS_BATCH,
+      })
+    : undefined;
+}
+
 export function storeServices(
   store: Pick<StorePort, 'usage' | 'actions' | 'knowledge' | 'embeddings'>,
   config: Config,
@@ -28,28 +42,22 @@ export function storeServices(
   clock: () => number = Date.now,
   /** Spending limits on a room's embeddings calls (none: they are not held). */
   embedMeter?: (room: string, model: string) => EmbedMeter | undefined,
+  embedder: Embedder | undefined = embedderFor(config.settings),
 ): TurnServices {
-  const settings = config.settings;
-  const model = settings.EMBEDDINGS_MODEL;
-  const embedder = model
-    ? createEmbedder({
-        baseURL: settings.EMBEDDINGS_BASE_URL ?? settings.OPENAI_BASE_URL,
-        apiKey: settings.OPENAI_API_KEY,
-        model,
-        timeoutMs: Math.min(settings.LLM_TIMEOUT_S, EMBEDDINGS_TIMEOUT_S) * 1000,
-      })
-    : undefined;
-  // One per room: each room's calls are held against that room's spending limit.
-  const recalls = new Map<string, Recall>();
-  const recallIn = (room: string): Recall | undefined => {
-    if (!embedder) return undefined;
-    let recall = recalls.get(room);
-    if (!recall) {
-      recall = createRecall(embedder, store.embeddings, log, embedMeter?.(room, embedder.model));
-      recalls.set(room, recall);
-    }
-    return recall;
-  };
+  // One for the bridge: a failing endpoint is logged once, not once per room.
+  const health: EndpointHealth = { failing: false };
+  const recallIn = (room: RecallRoom, viewers: readonly string[]): Recall | undefined =>
+    embedder
+      ? createRecall({
+          embedder,
+          vectors: store.embeddings,
+          roomId: room.id,
+          viewers,
+          log,
+          meter: embedMeter?.(room.key, embedder.model),
+          health,
+        })
+      : undefined;
   return {
     async recordUsage(agent, roomKey, usage) {
       try {

@@ -11,6 +11,7 @@ export type {
   KnowledgePort,
   KnowledgeRow,
   NoteRecord,
+  PendingEmbedding,
   PeoplePort,
   ReserveResult,
   RoomRecord,
@@ -24,6 +25,7 @@ export type {
   TranscriptRow,
   UsagePort,
   UsageRow,
+  VectorQuery,
   WebIdentity,
   WebPerson,
 } from './port.js';

@@ -163,9 +163,37 @@ export interface ActionPort {
   recent(agent: string, here: Place, limit?: number): Promise<ActionRow[]>;
 }
 
+/** A stored message with no vector for a model yet (the embeddings backlog). */
+export interface PendingEmbedding {
+  readonly id: number;
+  /** The room's key, `platform:channel` (whose spending an embeddings call counts against). */
+  readonly room: string;
+  readonly text: string;
+}
+
+/** A search over one room's vectors: those of public messages and of the private audiences given. */
+export interface VectorQuery {
+  readonly roomId: number;
+  readonly model: string;
+  readonly vector: Float32Array;
+  /** The private audiences whose messages may be returned (as the messages store them); public ones always may. */
+  readonly audiences: ReadonlyArray<readonly string[]>;
+  /** Only messages stored before this message id (the ones a turn's history window does not show). */
+  readonly before: number;
+  readonly limit: number;
+}
+
+/** Message vectors (one per message and model), kept with their message's room and audience. */
 export interface EmbeddingPort {
   get(ids: readonly number[], model: string): Promise<Map<number, Float32Array>>;
+  /** Stores (or replaces) the vectors of stored messages; a message no longer stored is skipped. */
   put(entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string): Promise<void>;
+  /** Up to `limit` human and agent messages with an id above `after` and no vector for `model`, oldest first. */
+  pending(model: string, after: number, limit: number): Promise<PendingEmbedding[]>;
+  /** The distinct audiences of the room's private messages that have a vector for `model`. */
+  audiences(roomId: number, model: string): Promise<string[][]>;
+  /** The messages most like the query's vector (cosine similarity), most similar first. */
+  search(query: VectorQuery): Promise<Array<{ message: RoomMessage; score: number }>>;
 }
 
 export type ChatRequestStatus = 'pending' | 'accepted' | 'declined' | 'expired';

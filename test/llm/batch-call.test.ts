@@ -25,17 +25,18 @@ describe('the request for a batch', () => {
         { name: 'ben', model: 'm', activation: 'always', contextTokens: 8_000 },
       ],
     });
-    const recalled: number[][] = [];
+    const recalled: Array<{ viewers: readonly string[]; before: number }> = [];
     const prepared = await prepareBatch({
       members: config.agents.map((agent) => ({ agent, situation: `${agent.name} observes` })),
       agentNames: ['ana', 'ben'],
       history,
       place: { room: 'test:room', audience: null },
+      roomId: 1,
       settings: config.settings,
       sources: {
-        recall: () => async (candidates) => {
-          recalled.push(candidates.map((m) => m.id));
-          return candidates.slice(0, 1);
+        recall: (_room, viewers) => async (_query, before) => {
+          recalled.push({ viewers, before });
+          return history.slice(0, 1);
         },
       },
     });
@@ -49,6 +50,7 @@ describe('the request for a batch', () => {
         agent,
         agentNames: ['ana', 'ben'],
         place: { room: 'test:room', audience: null },
+        roomId: 1,
         history,
         tools: [],
         settings: config.settings,
@@ -59,7 +61,8 @@ describe('the request for a batch', () => {
     expect((await alone('ana')).length).toBeGreaterThan(shown.length);
     expect(recalled).toHaveLength(1);
     expect(older.startsWith('[@user]: message 1:')).toBe(true);
-    expect(recalled[0]?.at(-1)).toBe(60 - shown.length);
+    // Older than the shown transcript, and only what both members may see.
+    expect(recalled[0]).toEqual({ viewers: ['ana', 'ben'], before: 60 - shown.length + 1 });
     expect(prepared.members.map((m) => m.segment.situation)).toEqual(['ana observes', 'ben observes']);
   });
 
@@ -75,6 +78,7 @@ describe('the request for a batch', () => {
       agentNames: ['ana', 'big'],
       history: history.slice(-3),
       place: { room: 'test:room', audience: null },
+      roomId: 1,
       settings: config.settings,
     });
     expect(prepared.members.map((m) => m.agent.name)).toEqual(['ana']);

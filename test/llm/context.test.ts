@@ -145,30 +145,45 @@ describe('the context layout', () => {
     expect(text(built.messages.at(-1)?.content)).toMatch(/the \d+ oldest room messages are not shown/);
   });
 
-  it('puts retrieved older messages after the history, only from what the window left out', async () => {
-    let offered: readonly RoomMessage[] = [];
+  it('puts retrieved older messages after the history, searching only what is older than the window', async () => {
+    const all = history(30);
+    let asked: { query: number; before: number } | undefined;
     const built = await buildContext(
       input({
-        history: history(30),
+        history: all,
         historyLimit: 8,
-        recall: async (candidates, query) => {
-          offered = candidates;
-          expect(query.id).toBe(30);
-          return [candidates[3] as RoomMessage, candidates[1] as RoomMessage];
+        recall: async (query, before) => {
+          asked = { query: query.id, before };
+          return [all[3] as RoomMessage, all[1] as RoomMessage];
         },
       }),
     );
     const shownIds = built.messages.slice(1, -1).map((m) => Number(/number (\d+)/.exec(text(m.content))?.[1]));
-    expect(offered.map((m) => m.id).some((id) => shownIds.includes(id))).toBe(false);
+    expect(asked).toEqual({ query: 30, before: Math.min(...shownIds) });
     expect(text(built.messages.at(-1)?.content)).toContain(
       '>>> OLDER MESSAGES THAT MAY BE RELEVANT <<<\n[@user]: message number 2 about the quarterly plan\n[@user]: message number 4',
     );
   });
 
+  it('searches the stored history even when every loaded message fits the window', async () => {
+    let before: number | undefined;
+    await buildContext(
+      input({
+        history: history(3),
+        recall: async (_query, start) => {
+          before = start;
+          return [];
+        },
+      }),
+    );
+    expect(before).toBe(1);
+  });
+
   it('leaves out a retrieved message whose text the history already shows', async () => {
-    const repeated = [...history(29), message(30, 'message number 3 about the quarterly plan')];
+    const all = history(29);
+    const repeated = [...all, message(30, 'message number 3 about the quarterly plan')];
     const built = await buildContext(
-      input({ history: repeated, historyLimit: 8, recall: async (candidates) => [candidates[2] as RoomMessage] }),
+      input({ history: repeated, historyLimit: 8, recall: async () => [all[2] as RoomMessage] }),
     );
     expect(text(built.messages.at(-1)?.content)).not.toContain('OLDER MESSAGES');
   });

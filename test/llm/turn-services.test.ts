@@ -56,6 +56,7 @@ describe("the store's side of a turn", () => {
       agent: agent('ana'),
       agentNames: ['ana', 'ben'],
       place: { room: 'test:room', audience: null },
+      roomId: 1,
       history,
       tools: [],
       settings: config.settings,
@@ -71,6 +72,7 @@ describe("the store's side of a turn", () => {
       agentNames: ['ana', 'ben'],
       history,
       place: { room: 'test:room', audience: null },
+      roomId: 1,
       settings: config.settings,
       sources: services,
     });

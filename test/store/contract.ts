@@ -798,6 +798,129 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         expect((await store.embeddings.get([ma.id], 'large')).size).toBe(0);
       });
 
+      it('lists the human and agent messages still without a vector for a model, oldest first, after a cursor', async () => {
+        const room = await store.rooms.open('test', 'room');
+        const other = await store.rooms.open('test', 'other');
+        const a = human(1, 'a', ['a']);
+        const note = human(2, 'the bridge says', ['n'], { kind: 'system', author: 'system' });
+        const b = agentMessage(3, 'b', ['b']);
+        await store.rooms.commit(room.id, [message(a), message(note), message(b)], stateAfter(EMPTY_STATE, a, note, b));
+        const c = human(1, 'c', ['c']);
+        await store.rooms.commit(other.id, [message(c)], stateAfter(EMPTY_STATE, c));
+        const pending = await store.embeddings.pending('small', 0, 10);
+        expect(pending.map((p) => [p.room, p.text])).toEqual([
+          ['test:room', 'a'],
+          ['test:room', 'b'],
+          ['test:other', 'c'],
+        ]);
+        const [pa, pb, pc] = pending;
+        if (!pa || !pb || !pc) throw new Error('not pending');
+        expect(await store.embeddings.pending('small', pa.id, 1)).toEqual([pb]);
+        await store.embeddings.put([{ id: pb.id, vector: Float32Array.from([1, 2]) }], 'small');
+        await store.embeddings.put([{ id: pc.id, vector: Float32Array.from([1, 2]) }], 'large');
+        expect((await store.embeddings.pending('small', 0, 10)).map((p) => p.text)).toEqual(['a', 'c']);
+        // A vector of another model counts as none: it is embedded again with this one.
+        expect((await store.embeddings.pending('large', 0, 10)).map((p) => p.text)).toEqual(['a', 'b']);
+      });
+
+      it("searches one room's vectors: public ones and the audiences asked for, older than the window, most alike first", async () => {
+        const dims = 512;
+        /** A unit-ish vector along axis `axis`, leaning `lean` toward axis 1. */
+        const along = (axis: number, lean = 0) => {
+          const v = new Float32Array(dims).map((_, i) => ((i * 7919 + axis * 104729) % 13) / 100 - 0.06);
+          v[axis] = 10;
+          v[1] = (v[1] ?? 0) + lean;
+          return v;
+        };
+        const room = await store.rooms.open('test', 'room');
+        const other = await store.rooms.open('test', 'other');
+        const texts = ['near', 'nearer', 'private to code', 'private to data', 'far', 'newest'];
+        const msgs = texts.map((text, i) =>
+          human(
+            i + 1,
+            text,
+            [`m${i}`],
+            i === 2 ? { audience: ['alice', 'code'] } : i === 3 ? { audience: ['data'] } : {},
+          ),
+        );
+        await store.rooms.commit(room.id, msgs.map(message), stateAfter(EMPTY_STATE, ...msgs));
+        const elsewhere = human(1, 'nearest, in another room', ['x']);
+        await store.rooms.commit(other.id, [message(elsewhere)], stateAfter(EMPTY_STATE, elsewhere));
+        const stored = await store.rooms.history(room.id, 10);
+        const [otherStored] = await store.rooms.history(other.id, 1);
+        const id = (text: string) => stored.find((m) => m.content === text)?.id ?? -1;
+        const query = along(0, 9);
+        await store.embeddings.put(
+          [
+            { id: id('near'), vector: along(0, 3) },
+            { id: id('nearer'), vector: along(0, 8) },
+            { id: id('private to code'), vector: along(0, 9) },
+            { id: id('private to data'), vector: along(0, 9) },
+            { id: id('far'), vector: along(5) },
+            { id: id('newest'), vector: along(0, 9) },
+            { id: otherStored?.id ?? -1, vector: along(0, 9) },
+          ],
+          'small',
+        );
+        const search = async (audiences: string[][], limit = 10) =>
+          (
+            await store.embeddings.search({
+              roomId: room.id,
+              model: 'small',
+              vector: query,
+              audiences,
+              before: id('newest'),
+              limit,
+            })
+          ).map((found) => found.message.content);
+        expect(await store.embeddings.audiences(room.id, 'small')).toEqual(
+          expect.arrayContaining([['alice', 'code'], ['data']]),
+        );
+        expect(await store.embeddings.audiences(room.id, 'large')).toEqual([]);
+        expect(await search([])).toEqual(['nearer', 'near', 'far']);
+        expect(await search([['alice', 'code']])).toEqual(['private to code', 'nearer', 'near', 'far']);
+        expect(await search([['alice', 'code']], 2)).toEqual(['private to code', 'nearer']);
+        const found = await store.embeddings.search({
+          roomId: room.id,
+          model: 'small',
+          vector: query,
+          audiences: [],
+          before: id('newest'),
+          limit: 1,
+        });
+        expect(found[0]?.score).toBeGreaterThan(0.9);
+        expect(found[0]?.message).toMatchObject({ id: id('nearer'), author: 'alice', kind: 'human' });
+        await reopen();
+        expect(await search([['data']])).toEqual(['private to data', 'nearer', 'near', 'far']);
+        expect(
+          await store.embeddings.search({
+            roomId: room.id,
+            model: 'large',
+            vector: query,
+            audiences: [],
+            before: 1e9,
+            limit: 5,
+          }),
+        ).toEqual([]);
+      });
+
+      it("forgets a room's vectors with its messages, and stores none for a message no longer there", async () => {
+        const room = await store.rooms.open('test', 'room');
+        const a = human(1, 'a', ['a']);
+        await store.rooms.commit(room.id, [message(a)], stateAfter(EMPTY_STATE, a));
+        const [stored] = await store.rooms.history(room.id, 1);
+        if (!stored) throw new Error('not stored');
+        const vector = new Float32Array(512).fill(1);
+        await store.embeddings.put([{ id: stored.id, vector }], 'small');
+        const query = { roomId: room.id, model: 'small', vector, audiences: [], before: 1e9, limit: 5 };
+        expect(await store.embeddings.search(query)).toHaveLength(1);
+        await store.rooms.clear(room.id);
+        expect(await store.embeddings.search(query)).toEqual([]);
+        await store.embeddings.put([{ id: stored.id, vector }], 'small');
+        expect(await store.embeddings.get([stored.id], 'small')).toEqual(new Map());
+        expect(await store.embeddings.pending('small', 0, 10)).toEqual([]);
+      });
+
       it('keeps private chat requests: pending until answered or expired, the sender told once', async () => {
         const asked = await store.chats.create('code', 'data', 'compare notes', 1000, 60_000);
         expect(asked).toEqual({

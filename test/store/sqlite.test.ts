@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Logger } from '../../src/log.js';
 import { EMPTY_STATE, type RoomState } from '../../src/room/state.js';
 import { migrate, openStore, readMigrations, type SqliteStore } from '../../src/store/index.js';
 import { human, message, stateAfter, storeContract } from './contract.js';
@@ -228,5 +229,95 @@ describe('SQLite store', () => {
       await store.knowledge.set('code', general, 'pin', 'here', 3);
       expect(await store.knowledge.list('code', general)).toEqual([{ key: 'pin', value: 'here' }]);
     });
+  });
+});
+
+describe('recall search with sqlite-vec', () => {
+  let dir: string;
+  const file = () => path.join(dir, 'rt.db');
+  const DIMS = 768;
+  /** The query: a dense pattern of signs, as real embeddings are dense. */
+  const query = new Float32Array(DIMS).map((_, d) => (Math.sin(d * 3.7) > 0 ? 1 : -1));
+  /** Message i: noise leaning toward the query by a share that grows with i % 17 (its own noise breaks ties). */
+  const vectorOf = (i: number) =>
+    new Float32Array(DIMS).map((_, d) => Math.sin(i * 12.9898 + d * 78.233) + (query[d] ?? 0) * (i % 17) * 0.06);
+
+  async function fill(store: SqliteStore, count: number): Promise<number> {
+    const room = await store.rooms.open('test', 'room');
+    let state = EMPTY_STATE;
+    const msgs = Array.from({ length: count }, (_, i) =>
+      human(i + 1, `message ${i}`, [`m${i}`], i % 5 === 0 ? { audience: ['alice', 'code'] } : {}),
+    );
+    state = stateAfter(state, ...msgs);
+    await store.rooms.commit(room.id, msgs.map(message), state);
+    const stored = await store.rooms.history(room.id, count);
+    await store.embeddings.put(
+      stored.map((m, i) => ({ id: m.id, vector: vectorOf(i) })),
+      'emb',
+    );
+    return room.id;
+  }
+
+  const top = async (store: SqliteStore, roomId: number, audiences: string[][]) =>
+    (await store.embeddings.search({ roomId, model: 'emb', vector: query, audiences, before: 1e9, limit: 5 })).map(
+      (f) => f.message.content,
+    );
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'rt-vec-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('finds through the bit index what a scan of every vector finds', async () => {
+    const indexed = openStore(file());
+    expect(indexed.embeddings.index).toBeDefined();
+    const roomId = await fill(indexed, 400);
+    const scanned = openStore(file(), { vectorIndex: false });
+    try {
+      for (const audiences of [[], [['alice', 'code']]]) {
+        const expected = await top(scanned, roomId, audiences);
+        expect(expected).toHaveLength(5);
+        expect(await top(indexed, roomId, audiences)).toEqual(expected);
+      }
+      // The private messages (every fifth) only for their audience.
+      expect((await top(indexed, roomId, [])).every((c) => Number(c.split(' ')[1]) % 5 !== 0)).toBe(true);
+    } finally {
+      await scanned.close();
+      await indexed.close();
+    }
+  });
+
+  it('rebuilds the index from the stored vectors after a run without sqlite-vec', async () => {
+    const first = openStore(file());
+    const roomId = await fill(first, 50);
+    await first.close();
+    const without = openStore(file(), { vectorIndex: false });
+    const more = await without.rooms.open('test', 'room');
+    const late = human(60, 'written without the index', ['late']);
+    await without.rooms.commit(more.id, [message(late)], stateAfter(EMPTY_STATE, late));
+    const [stored] = await without.rooms.history(more.id, 1);
+    await without.embeddings.put([{ id: stored?.id ?? -1, vector: query }], 'emb');
+    await without.close();
+    const again = openStore(file());
+    try {
+      const candidates = again.embeddings.index?.candidates({ roomId, vector: query, audiences: [''], before: 1e9 });
+      expect(candidates?.[0]).toBe(stored?.id);
+      expect((await top(again, roomId, []))[0]).toBe('written without the index');
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('falls back to scanning every vector, with one log line, where the extension cannot load', async () => {
+    const { VectorIndex } = await import('../../src/store/sqlite/vector-index.js');
+    const lines: string[] = [];
+    const log = { warn: (_: unknown, line: string) => lines.push(line) } as unknown as Logger;
+    const db = {
+      loadExtension: () => {
+        throw new Error('cannot open shared object file');
+      },
+    } as unknown as Database.Database;
+    expect(VectorIndex.open(db, log)).toBeUndefined();
+    expect(lines).toEqual(['sqlite-vec could not be loaded: recall scans every vector of a room instead']);
   });
 });

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import type { Logger } from '../../log.js';
 import type { StorePort } from '../port.js';
 import { SqliteChats } from './chats.js';
 import { SqliteEmbeddings } from './embeddings.js';
@@ -15,6 +16,10 @@ import { SqliteUsage } from './usage.js';
 export interface SqliteOptions {
   /** When notes are written (ms since the epoch). */
   readonly clock?: (() => number) | undefined;
+  /** Where a store problem that does not stop it is told (sqlite-vec not loading). */
+  readonly log?: Logger | undefined;
+  /** sqlite-vec's index for recall (default: on where the extension loads; off: every search is a scan). */
+  readonly vectorIndex?: boolean | undefined;
 }
 
 /** The embedded store: one SQLite file (WAL), migrated on open. */
@@ -50,7 +55,7 @@ export class SqliteStore implements StorePort {
     this.usage = new SqliteUsage(db);
     this.knowledge = new SqliteKnowledge(db);
     this.actions = new SqliteActions(db);
-    this.embeddings = new SqliteEmbeddings(db);
+    this.embeddings = new SqliteEmbeddings(db, { log: options.log, vectorIndex: options.vectorIndex !== false });
     this.chats = new SqliteChats(db);
     this.spend = new SqliteSpend(db);
     this.people = new SqlitePeople(db);
