@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EMPTY_STATE, type RoomState } from '../../src/room/state.js';
@@ -93,6 +95,33 @@ describe('SQLite store', () => {
     await expect(store.rooms.open('test', 'room')).rejects.toThrow(
       'room test:room: its stored state (channels.state) is not valid JSON',
     );
+  });
+
+  it("waits for another connection's write lock instead of failing at once, also when a decision reads first", async () => {
+    const room = await store.rooms.open('test', 'room');
+    // A long reply's chunks: the commit looks its further ids up before it writes.
+    const reply = human(1, 'a long reply', ['r1', 'r2'], { kind: 'agent', author: 'code', authorId: 'b1' });
+    // Another process's writer (here a worker thread, so that it can let go while this thread waits on SQLite).
+    const holder = new Worker(
+      `const Database = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))});
+       const { parentPort } = require('node:worker_threads');
+       const db = new Database(${JSON.stringify(file())});
+       db.exec('BEGIN IMMEDIATE');
+       db.exec("UPDATE channels SET caught_up = 'held' WHERE id = ${room.id}");
+       parentPort.postMessage('locked');
+       setTimeout(() => { db.exec('COMMIT'); db.close(); }, 400);`,
+      { eval: true },
+    );
+    try {
+      await new Promise((resolve, reject) => holder.once('message', resolve).once('error', reject));
+      const started = performance.now();
+      await expect(store.rooms.commit(room.id, [message(reply)], stateAfter(EMPTY_STATE, reply))).resolves.toBe('done');
+      expect(performance.now() - started).toBeGreaterThan(200);
+      expect(await store.rooms.seen(room.id, 'r2')).toBe(true);
+      expect(await store.rooms.caughtUp('test', 'room')).toBe('held');
+    } finally {
+      await holder.terminate();
+    }
   });
 
   describe('an upgrade from the journal schema (006)', () => {

@@ -34,6 +34,6 @@ export class SqliteEmbeddings implements EmbeddingPort {
   }
 
   async put(entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string): Promise<void> {
-    this.putAll(entries, model);
+    this.putAll.immediate(entries, model);
   }
 }

@@ -64,7 +64,7 @@ export class SqliteActions implements ActionPort {
   }
 
   async add(agent: string, room: string, text: string, at: number): Promise<void> {
-    this.addPruned(agent.toLowerCase(), room, text, at);
+    this.addPruned.immediate(agent.toLowerCase(), room, text, at);
   }
 
   /** Newest first. */

@@ -177,14 +177,18 @@ export class SqliteRooms implements RoomStore {
         if (only) applyWrite(roomId, only);
         return;
       }
-      inTransaction(roomId, writes, snapshot);
+      // BEGIN IMMEDIATE: a transaction that reads before it writes (a message's further ids) takes the write lock
+      // first, so another writer makes it wait (busy_timeout); a deferred one would fail at once ("database is
+      // locked") when it came to write.
+      inTransaction.immediate(roomId, writes, snapshot);
     };
 
-    this.forget = db.transaction((roomId: number) => {
+    const forget = db.transaction((roomId: number) => {
       q.keepDerived.run({ room: roomId });
       q.keepIds.run(roomId);
       q.clear.run(roomId);
     });
+    this.forget = (roomId) => forget.immediate(roomId);
   }
 
   async open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord> {
