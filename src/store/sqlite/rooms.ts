@@ -17,6 +17,7 @@ import {
   toRequest,
   UPSERT_REQUEST,
 } from './rows.js';
+import { writeError } from './write-errors.js';
 
 interface ChannelDb {
   id: number;
@@ -194,7 +195,11 @@ export class SqliteRooms implements RoomStore {
   async open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord> {
     let row = this.q.room.get(platform, channel);
     if (!row) {
-      this.q.insertRoom.run(platform, channel, directAgent ?? null, Date.now());
+      try {
+        this.q.insertRoom.run(platform, channel, directAgent ?? null, Date.now());
+      } catch (error) {
+        throw writeError(error);
+      }
       row = this.q.room.get(platform, channel);
     }
     if (!row) throw new RoundtableError('store', `room ${platform}:${channel} could not be stored`);
@@ -212,7 +217,7 @@ export class SqliteRooms implements RoomStore {
       this.apply(roomId, writes, snapshot);
     } catch (error) {
       if (error === DUPLICATE) return 'duplicate';
-      throw error;
+      throw writeError(error);
     }
     this.last.set(roomId, state);
     return 'done';
