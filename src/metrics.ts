@@ -3,7 +3,7 @@
  * possible: the adapters (wrapped in main.ts), the LLM client, the tool loop and the sandbox
  * (wrapped in main.ts); the shell's own events (turns, passes, hand-backs) by one-line calls.
  */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { AdapterSink, ChatAdapter, Sandbox, StreamingPost } from './ports.js';
 
 export const registry = new Registry();
@@ -70,6 +70,23 @@ export const metrics = {
     name: `${PREFIX}tool_runs_total`,
     help: 'Tool calls run, per agent and tool',
     labelNames: ['agent', 'tool'] as const,
+    registers: [registry],
+  }),
+  postsWaiting: new Gauge({
+    name: `${PREFIX}posts_waiting`,
+    help: 'Posts that failed for a reason that passes (5xx, 429, network) and wait for their next try',
+    registers: [registry],
+  }),
+  postRetries: new Counter({
+    name: `${PREFIX}post_retries_total`,
+    help: 'Posts tried again after a failure that passes, per platform',
+    labelNames: ['platform'] as const,
+    registers: [registry],
+  }),
+  postsRefused: new Counter({
+    name: `${PREFIX}posts_refused_total`,
+    help: 'Posts the platform refused for good (missing access, unknown channel, invalid), per platform',
+    labelNames: ['platform'] as const,
     registers: [registry],
   }),
   sandboxExecSeconds: new Histogram({

@@ -36,7 +36,7 @@ import {
   toInbound,
 } from './inbound.js';
 import { Directory, namesToMentions } from './mentions.js';
-import { discordTarget } from './posting.js';
+import { discordTarget, postRetryable } from './posting.js';
 import { ALLOWED_MENTIONS, DiscordStreams } from './streaming.js';
 
 export interface DiscordAdapterOptions {
@@ -168,10 +168,13 @@ export class DiscordAdapter implements ChatAdapter {
     const text = namesToMentions(prefix + message.text, this.directory);
     const target = discordTarget(identity.client, message.channel, ALLOWED_MENTIONS);
     const { ids, error } = await this.poster.reply(target, text, prefix + message.text, options);
-    // A reply cut short is posted as far as it went (the log says where it stopped).
-    if (error !== undefined && ids.length === 0) {
+    // A reply cut short by a refusal is posted as far as it went (the log says where it stopped); one cut short by a
+    // failure that passes is tried again (the chunks already posted are found by their nonces, not posted twice).
+    const retryable = error !== undefined && postRetryable(error);
+    if (error !== undefined && (ids.length === 0 || retryable)) {
       throw new AdapterError(PLATFORM, `${identity.agent.name} could not post: ${describeError(error)}`, {
         cause: error,
+        retryable,
       });
     }
     return { messageIds: ids };

@@ -26,6 +26,7 @@ import { slackTarget } from './posting.js';
 import { parseRoom } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
 import { startSlackStream } from './streaming.js';
+import { callRetryable, retryAfterMs } from './web-call.js';
 
 export { SLACK } from './inbound.js';
 export { SLACK_MESSAGE_LIMIT } from './posting.js';
@@ -198,9 +199,7 @@ export class SlackAdapter implements ChatAdapter {
     const { identity, render, label } = this.senderOf(channel, message.agent);
     const target = slackTarget(identity, channel, threadTs);
     const { ids, error } = await this.poster.reply(target, render(message.text), label + message.text, options);
-    if (error !== undefined) {
-      throw new AdapterError(SLACK, `@${identity.agent} could not post: ${describeError(error)}`, { cause: error });
-    }
+    if (error !== undefined) throw postFailed(identity.agent, error);
     this.commands.active(channel, message.channel, this.dmOwner.get(channel));
     return { messageIds: ids };
   }
@@ -255,9 +254,7 @@ export class SlackAdapter implements ChatAdapter {
     const { ids, error } = await this.poster.post(slackTarget(identity, channel, threadTs), chunks, {
       ...(signal ? { signal } : {}),
     });
-    if (error !== undefined) {
-      throw new AdapterError(SLACK, `@${identity.agent} could not post: ${describeError(error)}`, { cause: error });
-    }
+    if (error !== undefined) throw postFailed(identity.agent, error);
     return ids;
   }
 
@@ -381,4 +378,13 @@ export class SlackAdapter implements ChatAdapter {
     const owner = this.dmOwner.get(channel);
     return owner ? this.identities.find((i) => i.agent === owner) : undefined;
   }
+}
+
+/** A post that failed, saying whether it is worth another try (web-call.ts). */
+function postFailed(agent: string, error: unknown): AdapterError {
+  return new AdapterError(SLACK, `@${agent} could not post: ${describeError(error)}`, {
+    cause: error,
+    retryable: callRetryable(error),
+    retryAfterMs: retryAfterMs(error),
+  });
 }

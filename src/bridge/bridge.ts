@@ -7,6 +7,7 @@ import type { RoomSetup } from '../room/state.js';
 import { redact } from '../secrets.js';
 import type { RoomRecord, StorePort } from '../store/port.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
+import { type Backoff, DEFAULT_BACKOFF } from './backoff.js';
 import { BatchTurns } from './batch-turns.js';
 import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
@@ -32,6 +33,8 @@ export interface BridgeOptions {
   /** Builds each agent's LLM client (default: the OpenAI SDK against the agent's endpoint). */
   readonly llm?: LlmFactory;
   readonly clock?: () => number;
+  /** The waits between tries of what failed for a reason that passes: a store write, a post (default 1 s to 60 s). */
+  readonly backoff?: Backoff;
 }
 
 /** Messages kept in a turn's view of its room: the context window, at least. */
@@ -157,6 +160,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   const { config, store, sandbox, logger: log } = options;
   const { settings, agents } = config;
   const clock = options.clock ?? Date.now;
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const window = Math.max(settings.HISTORY_LIMIT + 1, MIN_WINDOW);
 
   let nextRequestId = 1;
@@ -201,7 +205,13 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
-  const poster = new Poster({ preview: (room, ask) => turns.preview(room, ask), ready: connected, log });
+  const poster = new Poster({
+    preview: (room, ask) => turns.preview(room, ask),
+    ready: connected,
+    backoff,
+    clock,
+    log,
+  });
   const effects = effectsRunner({
     turns,
     batches,
@@ -210,7 +220,18 @@ export function createBridge(options: BridgeOptions): Bridge {
     calls,
     sandbox,
     rooms: store.rooms,
-    status: (actor) => statusText({ agents, store, sandbox, working: (room) => turns.working(room), clock }, actor),
+    status: (actor) =>
+      statusText(
+        {
+          agents,
+          store,
+          sandbox,
+          working: (room) => turns.working(room),
+          waiting: (room) => poster.waiting(room),
+          clock,
+        },
+        actor,
+      ),
     log,
   });
   const rooms = new Rooms({
@@ -290,6 +311,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     journal: store.tools,
     stoppers: [
       () => reception.stop(),
+      () => poster.stop(),
       () => turns.stopAll(),
       () => timers.stop(),
       ...(batches ? [() => batches.stopAll()] : []),

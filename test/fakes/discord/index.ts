@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { FakeGateway } from './gateway.js';
 import { channelJson, memberJson, messageJson, permissionsOf, userJson } from './payloads.js';
 import {
+  type FailureRule,
   handleRest,
   type InteractionReply,
   type PendingInteraction,
@@ -116,6 +117,13 @@ export interface FakeDiscord {
   rateLimit(rule: { method?: string; path?: string; count?: number; retryAfterMs?: number; global?: boolean }): void;
   /** The next `count` message posts are created (and fanned out) but answered 502, so clients retry. */
   loseResponses(count: number): void;
+  /**
+   * The next `count` matching requests are refused with `status` (500 by default) and nothing is done: a Discord
+   * outage (5xx) or a refusal (403 Missing Access, 404 Unknown Channel) with Discord's error body.
+   */
+  failRequests(rule: { method?: string; path?: string; count: number; status?: number; code?: number }): void;
+  /** Every request failRequests planned and not yet answered goes through again. */
+  stopFailing(): void;
   /** The bots lose (or regain) Attach Files: messages with files are refused. */
   refuseAttachments(refuse: boolean): void;
   /** Registered application commands: `${applicationId}:${guildId | 'global'}` → commands. */
@@ -169,6 +177,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     gateway,
     requests: [],
     rateLimits: [] as RateLimitRule[],
+    failures: [] as FailureRule[],
     lostResponses: 0,
     refuseAttachments: false,
     interactions: new Map<string, PendingInteraction>(),
@@ -374,6 +383,18 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     },
     loseResponses(count) {
       context.lostResponses += count;
+    },
+    stopFailing() {
+      context.failures.length = 0;
+    },
+    failRequests(rule) {
+      context.failures.push({
+        ...(rule.method ? { method: rule.method } : {}),
+        ...(rule.path ? { path: rule.path } : {}),
+        remaining: rule.count,
+        status: rule.status ?? 500,
+        code: rule.code ?? 0,
+      });
     },
     refuseAttachments(refuse) {
       context.refuseAttachments = refuse;

@@ -28,6 +28,16 @@ export interface RateLimitRule {
   readonly global: boolean;
 }
 
+/** Requests refused with an error status (and not carried out), while `remaining` lasts. */
+export interface FailureRule {
+  readonly method?: string;
+  readonly path?: string;
+  remaining: number;
+  readonly status: number;
+  /** Discord's JSON error code (0 for a server error). */
+  readonly code: number;
+}
+
 export interface InteractionReply {
   readonly content: string;
   readonly ephemeral: boolean;
@@ -46,6 +56,7 @@ export interface RestContext {
   readonly gateway: FakeGateway;
   readonly requests: RecordedRequest[];
   readonly rateLimits: RateLimitRule[];
+  readonly failures: FailureRule[];
   /** How many of the next message posts are created but answered 502, as if the response were lost. */
   lostResponses: number;
   /** Bots lack Attach Files: a message with files is refused (403, 50013). */
@@ -149,6 +160,16 @@ export async function handleRest(context: RestContext, request: IncomingMessage,
           ...(limit.global ? { 'x-ratelimit-global': 'true' } : {}),
         },
       );
+    }
+
+    const failure = context.failures.find(
+      (rule) =>
+        rule.remaining > 0 && (!rule.method || rule.method === method) && (!rule.path || path.includes(rule.path)),
+    );
+    if (failure) {
+      failure.remaining -= 1;
+      const message = failure.status >= 500 ? `${failure.status}: Internal Server Error` : 'Missing Access';
+      return send(response, failure.status, { message, code: failure.code });
     }
 
     // Interaction callbacks and webhook edits authenticate by the interaction token, not the bot token.

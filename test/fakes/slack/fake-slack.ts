@@ -589,6 +589,11 @@ export class FakeSlack implements WebApiHost {
         .writeHead(429, { 'content-type': 'application/json', 'retry-after': String(fault.retryAfterS) })
         .end(JSON.stringify({ ok: false, error: 'ratelimited' }));
     }
+    if (fault?.kind === 'http') {
+      record(fault.status);
+      this.notify();
+      return void res.writeHead(fault.status, { 'content-type': 'text/plain' }).end('Service Unavailable');
+    }
     if (fault?.kind === 'error') {
       record(200);
       this.notify();
