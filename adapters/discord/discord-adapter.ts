@@ -363,14 +363,20 @@ export class DiscordAdapter implements ChatAdapter {
           maxBytes: this.options.config.settings.DISCORD_MAX_FILE_MB * 1024 * 1024,
         }),
     });
-    if (!missed && facts.editedAt === undefined) this.catchUps.forwarded(facts.channelId, facts.id);
-    if (!inbound) return;
-    if (!(await this.streams.settled(facts.channelId, facts.authorId, facts.id))) return;
+    // The room's next catch-up starts after it once the bridge has it (stored, or held while its store cannot write).
+    const forwarded = () => {
+      if (!missed && facts.editedAt === undefined) this.catchUps.forwarded(facts.channelId, facts.id);
+    };
+    if (!inbound || !(await this.streams.settled(facts.channelId, facts.authorId, facts.id))) {
+      forwarded();
+      return;
+    }
     try {
       await sink.receive(missed ? { ...inbound, missed } : inbound);
     } catch (error) {
       this.log.error({ err: error, channel: facts.channelId, id: facts.id }, 'bridge refused a discord message');
     }
+    forwarded();
   }
 
   /** The rooms a bot sees: the guild's text channels, and the DMs that are its own. */

@@ -322,8 +322,9 @@ export class SlackAdapter implements ChatAdapter {
     if (!inbound) return;
     if (inbound.direct) this.dmOwner.set(event.channel, identity.agent);
     this.commands.active(event.channel, inbound.channel, inbound.direct?.agent);
-    if (!missed) this.marks.forwarded(inbound.channel, event.ts);
     await sink.receive(missed ? { ...inbound, missed } : inbound);
+    // The room's next catch-up starts after it once the bridge has it (stored, or held while its store cannot write).
+    if (!missed) this.marks.forwarded(inbound.channel, event.ts);
   }
 
   /** A shared file, downloadable through the app that received it (its token, Slack's file host only). */

@@ -13,6 +13,7 @@ import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
 import { effectsRunner } from './effects.js';
 import { RoomMessaging } from './messaging.js';
+import { Notices } from './notices.js';
 import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM, PrivateRooms, privatePair } from './private-rooms.js';
@@ -20,6 +21,7 @@ import { Reception } from './reception.js';
 import type { RoomActor } from './room-actor.js';
 import { Rooms } from './rooms.js';
 import { statusText } from './status.js';
+import { StoreOutage } from './store-outage.js';
 import { Timers } from './timers.js';
 import { Turns } from './turns.js';
 import { Uploads } from './uploads.js';
@@ -36,6 +38,9 @@ export interface BridgeOptions {
   /** The waits between tries of what failed for a reason that passes: a store write, a post (default 1 s to 60 s). */
   readonly backoff?: Backoff;
 }
+
+const HELD_COMMAND = 'the bridge cannot save to its store right now; it is carried out as soon as it can.';
+const REFUSED_COMMAND = 'the bridge cannot save to its store right now, and too much waits already.';
 
 /** Messages kept in a turn's view of its room: the context window, at least. */
 const MIN_WINDOW = 64;
@@ -234,11 +239,19 @@ export function createBridge(options: BridgeOptions): Bridge {
       ),
     log,
   });
+  const notices = new Notices({ adapters, log });
+  const outage = new StoreOutage({
+    max: settings.HELD_MESSAGES_MAX,
+    backoff,
+    notice: (platform, channel, text) => notices.post(platform, channel, text),
+    clock,
+    log,
+  });
   const rooms = new Rooms({
     store: store.rooms,
     adapters,
     setup: (record) => roomSetup(config, record),
-    actor: { store: store.rooms, effects, ids, clock, log },
+    actor: { store: store.rooms, effects, ids, outage, clock, log },
   });
   const marks = new CatchUpMarks(store.rooms, log);
   const uploads = new Uploads({
@@ -255,11 +268,11 @@ export function createBridge(options: BridgeOptions): Bridge {
     store: store.rooms,
     uploads,
     poster,
-    stored: (room, id) => marks.stored(room, id),
+    marks,
+    notices,
+    outage,
     clock,
     log,
-    notice: async (platform, channel, text) =>
-      adapters.get(platform)?.post({ channel, agent: null, text: redact(text) }),
   });
 
   /** Shows a private agent chat message in the operators' log room (PRIVATE_CHAT_LOG), outside its history. */
@@ -286,7 +299,9 @@ export function createBridge(options: BridgeOptions): Bridge {
           type: 'command',
           command: { id, name: event.name, args: event.args, user: event.user.name, isOperator: event.isOperator },
         });
-        if (taken !== 'done') calls.answer(id, `/${event.name} could not be carried out (${taken}).`);
+        if (taken === 'held') calls.answer(id, `/${event.name} waits: ${HELD_COMMAND}`);
+        else if (taken === 'refused') calls.answer(id, `/${event.name} could not be carried out: ${REFUSED_COMMAND}`);
+        else if (taken !== 'done') calls.answer(id, `/${event.name} could not be carried out (${taken}).`);
         return redact(await answer);
       } catch (error) {
         log.error({ err: error, command: event.name }, 'command failed');
