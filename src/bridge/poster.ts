@@ -59,6 +59,8 @@ export class Poster {
   /** Each post under way (`room#post`): what stops it, and its failed tries. */
   private readonly posts = new Map<string, { readonly stop: AbortController; waiting?: WaitingPost }>();
   private stopped = false;
+  /** The adapters are connected: posts go out. */
+  private started = false;
 
   constructor(
     private readonly deps: {
@@ -71,7 +73,16 @@ export class Poster {
       readonly clock: () => number;
       readonly log: Logger;
     },
-  ) {}
+  ) {
+    void deps.ready.then(() => {
+      this.started = true;
+    });
+  }
+
+  /** Whether the room has posts that wait for the adapters to connect (a restart left them). */
+  beforeStart(room: string): boolean {
+    return !this.started && (this.inFlight.get(room)?.size ?? 0) > 0;
+  }
 
   send(actor: RoomActor, post: PendingPost, resend = false): void {
     const id = `${actor.key}#${post.id}`;

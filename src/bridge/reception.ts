@@ -27,7 +27,7 @@ export class Reception {
       readonly rooms: Pick<Rooms, 'get'>;
       readonly store: Pick<RoomStore, 'addressedBy'>;
       readonly uploads: Uploads;
-      readonly poster: Pick<Poster, 'settled'>;
+      readonly poster: Pick<Poster, 'settled' | 'beforeStart'>;
       /** Where catch-ups start: a stored platform id moves a room's start on; a message not kept holds it back. */
       readonly marks: Pick<CatchUpMarks, 'stored' | 'lost'>;
       /** The bridge's own unstored lines (their echoes are not messages). */
@@ -97,7 +97,22 @@ export class Reception {
       return;
     }
     // Our own agents' messages are usually echoes of posts still being recorded: they wait for those posts.
-    if (event.author.kind === 'agent') await this.deps.poster.settled(actor.key);
+    if (event.author.kind === 'agent') {
+      if (this.deps.poster.beforeStart(actor.key)) {
+        // A platform's start catches up before the bridge lets posts out: its echo waits aside, so the start does
+        // not wait for posts that wait for it.
+        void this.deps.poster
+          .settled(actor.key)
+          .then(() => this.message(actor, event, at))
+          .catch((error: unknown) => this.deps.log.error({ err: error, room: actor.key }, 'an echo was not taken'));
+        return;
+      }
+      await this.deps.poster.settled(actor.key);
+    }
+    await this.message(actor, event, at);
+  }
+
+  private async message(actor: RoomActor, event: Inbound, at: number): Promise<void> {
     const taken = await actor.deliver(
       {
         type: 'message',

@@ -96,6 +96,45 @@ describe('a platform that keeps failing to take a post', () => {
     expect(await value(metrics.postsWaiting)).toBe(0);
   });
 
+  it("starts again when a Slack room's catch-up reads an agent message while the room's reply still waits to be posted", async () => {
+    const s = await startSlackHarness({ agents: [{ name: 'code', activation: 'always' }], backoff: quick });
+    slack = s;
+    s.llm.respond(() => ({ content: 'the answer' }));
+    const failing = Array.from({ length: 10_000 }, () => ({ kind: 'http' as const, status: 503 }));
+    s.slack.fail('chat.postMessage', ...failing);
+    const question = s.slack.say(s.alice, s.general, 'what is the answer?');
+    await until(async () => (await value(metrics.postsWaiting)) === 1);
+    await s.bridge.stop();
+    s.slack.recover('chat.postMessage');
+    // While the bridge is down, the agent's app says something in the thread (the next start reads it as missed).
+    const app = s.apps.code as (typeof s.apps)[string];
+    const said = await fetch(`${s.slack.apiUrl}chat.postMessage`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.botToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: s.general.id, thread_ts: question.ts, text: 'a note from before' }),
+    });
+    expect(((await said.json()) as { ok: boolean }).ok).toBe(true);
+    // The start's catch-up does not wait for the reply, which waits for the start.
+    await s.up();
+    await s.slack.waitFor(
+      () => s.slack.posts(s.general).some((m) => m.text === 'the answer'),
+      10_000,
+      'the reply that waited',
+    );
+    await s.bridge.idle();
+    expect(s.slack.posts(s.general).filter((m) => m.text === 'the answer')).toHaveLength(1);
+    const room = `${s.general.id}/${question.ts}`;
+    expect((await roomState(s.store, 'slack', room)).posts).toEqual([]);
+    // The app's own message, read in the catch-up, is stored too (once the reply is).
+    const agent = async () =>
+      (await history(s.store, 'slack', room))
+        .filter((m) => m.kind === 'agent')
+        .map((m) => m.content)
+        .sort();
+    await until(async () => (await agent()).length === 2);
+    expect(await agent()).toEqual(['a note from before', 'the answer']);
+  });
+
   it('lets /pass drop a reply that keeps failing: it is never posted, and the room goes on', async () => {
     const h = await discordRoom();
     discord = h;

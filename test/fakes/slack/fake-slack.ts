@@ -136,6 +136,11 @@ export class FakeSlack implements WebApiHost {
     this.faults.set(method, [...(this.faults.get(method) ?? []), ...faults]);
   }
 
+  /** The faults planned for a method and not yet served are dropped: its calls work again. */
+  recover(method: string): void {
+    this.faults.delete(method);
+  }
+
   // ---- things people do ----
 
   /** A human writes in a conversation (optionally in a thread); the message fans out. */
