@@ -10,7 +10,7 @@ import { type DiscordHarness, startDiscordHarness } from '../discord/discord-har
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { fillDisk } from '../helpers/full-disk.js';
 import { captureLogger, roomMessagesOf } from '../helpers/harness.js';
-import { history } from '../helpers/store-views.js';
+import { history, roomState } from '../helpers/store-views.js';
 import { until } from '../helpers/until.js';
 import { type SlackHarness, startSlackHarness } from '../slack/slack-harness.js';
 
@@ -131,6 +131,30 @@ describe('a full disk while the bridge runs', () => {
     await h.up();
     await h.bridge.idle();
     expect(await humans(h)).toEqual(['before', 'during 1', 'during 2', 'after', 'during 3', 'during 4']);
+  });
+
+  it('answers a command the store cannot take yet that it waits, and carries it out once there is space', async () => {
+    const h = await startDiscordHarness({
+      agents: [{ name: 'data', activation: 'always', control: true }],
+      operators: ['alice'],
+      backoff: quick,
+    });
+    discord = h;
+    h.llm.respond((request) => ({ content: `re: ${newest(request)}` }));
+    await h.settle(h.discord.humanSays('general', 'alice', 'before').id);
+    const disk = fillDisk(h.store.db);
+    h.discord.humanSays('general', 'alice', 'during');
+    await until(async () => (await value(metrics.inboundHeld)) === 1);
+    const pass = await h.discord.slash('data-bot', 'alice', 'general', 'pass');
+    expect(pass.content).toBe(
+      '/pass waits: the bridge cannot save to its store right now; it is carried out as soon as it can.',
+    );
+    disk.free();
+    await h.discord.until(() => lines(h).length === 2);
+    await h.bridge.idle();
+    const state = await roomState(h.store, 'discord', h.discord.channel('general').id);
+    expect(state.control).toEqual(expect.objectContaining({ holder: 'humans', reason: '/pass' }));
+    expect(await humans(h)).toEqual(['before', 'during']);
   });
 
   it('holds the messages of a room it cannot even create yet (a read-only database) and creates it when it can', async () => {
