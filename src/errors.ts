@@ -52,12 +52,38 @@ export class SandboxError extends RoundtableError {
   }
 }
 
+/** The store could not take a write. */
+export class StoreError extends RoundtableError {
+  /**
+   * Worth another try: the store could not write now (a full disk, a lock held too long, a read-only file, an I/O
+   * error), as opposed to a write it would refuse again (a broken constraint, a bug in a statement).
+   */
+  readonly retryable: boolean;
+  constructor(message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super('store', message, { cause: options.cause });
+    this.retryable = options.retryable ?? false;
+  }
+}
+
 /** A chat platform refused or failed a request. */
 export class AdapterError extends RoundtableError {
   readonly platform: string;
-  constructor(platform: string, message: string, options?: { cause?: unknown }) {
-    super('adapter', `${platform}: ${message}`, options);
+  /**
+   * Worth another try: the platform failed for a reason that passes (5xx, 429, a dropped connection, a timeout), as
+   * opposed to a refusal that would be repeated (missing access, an unknown channel, an invalid message).
+   */
+  readonly retryable: boolean;
+  /** How long the platform asked to wait (a 429's Retry-After), when it said. */
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    platform: string,
+    message: string,
+    options: { cause?: unknown; retryable?: boolean; retryAfterMs?: number | undefined } = {},
+  ) {
+    super('adapter', `${platform}: ${message}`, { cause: options.cause });
     this.platform = platform;
+    this.retryable = options.retryable ?? false;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 

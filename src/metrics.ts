@@ -72,6 +72,38 @@ export const metrics = {
     labelNames: ['agent', 'tool'] as const,
     registers: [registry],
   }),
+  inboundHeld: new Gauge({
+    name: `${PREFIX}inbound_held`,
+    help: 'Platform messages and commands kept in memory because the store could not take them yet (tried again)',
+    registers: [registry],
+  }),
+  inboundLost: new Counter({
+    name: `${PREFIX}inbound_lost_total`,
+    help: 'Platform messages not kept while the store failed (past the bound); the next start reads them again',
+    registers: [registry],
+  }),
+  storeFailures: new Counter({
+    name: `${PREFIX}store_failures_total`,
+    help: "Tries at storing a room's decision that failed (a full disk, a lock held too long); each is tried again",
+    registers: [registry],
+  }),
+  postsWaiting: new Gauge({
+    name: `${PREFIX}posts_waiting`,
+    help: 'Posts that failed for a reason that passes (5xx, 429, network) and wait for their next try',
+    registers: [registry],
+  }),
+  postRetries: new Counter({
+    name: `${PREFIX}post_retries_total`,
+    help: 'Posts tried again after a failure that passes, per platform',
+    labelNames: ['platform'] as const,
+    registers: [registry],
+  }),
+  postsRefused: new Counter({
+    name: `${PREFIX}posts_refused_total`,
+    help: 'Posts the platform refused for good (missing access, unknown channel, invalid), per platform',
+    labelNames: ['platform'] as const,
+    registers: [registry],
+  }),
   sandboxExecSeconds: new Histogram({
     name: `${PREFIX}sandbox_exec_seconds`,
     help: 'Duration of a sandbox command, per outcome (ok, exit code not 0, timeout, error)',

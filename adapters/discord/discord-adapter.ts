@@ -36,7 +36,7 @@ import {
   toInbound,
 } from './inbound.js';
 import { Directory, namesToMentions } from './mentions.js';
-import { discordTarget } from './posting.js';
+import { discordTarget, postRetryable } from './posting.js';
 import { ALLOWED_MENTIONS, DiscordStreams } from './streaming.js';
 
 export interface DiscordAdapterOptions {
@@ -168,10 +168,13 @@ export class DiscordAdapter implements ChatAdapter {
     const text = namesToMentions(prefix + message.text, this.directory);
     const target = discordTarget(identity.client, message.channel, ALLOWED_MENTIONS);
     const { ids, error } = await this.poster.reply(target, text, prefix + message.text, options);
-    // A reply cut short is posted as far as it went (the log says where it stopped).
-    if (error !== undefined && ids.length === 0) {
+    // A reply cut short by a refusal is posted as far as it went (the log says where it stopped); one cut short by a
+    // failure that passes is tried again (the chunks already posted are found by their nonces, not posted twice).
+    const retryable = error !== undefined && postRetryable(error);
+    if (error !== undefined && (ids.length === 0 || retryable)) {
       throw new AdapterError(PLATFORM, `${identity.agent.name} could not post: ${describeError(error)}`, {
         cause: error,
+        retryable,
       });
     }
     return { messageIds: ids };
@@ -360,14 +363,20 @@ export class DiscordAdapter implements ChatAdapter {
           maxBytes: this.options.config.settings.DISCORD_MAX_FILE_MB * 1024 * 1024,
         }),
     });
-    if (!missed && facts.editedAt === undefined) this.catchUps.forwarded(facts.channelId, facts.id);
-    if (!inbound) return;
-    if (!(await this.streams.settled(facts.channelId, facts.authorId, facts.id))) return;
+    // The room's next catch-up starts after it once the bridge has it (stored, or held while its store cannot write).
+    const forwarded = () => {
+      if (!missed && facts.editedAt === undefined) this.catchUps.forwarded(facts.channelId, facts.id);
+    };
+    if (!inbound || !(await this.streams.settled(facts.channelId, facts.authorId, facts.id))) {
+      forwarded();
+      return;
+    }
     try {
       await sink.receive(missed ? { ...inbound, missed } : inbound);
     } catch (error) {
       this.log.error({ err: error, channel: facts.channelId, id: facts.id }, 'bridge refused a discord message');
     }
+    forwarded();
   }
 
   /** The rooms a bot sees: the guild's text channels, and the DMs that are its own. */

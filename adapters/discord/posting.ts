@@ -5,7 +5,7 @@
  * minutes only, so a resend after a longer outage is found there instead.
  */
 import { randomBytes } from 'node:crypto';
-import { type APIMessage, type Client, Routes } from 'discord.js';
+import { type APIMessage, type Client, DiscordAPIError, HTTPError, Routes } from 'discord.js';
 import type { RecentPost, ReplyTarget } from '../shared/reply-posting.js';
 import { compareIds, snowflakeAt } from './catch-up.js';
 import { DISCORD_MESSAGE_LIMIT } from './inbound.js';
@@ -63,4 +63,16 @@ async function ownMessagesSince(client: Client, channel: string, since: number):
     after = newest.id;
   }
   return found;
+}
+
+/**
+ * Whether a failed post is worth another try: Discord answered 5xx (discord.js has retried it already), 408 or 429,
+ * or the request never got an answer (a dropped connection, a timeout). A 4xx refusal — 403 missing access or
+ * permissions, 404 unknown channel, 400 an invalid message, 401 a revoked token — would be refused again.
+ */
+export function postRetryable(error: unknown): boolean {
+  if (error instanceof DiscordAPIError || error instanceof HTTPError) {
+    return error.status >= 500 || error.status === 429 || error.status === 408;
+  }
+  return true;
 }

@@ -26,6 +26,7 @@ import { Reconnects } from './reconnects.js';
 import { parseRoom } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
 import { startSlackStream } from './streaming.js';
+import { callRetryable, retryAfterMs } from './web-call.js';
 
 export { SLACK } from './inbound.js';
 export { SLACK_MESSAGE_LIMIT } from './posting.js';
@@ -193,9 +194,7 @@ export class SlackAdapter implements ChatAdapter {
     const { identity, render, label } = this.senderOf(channel, message.agent);
     const target = slackTarget(identity, channel, threadTs);
     const { ids, error } = await this.poster.reply(target, render(message.text), label + message.text, options);
-    if (error !== undefined) {
-      throw new AdapterError(SLACK, `@${identity.agent} could not post: ${describeError(error)}`, { cause: error });
-    }
+    if (error !== undefined) throw postFailed(identity.agent, error);
     this.commands.active(channel, message.channel, this.dmOwner.get(channel));
     return { messageIds: ids };
   }
@@ -250,9 +249,7 @@ export class SlackAdapter implements ChatAdapter {
     const { ids, error } = await this.poster.post(slackTarget(identity, channel, threadTs), chunks, {
       ...(signal ? { signal } : {}),
     });
-    if (error !== undefined) {
-      throw new AdapterError(SLACK, `@${identity.agent} could not post: ${describeError(error)}`, { cause: error });
-    }
+    if (error !== undefined) throw postFailed(identity.agent, error);
     return ids;
   }
 
@@ -309,8 +306,9 @@ export class SlackAdapter implements ChatAdapter {
     if (!inbound) return undefined;
     if (inbound.direct) this.dmOwner.set(event.channel, identity.agent);
     this.commands.active(event.channel, inbound.channel, inbound.direct?.agent);
-    if (!missed) this.marks.forwarded(inbound.channel, event.ts);
     await sink.receive(missed ? { ...inbound, missed } : inbound);
+    // The room's next catch-up starts after it once the bridge has it (stored, or held while its store cannot write).
+    if (!missed) this.marks.forwarded(inbound.channel, event.ts);
     return inbound.channel;
   }
 
@@ -366,4 +364,13 @@ export class SlackAdapter implements ChatAdapter {
     const owner = this.dmOwner.get(channel);
     return owner ? this.identities.find((i) => i.agent === owner) : undefined;
   }
+}
+
+/** A post that failed, saying whether it is worth another try (web-call.ts). */
+function postFailed(agent: string, error: unknown): AdapterError {
+  return new AdapterError(SLACK, `@${agent} could not post: ${describeError(error)}`, {
+    cause: error,
+    retryable: callRetryable(error),
+    retryAfterMs: retryAfterMs(error),
+  });
 }

@@ -12,7 +12,7 @@ import type { SlackIdentity } from './identity.js';
 import { SLACK } from './inbound.js';
 import { SLACK_MESSAGE_LIMIT } from './posting.js';
 import type { StreamEchoes } from './stream-echoes.js';
-import { isRateLimited, withRateLimitRetry } from './web-call.js';
+import { callRetryable, isRateLimited, withRateLimitRetry } from './web-call.js';
 
 /** Slack's guidance for chat.update: about one edit per second per message. */
 const STREAM_INTERVAL_MS = 1000;
@@ -40,7 +40,10 @@ export function startSlackStream(place: SlackStreamPlace): StreamingPost {
   const client = identity.client;
   const where = { channel, ...(threadTs ? { thread_ts: threadTs } : {}) };
   const failed = (what: string, error: unknown) =>
-    new AdapterError(SLACK, `@${identity.agent} could not ${what}: ${describeError(error)}`, { cause: error });
+    new AdapterError(SLACK, `@${identity.agent} could not ${what}: ${describeError(error)}`, {
+      cause: error,
+      retryable: callRetryable(error),
+    });
   return new EditStream({
     intervalMs: STREAM_INTERVAL_MS,
     clock: systemClock,

@@ -53,3 +53,38 @@ export async function withRateLimitRetry<T>(
     }
   }
 }
+
+/** Slack's own errors (`ok: false`) that say "try again later", not "no". */
+const PASSING_ERRORS = new Set([
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+  'ratelimited',
+]);
+
+/**
+ * Whether a failed Web API call is worth another try: Slack answered 5xx, 408 or 429, said `internal_error`,
+ * `fatal_error`, `service_unavailable` or `request_timeout`, or the request never got an answer. Any other refusal
+ * (`channel_not_found`, `not_in_channel`, `is_archived`, `missing_scope`, `invalid_auth`, `msg_too_long`, 4xx)
+ * would be refused again.
+ */
+export function callRetryable(error: unknown): boolean {
+  const failure = error as { code?: unknown; statusCode?: unknown; data?: { error?: unknown } } | null;
+  switch (failure?.code) {
+    case 'slack_webapi_platform_error':
+      return PASSING_ERRORS.has(String(failure.data?.error));
+    case 'slack_webapi_http_error': {
+      const status = Number(failure.statusCode);
+      return status >= 500 || status === 429 || status === 408;
+    }
+    default:
+      // Rate limited past our own retries, a request that got no answer, or something unforeseen.
+      return true;
+  }
+}
+
+/** Slack's Retry-After of a 429, in ms, when the error carries one. */
+export function retryAfterMs(error: unknown): number | undefined {
+  return isRateLimited(error) ? error.retryAfter * 1000 : undefined;
+}

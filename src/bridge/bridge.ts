@@ -10,12 +10,14 @@ import { redact } from '../secrets.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
 import type { RoomRecord, StorePort } from '../store/port.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
+import { type Backoff, DEFAULT_BACKOFF } from './backoff.js';
 import { BatchTurns } from './batch-turns.js';
 import { budgetText } from './budget.js';
 import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
 import { effectsRunner } from './effects.js';
 import { RoomMessaging } from './messaging.js';
+import { Notices } from './notices.js';
 import { Overview } from './overview.js';
 import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
@@ -24,6 +26,7 @@ import { Reception } from './reception.js';
 import type { RoomActor } from './room-actor.js';
 import { Rooms } from './rooms.js';
 import { statusText } from './status.js';
+import { StoreOutage } from './store-outage.js';
 import { Timers } from './timers.js';
 import { Turns } from './turns.js';
 import { Uploads } from './uploads.js';
@@ -37,7 +40,12 @@ export interface BridgeOptions {
   /** Builds each agent's LLM client (default: the OpenAI SDK against the agent's endpoint). */
   readonly llm?: LlmFactory;
   readonly clock?: () => number;
+  /** The waits between tries of what failed for a reason that passes: a store write, a post (default 1 s to 60 s). */
+  readonly backoff?: Backoff;
 }
+
+const HELD_COMMAND = 'the bridge cannot save to its store right now; it is carried out as soon as it can.';
+const REFUSED_COMMAND = 'the bridge cannot save to its store right now, and too much waits already.';
 
 /** Messages kept in a turn's view of its room: the context window, at least. */
 const MIN_WINDOW = 64;
@@ -174,6 +182,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   const { config, store, sandbox, logger: log } = options;
   const { settings, agents } = config;
   const clock = options.clock ?? Date.now;
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const window = Math.max(settings.HISTORY_LIMIT + 1, MIN_WINDOW);
 
   let nextRequestId = 1;
@@ -246,7 +255,13 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
-  const poster = new Poster({ preview: (room, ask) => turns.preview(room, ask), ready: connected, log });
+  const poster = new Poster({
+    preview: (room, ask) => turns.preview(room, ask),
+    ready: connected,
+    backoff,
+    clock,
+    log,
+  });
   const effects = effectsRunner({
     turns,
     batches,
@@ -256,15 +271,34 @@ export function createBridge(options: BridgeOptions): Bridge {
     sandbox,
     rooms: store.rooms,
     status: (actor) =>
-      statusText({ agents, store, sandbox, spend, working: (room) => turns.working(room), clock }, actor),
+      statusText(
+        {
+          agents,
+          store,
+          sandbox,
+          spend,
+          working: (room) => turns.working(room),
+          waiting: (room) => poster.waiting(room),
+          clock,
+        },
+        actor,
+      ),
     budget: (actor, args) => budgetText({ meter: spend, agents, timeZone: settings.SPEND_TZ, clock }, actor.key, args),
+    log,
+  });
+  const notices = new Notices({ adapters, log });
+  const outage = new StoreOutage({
+    max: settings.HELD_MESSAGES_MAX,
+    backoff,
+    notice: (platform, channel, text) => notices.post(platform, channel, text),
+    clock,
     log,
   });
   const rooms = new Rooms({
     store: store.rooms,
     adapters,
     setup: (record) => roomSetup(config, record),
-    actor: { store: store.rooms, effects, ids, clock, log, stored: () => embedding?.wake() },
+    actor: { store: store.rooms, effects, ids, outage, clock, log, stored: () => embedding?.wake() },
   });
   const marks = new CatchUpMarks(store.rooms, log);
   const overview = new Overview({
@@ -291,11 +325,11 @@ export function createBridge(options: BridgeOptions): Bridge {
     store: store.rooms,
     uploads,
     poster,
-    stored: (room, id) => marks.stored(room, id),
+    marks,
+    notices,
+    outage,
     clock,
     log,
-    notice: async (platform, channel, text) =>
-      adapters.get(platform)?.post({ channel, agent: null, text: redact(text) }),
   });
 
   /** Shows a private agent chat message in the operators' log room (PRIVATE_CHAT_LOG), outside its history. */
@@ -322,7 +356,9 @@ export function createBridge(options: BridgeOptions): Bridge {
           type: 'command',
           command: { id, name: event.name, args: event.args, user: event.user.name, isOperator: event.isOperator },
         });
-        if (taken !== 'done') calls.answer(id, `/${event.name} could not be carried out (${taken}).`);
+        if (taken === 'held') calls.answer(id, `/${event.name} waits: ${HELD_COMMAND}`);
+        else if (taken === 'refused') calls.answer(id, `/${event.name} could not be carried out: ${REFUSED_COMMAND}`);
+        else if (taken !== 'done') calls.answer(id, `/${event.name} could not be carried out (${taken}).`);
         return redact(await answer);
       } catch (error) {
         log.error({ err: error, command: event.name }, 'command failed');
@@ -350,6 +386,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     journal: store.tools,
     stoppers: [
       () => reception.stop(),
+      () => poster.stop(),
       () => turns.stopAll(),
       () => timers.stop(),
       ...(batches ? [() => batches.stopAll()] : []),

@@ -7,12 +7,21 @@ import type { RoomRecord, RoomStore } from '../store/port.js';
  * recorded (`caughtUp`), else the newest platform id stored before this start (never one stored since: a live
  * message arriving right after the connection must not hide what was missed) — and which rooms the store knows.
  * Read once at start (the adapters ask synchronously); kept up to date as rooms store messages and catch up.
+ *
+ * A mark is stored once the room has taken every event before it (its catch-up's end goes through the room's queue
+ * behind them), so it never passes a message held while the store could not write. A message not kept at all (too
+ * many waited) pins the room's mark, for the rest of this run, at the newest id stored before it: the next start
+ * reads it again from the platform.
  */
 export class CatchUpMarks {
   private readonly marks = new Map<string, string | undefined>();
   private readonly rooms = new Map<string, { platform: string; channel: string; agent?: string; new?: boolean }>();
   /** The first id stored in rooms the start did not know (where a later catch-up of such a room begins). */
   private readonly live = new Map<string, string>();
+  /** The newest id each room stored in this run. */
+  private readonly newest = new Map<string, string>();
+  /** Rooms that lost a message in this run: the mark they keep (undefined: none is known). */
+  private readonly pinned = new Map<string, string | undefined>();
 
   constructor(
     private readonly store: Pick<RoomStore, 'caughtUp' | 'lastPlatformMessageId' | 'setCaughtUp'>,
@@ -46,6 +55,7 @@ export class CatchUpMarks {
    * at the first message it stored (what came after may have a gap: a connection dropped), until it is marked.
    */
   stored(room: Pick<RoomRecord, 'key' | 'platform' | 'channel' | 'directAgent'>, platformId: string): void {
+    this.newest.set(room.key, platformId);
     if (!this.marks.has(room.key) && !this.live.has(room.key)) this.live.set(room.key, platformId);
     if (!this.rooms.has(room.key)) {
       this.rooms.set(room.key, {
@@ -55,6 +65,22 @@ export class CatchUpMarks {
         new: true,
       });
     }
+  }
+
+  /**
+   * A message of the room was not kept: the room's mark stays at the newest id stored before it (stored now, if the
+   * store takes it; every later mark of the room in this run is that one).
+   */
+  lost(room: string): void {
+    if (this.pinned.has(room)) return;
+    const at = this.newest.get(room) ?? this.marks.get(room);
+    this.pinned.set(room, at);
+    if (at === undefined) {
+      this.log.warn({ room }, 'a room that stored nothing yet lost a message: the next start cannot read it again');
+      return;
+    }
+    this.marks.set(room, at);
+    this.write(room, at);
   }
 
   /** `caughtUp` tells the room its catch-up is done; the mark is stored once the room has taken that. */
@@ -68,10 +94,14 @@ export class CatchUpMarks {
       },
       caughtUp: (platform, channel, id) => {
         const key = `${platform}:${channel}`;
-        this.marks.set(key, id);
-        void caughtUp(key)
-          .then((taken) => (taken ? this.store.setCaughtUp(platform, channel, id) : undefined))
-          .catch((error: unknown) => this.log.error({ err: error, room: key }, 'a catch-up mark could not be stored'));
+        const mark = this.pinned.has(key) ? this.pinned.get(key) : id;
+        if (mark !== undefined) this.marks.set(key, mark);
+        void caughtUp(key).then(
+          (taken) => {
+            if (taken && mark !== undefined) this.write(key, mark);
+          },
+          (error: unknown) => this.log.error({ err: error, room: key }, 'a catch-up could not be finished'),
+        );
       },
       rooms: (platform) =>
         [...this.rooms.values()]
@@ -86,5 +116,12 @@ export class CatchUpMarks {
           .filter((room) => room.platform === platform && room.agent)
           .map((room) => ({ channel: room.channel, agent: room.agent ?? '' })),
     };
+  }
+
+  private write(room: string, mark: string): void {
+    const at = room.indexOf(':');
+    this.store
+      .setCaughtUp(room.slice(0, at), room.slice(at + 1), mark)
+      .catch((error: unknown) => this.log.error({ err: error, room }, 'a catch-up mark could not be stored'));
   }
 }

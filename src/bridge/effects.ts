@@ -51,6 +51,9 @@ function run(deps: EffectsDeps, actor: RoomActor, effect: Effect): void {
     case 'post':
       deps.poster.send(actor, effect.post, effect.resend);
       return;
+    case 'drop-post':
+      deps.poster.drop(actor.key, effect.post);
+      return;
     case 'timer':
       deps.timers.at(actor, effect.at, effect.request);
       return;

@@ -1,13 +1,20 @@
 /**
  * Carries out the `post` effect: the post goes out through the right identity (an agent's own bot, or the bridge),
  * with an idempotency key from the room and the post's id, finishing the reply's streamed preview when one is shown;
- * the platform's ids (or its refusal) go back to the room. Echoes of a post wait here until it is recorded.
+ * the platform's ids (or its refusal) go back to the room. A post that fails for a reason that passes (5xx, 429, a
+ * dropped connection) is tried again, with growing waits up to a ceiling, for as long as it takes: it stays in the
+ * room's state meanwhile (so a restart tries it again too) until it is posted, refused for good, or dropped by an
+ * operator (`drop`). Echoes of a post wait here until it is recorded.
  */
-import { describeError } from '../errors.js';
+import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AdapterError, describeError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { metrics } from '../metrics.js';
 import type { StreamingPost } from '../ports.js';
 import type { PendingPost } from '../room/state.js';
 import { redact } from '../secrets.js';
+import type { Backoff } from './backoff.js';
 import type { RoomActor } from './room-actor.js';
 
 /** The idempotency key of a post: room, post and time, so that two databases never share one (<= 20 characters). */
@@ -15,9 +22,45 @@ export function postKey(roomId: number, post: Pick<PendingPost, 'id' | 'at'>): s
   return `${roomId.toString(36)}.${post.id.toString(36)}.${post.at.toString(36)}`.slice(0, 20);
 }
 
+/**
+ * One try's own signal, aborted with the post's: the SDKs add an abort listener to the signal of every request they
+ * make and never take it off, so a post tried for hours must not lend them its long-lived one.
+ */
+function tryOf(post: AbortSignal): { readonly signal: AbortSignal; end(): void } {
+  const attempt = new AbortController();
+  // A reply of several chunks, each retried by the SDK, adds more than the default ten listeners to one try.
+  setMaxListeners(0, attempt.signal);
+  const abort = () => attempt.abort();
+  post.addEventListener('abort', abort, { once: true });
+  return { signal: attempt.signal, end: () => post.removeEventListener('abort', abort) };
+}
+
+/** A post that failed and waits for its next try (for /status). */
+export interface WaitingPost {
+  readonly post: PendingPost;
+  /** Failed tries so far, since when, the last reason, and when the next try is due (ms since the epoch). */
+  readonly tries: number;
+  readonly since: number;
+  readonly reason: string;
+  readonly next: number;
+}
+
+/**
+ * Whether a failed post is worth another try: the adapter says (AdapterError.retryable); anything it did not classify
+ * (an error on the way there) is taken as passing, so that nothing is given up by mistake.
+ */
+export function retryable(error: unknown): boolean {
+  return error instanceof AdapterError ? error.retryable : true;
+}
+
 export class Poster {
-  /** Posts under way per room, until the room has recorded them. */
+  /** Posts under way per room, until the room has their outcome. */
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
+  /** Each post under way (`room#post`): what stops it, and its failed tries. */
+  private readonly posts = new Map<string, { readonly stop: AbortController; waiting?: WaitingPost }>();
+  private stopped = false;
+  /** The adapters are connected: posts go out. */
+  private started = false;
 
   constructor(
     private readonly deps: {
@@ -25,46 +68,121 @@ export class Poster {
       readonly preview: (room: string, ask: number) => StreamingPost | undefined;
       /** Resolves once the adapters are connected (posts a restart left wait for it, in order). */
       readonly ready: Promise<void>;
+      /** The waits between tries. */
+      readonly backoff: Backoff;
+      readonly clock: () => number;
       readonly log: Logger;
     },
-  ) {}
+  ) {
+    void deps.ready.then(() => {
+      this.started = true;
+    });
+  }
+
+  /** Whether the room has posts that wait for the adapters to connect (a restart left them). */
+  beforeStart(room: string): boolean {
+    return !this.started && (this.inFlight.get(room)?.size ?? 0) > 0;
+  }
 
   send(actor: RoomActor, post: PendingPost, resend = false): void {
-    const work = this.post(actor, post, resend);
+    const id = `${actor.key}#${post.id}`;
+    if (this.stopped || this.posts.has(id)) return;
+    const stop = new AbortController();
+    this.posts.set(id, { stop });
+    const work = this.post(actor, post, resend, stop.signal).finally(() => this.forget(id));
     const set = this.inFlight.get(actor.key) ?? new Set();
     set.add(work);
     this.inFlight.set(actor.key, set);
     void work.finally(() => set.delete(work));
   }
 
-  /** Resolves when the room's posts under way are recorded (an echo is then recognised as stored). */
+  /** An operator dropped the post: it is not tried again (a try under way is cut off). */
+  drop(room: string, post: number): void {
+    this.posts.get(`${room}#${post}`)?.stop.abort();
+  }
+
+  /** The room's posts that failed and wait for another try, oldest first. */
+  waiting(room: string): WaitingPost[] {
+    const list: WaitingPost[] = [];
+    for (const [id, entry] of this.posts) if (id.startsWith(`${room}#`) && entry.waiting) list.push(entry.waiting);
+    return list.sort((a, b) => a.post.id - b.post.id);
+  }
+
+  /** A shutdown: no more tries (what was not posted stays in the rooms' state, for the next start). */
+  stop(): void {
+    this.stopped = true;
+    for (const entry of this.posts.values()) entry.stop.abort();
+  }
+
+  /** Resolves when the room's posts under way have their outcome (an echo is then recognised as stored). */
   async settled(room: string): Promise<void> {
     const set = this.inFlight.get(room);
     if (set && set.size > 0) await Promise.allSettled([...set]);
   }
 
-  private async post(actor: RoomActor, post: PendingPost, resend: boolean): Promise<void> {
+  private async post(actor: RoomActor, post: PendingPost, resend: boolean, signal: AbortSignal): Promise<void> {
     // The bridge's lines quote what servers said: known secrets never reach the room.
     const text = post.agent === null ? redact(post.text) : post.text;
-    const stream = post.ask !== undefined ? this.deps.preview(actor.key, post.ask) : undefined;
-    let ids: readonly string[];
+    let stream = post.ask !== undefined ? this.deps.preview(actor.key, post.ask) : undefined;
+    const platform = actor.adapter.platform;
     await this.deps.ready;
-    try {
-      const posted = stream
-        ? await stream.finish(text)
-        : await actor.adapter.post(
-            { channel: actor.record.channel, agent: post.agent, text },
-            { key: postKey(actor.record.id, post), ...(resend ? { resendSince: post.at } : {}) },
+    for (let tries = 0; ; ) {
+      if (signal.aborted) return;
+      let ids: readonly string[];
+      const attempt = tryOf(signal);
+      try {
+        const posted = stream
+          ? await stream.finish(text)
+          : await actor.adapter.post(
+              { channel: actor.record.channel, agent: post.agent, text },
+              {
+                key: postKey(actor.record.id, post),
+                signal: attempt.signal,
+                // Tried before (by this run or the last): what already reached the platform is not posted again.
+                ...(resend || tries > 0 ? { resendSince: post.at } : {}),
+              },
+            );
+        ids = posted.messageIds;
+      } catch (error) {
+        if (signal.aborted) return;
+        stream = undefined; // a preview that failed to finish: the next try posts the reply whole
+        tries += 1;
+        if (!retryable(error)) {
+          this.deps.log.error({ err: error, room: actor.key, agent: post.agent, tries }, 'posting failed');
+          metrics.postsRefused.inc({ platform });
+          void actor.deliver(
+            { type: 'post-failed', post: post.id, reason: redact(describeError(error)) },
+            { urgent: true },
           );
-      ids = posted.messageIds;
-    } catch (error) {
-      this.deps.log.error({ err: error, room: actor.key, agent: post.agent }, 'posting failed');
-      await actor.deliver(
-        { type: 'post-failed', post: post.id, reason: redact(describeError(error)) },
-        { urgent: true },
-      );
+          return;
+        }
+        const wait = Math.max(this.deps.backoff(tries), error instanceof AdapterError ? (error.retryAfterMs ?? 0) : 0);
+        this.failedTry(actor.key, post, tries, error, wait);
+        metrics.postRetries.inc({ platform });
+        await sleep(wait, undefined, { signal }).catch(() => undefined);
+        continue;
+      } finally {
+        attempt.end();
+      }
+      // Queued for the room now; the echo of the post, which waits for `settled`, comes after it.
+      void actor.deliver({ type: 'posted', post: post.id, platformIds: ids }, { urgent: true });
       return;
     }
-    await actor.deliver({ type: 'posted', post: post.id, platformIds: ids }, { urgent: true });
+  }
+
+  private failedTry(room: string, post: PendingPost, tries: number, error: unknown, wait: number): void {
+    const entry = this.posts.get(`${room}#${post.id}`);
+    if (!entry) return;
+    const now = this.deps.clock();
+    if (!entry.waiting) metrics.postsWaiting.inc();
+    entry.waiting = { post, tries, since: entry.waiting?.since ?? now, reason: describeError(error), next: now + wait };
+    const log = { err: error, room, agent: post.agent, post: post.id, tries, nextTryMs: wait };
+    if (tries === 1) this.deps.log.warn(log, 'posting failed for a reason that passes: it is tried again');
+    else this.deps.log.warn(log, 'posting failed again');
+  }
+
+  private forget(id: string): void {
+    if (this.posts.get(id)?.waiting) metrics.postsWaiting.dec();
+    this.posts.delete(id);
   }
 }

@@ -1,60 +1,86 @@
 /**
  * Inbound: a platform event becomes a room event — files saved into the room's workspace first, an edit with what
  * its message addressed before, an echo of the bridge's own post after that post is recorded — and resolves once
- * the room has stored it (or found it a duplicate).
+ * the room has stored it (or found it a duplicate), or holds it in memory while the store cannot write.
  */
-import { describeError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
-import type { RoomRecord, RoomStore } from '../store/port.js';
+import type { RoomStore } from '../store/port.js';
+import { Pause } from './backoff.js';
+import type { CatchUpMarks } from './catch-up-marks.js';
+import type { Notices } from './notices.js';
 import type { Poster } from './poster.js';
+import type { RoomActor } from './room-actor.js';
 import type { Rooms } from './rooms.js';
+import type { RoomPlace, StoreOutage } from './store-outage.js';
 import type { Prepared, Uploads } from './uploads.js';
 
 export class Reception {
   private stopped = false;
+  /** Events of rooms the store could not open yet (a new room while it fails), in arrival order, per room. */
+  private readonly unopened = new Map<string, Inbound[]>();
+  private readonly pause = new Pause();
 
   constructor(
     private readonly deps: {
       readonly rooms: Pick<Rooms, 'get'>;
       readonly store: Pick<RoomStore, 'addressedBy'>;
       readonly uploads: Uploads;
-      readonly poster: Pick<Poster, 'settled'>;
-      /** A platform id a room stored (a room new in this run is caught up too after a reconnect, from its first). */
-      readonly stored: (
-        room: Pick<RoomRecord, 'key' | 'platform' | 'channel' | 'directAgent'>,
-        platformId: string,
-      ) => void;
+      readonly poster: Pick<Poster, 'settled' | 'beforeStart'>;
+      /** Where catch-ups start: a stored platform id moves a room's start on; a message not kept holds it back. */
+      readonly marks: Pick<CatchUpMarks, 'stored' | 'lost'>;
+      /** The bridge's own unstored lines (their echoes are not messages). */
+      readonly notices: Pick<Notices, 'isNotice'>;
+      readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'release' | 'lost'>;
       readonly clock: () => number;
       readonly log: Logger;
-      /** Posts a line of the bridge's own straight to a platform room (nothing is stored). */
-      readonly notice: (platform: string, channel: string, text: string) => Promise<unknown>;
     },
   ) {}
 
   stop(): void {
     this.stopped = true;
+    this.pause.stop();
+    for (const waiting of this.unopened.values()) this.deps.outage.release(waiting.length);
+    this.unopened.clear();
   }
 
+  /** Resolves once the room has stored the event (or found it a duplicate), or holds it until the store can. */
   async receive(input: Inbound): Promise<void> {
     if (this.stopped) return;
     const { uploads } = this.deps;
     const event: Prepared = uploads.holds(input) ? await uploads.take(input) : input;
     if (this.stopped) return;
-    let actor: Awaited<ReturnType<Rooms['get']>>;
+    // The echo of the bridge's own unstored line (about the store) is not a message.
+    if (event.author.kind === 'agent' && (await this.deps.notices.isNotice(event.messageId))) return;
+    const key = `${event.platform}:${event.channel}`;
+    const waiting = this.unopened.get(key);
+    if (waiting) {
+      this.keep(key, waiting, event);
+      return;
+    }
+    let actor: RoomActor;
     try {
       actor = await this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
     } catch (error) {
-      // A room the store cannot even open (a database left read-only, a full disk): its message is not saved.
-      await this.unsaved(event, error);
+      if (!(error instanceof StoreError && error.retryable)) {
+        this.deps.log.error({ err: error, room: key, id: event.messageId }, 'the room could not be opened');
+        return;
+      }
+      // A room the store cannot even open yet (its row cannot be written): its events wait, and it is tried again.
+      this.unopenable({ key, platform: event.platform, channel: event.channel }, event, error);
       return;
     }
+    await this.deliver(actor, event);
+  }
+
+  private async deliver(actor: RoomActor, event: Inbound): Promise<void> {
     const at = event.at ?? this.deps.clock();
     if (event.edit) {
       // Agents' own edits (streamed replies) and the bridge's are never requests.
       if (event.author.kind !== 'human') return;
       const before = (await this.deps.store.addressedBy(actor.record.id, event.edit.of)) ?? [];
-      await actor.deliver({
+      const taken = await actor.deliver({
         type: 'edit',
         edit: {
           author: event.author.name,
@@ -67,43 +93,105 @@ export class Reception {
           addressedBefore: before,
         },
       });
+      if (taken === 'refused') this.lost(actor.key, event);
       return;
     }
     // Our own agents' messages are usually echoes of posts still being recorded: they wait for those posts.
-    if (event.author.kind === 'agent') await this.deps.poster.settled(actor.key);
-    const taken = await actor.deliver({
-      type: 'message',
-      message: {
-        author: event.author.name,
-        authorId: event.author.id,
-        kind: event.author.kind,
-        text: event.text,
-        ...(event.fileLines && event.fileLines.length > 0 ? { files: event.fileLines } : {}),
-        platformIds: [event.messageId],
-        at,
-        ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),
-        ...(event.missed ? { missed: true } : {}),
-      },
-    });
-    if (taken === 'duplicate')
-      this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
-    if (taken === 'done') this.deps.stored(actor.record, event.messageId);
-    if (taken === 'failed') await this.unsaved(event, actor.lastFailure);
+    if (event.author.kind === 'agent') {
+      if (this.deps.poster.beforeStart(actor.key)) {
+        // A platform's start catches up before the bridge lets posts out: its echo waits aside, so the start does
+        // not wait for posts that wait for it.
+        void this.deps.poster
+          .settled(actor.key)
+          .then(() => this.message(actor, event, at))
+          .catch((error: unknown) => this.deps.log.error({ err: error, room: actor.key }, 'an echo was not taken'));
+        return;
+      }
+      await this.deps.poster.settled(actor.key);
+    }
+    await this.message(actor, event, at);
   }
 
-  /** A store that cannot be written loses the message: a human's is said in the room, never dropped quietly. */
-  private async unsaved(event: Inbound, failure: unknown): Promise<void> {
-    this.deps.log.error(
-      { err: failure, platform: event.platform, channel: event.channel, id: event.messageId },
-      'a message could not be stored; no agent will see it',
+  private async message(actor: RoomActor, event: Prepared, at: number): Promise<void> {
+    const taken = await actor.deliver(
+      {
+        type: 'message',
+        message: {
+          author: event.author.name,
+          authorId: event.author.id,
+          kind: event.author.kind,
+          text: event.text,
+          ...(event.fileLines && event.fileLines.length > 0 ? { files: event.fileLines } : {}),
+          platformIds: [event.messageId],
+          at,
+          ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),
+          ...(event.missed ? { missed: true } : {}),
+        },
+      },
+      { committed: () => this.deps.marks.stored(actor.record, event.messageId) },
     );
-    if (event.author.kind !== 'human') return;
-    const line = `A message from ${event.author.name} could not be saved, so no agent will see it (${describeError(failure)}). The bridge's log has the details.`;
-    await this.deps.notice(event.platform, event.channel, line).catch((error: unknown) => {
-      this.deps.log.warn(
-        { err: error, channel: event.channel },
-        'the line about an unsaved message could not be posted',
+    if (taken === 'duplicate')
+      this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
+    if (taken === 'refused') this.lost(actor.key, event);
+  }
+
+  /** Holds an event of a room that cannot be opened yet, within the bound (past it, it is lost for this run). */
+  private keep(key: string, waiting: Inbound[], event: Inbound): void {
+    if (!this.deps.outage.hold()) {
+      this.lost(key, event);
+      return;
+    }
+    waiting.push(event);
+  }
+
+  private unopenable(place: RoomPlace, event: Inbound, error: unknown): void {
+    const already = this.unopened.get(place.key);
+    if (already) {
+      this.keep(place.key, already, event); // the same failed opening, seen by a message that arrived meanwhile
+      return;
+    }
+    const waiting: Inbound[] = [];
+    this.unopened.set(place.key, waiting);
+    this.keep(place.key, waiting, event);
+    void this.openLater(place, event.direct?.agent, waiting, error);
+  }
+
+  /** Tries to open the room, waiting longer each time; then hands it what waited, in order. */
+  private async openLater(place: RoomPlace, directAgent: string | undefined, waiting: Inbound[], failure: unknown) {
+    let error = failure;
+    let actor: RoomActor | undefined;
+    for (let tries = 1; !actor; tries++) {
+      await this.pause.wait(this.deps.outage.failed(place, error, tries));
+      if (this.stopped) return;
+      try {
+        actor = await this.deps.rooms.get(place.platform, place.channel, directAgent);
+      } catch (next) {
+        error = next;
+        if (!(next instanceof StoreError && next.retryable)) {
+          this.deps.log.error({ err: next, room: place.key, dropped: waiting.length }, 'the room could not be opened');
+          this.deps.outage.release(waiting.splice(0).length);
+          this.unopened.delete(place.key);
+          return;
+        }
+      }
+    }
+    this.deps.outage.recovered(place, waiting.length);
+    for (let next = waiting.shift(); next; next = waiting.shift()) {
+      this.deps.outage.release();
+      await this.deliver(actor, next).catch((problem: unknown) =>
+        this.deps.log.error(
+          { err: problem, room: place.key },
+          'a message held while its room could not be opened failed',
+        ),
       );
-    });
+      if (this.stopped) return;
+    }
+    this.unopened.delete(place.key);
+  }
+
+  /** Not kept: its room's catch-up mark stays before it, so the next start reads it again from the platform. */
+  private lost(room: string, event: Inbound): void {
+    this.deps.outage.lost(room, event.messageId);
+    this.deps.marks.lost(room);
   }
 }

@@ -1,10 +1,13 @@
 /**
  * One room's serial actor: it takes the room's events one at a time, asks `decide` for the decision from one
  * snapshot of the room, commits the decision's writes in one store call, and only then hands the effects on. Notes
- * from other rooms and outcomes of its own effects go before platform events that arrive later.
+ * from other rooms and outcomes of its own effects go before platform events that arrive later. A decision the store
+ * cannot take (a full disk, a lock held too long) is tried again, with growing waits, before anything after it: what
+ * the room receives meanwhile is held in memory, in order, within a bound (store-outage.ts).
  */
 
 import { randomUUID } from 'node:crypto';
+import { StoreError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ChatAdapter } from '../ports.js';
 import { decide } from '../room/decide.js';
@@ -12,9 +15,14 @@ import type { Decision, DecisionRecord, Effect, Write } from '../room/effects.js
 import type { RoomEvent } from '../room/events.js';
 import type { RoomSetup, RoomState } from '../room/state.js';
 import type { NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
+import { Pause } from './backoff.js';
+import type { StoreOutage } from './store-outage.js';
 
-/** What an event's decision came to. */
-export type Taken = 'done' | 'duplicate' | 'stopped' | 'failed';
+/**
+ * What an event's decision came to. `held`: the store cannot write now; the event waits in memory and is decided
+ * once it can (`committed` says when). `refused`: the store cannot write and too much waits already: it is not kept.
+ */
+export type Taken = 'done' | 'duplicate' | 'stopped' | 'held' | 'refused';
 
 /** An event for the room, without its time (the actor stamps it when it is decided). */
 export type Incoming = DistributiveOmit<RoomEvent, 'now'>;
@@ -24,8 +32,29 @@ interface Queued {
   readonly event: Incoming;
   /** The shell's own writes to commit with the decision (a note taken). */
   readonly extra?: readonly Write[] | undefined;
+  /** Says what became of the event (once: a `held` event's later outcome goes to `committed` only). */
   readonly done: (taken: Taken) => void;
+  /** Runs once its decision is committed. */
+  readonly committed?: (() => void) | undefined;
+  /** Came from a platform or an operator (`fromPlatform`): its sender goes on while the store fails. */
+  readonly platform: boolean;
+  /** Counted among the events the outage holds in memory. */
+  counted: boolean;
 }
+
+/**
+ * Events from a platform (or the start): held while the store fails, their senders going on. Outcomes of the bridge's
+ * own work and agents' actions wait instead (a turn's tool call waits for its action's result).
+ */
+const fromPlatform = (event: Incoming) =>
+  event.type === 'message' ||
+  event.type === 'edit' ||
+  event.type === 'command' ||
+  event.type === 'catch-up' ||
+  event.type === 'restart';
+
+/** Platform events an outage counts against its bound, and may refuse past it (a catch-up's end or a restart never). */
+const countable = (event: Incoming) => event.type === 'message' || event.type === 'edit' || event.type === 'command';
 
 export interface ActorDeps {
   readonly store: RoomStore;
@@ -37,6 +66,8 @@ export interface ActorDeps {
   readonly others: OtherRooms;
   /** Fresh request ids, unique across rooms: the next one, and how many a decision took. */
   readonly ids: { next(): number; took(count: number): void };
+  /** Keeps count of what waits while the store fails, and tells the room. */
+  readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'count' | 'release'>;
   readonly clock: () => number;
   readonly log: Logger;
   /** Told after a decision that stored messages is committed (their embedding starts, in the background). */
@@ -55,8 +86,9 @@ export class RoomActor {
   private draining = false;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
-  /** Why the store could not take the last decision that failed (for the line the room is told). */
-  lastFailure: unknown;
+  /** The store could not take the event being decided: it is tried again, and what arrives waits in memory. */
+  private failing = false;
+  private readonly pause = new Pause();
 
   constructor(
     readonly record: RoomRecord,
@@ -81,13 +113,37 @@ export class RoomActor {
   }
 
   /**
-   * Queues an event; resolves once its decision is committed (or found to be a duplicate). `urgent`: an outcome of
-   * this bridge's own work or a note, taken before platform events still waiting.
+   * Queues an event; resolves once its decision is committed (or found to be a duplicate) — or, for a platform event
+   * while the store cannot write, once it is held in memory (`held`; `committed` runs when it is stored) or not kept
+   * (`refused`). `urgent`: an outcome of this bridge's own work or a note, taken before platform events still
+   * waiting (it waits for the store, however long).
    */
-  deliver(event: Incoming, options: { urgent?: boolean; extra?: readonly Write[] } = {}): Promise<Taken> {
+  deliver(
+    event: Incoming,
+    options: { urgent?: boolean; extra?: readonly Write[]; committed?: () => void } = {},
+  ): Promise<Taken> {
     if (this.stopped) return Promise.resolve('stopped');
     return new Promise<Taken>((done) => {
-      (options.urgent ? this.urgent : this.events).push({ event, extra: options.extra, done });
+      const urgent = options.urgent === true;
+      const queued: Queued = {
+        event,
+        extra: options.extra,
+        done,
+        committed: options.committed,
+        platform: !urgent && fromPlatform(event),
+        counted: false,
+      };
+      if (queued.platform && this.failing) {
+        if (countable(event)) {
+          if (!this.deps.outage.hold()) {
+            done('refused');
+            return;
+          }
+          queued.counted = true;
+        }
+        done('held');
+      }
+      (urgent ? this.urgent : this.events).push(queued);
       void this.drain();
     });
   }
@@ -123,7 +179,10 @@ export class RoomActor {
   /** Stops taking events (shutdown): what is queued is left for the next start. */
   stop(): void {
     this.stopped = true;
-    for (const queued of [...this.urgent.splice(0), ...this.events.splice(0)]) queued.done('stopped');
+    this.pause.stop();
+    const left = [...this.urgent.splice(0), ...this.events.splice(0)];
+    for (const queued of left) queued.done('stopped');
+    this.deps.outage.release(left.filter((queued) => queued.counted).length);
     this.draining = false;
     this.settle();
     const waiters = this.idleWaiters;
@@ -140,6 +199,7 @@ export class RoomActor {
         const next = this.urgent.shift() ?? this.events.shift();
         if (!next) break;
         next.done(await this.take(next));
+        if (next.counted) this.deps.outage.release();
       }
     } finally {
       this.draining = false;
@@ -150,53 +210,106 @@ export class RoomActor {
   private async take(queued: Queued): Promise<Taken> {
     // Stamped in place (each queued event is the shell's own fresh object): a copy would cost more than the rest.
     const event = queued.event as RoomEvent & { now: number };
-    event.now = this.deps.clock();
-    let decision: Decision;
-    try {
-      decision = decide(this.setup, this.current, event, { nextRequestId: this.deps.ids.next() });
-    } catch (error) {
-      // A bug in the rules must not take the room down: the event is dropped and the log says which.
-      this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the room could not decide on an event');
+    for (let tries = 1; ; tries++) {
+      event.now = this.deps.clock();
+      let decision: Decision;
+      try {
+        decision = decide(this.setup, this.current, event, { nextRequestId: this.deps.ids.next() });
+      } catch (error) {
+        // A bug in the rules must not take the room down: the event is dropped and the log says which.
+        this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the room could not decide on an event');
+        return 'done';
+      }
+      this.deps.ids.took(decision.requestsOpened);
+      // Notes to other rooms are stored with the decision, so a crash cannot lose one.
+      const notes: NoteRecord[] = decision.effects.flatMap((effect) =>
+        effect.type === 'note' ? [{ id: randomUUID(), room: effect.room, note: effect.note }] : [],
+      );
+      const writes: Write[] = [
+        ...decision.writes,
+        ...notes.map((note) => ({ type: 'note' as const, ...note })),
+        ...(queued.extra ?? []),
+      ];
+      // Why the room decided so (the operator console shows it beside each message), kept with the decision.
+      for (const effect of decision.effects) {
+        if (effect.type !== 'record') continue;
+        writes.push({
+          type: 'decision',
+          seq: aboutSeq(effect.record, decision.state.seq),
+          record: effect.record,
+          at: event.now,
+        });
+      }
+      let result: Awaited<ReturnType<RoomStore['commit']>>;
+      try {
+        result = await this.deps.store.commit(this.record.id, writes, decision.state);
+      } catch (error) {
+        if (this.stopped) return 'stopped';
+        if (!(error instanceof StoreError && error.retryable)) {
+          // A write the store would refuse again (a bug): trying again would hold the room for good.
+          this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the store refused a decision');
+          if (this.failing) this.stopFailing(queued);
+          return 'done';
+        }
+        // Nothing was stored and nothing was done: the same event is decided again after the wait.
+        const wait = this.deps.outage.failed(this.record, error, tries);
+        if (!this.failing) this.startFailing(queued);
+        await this.pause.wait(wait);
+        if (this.stopped) return 'stopped';
+        continue;
+      }
+      if (this.failing) this.stopFailing(queued);
+      if (result === 'duplicate') return 'duplicate';
+      if (writes.some((write) => write.type === 'message')) this.deps.stored?.();
+      if (this.stopped) return 'stopped';
+      this.current = decision.state;
+      queued.committed?.();
+      this.deps.effects(
+        this,
+        decision.effects.filter((effect) => effect.type !== 'note'),
+      );
+      for (const note of notes) this.deps.notes(note);
       return 'done';
     }
-    this.deps.ids.took(decision.requestsOpened);
-    // Notes to other rooms are stored with the decision, so a crash cannot lose one.
-    const notes: NoteRecord[] = decision.effects.flatMap((effect) =>
-      effect.type === 'note' ? [{ id: randomUUID(), room: effect.room, note: effect.note }] : [],
-    );
-    const writes: Write[] = [
-      ...decision.writes,
-      ...notes.map((note) => ({ type: 'note' as const, ...note })),
-      ...(queued.extra ?? []),
-    ];
-    // Why the room decided so (the operator console shows it beside each message), kept with the decision.
-    for (const effect of decision.effects) {
-      if (effect.type !== 'record') continue;
-      writes.push({
-        type: 'decision',
-        seq: aboutSeq(effect.record, decision.state.seq),
-        record: effect.record,
-        at: event.now,
-      });
+  }
+
+  /**
+   * The store failed on `parked`: it and the platform events waiting behind it are held in memory (within the
+   * bound: past it, an event is not kept); their senders go on.
+   */
+  private startFailing(parked: Queued): void {
+    this.failing = true;
+    if (parked.platform) {
+      if (countable(parked.event) && !parked.counted) {
+        parked.counted = true;
+        this.deps.outage.count(1);
+      }
+      parked.done('held');
     }
-    let result: Awaited<ReturnType<RoomStore['commit']>>;
-    try {
-      result = await this.deps.store.commit(this.record.id, writes, decision.state);
-    } catch (error) {
-      this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the store could not take a decision');
-      this.lastFailure = error;
-      return 'failed';
+    const kept: Queued[] = [];
+    for (const queued of this.events) {
+      if (!queued.platform) {
+        kept.push(queued);
+        continue;
+      }
+      if (countable(queued.event) && !queued.counted) {
+        if (!this.deps.outage.hold()) {
+          queued.done('refused');
+          continue;
+        }
+        queued.counted = true;
+      }
+      queued.done('held');
+      kept.push(queued);
     }
-    if (result === 'duplicate') return 'duplicate';
-    if (writes.some((write) => write.type === 'message')) this.deps.stored?.();
-    if (this.stopped) return 'stopped';
-    this.current = decision.state;
-    this.deps.effects(
-      this,
-      decision.effects.filter((effect) => effect.type !== 'note'),
-    );
-    for (const note of notes) this.deps.notes(note);
-    return 'done';
+    this.events.splice(0, this.events.length, ...kept);
+  }
+
+  /** The store took `parked`: the room is told (once) that what it held is being saved. */
+  private stopFailing(parked: Queued): void {
+    this.failing = false;
+    const messages = [parked, ...this.events].filter((queued) => queued.counted && queued.event.type === 'message');
+    this.deps.outage.recovered(this.record, messages.length);
   }
 }
 

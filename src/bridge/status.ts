@@ -1,4 +1,7 @@
-/** `/status`: the room as it is — who works, the count, control, privacy, requests, tokens, private chats, sandbox. */
+/**
+ * `/status`: the room as it is — who works, the count, control, privacy, posts waiting for another try, requests,
+ * tokens, private chats, sandbox.
+ */
 import type { AgentConfig } from '../config/index.js';
 import { usageLines } from '../llm/usage-report.js';
 import type { Sandbox } from '../ports.js';
@@ -6,6 +9,7 @@ import { pending } from '../room/requests.js';
 import type { SpendMeter } from '../spend/meter.js';
 import type { StorePort } from '../store/port.js';
 import { spendLines } from './budget.js';
+import type { WaitingPost } from './poster.js';
 import { PRIVATE_PLATFORM } from './private-rooms.js';
 import type { RoomActor } from './room-actor.js';
 
@@ -17,6 +21,8 @@ export interface StatusDeps {
   readonly spend?: Pick<SpendMeter, 'lines' | 'limited'> | undefined;
   /** The agents with a turn under way in a room. */
   readonly working: (room: string) => string[];
+  /** The room's posts that failed and wait for another try. */
+  readonly waiting: (room: string) => WaitingPost[];
   readonly clock: () => number;
 }
 
@@ -32,6 +38,7 @@ export async function statusText(deps: StatusDeps, actor: RoomActor): Promise<st
     `Control: ${state.control.holder}${state.control.holder === 'humans' && state.control.reason ? ` (${state.control.reason})` : ''}`,
     `Privacy: ${state.privacy ?? setup.privacy}`,
     `Agents: ${deps.agents.map((a) => `@${a.name} (${a.activation})`).join(', ')}`,
+    ...deps.waiting(actor.key).map(waitingLine),
   ];
   const requests = (await deps.store.rooms.requests(actor.key)).filter(
     (r) => r.status === 'open' || r.status === 'answered' || r.status === 'expired',
@@ -52,6 +59,17 @@ export async function statusText(deps: StatusDeps, actor: RoomActor): Promise<st
   const sandbox = await deps.sandbox.describe?.(actor.key).catch((error: unknown) => `unknown (${String(error)})`);
   if (sandbox) lines.push(`Sandbox: ${sandbox.replace(/^sandbox:\s*/i, '')}`);
   return lines.join('\n');
+}
+
+/** A post the platform failed, tried again until it goes out (or /pass or /reset drops it). */
+function waitingLine(waiting: WaitingPost): string {
+  const { post, tries } = waiting;
+  const what =
+    post.agent === null ? 'a line of the bridge' : `@${post.agent}'s ${post.purpose === 'reply' ? 'reply' : 'message'}`;
+  return (
+    `Waiting to be posted: ${what}, ${tries} failed ${tries === 1 ? 'try' : 'tries'} since ${time(waiting.since)} UTC ` +
+    `(${waiting.reason}); next try at ${time(waiting.next)} UTC. /pass or /reset drops it.`
+  );
 }
 
 /** Operators see private agent chats: each pair's message count and last message time, and pending requests. */

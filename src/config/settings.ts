@@ -106,6 +106,8 @@ const settingsSchema = z.object({
   // Reliability: a reply's posts at most (the rest attached as a file), messages fetched per room after a restart
   MAX_REPLY_POSTS: int(5, 1, 100),
   CATCHUP_MAX: int(1000, 0),
+  // Messages and commands held in memory, over every room, while the store cannot write (past it: read again at start)
+  HELD_MESSAGES_MAX: int(1000, 1),
   // Discord
   DISCORD_API_URL: z.string().url().optional(),
   DISCORD_ALLOWED_BOTS: list,

@@ -1,7 +1,8 @@
 /**
  * Rule 8: operator commands. `/pass` and `/reset` hand the room to the humans (or start it afresh), stopping the
- * turn being written and dropping the queue with one line naming whose questions were dropped; `/privacy` shows or
- * sets the room's mode. `/status` only reads the room (the shell answers it).
+ * turn being written, dropping the posts still waiting to reach the platform, and dropping the queue with one line
+ * naming whose questions were dropped; `/privacy` shows or sets the room's mode. `/status` only reads the room (the
+ * shell answers it).
  */
 import { questionsOf } from './asks.js';
 import { tellDropped } from './control.js';
@@ -19,8 +20,30 @@ function writing(d: Draft): Ask[] {
   return [...turn, ...(d.state.batch?.asks ?? [])];
 }
 
-/** Stops everything in the room; returns how many turns were stopped. */
-function stopAll(d: Draft, why: string): number {
+/**
+ * Rule 8.1: posts not yet on the platform (one that keeps failing is tried again until then) are dropped: a reply is
+ * not posted (its turn is over), an action's post fails for its agent, a line is not shown. Returns how many.
+ */
+function dropPosts(d: Draft): number {
+  const posts = d.state.posts;
+  for (const post of posts) {
+    d.effect({ type: 'drop-post', post: post.id });
+    if (post.purpose === 'action' && post.call) {
+      d.effect({
+        type: 'action-result',
+        call: post.call,
+        result: { kind: 'failed', reason: 'an operator dropped it before it could be posted' },
+      });
+    }
+  }
+  const current = d.state.current;
+  if (posts.length > 0) d.set({ posts: [], current: current?.post !== undefined ? null : current });
+  return posts.length;
+}
+
+/** Stops everything in the room; returns how many turns were stopped and posts dropped. */
+function stopAll(d: Draft, why: string): { stopped: number; dropped: number } {
+  const dropped = dropPosts(d);
   const stopped = writing(d);
   const current = d.state.current;
   // The questions not yet started are named (the turn stopped was stopped by the operator, in sight of the room).
@@ -34,8 +57,12 @@ function stopAll(d: Draft, why: string): number {
   d.set({ queue: [], batch: null });
   closeRequests(d);
   tellDropped(d, drops, why);
-  return stopped.length;
+  return { stopped: stopped.length, dropped };
 }
+
+/** The answer's note about posts dropped (none: nothing). */
+const droppedPosts = (dropped: number) =>
+  dropped === 0 ? '' : `${dropped} waiting post${dropped > 1 ? 's' : ''} dropped`;
 
 /** Stops one agent's turn, if it is writing one. */
 function stopAgent(d: Draft, agent: string): boolean {
@@ -85,19 +112,25 @@ function carryOut(d: Draft, c: Command): string {
   }
   switch (c.name) {
     case 'pass': {
-      const stopped = stopAll(d, 'Stopped with /pass');
+      const { stopped, dropped } = stopAll(d, 'Stopped with /pass');
       d.record({ kind: 'hand-back', reason: '/pass' });
       d.set({ control: { holder: 'humans', count: 0, reason: '/pass' } });
-      return `Control is with the humans${stopped > 0 ? ` (${stopped} agent turn${stopped > 1 ? 's' : ''} stopped)` : ''}.`;
+      const notes = [
+        stopped > 0 ? `${stopped} agent turn${stopped > 1 ? 's' : ''} stopped` : '',
+        droppedPosts(dropped),
+      ];
+      const said = notes.filter(Boolean).join('; ');
+      return `Control is with the humans${said ? ` (${said})` : ''}.`;
     }
     case 'reset': {
-      stopAll(d, 'Stopped with /reset');
+      const { dropped } = stopAll(d, 'Stopped with /reset');
       d.set({ control: { holder: 'agents', count: 0 }, told: [], failed: [] });
       const wipe = arg === 'workspace';
       d.effect({ type: 'reset-sandbox', wipe });
+      const posts = dropped > 0 ? ` ${droppedPosts(dropped)},` : '';
       return wipe
-        ? 'Room reset: turns stopped, counter cleared, sandbox and workspace removed.'
-        : 'Room reset: turns stopped, counter cleared, sandbox removed (workspace kept).';
+        ? `Room reset: turns stopped,${posts} counter cleared, sandbox and workspace removed.`
+        : `Room reset: turns stopped,${posts} counter cleared, sandbox removed (workspace kept).`;
     }
     case 'status':
     case 'budget':

@@ -21,6 +21,8 @@ export type Effect =
   | { readonly type: 'stop'; readonly ask: number; readonly reason: 'operator' | 'deadline' | 'control' }
   /** Send a post written down (`resend`: after a restart, it may have reached the platform already). */
   | { readonly type: 'post'; readonly post: PendingPost; readonly resend?: boolean | undefined }
+  /** Stop trying to send a post still waiting (an operator dropped it). */
+  | { readonly type: 'drop-post'; readonly post: number }
   /** The turn's reply will not be posted: remove whatever preview of it is shown. */
   | { readonly type: 'discard'; readonly ask: number }
   /** Tell another room (or this one, later) something. */

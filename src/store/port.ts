@@ -53,14 +53,19 @@ export interface DecisionRow {
 }
 
 export interface RoomStore {
-  /** The room's row, created on first sight (with its state as stored, or null when new). */
+  /**
+   * The room's row, created on first sight (with its state as stored, or null when new). A row that cannot be
+   * written rejects with a StoreError that says whether to try again (`retryable`), as `commit` does.
+   */
   open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord>;
   /** Every room the store knows, in the order they were first seen. */
   all(): Promise<RoomRecord[]>;
   /**
    * Stores one decision: its writes and the room's new state, in one transaction. When a message it stores has a
    * platform id the room already has, nothing is stored and the result is `duplicate`. `open` and `all` return the
-   * state last committed (after a restart too).
+   * state last committed (after a restart too). A decision that cannot be stored rejects with a StoreError:
+   * `retryable` when the store cannot write now (a full disk, a lock held too long), so the same decision may be
+   * tried again later; not when it would be refused again.
    */
   commit(roomId: number, writes: readonly Write[], state: RoomState): Promise<CommitResult>;
   /** The room's newest `limit` messages, oldest first. */

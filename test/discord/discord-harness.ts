@@ -3,6 +3,7 @@
  * the agents and a fake sandbox runs their commands. One harness per test; close() ends every socket.
  */
 import { createDiscordAdapter } from '../../adapters/discord/index.js';
+import type { Backoff } from '../../src/bridge/backoff.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
 import { type Logger, silentLogger } from '../../src/log.js';
@@ -96,6 +97,8 @@ export interface HarnessOptions {
   readonly workspaces?: string;
   /** Where the bridge and the adapter log (default: nowhere). */
   readonly logger?: Logger;
+  /** The bridge's waits between tries of a store write or a post (default: the bridge's own). */
+  readonly backoff?: Backoff;
 }
 
 export async function startDiscordHarness(options: HarnessOptions): Promise<DiscordHarness> {
@@ -137,6 +140,7 @@ export async function startDiscordHarness(options: HarnessOptions): Promise<Disc
       sandbox,
       adapters: [adapter],
       logger: options.logger ?? silentLogger(),
+      ...(options.backoff ? { backoff: options.backoff } : {}),
     });
     return { adapter, bridge };
   };

@@ -21,6 +21,8 @@ const SITUATIONS = [
   'an operator command that stopped something',
   'an edit that woke someone',
   'a catch-up',
+  'a reply that waited for the platform',
+  'an operator dropped a reply that waited for the platform',
 ];
 
 describe('the machine against the model', () => {

@@ -229,6 +229,8 @@ export function stepArb(world: World): fc.Arbitrary<Step> {
     },
     { weight: 1, arbitrary: fc.constant<Step>({ kind: 'restart' }) },
     { weight: 1, arbitrary: channel.map((r): Step => ({ kind: 'post-fails', room: r })) },
+    { weight: 1, arbitrary: channel.map((r): Step => ({ kind: 'reply-stalls', room: r })) },
+    { weight: 1, arbitrary: channel.map((r): Step => ({ kind: 'reply-through', room: r })) },
     { weight: 1, arbitrary: channel.map((r): Step => ({ kind: 'caught-up', room: r })) },
   );
 }
@@ -301,6 +303,8 @@ const requestsArb: fc.Arbitrary<Case> = fc
           .map((args): Step => ({ kind: 'command', room: MAIN, name: 'pass', args, operator: true })),
       },
       { weight: 1, arbitrary: fc.constant<Step>({ kind: 'post-fails', room: MAIN }) },
+      { weight: 1, arbitrary: fc.constant<Step>({ kind: 'reply-stalls', room: MAIN }) },
+      { weight: 1, arbitrary: fc.constant<Step>({ kind: 'reply-through', room: MAIN }) },
     );
     return fc.record({
       world: fc.constant(world),
@@ -309,7 +313,45 @@ const requestsArb: fc.Arbitrary<Case> = fc
     });
   });
 
+/**
+ * Conversations where the platform keeps failing the replies of the main channel for a while: humans ask agents,
+ * replies wait (the room with them), go through later, or an operator drops them with /pass or /reset; restarts and
+ * deadlines fall in between.
+ */
+const stallsArb: fc.Arbitrary<Case> = worldArb.chain((world) => {
+  const agents = world.agents.map((a) => a.name);
+  const say = fc
+    .tuple(
+      fc.constantFrom(...world.humans),
+      fc.subarray(agents, { minLength: 1, maxLength: 2 }),
+      fc.constantFrom(...PHRASES),
+    )
+    .map(
+      ([human, named, p]): Step => ({
+        kind: 'say',
+        room: MAIN,
+        human,
+        text: `${named.map((n) => `@${n} `).join('')}${p}?`,
+      }),
+    );
+  const operator = (name: CommandName): Step => ({ kind: 'command', room: MAIN, name, args: '', operator: true });
+  const step = fc.oneof(
+    { weight: 3, arbitrary: say },
+    { weight: 6, arbitrary: fc.constant<Step>({ kind: 'deliver', room: MAIN }) },
+    { weight: 3, arbitrary: fc.constant<Step>({ kind: 'reply-stalls', room: MAIN }) },
+    { weight: 1, arbitrary: fc.constant<Step>({ kind: 'reply-through', room: MAIN }) },
+    { weight: 2, arbitrary: fc.constantFrom(operator('pass'), operator('reset')) },
+    { weight: 1, arbitrary: fc.constantFrom<Step>({ kind: 'restart' }, { kind: 'deadline' }) },
+  );
+  return fc.record({
+    world: fc.constant(world),
+    oracle: oracleArb(world),
+    steps: fc.array(step, { minLength: 10, maxLength: 40 }),
+  });
+});
+
 export const caseArb: fc.Arbitrary<Case> = fc.oneof(
   { weight: 3, arbitrary: broadArb },
   { weight: 1, arbitrary: requestsArb },
+  { weight: 1, arbitrary: stallsArb },
 );

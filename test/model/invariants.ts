@@ -30,6 +30,8 @@ interface Question {
 export class Invariants {
   private step = 0;
   private deliverer: { agent: string; reply: Reply | null } | null = null;
+  /** A reply that waited for the platform and goes through in this step. */
+  private released: { agent: string; text: string } | null = null;
   /** Agents whose turn an operator stopped and that end in this step (delivered, or dropped by a restart). */
   private stopped: string[] = [];
   private readonly used = new Map<string, number>();
@@ -57,7 +59,12 @@ export class Invariants {
   before(step: Step, machine: MachineSystem): void {
     this.step += 1;
     this.deliverer = null;
+    this.released = null;
     this.stopped = [];
+    if (step.kind === 'reply-through') {
+      const waiting = machine.state(step.room).posts.find((post) => post.purpose === 'reply');
+      if (waiting?.agent) this.released = { agent: waiting.agent, text: waiting.text };
+    }
     if (step.kind === 'restart') {
       for (const room of machine.roomKeys()) {
         const current = machine.state(room).current;
@@ -193,22 +200,22 @@ export class Invariants {
       this.fail(`request #${row.id} recorded ${who}: ${answer.outcome} "${answer.text}", which is not what happened`);
   }
 
-  /** After a step: posts come only from the turn that answered, each at most once. */
+  /** After a step: posts come only from the turn that answered (or the reply that waited), each at most once. */
   after(observed: readonly Observed[]): void {
     this.history.push([...observed]);
-    const allowed: string[] = [];
+    const allowed: Array<{ agent: string; text: string }> = [];
     const d = this.deliverer;
     if (d?.reply?.kind === 'text') {
       const outcome = classifyReply(d.reply.text);
-      if (outcome.kind !== 'pass' && outcome.text) allowed.push(outcome.text);
+      if (outcome.kind !== 'pass' && outcome.text) allowed.push({ agent: d.agent, text: outcome.text });
       if (this.world.agents.find((a) => a.name === d.agent)?.actions)
-        allowed.push(...(d.reply.actions ?? []).map((a) => a.text));
+        allowed.push(...(d.reply.actions ?? []).map((a) => ({ agent: d.agent, text: a.text })));
     }
+    if (this.released) allowed.push(this.released);
     for (const o of observed) {
       if (o.kind !== 'post') continue;
-      const at = allowed.indexOf(o.text);
-      if (!d || !same(o.agent, d.agent) || at < 0)
-        this.fail(`${o.agent} posted ${JSON.stringify(o.text)}, which no turn of this step wrote (or twice)`);
+      const at = allowed.findIndex((a) => same(a.agent, o.agent) && a.text === o.text);
+      if (at < 0) this.fail(`${o.agent} posted ${JSON.stringify(o.text)}, which no turn of this step wrote (or twice)`);
       else allowed.splice(at, 1);
     }
     for (const [room, state] of this.count)

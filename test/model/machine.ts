@@ -54,6 +54,9 @@ export class MachineSystem implements System {
   private readonly timers: Array<{ at: number; room: string; request: number }> = [];
   private readonly settled = new Set<number>();
   private readonly failNext = new Set<string>();
+  /** Rooms whose next reply keeps failing, and the reply each room's platform keeps failing now. */
+  private readonly stallNext = new Set<string>();
+  private readonly stalled = new Map<string, number>();
   private readonly internal: Queued[] = [];
   private observed: Observed[] = [];
 
@@ -172,6 +175,19 @@ export class MachineSystem implements System {
       case 'post-fails':
         this.failNext.add(step.room);
         break;
+      case 'reply-stalls':
+        this.stallNext.add(step.room);
+        break;
+      case 'reply-through': {
+        const id = this.stalled.get(step.room);
+        const post = this.state(step.room).posts.find((p) => p.id === id);
+        this.stalled.delete(step.room);
+        if (!post) break;
+        this.observed.push({ kind: 'post', room: step.room, agent: post.agent ?? 'system', text: post.text });
+        const ids = [`p${this.nextPlatformId++}`];
+        this.feed(step.room, { type: 'posted', now: this.now, post: post.id, platformIds: ids });
+        break;
+      }
     }
     return this.observed;
   }
@@ -306,6 +322,12 @@ export class MachineSystem implements System {
         return;
       case 'post': {
         const { post } = effect;
+        // A reply the platform keeps failing waits (the shell tries it again), across a restart's resend too.
+        if (post.purpose === 'reply' && this.stalled.get(key) === post.id) return;
+        if (post.purpose === 'reply' && this.stallNext.delete(key)) {
+          this.stalled.set(key, post.id);
+          return;
+        }
         if (post.agent === null) this.observed.push({ kind: 'line', room: key, line: classifyLine(post.text) });
         else this.observed.push({ kind: 'post', room: key, agent: post.agent, text: post.text });
         if (this.failNext.delete(key)) {
@@ -319,6 +341,9 @@ export class MachineSystem implements System {
         }
         return;
       }
+      case 'drop-post':
+        if (this.stalled.get(key) === effect.post) this.stalled.delete(key);
+        return;
       case 'note':
         this.internal.push({ room: effect.room, event: { type: 'note', now: this.now, note: effect.note } });
         return;

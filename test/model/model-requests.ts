@@ -43,6 +43,8 @@ export abstract class Ledger {
   readonly requests: Request[] = [];
   /** Rooms whose next post the platform refuses. */
   readonly failNext = new Set<string>();
+  /** Rooms whose next reply keeps failing until `reply-through`. */
+  readonly stallNext = new Set<string>();
   /** What the conversation went through (for the generator's coverage). */
   readonly coverage = new Set<string>();
   now = 1_000_000;
@@ -66,7 +68,16 @@ export abstract class Ledger {
     if (!room) {
       const dm = /^chat:dm-([^-]+)-(.+)$/.exec(key);
       const agent = dm ? this.agent(dm[1] ?? '') : undefined;
-      room = { key, log: [], queue: [], turn: null, said: [], heldDrops: [], ...(agent ? { dm: agent } : {}) };
+      room = {
+        key,
+        log: [],
+        queue: [],
+        turn: null,
+        stalled: null,
+        said: [],
+        heldDrops: [],
+        ...(agent ? { dm: agent } : {}),
+      };
       this.rooms.set(key, room);
     }
     return room;

@@ -68,6 +68,13 @@ export interface Turn {
   stop?: 'operator' | 'deadline' | 'control';
 }
 
+/** A reply written and not yet on the platform: the platform keeps failing (a failure that passes). */
+export interface Stalled {
+  readonly turn: Turn;
+  readonly text: string;
+  readonly after: 'route' | 'world-pass' | 'round-limit';
+}
+
 export interface Said {
   readonly author: string;
   readonly at: number;
@@ -82,6 +89,8 @@ export interface Room {
   readonly log: Entry[];
   queue: Ask[];
   turn: Turn | null;
+  /** Its turn's reply, waiting for the platform (the room waits with it). */
+  stalled: Stalled | null;
   /** Human messages as the platform has them (edits target these). */
   readonly said: Said[];
   /** Dropped questions told when the catch-up is done. */

@@ -168,7 +168,8 @@ export class Rules extends Ledger {
   }
 
   busy(room: Room, agent: string): boolean {
-    return (room.turn !== null && same(room.turn.ask.agent, agent)) || room.queue.some((a) => same(a.agent, agent));
+    const mine = (turn: { ask: Ask } | null | undefined) => turn != null && same(turn.ask.agent, agent);
+    return mine(room.turn) || mine(room.stalled?.turn) || room.queue.some((a) => same(a.agent, agent));
   }
 
   // Rule 6.1.
@@ -176,7 +177,8 @@ export class Rules extends Ledger {
     this.out.push({ kind: 'hand-back', room: room.key, reason });
     if (reason === 'turn limit') this.coverage.add('the turn limit reached');
     room.log.push({ type: 'control', holder: 'humans', reason });
-    const from = room.turn?.startedAt ?? since;
+    // The turn whose reply waits for the platform is still the room's (its reply is posted when it goes through).
+    const from = room.turn?.startedAt ?? room.stalled?.turn.startedAt ?? since;
     if (room.turn) room.turn.stop = 'control';
     room.queue = room.queue.filter(
       (a) => a.questions.length > 0 && a.about > from && ['addressed', 'awaiting', 'direct'].includes(a.reason),
@@ -192,9 +194,12 @@ export class Rules extends Ledger {
     else this.line(room, { kind: 'dropped', drops });
   }
 
-  /** The queue's pace: one turn at a time, in queue order, not while the room holds for a catch-up. */
+  /**
+   * The queue's pace: one turn at a time, in queue order, not while a reply waits for the platform, nor while the
+   * room holds for a catch-up.
+   */
   override advance(room: Room): void {
-    while (!room.turn && !holding(room)) {
+    while (!room.turn && !room.stalled && !holding(room)) {
       const ask = room.queue.shift();
       if (!ask) return;
       if (failedThisRound(room, ask.agent)) {

@@ -80,6 +80,12 @@ export class ModelSystem implements System {
       case 'post-fails':
         r.failNext.add(step.room);
         break;
+      case 'reply-stalls':
+        r.stallNext.add(step.room);
+        break;
+      case 'reply-through':
+        r.inRoom(step.room, () => this.through(r.room(step.room)));
+        break;
     }
     return r.out;
   }
@@ -245,15 +251,39 @@ export class ModelSystem implements System {
     this.post(room, turn, outcome.text, outcome.kind === 'world-pass' ? 'world-pass' : 'route');
   }
 
-  /** A reply is posted through the agent's identity, stored, and followed up (3.2, 3.3, 3.6, 3.7, 4). */
+  /**
+   * A reply is posted through the agent's identity, stored, and followed up (3.2, 3.3, 3.6, 3.7, 4) — or, while the
+   * platform keeps failing, waits for it (3.7), and the room with it.
+   */
   private post(room: Room, turn: Turn, text: string, after: 'route' | 'world-pass' | 'round-limit'): void {
     const r = this.rules;
     const { ask } = turn;
+    if (r.stallNext.delete(room.key)) {
+      room.stalled = { turn, text, after };
+      return;
+    }
     r.out.push({ kind: 'post', room: room.key, agent: ask.agent, text });
     if (r.failNext.delete(room.key)) {
       r.handBack(room, 'post failed', { kind: 'hand-back', reason: 'post failed', agent: ask.agent }, turn.startedAt);
       return;
     }
+    this.landed(room, turn, text, after);
+  }
+
+  /** The platform took the reply that waited: it is posted and followed up as any reply. */
+  private through(room: Room): void {
+    const stalled = room.stalled;
+    if (!stalled) return;
+    room.stalled = null;
+    this.rules.coverage.add('a reply that waited for the platform');
+    this.rules.out.push({ kind: 'post', room: room.key, agent: stalled.turn.ask.agent, text: stalled.text });
+    this.landed(room, stalled.turn, stalled.text, stalled.after);
+  }
+
+  /** A reply on the platform: stored as the agent's message, then routed (4) or handed back (3.3, 3.6). */
+  private landed(room: Room, turn: Turn, text: string, after: 'route' | 'world-pass' | 'round-limit'): void {
+    const r = this.rules;
+    const { ask } = turn;
     const reading = readAgentReply(this.world, room, ask.agent, text, turn.people);
     const asks = after === 'route' ? reading.asks : [];
     const audience = r.audience(room, ask.agent, reading.mentions, ask.audience);
@@ -325,6 +355,9 @@ export class ModelSystem implements System {
       }
       return;
     }
+    // 8.1: a reply still waiting for the platform is dropped (never posted).
+    if (room.stalled) this.rules.coverage.add('an operator dropped a reply that waited for the platform');
+    room.stalled = null;
     const stopped = room.turn && !room.turn.stop ? [room.turn.ask] : [];
     // The questions not yet started are named (the turn stopped got its turn, stopped in sight of the room).
     const drops = questionsOf(room.queue);
@@ -367,9 +400,13 @@ export class ModelSystem implements System {
     room.queue.unshift(turn.ask);
   }
 
-  /** For the test's drain: rooms with a turn being written, rooms holding, open requests. */
+  /** For the test's drain: rooms with a turn being written, rooms with a reply waiting, rooms holding, open requests. */
   busyRooms(): string[] {
     return [...this.rules.rooms.values()].filter((room) => room.turn !== null).map((room) => room.key);
+  }
+
+  stalledRooms(): string[] {
+    return [...this.rules.rooms.values()].filter((room) => room.stalled !== null).map((room) => room.key);
   }
 
   heldRooms(): string[] {

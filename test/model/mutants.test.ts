@@ -10,6 +10,7 @@ import {
   forgetsAnswers,
   ignoresActivation,
   keepsWaiting,
+  keepsWaitingPosts,
   lineResetsCount,
   wakesQuoted,
 } from './mutants.js';
@@ -49,6 +50,7 @@ const MUTANTS: ReadonlyArray<readonly [string, Decide]> = [
   ['wakes an agent mentioned on a quoted line', wakesQuoted],
   ['keeps waiting for a human who has answered', keepsWaiting],
   ['posts "[pass]." as a message', passDotIsMessage],
+  ['keeps a waiting reply that /pass or /reset dropped', keepsWaitingPosts],
 ];
 
 describe('the conformance check', () => {

@@ -67,3 +67,19 @@ export const keepsWaiting: Decide = (setup, state, event, context) => {
     return { ...s, awaiting };
   });
 };
+
+/** Rule 8.1 broken: /pass and /reset leave a reply that waits for the platform waiting (it goes out later). */
+export const keepsWaitingPosts: Decide = (setup, state, event, context) => {
+  const decision = decide(setup, state, event, context);
+  if (event.type !== 'command') return decision;
+  const dropped = state.posts.filter(
+    (post) => post.purpose === 'reply' && !decision.state.posts.some((left) => left.id === post.id),
+  );
+  if (dropped.length === 0) return decision;
+  const current = state.current?.post !== undefined ? state.current : decision.state.current;
+  return {
+    ...decision,
+    effects: decision.effects.filter((effect) => effect.type !== 'drop-post'),
+    state: { ...decision.state, posts: [...dropped, ...decision.state.posts], current },
+  };
+};

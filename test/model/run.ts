@@ -86,6 +86,8 @@ export function runCase(c: Case, options: RunOptions = {}): RunResult {
 function drainStep(model: ModelSystem): Step | undefined {
   const busy = model.busyRooms()[0];
   if (busy) return { kind: 'deliver', room: busy };
+  const stalled = model.stalledRooms()[0];
+  if (stalled) return { kind: 'reply-through', room: stalled };
   const held = model.heldRooms()[0];
   if (held) return { kind: 'caught-up', room: held };
   if (model.openRequests() > 0) return { kind: 'deadline' };

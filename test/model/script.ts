@@ -92,7 +92,14 @@ export type Step =
   /** The bridge restarts (every room goes on from its stored state). */
   | { readonly kind: 'restart' }
   /** The room's next post is refused by the platform. */
-  | { readonly kind: 'post-fails'; readonly room: string };
+  | { readonly kind: 'post-fails'; readonly room: string }
+  /**
+   * The room's next reply keeps failing for a reason that passes (5xx): it waits, tried again by the bridge, and the
+   * room waits with it, until `reply-through` (across restarts) or an operator's /pass or /reset drops it.
+   */
+  | { readonly kind: 'reply-stalls'; readonly room: string }
+  /** The platform takes the room's waiting reply now. */
+  | { readonly kind: 'reply-through'; readonly room: string };
 
 /** A bridge line, as both sides classify it. */
 export type LineInfo =

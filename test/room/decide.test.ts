@@ -3,6 +3,8 @@
  * asked, in which role, about which message; what is posted; how requests settle; hand-backs and their lines.
  */
 import { describe, expect, it } from 'vitest';
+import { decide } from '../../src/room/decide.js';
+import { EMPTY_STATE, type RoomSetup } from '../../src/room/state.js';
 import { MachineSystem } from '../model/machine.js';
 import { MAIN, type Observed, type Oracle, type Step, type World, type WorldAgent } from '../model/script.js';
 
@@ -261,5 +263,68 @@ describe('the room machine', () => {
       say('thanks all'),
     ]);
     expect(a).toEqual(b);
+  });
+
+  it('keeps a reply the platform keeps failing waiting, and the room with it, then posts and routes it (3.7)', () => {
+    const oracle: Oracle = { ada: [text('@bo what do you think?')], bo: [text('bo agrees')] };
+    const m = new MachineSystem(world([agent('ada'), agent('bo')]), oracle);
+    const waiting = run(m, [
+      { kind: 'reply-stalls', room: MAIN },
+      say('@ada please check the plan'),
+      say('@bo and you?', 'bob'),
+    ]);
+    expect(posts(waiting)).toEqual([]);
+    // Nothing else starts while the reply waits; bob's question waits in the queue.
+    expect(asks(waiting)).toEqual(['ada:addressed']);
+    expect(m.state(MAIN).posts.map((p) => p.text)).toEqual(['@bo what do you think?']);
+    expect(m.state(MAIN).control.holder).toBe('agents');
+    const through = run(m, [{ kind: 'reply-through', room: MAIN }]);
+    expect(posts(through)).toEqual(['ada: @bo what do you think?', 'bo: bo agrees']);
+  });
+
+  it('drops a reply still waiting for the platform on /pass and on /reset: it is never posted (8.1, 8.3)', () => {
+    for (const name of ['pass', 'reset'] as const) {
+      const m = new MachineSystem(world([agent('ada')]), { ada: [text('first answer'), text('second answer')] });
+      run(m, [{ kind: 'reply-stalls', room: MAIN }, say('@ada one?')]);
+      expect(m.state(MAIN).posts).toHaveLength(1);
+      const dropped = run(m, [{ kind: 'command', room: MAIN, name, args: '', operator: true }]);
+      expect(m.state(MAIN).posts).toEqual([]);
+      expect(m.state(MAIN).current).toBeNull();
+      const after = run(m, [{ kind: 'reply-through', room: MAIN }, say('@ada two?')]);
+      expect(posts([...dropped, ...after])).toEqual(['ada: second answer']);
+    }
+  });
+
+  it("fails the call of an action's post that /pass drops before it reached the platform, and says so", () => {
+    const setup: RoomSetup = {
+      key: 'chat:main',
+      agents: [{ name: 'ada', activation: 'mention' }],
+      turnLimit: 20,
+      kind: 'room',
+      privacy: 'off',
+      requestTimeoutMs: 600_000,
+      editWindowMs: 120_000,
+      maxToolRounds: 8,
+      batching: false,
+    };
+    const state = {
+      ...EMPTY_STATE,
+      posts: [{ id: 1, agent: 'ada', text: 'a note for the room', at: 1, purpose: 'action' as const, call: 'call-1' }],
+      nextPost: 2,
+    };
+    const pass = { id: 'c', name: 'pass' as const, args: '', user: 'op', isOperator: true };
+    const decision = decide(setup, state, { type: 'command', now: 2, command: pass }, { nextRequestId: 1 });
+    expect(decision.state.posts).toEqual([]);
+    expect(decision.effects).toEqual(
+      expect.arrayContaining([
+        { type: 'drop-post', post: 1 },
+        {
+          type: 'action-result',
+          call: 'call-1',
+          result: { kind: 'failed', reason: 'an operator dropped it before it could be posted' },
+        },
+        { type: 'answer', command: 'c', text: 'Control is with the humans (1 waiting post dropped).' },
+      ]),
+    );
   });
 });

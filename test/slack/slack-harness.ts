@@ -4,6 +4,7 @@
  * per test; close() ends every socket and server.
  */
 import { SlackAdapter } from '../../adapters/slack/index.js';
+import type { Backoff } from '../../src/bridge/backoff.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
 import { type Logger, silentLogger } from '../../src/log.js';
@@ -101,6 +102,8 @@ export async function startSlackHarness(options: {
   logger?: Logger;
   /** The clock the adapter measures a reconnect's gap by (default: the real one). */
   clock?: () => number;
+  /** The bridge's waits between tries of a store write or a post (default: the bridge's own). */
+  backoff?: Backoff;
 }): Promise<SlackHarness> {
   const slack = await startFakeSlack();
   const llm = await startFakeOpenAI();
@@ -131,7 +134,8 @@ export async function startSlackHarness(options: {
     const adapter = new ObservedAdapter(
       new SlackAdapter({ config, logger, ...(options.clock ? { clock: options.clock } : {}) }),
     );
-    return { adapter, bridge: createBridge({ config, store, sandbox, adapters: [adapter], logger }) };
+    const backoff = options.backoff ? { backoff: options.backoff } : {};
+    return { adapter, bridge: createBridge({ config, store, sandbox, adapters: [adapter], logger, ...backoff }) };
   };
   const first = build();
   const inner = first.adapter.inner;

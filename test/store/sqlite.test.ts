@@ -1,11 +1,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StoreError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import { EMPTY_STATE, type RoomState } from '../../src/room/state.js';
 import { migrate, openStore, readMigrations, type SqliteStore } from '../../src/store/index.js';
+import { writeError } from '../../src/store/sqlite/write-errors.js';
+import { fillDisk } from '../helpers/full-disk.js';
 import { human, message, stateAfter, storeContract } from './contract.js';
 
 storeContract('SQLite', async () => {
@@ -94,6 +99,65 @@ describe('SQLite store', () => {
     await expect(store.rooms.open('test', 'room')).rejects.toThrow(
       'room test:room: its stored state (channels.state) is not valid JSON',
     );
+  });
+
+  it("waits for another connection's write lock instead of failing at once, also when a decision reads first", async () => {
+    const room = await store.rooms.open('test', 'room');
+    // A long reply's chunks: the commit looks its further ids up before it writes.
+    const reply = human(1, 'a long reply', ['r1', 'r2'], { kind: 'agent', author: 'code', authorId: 'b1' });
+    // Another process's writer (here a worker thread, so that it can let go while this thread waits on SQLite).
+    const holder = new Worker(
+      `const Database = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))});
+       const { parentPort } = require('node:worker_threads');
+       const db = new Database(${JSON.stringify(file())});
+       db.exec('BEGIN IMMEDIATE');
+       db.exec("UPDATE channels SET caught_up = 'held' WHERE id = ${room.id}");
+       parentPort.postMessage('locked');
+       setTimeout(() => { db.exec('COMMIT'); db.close(); }, 400);`,
+      { eval: true },
+    );
+    try {
+      await new Promise((resolve, reject) => holder.once('message', resolve).once('error', reject));
+      const started = performance.now();
+      await expect(store.rooms.commit(room.id, [message(reply)], stateAfter(EMPTY_STATE, reply))).resolves.toBe('done');
+      expect(performance.now() - started).toBeGreaterThan(200);
+      expect(await store.rooms.seen(room.id, 'r2')).toBe(true);
+      expect(await store.rooms.caughtUp('test', 'room')).toBe('held');
+    } finally {
+      await holder.terminate();
+    }
+  });
+
+  it('reports a write a full disk refuses as a StoreError worth another try, and takes it once there is space', async () => {
+    const room = await store.rooms.open('test', 'room');
+    const disk = fillDisk(store.db);
+    const said = human(1, 'during the outage', ['d1']);
+    const failed = await store.rooms.commit(room.id, [message(said)], stateAfter(EMPTY_STATE, said)).catch((e) => e);
+    expect(failed).toBeInstanceOf(StoreError);
+    expect(failed).toMatchObject({ retryable: true, message: 'database or disk is full' });
+    disk.free();
+    await expect(store.rooms.commit(room.id, [message(said)], stateAfter(EMPTY_STATE, said))).resolves.toBe('done');
+    expect(await store.rooms.seen(room.id, 'd1')).toBe(true);
+  });
+
+  it("reports a new room's row a read-only database refuses as a StoreError worth another try", async () => {
+    store.db.pragma('query_only = ON');
+    await expect(store.rooms.open('test', 'room')).rejects.toMatchObject({
+      retryable: true,
+      message: 'attempt to write a readonly database',
+    });
+    store.db.pragma('query_only = OFF');
+    expect((await store.rooms.open('test', 'room')).key).toBe('test:room');
+  });
+
+  it('reports a write SQLite would refuse again (a broken constraint) as a StoreError not worth another try', () => {
+    expect(
+      writeError(Object.assign(new Error('UNIQUE constraint failed'), { code: 'SQLITE_CONSTRAINT_UNIQUE' })),
+    ).toMatchObject({ retryable: false });
+    expect(writeError(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }))).toMatchObject({
+      retryable: true,
+    });
+    expect(writeError(new TypeError('a bug'))).toMatchObject({ retryable: false });
   });
 
   describe('an upgrade from the journal schema (006)', () => {

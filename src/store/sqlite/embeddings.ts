@@ -73,7 +73,7 @@ export class SqliteEmbeddings implements EmbeddingPort {
   }
 
   async put(entries: ReadonlyArray<{ id: number; vector: Float32Array }>, model: string): Promise<void> {
-    this.putAll(entries, model);
+    this.putAll.immediate(entries, model);
   }
 
   async pending(model: string, after: number, limit: number): Promise<PendingEmbedding[]> {

@@ -102,7 +102,7 @@ export class SqliteActions implements ActionPort {
   }
 
   async add(agent: string, place: Place, text: string, at: number): Promise<void> {
-    this.addPruned(agent.toLowerCase(), place, text, at);
+    this.addPruned.immediate(agent.toLowerCase(), place, text, at);
   }
 
   /** Newest first. */

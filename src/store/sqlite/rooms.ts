@@ -21,6 +21,7 @@ import {
   toTranscript,
   UPSERT_REQUEST,
 } from './rows.js';
+import { writeError } from './write-errors.js';
 
 interface ChannelDb {
   id: number;
@@ -238,20 +239,28 @@ export class SqliteRooms implements RoomStore {
         if (only) applyWrite(roomId, only);
         return;
       }
-      inTransaction(roomId, writes, snapshot);
+      // BEGIN IMMEDIATE: a transaction that reads before it writes (a message's further ids) takes the write lock
+      // first, so another writer makes it wait (busy_timeout); a deferred one would fail at once ("database is
+      // locked") when it came to write.
+      inTransaction.immediate(roomId, writes, snapshot);
     };
 
-    this.forget = db.transaction((roomId: number) => {
+    const forget = db.transaction((roomId: number) => {
       q.keepDerived.run({ room: roomId });
       q.keepIds.run(roomId);
       q.clear.run(roomId);
     });
+    this.forget = (roomId) => forget.immediate(roomId);
   }
 
   async open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord> {
     let row = this.q.room.get(platform, channel);
     if (!row) {
-      this.q.insertRoom.run(platform, channel, directAgent ?? null, Date.now());
+      try {
+        this.q.insertRoom.run(platform, channel, directAgent ?? null, Date.now());
+      } catch (error) {
+        throw writeError(error);
+      }
       row = this.q.room.get(platform, channel);
     }
     if (!row) throw new RoundtableError('store', `room ${platform}:${channel} could not be stored`);
@@ -269,7 +278,7 @@ export class SqliteRooms implements RoomStore {
       this.apply(roomId, writes, snapshot);
     } catch (error) {
       if (error === DUPLICATE) return 'duplicate';
-      throw error;
+      throw writeError(error);
     }
     this.last.set(roomId, state);
     return 'done';

@@ -115,15 +115,16 @@ export interface FakeDiscord {
   gatewayConnected(bot: FakeBot | string): boolean;
   /** The next `count` matching requests answer 429 with Retry-After. */
   rateLimit(rule: { method?: string; path?: string; count?: number; retryAfterMs?: number; global?: boolean }): void;
-  /**
-   * The next `count` matching requests fail with `status` (default 500), as Discord's bad minutes do; discord.js
-   * tries a request 4 times on a 5xx, so 4 failures make one call fail.
-   */
-  failRequests(rule: { method?: string; path?: string; count?: number; status?: number }): void;
-  /** Requests fail no more (the rules failRequests added are dropped). */
-  stopFailing(): void;
   /** The next `count` message posts are created (and fanned out) but answered 502, so clients retry. */
   loseResponses(count: number): void;
+  /**
+   * The next `count` (default 1) matching requests are refused with `status` (500 by default) and nothing is done:
+   * a Discord outage (5xx; discord.js tries a request 4 times on a 5xx, so 4 failures make one call fail) or a
+   * refusal (403 Missing Access, 404 Unknown Channel) with Discord's error body.
+   */
+  failRequests(rule: { method?: string; path?: string; count?: number; status?: number; code?: number }): void;
+  /** Every request failRequests planned and not yet answered goes through again. */
+  stopFailing(): void;
   /** The bots lose (or regain) Attach Files: messages with files are refused. */
   refuseAttachments(refuse: boolean): void;
   /** Registered application commands: `${applicationId}:${guildId | 'global'}` → commands. */
@@ -386,8 +387,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     loseResponses(count) {
       context.lostResponses += count;
     },
-    refuseAttachments(refuse) {
-      context.refuseAttachments = refuse;
+    stopFailing() {
+      context.failures.length = 0;
     },
     failRequests(rule) {
       context.failures.push({
@@ -395,10 +396,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
         ...(rule.path ? { path: rule.path } : {}),
         remaining: rule.count ?? 1,
         status: rule.status ?? 500,
+        code: rule.code ?? 0,
       });
     },
-    stopFailing() {
-      context.failures.length = 0;
+    refuseAttachments(refuse) {
+      context.refuseAttachments = refuse;
     },
     rateLimit(rule) {
       context.rateLimits.push({

@@ -28,13 +28,14 @@ export interface RateLimitRule {
   readonly global: boolean;
 }
 
-/** The next `remaining` matching requests fail with a server error (Discord has its bad minutes too). */
+/** Requests refused with an error status (and not carried out), while `remaining` lasts. */
 export interface FailureRule {
   readonly method?: string;
-  /** Matches paths containing this text (all paths when absent). */
   readonly path?: string;
   remaining: number;
   readonly status: number;
+  /** Discord's JSON error code (0 for a server error). */
+  readonly code: number;
 }
 
 export interface InteractionReply {
@@ -141,15 +142,6 @@ export async function handleRest(context: RestContext, request: IncomingMessage,
     const bot = context.world.botByToken(request.headers.authorization);
     context.requests.push({ method, path, query: url.searchParams, botId: bot?.id, body });
 
-    const failure = context.failures.find(
-      (rule) =>
-        rule.remaining > 0 && (!rule.method || rule.method === method) && (!rule.path || path.includes(rule.path)),
-    );
-    if (failure) {
-      failure.remaining -= 1;
-      return send(response, failure.status, { code: 0, message: `${failure.status}: Internal Server Error` });
-    }
-
     const limit = context.rateLimits.find(
       (rule) =>
         rule.remaining > 0 && (!rule.method || rule.method === method) && (!rule.path || path.includes(rule.path)),
@@ -168,6 +160,16 @@ export async function handleRest(context: RestContext, request: IncomingMessage,
           ...(limit.global ? { 'x-ratelimit-global': 'true' } : {}),
         },
       );
+    }
+
+    const failure = context.failures.find(
+      (rule) =>
+        rule.remaining > 0 && (!rule.method || rule.method === method) && (!rule.path || path.includes(rule.path)),
+    );
+    if (failure) {
+      failure.remaining -= 1;
+      const message = failure.status >= 500 ? `${failure.status}: Internal Server Error` : 'Missing Access';
+      return send(response, failure.status, { message, code: failure.code });
     }
 
     // Interaction callbacks and webhook edits authenticate by the interaction token, not the bot token.

@@ -155,6 +155,11 @@ export class FakeSlack implements WebApiHost {
     this.faults.set(method, [...(this.faults.get(method) ?? []), ...faults]);
   }
 
+  /** The faults planned for a method and not yet served are dropped: its calls work again. */
+  recover(method: string): void {
+    this.faults.delete(method);
+  }
+
   // ---- things people do ----
 
   /** A human writes in a conversation (optionally in a thread); the message fans out. */
@@ -609,6 +614,11 @@ export class FakeSlack implements WebApiHost {
       return void res
         .writeHead(429, { 'content-type': 'application/json', 'retry-after': String(fault.retryAfterS) })
         .end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+    }
+    if (fault?.kind === 'http') {
+      record(fault.status);
+      this.notify();
+      return void res.writeHead(fault.status, { 'content-type': 'text/plain' }).end('Service Unavailable');
     }
     if (fault?.kind === 'error') {
       record(200);

@@ -86,6 +86,8 @@ export interface ApiCall {
 export type Fault =
   | { readonly kind: 'rate-limit'; readonly retryAfterS: number }
   | { readonly kind: 'error'; readonly error: string }
+  /** Answer with an HTTP error status (a 5xx outage) without performing the call. */
+  | { readonly kind: 'http'; readonly status: number }
   /** Perform the call, then drop the connection before answering (the caller cannot know it succeeded). */
   | { readonly kind: 'drop-after' };
 
