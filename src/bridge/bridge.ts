@@ -19,7 +19,7 @@ import { Reception } from './reception.js';
 import type { RoomActor } from './room-actor.js';
 import { Rooms } from './rooms.js';
 import { statusText } from './status.js';
-import { Timers } from './timers.js';
+import { processScheduler, type Scheduler, Timers } from './timers.js';
 import { Turns } from './turns.js';
 import { Uploads } from './uploads.js';
 
@@ -32,6 +32,8 @@ export interface BridgeOptions {
   /** Builds each agent's LLM client (default: the OpenAI SDK against the agent's endpoint). */
   readonly llm?: LlmFactory;
   readonly clock?: () => number;
+  /** Runs the requests' deadlines (default: timers of the process, by `clock`). */
+  readonly scheduler?: Scheduler;
 }
 
 /** Messages kept in a turn's view of its room: the context window, at least. */
@@ -175,7 +177,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   });
 
   const calls = new Calls();
-  const timers = new Timers(clock);
+  const timers = new Timers(options.scheduler ?? processScheduler(clock));
   const chats = new PrivateChats({ agents, chats: store.chats, clock, ttlMs: settings.CHAT_REQUEST_TIMEOUT_S * 1000 });
   const services = storeServices(store, config, log, clock);
   const llm = options.llm ?? defaultLlmFactory(config, log);
