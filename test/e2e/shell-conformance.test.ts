@@ -25,6 +25,7 @@ const CARRIED = [
   'a message in a channel fetched by a catch-up',
   'edit',
   'edit (late)',
+  'edit in a DM',
   'an edit that woke someone',
   'command /pass',
   'command /pass <arg>',

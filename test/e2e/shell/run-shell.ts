@@ -55,7 +55,8 @@ function kindOf(step: Step): string {
   }
   if (step.kind === 'command')
     return `command /${step.name}${step.args ? ' <arg>' : ''}${step.operator ? '' : ' (not an operator)'}`;
-  if (step.kind === 'edit') return `edit${step.late ? ' (late)' : ''}`;
+  if (step.kind === 'edit')
+    return `edit${step.room.startsWith('chat:dm-') ? ' in a DM' : ''}${step.late ? ' (late)' : ''}`;
   return step.kind;
 }
 
