@@ -27,7 +27,7 @@ import type { RoomActor } from './room-actor.js';
 import { Rooms } from './rooms.js';
 import { statusText } from './status.js';
 import { StoreOutage } from './store-outage.js';
-import { Timers } from './timers.js';
+import { processScheduler, type Scheduler, Timers } from './timers.js';
 import { Turns } from './turns.js';
 import { Uploads } from './uploads.js';
 
@@ -42,6 +42,8 @@ export interface BridgeOptions {
   readonly clock?: () => number;
   /** The waits between tries of what failed for a reason that passes: a store write, a post (default 1 s to 60 s). */
   readonly backoff?: Backoff;
+  /** Runs the requests' deadlines (default: timers of the process, by `clock`). */
+  readonly scheduler?: Scheduler;
 }
 
 const HELD_COMMAND = 'the bridge cannot save to its store right now; it is carried out as soon as it can.';
@@ -201,7 +203,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   });
 
   const calls = new Calls();
-  const timers = new Timers(clock);
+  const timers = new Timers(options.scheduler ?? processScheduler(clock));
   const chats = new PrivateChats({ agents, chats: store.chats, clock, ttlMs: settings.CHAT_REQUEST_TIMEOUT_S * 1000 });
   const spend = new SpendMeter({ store: store.spend, settings, agents, clock, log });
   reportSpend(() => spend.snapshot());

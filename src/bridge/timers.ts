@@ -1,29 +1,46 @@
 /** Deadlines, as events: a request's deadline is delivered to its room when it falls due. */
 import type { RoomActor } from './room-actor.js';
 
-export class Timers {
-  private readonly pending = new Map<string, NodeJS.Timeout>();
+/** A request's deadline: when it falls due (ms since the epoch, by the bridge's clock), and where. */
+export interface Deadline {
+  readonly room: string;
+  readonly request: number;
+  readonly at: number;
+}
 
-  constructor(private readonly clock: () => number) {}
+/**
+ * Runs `fire` once when the deadline falls due; the function it returns cancels it. A waiting deadline alone must
+ * keep nothing running: a room waiting only for one is idle.
+ */
+export type Scheduler = (deadline: Deadline, fire: () => void) => () => void;
+
+/** The scheduler of a running bridge: a timer of the process that does not keep it alive. */
+export function processScheduler(clock: () => number): Scheduler {
+  return ({ at }, fire) => {
+    const timer = setTimeout(fire, Math.max(0, at - clock()));
+    timer.unref();
+    return () => clearTimeout(timer);
+  };
+}
+
+export class Timers {
+  private readonly pending = new Map<string, () => void>();
+
+  constructor(private readonly schedule: Scheduler) {}
 
   /** Delivers the deadline of `request` to the room at `at` (ms since the epoch); once per request. */
   at(actor: RoomActor, at: number, request: number): void {
     const key = `${actor.key}#${request}`;
-    clearTimeout(this.pending.get(key));
-    const timer = setTimeout(
-      () => {
-        this.pending.delete(key);
-        void actor.deliver({ type: 'deadline', request }, { urgent: true });
-      },
-      Math.max(0, at - this.clock()),
-    );
-    // A deadline alone keeps nothing running: a room waiting only for one is idle.
-    timer.unref();
-    this.pending.set(key, timer);
+    this.pending.get(key)?.();
+    const cancel = this.schedule({ room: actor.key, request, at }, () => {
+      this.pending.delete(key);
+      void actor.deliver({ type: 'deadline', request }, { urgent: true });
+    });
+    this.pending.set(key, cancel);
   }
 
   stop(): void {
-    for (const timer of this.pending.values()) clearTimeout(timer);
+    for (const cancel of this.pending.values()) cancel();
     this.pending.clear();
   }
 }

@@ -85,7 +85,7 @@ export interface RoomStore {
   addressedBy(roomId: number, platformId: string): Promise<string[] | undefined>;
   /** Forgets a room's messages; their platform ids stay known (nothing is answered twice). */
   clear(roomId: number): Promise<void>;
-  /** The newest platform message id stored for a room (where a catch-up starts without a mark). */
+  /** The newest platform message id stored for a room, never an edit's (where a catch-up starts without a mark). */
   lastPlatformMessageId(platform: string, channel: string): Promise<string | undefined>;
   /** A room's catch-up mark: the platform id up to which nothing is missing. */
   caughtUp(platform: string, channel: string): Promise<string | undefined>;

@@ -113,6 +113,26 @@ describe('fake Discord with the real discord.js', () => {
     expect(fake.world.deleted.map((message) => message.id)).toEqual([quiet.id]);
   });
 
+  it('refuses the next posts in a channel as Discord refuses a bot without Send Messages, and creates nothing', async () => {
+    const channel = fake.channel('general').id;
+    const before = fake.messages('general').length;
+    fake.refusePosts('general', 1);
+    await expect(one.rest.post(`/channels/${channel}/messages`, { body: { content: 'refused' } })).rejects.toThrow(
+      /Missing Permissions/,
+    );
+    expect(fake.messages('general')).toHaveLength(before);
+    await one.rest.post(`/channels/${channel}/messages`, { body: { content: 'allowed again' } });
+    fake.refusePosts('general', 2);
+    fake.refusePosts('general', 0);
+    await one.rest.post(`/channels/${channel}/messages`, { body: { content: 'refusals ended' } });
+    expect(
+      fake
+        .messages('general')
+        .slice(before)
+        .map((message) => message.content),
+    ).toEqual(['allowed again', 'refusals ended']);
+  });
+
   it('answers GET messages?after= with what came later', async () => {
     const channel = fake.channel('general');
     const marker = fake.humanSays(channel, 'bob', 'marker');
@@ -194,6 +214,31 @@ describe('fake Discord with the real discord.js', () => {
     expect(
       fake.identifies.filter((entry) => entry.op === 'identify' && entry.botId === fake.bot('two').id),
     ).toHaveLength(2);
+  });
+});
+
+describe('fake Discord on a clock of its own', () => {
+  it('dates messages, their ids and edits by its clock, an edit at the time it is said to be made', async () => {
+    const clock = { now: 1_900_000_000_000 };
+    const fake = await startFakeDiscord({ bots: [{ token: 'tok-one', name: 'one' }], clock: () => clock.now });
+    const bot = await login(fake, 'tok-one');
+    try {
+      const edits: Array<{ id: string; edited: string }> = [];
+      bot.on(Events.Raw, (packet: { t?: string; d?: { id: string; edited_timestamp: string } }) => {
+        if (packet.t === 'MESSAGE_UPDATE' && packet.d)
+          edits.push({ id: packet.d.id, edited: packet.d.edited_timestamp });
+      });
+      const seen = new Promise<Message>((resolve) => bot.once(Events.MessageCreate, resolve));
+      const said = fake.humanSays('general', 'alice', 'at the hour');
+      expect((await seen).createdTimestamp).toBe(clock.now);
+      expect(said.createdAt).toBe(clock.now);
+      fake.humanEdits(said, 'long after', { at: clock.now + 300_000 });
+      await waitFor(() => edits.length === 1);
+      expect(edits).toEqual([{ id: said.id, edited: new Date(clock.now + 300_000).toISOString() }]);
+    } finally {
+      await bot.destroy();
+      await fake.close();
+    }
   });
 });
 

@@ -305,6 +305,24 @@ describe('Discord scenarios through the bridge', () => {
     expect(historyReads().length).toBeGreaterThan(0);
   });
 
+  it('answers a DM missed while the bridge was down when the newest thing the DM stored was an edit', async () => {
+    h = await startDiscordHarness({ agents: [{ name: 'ada' }, { name: 'bo' }] });
+    h.llm.respond((r) => (newestOf(r).includes('are you there') ? { content: 'yes, here' } : { content: '[pass]' }));
+    const first = h.discord.dm('alice', 'ada-bot', 'hello');
+    await h.settle(first.id);
+    // An edit that names someone new is stored as a message of its own, under an id of its own.
+    h.discord.humanEdits(first, `hello <@${h.discord.bot('bo-bot').id}>`);
+    await h.adapter.until(() => h.adapter.received.some((e) => e.messageId.startsWith(`${first.id}:edit:`)));
+    await h.bridge.idle();
+    const dm = h.discord.world.dmChannel(h.discord.human('alice').id, h.discord.bot('ada-bot').id);
+
+    await h.down();
+    h.discord.dm('alice', 'ada-bot', 'are you there?');
+    await h.up();
+    await h.discord.until(() => h.discord.botMessages(dm).length === 1);
+    expect(h.discord.botMessages(dm).map((m) => m.content)).toEqual(['yes, here']);
+  });
+
   it('answers what was said while the bridge was down, once, after it starts again', async () => {
     h = await startDiscordHarness({ agents: [{ name: 'data', activation: 'always' }] });
     let n = 0;

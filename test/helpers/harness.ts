@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { type Bridge, createBridge, type LlmFactory } from '../../src/bridge/index.js';
+import { type Bridge, createBridge, type LlmFactory, type Scheduler } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
 import { type Logger, silentLogger } from '../../src/log.js';
 import type { ChatAdapter, Sandbox } from '../../src/ports.js';
@@ -36,6 +36,9 @@ export async function startHarness(options: {
   llm?: (config: Config) => LlmFactory;
   /** How the fake model reports usage (default: a chars/4 estimate). */
   llmUsage?: 'estimate' | 'openai';
+  /** The bridge's clock and what runs its deadlines (default: the process's). */
+  clock?: () => number;
+  scheduler?: Scheduler;
 }): Promise<Harness> {
   const llm = await startFakeOpenAI(options.llmUsage ? { usage: options.llmUsage } : {});
   const config =
@@ -56,6 +59,8 @@ export async function startHarness(options: {
       adapters: [adapter, ...(options.adapters ?? [])],
       logger,
       ...(options.llm ? { llm: options.llm(config) } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.scheduler ? { scheduler: options.scheduler } : {}),
     });
   const harness: Harness = {
     llm,

@@ -83,7 +83,8 @@ export function runCase(c: Case, options: RunOptions = {}): RunResult {
   return result(broken ? `the machine broke a rule:\n${broken}` : undefined);
 }
 
-function drainStep(model: ModelSystem): Step | undefined {
+/** The next step that settles what the model still has going, or undefined when nothing is left. */
+export function drainStep(model: ModelSystem): Step | undefined {
   const busy = model.busyRooms()[0];
   if (busy) return { kind: 'deliver', room: busy };
   const stalled = model.stalledRooms()[0];

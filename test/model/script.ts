@@ -137,7 +137,10 @@ export type Observed =
   | { readonly kind: 'hand-back'; readonly room: string; readonly reason: string }
   | { readonly kind: 'action'; readonly result: string };
 
-/** A system under test: the machine (src/room decide) or the model (test/model). */
+/**
+ * A system under test: the machine (src/room decide), the model (test/model), or the whole bridge on a platform
+ * (test/e2e), which observes a step once everything it set off has settled.
+ */
 export interface System {
-  step(step: Step): Observed[];
+  step(step: Step): Observed[] | Promise<Observed[]>;
 }

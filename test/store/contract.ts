@@ -278,6 +278,17 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         expect(await store.rooms.lastPlatformMessageId('slack', 'C1')).toBe('1.0002');
       });
 
+      it("tells a room's newest platform message id, never an edit's own id (a catch-up starts after a message)", async () => {
+        const room = await store.rooms.open('discord', 'c1');
+        const writes = [
+          human(1, 'first', ['100']),
+          human(2, 'second', ['200']),
+          human(3, '(edited) first, again', ['100:edit:5']),
+        ];
+        await store.rooms.commit(room.id, writes.map(message), stateAfter(EMPTY_STATE, ...writes));
+        expect(await store.rooms.lastPlatformMessageId('discord', 'c1')).toBe('200');
+      });
+
       it("lists a platform's rooms, most recently active first, with the DM's agent", async () => {
         const quiet = await store.rooms.open('discord', 'quiet');
         const busy = await store.rooms.open('discord', 'busy');

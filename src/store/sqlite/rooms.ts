@@ -160,9 +160,11 @@ export class SqliteRooms implements RoomStore {
          WHERE channel_id = ? AND platform_message_id IS NOT NULL ON CONFLICT DO NOTHING`,
       ),
       clear: db.prepare('DELETE FROM messages WHERE channel_id = ?'),
+      // An edit stored as a message of its own has an id of its own (`<id>:edit:…`), not one of the platform's.
       lastRef: db.prepare<[string, string], { platform_message_id: string }>(
         `SELECT m.platform_message_id FROM messages m JOIN channels c ON c.id = m.channel_id
-         WHERE c.platform = ? AND c.channel = ? AND m.platform_message_id IS NOT NULL ORDER BY m.id DESC LIMIT 1`,
+         WHERE c.platform = ? AND c.channel = ? AND m.platform_message_id IS NOT NULL
+           AND m.platform_message_id NOT LIKE '%:edit:%' ORDER BY m.id DESC LIMIT 1`,
       ),
       caughtUp: db.prepare<[string, string], { caught_up: string | null }>(
         'SELECT caught_up FROM channels WHERE platform = ? AND channel = ?',

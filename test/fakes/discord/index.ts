@@ -37,6 +37,8 @@ export interface FakeDiscordOptions {
   readonly humans?: readonly { readonly name: string; readonly nick?: string; readonly manageChannels?: boolean }[];
   /** Guild text channel names; default `general`. */
   readonly channels?: readonly string[];
+  /** When messages and edits are made (default: the process's clock); read at each one. */
+  readonly clock?: () => number;
 }
 
 export interface FakeDiscord {
@@ -72,8 +74,11 @@ export interface FakeDiscord {
     text: string,
     options?: { replyTo?: string; embeds?: readonly FakeEmbed[] },
   ): FakeMessage;
-  /** A human edits their message: every bot that sees it gets MESSAGE_UPDATE with the whole message. */
-  humanEdits(message: FakeMessage, text: string): void;
+  /**
+   * A human edits their message: every bot that sees it gets MESSAGE_UPDATE with the whole message. `at`: when the
+   * edit was made (default: now).
+   */
+  humanEdits(message: FakeMessage, text: string, options?: { at?: number }): void;
   /**
    * Discord resolves a link preview in a message: MESSAGE_UPDATE with the embed and no `edited_timestamp`
    * (nobody edited anything).
@@ -127,6 +132,11 @@ export interface FakeDiscord {
   stopFailing(): void;
   /** The bots lose (or regain) Attach Files: messages with files are refused. */
   refuseAttachments(refuse: boolean): void;
+  /**
+   * The next `count` message posts in a channel (from now on: not added to refusals still pending) are refused with
+   * 403 Missing Permissions, and nothing is created; 0 ends the refusals.
+   */
+  refusePosts(channel: FakeChannel | string, count?: number): void;
   /** Registered application commands: `${applicationId}:${guildId | 'global'}` → commands. */
   readonly commands: ReadonlyMap<string, unknown[]>;
   /** Interaction follow-ups (the parts of a long command answer after the first). */
@@ -161,6 +171,7 @@ function serveAttachment(world: World, raw: string, response: ServerResponse): n
 
 export async function startFakeDiscord(options: FakeDiscordOptions): Promise<FakeDiscord> {
   const world = new World();
+  if (options.clock) world.clock = options.clock;
   for (const bot of options.bots) world.addBot(bot.token, bot.name);
   for (const human of options.humans ?? [{ name: 'alice' }]) {
     world.addHuman(human.name, {
@@ -183,6 +194,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     failures: [] as FailureRule[],
     lostResponses: 0,
     refuseAttachments: false,
+    refusedPosts: new Map<string, number>(),
     interactions: new Map<string, PendingInteraction>(),
     followUps: [],
     commands: new Map(),
@@ -282,11 +294,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       context.publish(message);
       return message;
     },
-    humanEdits(message, text) {
+    humanEdits(message, text, extra = {}) {
       message.content = text;
       message.mentionIds = world.mentionsIn(text);
       message.edits.push(text);
-      message.editedAt = Date.now();
+      message.editedAt = extra.at ?? world.clock();
       context.update(message);
     },
     embedResolves(message) {
@@ -401,6 +413,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     },
     refuseAttachments(refuse) {
       context.refuseAttachments = refuse;
+    },
+    refusePosts(where, count = 1) {
+      context.refusedPosts.set(channel(where).id, count);
     },
     rateLimit(rule) {
       context.rateLimits.push({

@@ -61,6 +61,8 @@ export interface RestContext {
   lostResponses: number;
   /** Bots lack Attach Files: a message with files is refused (403, 50013). */
   refuseAttachments: boolean;
+  /** Channel id → how many of its next message posts are refused (403, 50013), as when a bot lost Send Messages. */
+  readonly refusedPosts: Map<string, number>;
   /** Interactions awaiting their reply, by token. */
   readonly interactions: Map<string, PendingInteraction>;
   /** Follow-up messages sent after an interaction's reply (`POST /webhooks/{app}/{token}`), in order. */
@@ -284,7 +286,7 @@ function route(
       message.mentionIds = [...new Set([...world.mentionsIn(content), ...replied])];
       message.edits.push(content);
     }
-    message.editedAt = Date.now();
+    message.editedAt = world.clock();
     context.update(message);
     return send(response, 200, messageJson(world, message, { gateway: false }));
   }
@@ -316,6 +318,11 @@ function postMessage(context: RestContext, bot: FakeBot, channelId: string, body
   const files = input.files ?? [];
   if (content.trim() === '' && files.length === 0) throw new HttpError(400, 50006, 'Cannot send an empty message');
   if (files.length > 0 && context.refuseAttachments) throw new HttpError(403, 50013, 'Missing Permissions');
+  const refusals = context.refusedPosts.get(channelId) ?? 0;
+  if (refusals > 0) {
+    context.refusedPosts.set(channelId, refusals - 1);
+    throw new HttpError(403, 50013, 'Missing Permissions');
+  }
   if (content.length > 2000) throw new HttpError(400, 50035, 'Invalid Form Body: content must be 2000 or fewer');
   const nonce = typeof input.nonce === 'string' || typeof input.nonce === 'number' ? String(input.nonce) : null;
   if (nonce && nonce.length > 25) throw new HttpError(400, 50035, 'Invalid Form Body: nonce over 25 characters');

@@ -99,8 +99,9 @@ export interface AllowedMentions {
 /** Snowflakes that grow with time and never repeat, so `after=` paging works like Discord's. */
 export class SnowflakeClock {
   private last = 0n;
+  constructor(private readonly now: () => number = Date.now) {}
   next(): string {
-    let id = (BigInt(Date.now()) - DISCORD_EPOCH) << 22n;
+    let id = (BigInt(Math.floor(this.now())) - DISCORD_EPOCH) << 22n;
     if (id <= this.last) id = this.last + 1n;
     this.last = id;
     return id.toString();
@@ -108,7 +109,9 @@ export class SnowflakeClock {
 }
 
 export class World {
-  readonly ids = new SnowflakeClock();
+  /** When things happen on this Discord: messages' times and ids, edits (tests may run it ahead of the process). */
+  clock: () => number = Date.now;
+  readonly ids = new SnowflakeClock(() => this.clock());
   readonly guildId: string;
   readonly guildName = 'Roundtable test server';
   readonly ownerId: string;
@@ -284,7 +287,7 @@ export class World {
         : null,
       mentionIds: [...mentionIds],
       pinged,
-      createdAt: Date.now(),
+      createdAt: this.clock(),
       editedAt: null,
       edits: [],
     };
