@@ -113,7 +113,7 @@ export class ModelSystem implements System {
   private edit(room: Room, back: number, text: string, late: boolean): void {
     const r = this.rules;
     const original = room.said[room.said.length - back];
-    if (!original) return;
+    if (!original || room.dm !== undefined) return; // a DM's message already asked its agent, and only it (2.2.1)
     const at = late ? original.at + this.world.editWindowMs + 1 : r.now;
     if (this.world.editWindowMs <= 0 || at - original.at > this.world.editWindowMs) return;
     const names = this.world.agents.map((a) => a.name);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/room/decide.js';
 import { EMPTY_STATE, type RoomSetup } from '../../src/room/state.js';
 import { MachineSystem } from '../model/machine.js';
-import { MAIN, type Observed, type Oracle, type Step, type World, type WorldAgent } from '../model/script.js';
+import { dmRoom, MAIN, type Observed, type Oracle, type Step, type World, type WorldAgent } from '../model/script.js';
 
 const agent = (name: string, activation: 'always' | 'mention' = 'mention', actions = false): WorldAgent => ({
   name,
@@ -62,6 +62,19 @@ const posts = (observed: Observed[]) =>
   );
 
 describe('the room machine', () => {
+  it("asks nobody about an edit in a DM, even one naming another agent: the DM's message already asked its agent", () => {
+    const oracle: Oracle = { ada: [text('here is my view')], cy: [text('thanks!')] };
+    const m = new MachineSystem(world([agent('ada'), agent('bo', 'always'), agent('cy')]), oracle);
+    const dm = dmRoom('ada', 'alice');
+    const seen = [
+      ...m.step(say('what do you think.', 'alice', dm)),
+      ...m.step({ kind: 'edit', room: dm, back: 1, text: '@cy what do you think.' }),
+    ];
+    seen.push(...run(m, [deliver(dm)]));
+    expect(asks(seen)).toEqual(['ada:direct']);
+    expect(posts(seen)).toEqual(['ada: here is my view']);
+  });
+
   it('asks every agent a human names, in the order named, then the always agents', () => {
     const oracle: Oracle = { beta: [text('beta thinks so')], alpha: [text('alpha thinks so')], data: [text('[pass]')] };
     const m = new MachineSystem(world([agent('alpha'), agent('beta'), agent('data', 'always')]), oracle);
