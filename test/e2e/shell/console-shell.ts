@@ -105,6 +105,8 @@ export class ConsoleShell extends BridgeShell {
         return step.room === MAIN && step.operator ? step : undefined;
       case 'edit':
       case 'post-fails':
+      case 'reply-stalls':
+      case 'reply-through':
       case 'caught-up':
         return undefined;
       default:

@@ -156,6 +156,11 @@ export class DiscordShell extends BridgeShell {
         if (step.args === '' || agent) return { ...step, args: agent?.name ?? '' };
         return undefined;
       }
+      // A reply the platform keeps failing waits for the bridge's retries (seconds apart): not carried here;
+      // test/reliability/post-failure.test.ts plays it through the fakes.
+      case 'reply-stalls':
+      case 'reply-through':
+        return undefined;
       default:
         return step;
     }

@@ -34,4 +34,17 @@ export const SHELL_EXAMPLES: readonly ShellExample[] = [
       ],
     },
   },
+  {
+    name: "refuses a guest's /pass and goes on as if it had not been typed",
+    case: {
+      world: world({ agents: [mention('ada'), always('bo')], humans: ['alice'] }),
+      oracle: { ada: [{ kind: 'text', text: 'on it' }], bo: [{ kind: 'text', text: '[pass]' }] },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@ada can you look?' },
+        { kind: 'command', room: 'chat:main', name: 'pass', args: '', operator: false },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+      ],
+    },
+  },
 ];
