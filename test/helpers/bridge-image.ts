@@ -73,6 +73,7 @@ const CONTEXT_FILES = [
   'agents',
   'sandbox/runner.py',
   'sandbox/demo-workspace',
+  'adapters/web/public',
 ];
 
 /** Builds (or finds) the bridge image; returns its tag. `sandboxImage` is the Debian base it starts from. */
