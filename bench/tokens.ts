@@ -12,7 +12,7 @@
  */
 import type { AgentConfig } from '../src/config/index.js';
 import { runAgentTurn } from '../src/llm/agent-turn.js';
-import { callBatch, prepareBatch } from '../src/llm/batch-call.js';
+import { batchRoster, callBatch, prepareBatch } from '../src/llm/batch-call.js';
 import {
   type ChatCompletionMessageParam,
   createOpenAiClient,
@@ -265,6 +265,7 @@ function batched(client: LlmClient, onUsage: OnUsage, rounds: { batched: number 
       rounds.batched++;
       const prepared = await prepareBatch({
         members: observers.map((agent) => ({ agent, situation: situationFor(agent, false, message) })),
+        roster: batchRoster(agents, observers[0] as AgentConfig),
         agentNames: agents.map((a) => a.name),
         history: room.slice(-Math.max(config.settings.HISTORY_LIMIT + 1, 64)),
         roomKey: 'bench:room',
@@ -274,6 +275,7 @@ function batched(client: LlmClient, onUsage: OnUsage, rounds: { batched: number 
         client,
         model: MODEL,
         transcript: prepared.transcript,
+        seats: prepared.seats,
         agents: prepared.members.map((m) => m.segment),
         sharedTokens: prepared.sharedTokens,
         segmentTokens: prepared.members.map((m) => m.tokens),
