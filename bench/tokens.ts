@@ -23,6 +23,8 @@ import { renderMessage } from '../src/llm/context.js';
 import { renderSituation, type Situation } from '../src/llm/situation.js';
 import { turnContext } from '../src/llm/turn-context.js';
 import type { RoomMessage } from '../src/room/types.js';
+import { costOf } from '../src/spend/meter.js';
+import { NANO_PER_USD } from '../src/spend/money.js';
 import { toolsFor } from '../src/tools/registry.js';
 import type { ToolContext } from '../src/tools/tool.js';
 import { FakeSandbox } from '../test/fakes/fake-sandbox.js';
@@ -52,11 +54,14 @@ const persona = (role: string, habits: string[]) =>
 
 // One model for the room, as batching needs (it batches agents of the same endpoint and model only).
 const MODEL = 'gpt-4o-mini';
+/** What the bench's model costs (OpenAI's list price for gpt-4o-mini, USD per million tokens). */
+const PRICE = { input: 0.15, cached: 0.075, output: 0.6 };
 const config = testConfig({
   agents: [
     {
       name: 'ana',
       model: MODEL,
+      price: PRICE,
       activation: 'always',
       systemPrompt: persona('planner', [
         'You turn the discussion into a plan with owners and dates.',
@@ -67,6 +72,7 @@ const config = testConfig({
     {
       name: 'ben',
       model: MODEL,
+      price: PRICE,
       activation: 'always',
       systemPrompt: persona('critic', [
         'You look for the weakest assumption in every proposal and name it plainly.',
@@ -77,18 +83,21 @@ const config = testConfig({
     {
       name: 'cy',
       model: MODEL,
+      price: PRICE,
       tools: ['bash', 'read_files', 'write_files'],
       systemPrompt: persona('engineer', ['You estimate effort in days and name the riskiest part of the work.']),
     },
     {
       name: 'dee',
       model: MODEL,
+      price: PRICE,
       tools: ['bash', 'read_files', 'write_files'],
       systemPrompt: persona('data analyst', ['You answer with figures from the data and say how you got them.']),
     },
     {
       name: 'eve',
       model: MODEL,
+      price: PRICE,
       tools: ['bash', 'read_files', 'write_files'],
       systemPrompt: persona('support lead', ['You speak for the customers: what they ask for, and what breaks.']),
     },
@@ -362,13 +371,21 @@ function scriptedModel(): (request: RecordedRequest) => FakeReply {
 
 /**
  * Whom a message wakes, as the room's rules have it for this room (no requests, no privacy): the agents a human names
- * (asked, in the order named), then every other `always` agent (observers), never the author.
+ * (asked, in the order named), then, in configured order, every other `always` agent and every agent an agent's
+ * message names (observers: reasons `always` and `mentioned`), never the author. The replies quote the human's
+ * message, so they name the agent the human asked: a mention-only agent then observes too, and batches have
+ * different members from round to round.
  */
 function wakes(room: readonly AgentConfig[], message: RoomMessage): Array<{ agent: AgentConfig; asked: boolean }> {
   const named = message.kind === 'human' ? message.mentions : [];
   const asked = named.flatMap((name) => room.filter((a) => a.name === name).map((agent) => ({ agent, asked: true })));
   const observers = room
-    .filter((a) => a.activation === 'always' && a.name !== message.author && !named.includes(a.name))
+    .filter(
+      (a) =>
+        (a.activation === 'always' || message.mentions.includes(a.name)) &&
+        a.name !== message.author &&
+        !named.includes(a.name),
+    )
     .map((agent) => ({ agent, asked: false }));
   return [...asked, ...observers];
 }
@@ -436,6 +453,8 @@ async function play(make: MakeMode, schema: 'prefix' | 'grammar' = 'prefix'): Pr
 
 const n = (value: number) => value.toLocaleString('en-US');
 const pct = (value: number) => `${(value * 100).toFixed(1)}%`;
+/** What a run's usage costs at the bench's price, in US dollars. */
+const usd = (f: Figures) => costOf(f, PRICE) / NANO_PER_USD;
 
 console.log(
   `Tokens: a scripted room (5 agents, 2 \`always\`; ${HUMAN_MESSAGES} human messages, every other one mentioning a ` +
@@ -444,11 +463,11 @@ console.log(
 const results: Array<{ name: string; figures: Figures }> = [];
 for (const mode of MODES) results.push({ name: mode.name, figures: await play(mode.make, mode.schema) });
 console.log(
-  `  ${'layout'.padEnd(17)} ${'calls'.padStart(6)} ${'input'.padStart(10)} ${'cached'.padStart(10)} ${'uncached'.padStart(10)} ${'output'.padStart(8)} ${'cached %'.padStart(9)} ${'prefix %'.padStart(9)} ${'wall'.padStart(8)}`,
+  `  ${'layout'.padEnd(17)} ${'calls'.padStart(6)} ${'input'.padStart(10)} ${'cached'.padStart(10)} ${'uncached'.padStart(10)} ${'output'.padStart(8)} ${'cached %'.padStart(9)} ${'prefix %'.padStart(9)} ${'cost $'.padStart(8)} ${'wall'.padStart(8)}`,
 );
 for (const { name, figures: f } of results) {
   console.log(
-    `  ${name.padEnd(17)} ${String(f.calls).padStart(6)} ${n(f.input).padStart(10)} ${n(f.cached).padStart(10)} ${n(f.input - f.cached).padStart(10)} ${n(f.output).padStart(8)} ${pct(f.cached / f.input).padStart(9)} ${pct(f.prefixShare).padStart(9)} ${`${f.seconds.toFixed(2)} s`.padStart(8)}`,
+    `  ${name.padEnd(17)} ${String(f.calls).padStart(6)} ${n(f.input).padStart(10)} ${n(f.cached).padStart(10)} ${n(f.input - f.cached).padStart(10)} ${n(f.output).padStart(8)} ${pct(f.cached / f.input).padStart(9)} ${pct(f.prefixShare).padStart(9)} ${usd(f).toFixed(4).padStart(8)} ${`${f.seconds.toFixed(2)} s`.padStart(8)}`,
   );
 }
 const ratio = (name: string, baseline: string, goal = '') => {
@@ -460,7 +479,7 @@ const ratio = (name: string, baseline: string, goal = '') => {
       `uncached input ${((f.input - f.cached) / (b.input - b.cached)).toFixed(2)}, output ` +
       `${(f.output / b.output).toFixed(2)}, cached share ` +
       `${pct(b.cached / b.input)} -> ${pct(f.cached / f.input)}, prefix share ${pct(b.prefixShare)} -> ` +
-      `${pct(f.prefixShare)}${goal}`,
+      `${pct(f.prefixShare)}, cost ${(usd(f) / usd(b)).toFixed(2)}${goal}`,
   );
 };
 ratio('cache-friendly', 'old layout');
@@ -472,8 +491,24 @@ console.log(
   `  batched: ${batchedRounds} rounds asked their observers in one call; in the bridge each of those waits for the ` +
     'BATCH_TICK_MS heartbeat (on average half of it), which the wall time above leaves out',
 );
+console.log(
+  `  priced as ${MODEL} ($${PRICE.input} uncached input, $${PRICE.cached} cached input, $${PRICE.output} output per ` +
+    'million tokens)',
+);
 const cacheFriendly = results.find((r) => r.name === 'cache-friendly')?.figures;
 if (!cacheFriendly) throw new Error('the cache-friendly layout was not played');
+for (const name of ['batched', 'batched, grammar']) {
+  const f = results.find((r) => r.name === name)?.figures;
+  if (!f) throw new Error(`the ${name} layout was not played`);
+  const uncached = (f.input - f.cached) / (cacheFriendly.input - cacheFriendly.cached);
+  const calls = f.calls / cacheFriendly.calls;
+  reportGoal({
+    figure: `tokens: ${name} takes ${uncached.toFixed(2)}x the uncached input and ${calls.toFixed(2)}x the calls of one call per agent`,
+    goal: '<= 1.0x uncached input with <= 0.75x the calls',
+    met: uncached <= 1 && calls <= 0.75,
+    how: `the scripted room played both ways (${HUMAN_MESSAGES} human messages), cached tokens by the fake's OpenAI rule`,
+  });
+}
 reportGoal({
   figure: `tokens: ${pct(cacheFriendly.prefixShare)} of the cache-friendly layout's input repeats an earlier prefix`,
   goal: '>= 80%',
