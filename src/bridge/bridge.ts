@@ -185,7 +185,14 @@ export function createBridge(options: BridgeOptions): Bridge {
   const chats = new PrivateChats({ agents, chats: store.chats, clock, ttlMs: settings.CHAT_REQUEST_TIMEOUT_S * 1000 });
   const spend = new SpendMeter({ store: store.spend, settings, agents, clock, log });
   reportSpend(() => spend.snapshot());
-  const services = storeServices(store, config, log, clock, (room, model) => spend.forEmbeddings(room, model));
+  const services = storeServices(
+    store,
+    config,
+    log,
+    clock,
+    (room, model) => spend.forEmbeddings(room, model),
+    (room) => spend.forSummaries(room),
+  );
   const llm = options.llm ?? defaultLlmFactory(config, log);
   const runner = new AgentRunner(config, llm, sandbox, services);
   const logRoom = settings.PRIVATE_CHAT_LOG;

@@ -3,7 +3,7 @@ import type { RoomMessage, ToolRun } from '../room/types.js';
 import type { AgentMemory, Tool } from '../tools/tool.js';
 import { requestLimit } from './budget.js';
 import type { ChatCompletionMessageParam, LlmUsage } from './client.js';
-import { type ActionEntry, buildContext, type KnowledgeEntry, type Recall } from './context.js';
+import { type ActionEntry, buildContext, type KnowledgeEntry, type Recall, type SummarySource } from './context.js';
 import { tokenCounter } from './tokens.js';
 import { TurnBudget } from './turn-budget.js';
 
@@ -14,6 +14,8 @@ export interface ContextSources {
   recentActions?(agent: string): Promise<readonly ActionEntry[]>;
   /** Retrieval of older messages in a room (embeddings). */
   recall?(roomKey: string): Recall | undefined;
+  /** Summaries of a room's older history (SUMMARY_MODEL). */
+  summaries?(roomKey: string): SummarySource | undefined;
 }
 
 /** The token economy's side of a turn: where its context comes from and where its usage and actions go. */
@@ -67,6 +69,7 @@ export async function turnContext(
     knowledge: agent.tools.includes('remember') ? await sources?.knowledge?.(agent.name) : undefined,
     recentActions: await sources?.recentActions?.(agent.name),
     recall: sources?.recall?.(input.roomKey),
+    summaries: sources?.summaries?.(input.roomKey),
   });
   // A tool result may take what a room message may: half the history share.
   const resultShare = Math.max(256, Math.floor(context.plan.history / 2));

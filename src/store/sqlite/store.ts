@@ -8,6 +8,7 @@ import { SqliteActions, SqliteKnowledge } from './memory.js';
 import { migrate } from './migrate.js';
 import { SqliteRooms } from './rooms.js';
 import { SqliteSpend } from './spend.js';
+import { SqliteSummaries } from './summaries.js';
 import { SqliteToolJournal } from './tool-journal.js';
 import { SqliteUsage } from './usage.js';
 
@@ -26,6 +27,7 @@ export class SqliteStore implements StorePort {
   readonly embeddings: SqliteEmbeddings;
   readonly chats: SqliteChats;
   readonly spend: SqliteSpend;
+  readonly summaries: SqliteSummaries;
   /** The SQLite handle (its own tools and tests may use it; the bridge goes through the port). */
   readonly db: Database.Database;
 
@@ -51,6 +53,7 @@ export class SqliteStore implements StorePort {
     this.embeddings = new SqliteEmbeddings(db);
     this.chats = new SqliteChats(db);
     this.spend = new SqliteSpend(db);
+    this.summaries = new SqliteSummaries(db);
   }
 
   /** A real write (the header's user_version, rewritten unchanged): a full disk or a read-only file shows. */
