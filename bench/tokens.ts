@@ -20,11 +20,15 @@ import {
   type LlmUsage,
 } from '../src/llm/client.js';
 import { renderMessage } from '../src/llm/context.js';
+import { widestBlock } from '../src/llm/history-window.js';
 import { renderSituation, type Situation } from '../src/llm/situation.js';
-import { turnContext } from '../src/llm/turn-context.js';
+import { BlockSummaries, SUMMARY_INSTRUCTIONS } from '../src/llm/summaries.js';
+import { type ContextSources, turnContext } from '../src/llm/turn-context.js';
+import { silentLogger } from '../src/log.js';
 import type { RoomMessage } from '../src/room/types.js';
 import { costOf } from '../src/spend/meter.js';
 import { NANO_PER_USD } from '../src/spend/money.js';
+import type { BlockSummary, SummaryPort } from '../src/store/port.js';
 import { toolsFor } from '../src/tools/registry.js';
 import type { ToolContext } from '../src/tools/tool.js';
 import { FakeSandbox } from '../test/fakes/fake-sandbox.js';
@@ -237,8 +241,14 @@ function oldLayout(agent: AgentConfig, room: readonly RoomMessage[], situation: 
 }
 
 /** The bridge's own context for one agent's turn (the token economy's cache-friendly layout). */
-const ownContext = (agent: AgentConfig, room: readonly RoomMessage[], situation: string) =>
+const ownContext = (
+  agent: AgentConfig,
+  room: readonly RoomMessage[],
+  situation: string,
+  sources?: ContextSources | undefined,
+) =>
   turnContext({
+    sources,
     agent,
     agentNames: agents.map((a) => a.name),
     roomKey: 'bench:room',
@@ -307,6 +317,53 @@ function batched(client: LlmClient, onUsage: OnUsage, rounds: { batched: number 
  * batch of other agents has another schema, and misses the cache); servers that enforce it with a grammar
  * (llama.cpp, vLLM, Ollama) leave it out of the prompt.
  */
+/** A summary store in memory over the bench's room (the bridge keeps them in SQLite: src/store/sqlite/summaries.ts). */
+function memorySummaries(room: () => readonly RoomMessage[]): SummaryPort {
+  const stored = new Map<number, BlockSummary>();
+  return {
+    before: async (_room, width, before) =>
+      [...stored.values()]
+        .filter((b) => b.width === width && b.firstId + width <= before)
+        .sort((a, b) => a.firstId - b.firstId),
+    put: async (_room, summary) => {
+      if (stored.has(summary.firstId)) return false;
+      stored.set(summary.firstId, summary);
+      return true;
+    },
+    block: async (_room, from, to) => room().filter((m) => m.id >= from && m.id < to),
+  };
+}
+
+/** One call per agent with SUMMARY_MODEL set: the blocks that leave the window are summarised (calls counted). */
+function withSummaries(client: LlmClient, onUsage: OnUsage): Mode {
+  let current: readonly RoomMessage[] = [];
+  const summaries = new BlockSummaries({
+    store: memorySummaries(() => current),
+    client: {
+      complete: async (request) => {
+        const response = await client.complete(request);
+        if (response.usage) onUsage(response.usage);
+        return response;
+      },
+    },
+    model: MODEL,
+    width: widestBlock(config.settings.HISTORY_LIMIT),
+    log: silentLogger(),
+    clock: Date.now,
+  });
+  const sources: ContextSources = { summaries: (room) => summaries.source(room) };
+  const mode = oneCallPerAgent('summaries', client, onUsage, (agent, room, situation) =>
+    ownContext(agent, room, situation, sources),
+  );
+  return {
+    name: 'summaries',
+    turn(woken, room, message) {
+      current = room;
+      return mode.turn(woken, room, message);
+    },
+  };
+}
+
 const MODES: ReadonlyArray<{ name: string; make: MakeMode; schema?: 'prefix' | 'grammar' }> = [
   {
     name: 'old layout',
@@ -319,6 +376,7 @@ const MODES: ReadonlyArray<{ name: string; make: MakeMode; schema?: 'prefix' | '
     name: 'cache-friendly',
     make: (client, onUsage) => oneCallPerAgent('cache-friendly', client, onUsage, ownContext),
   },
+  { name: 'summaries', make: (client, onUsage) => withSummaries(client, onUsage) },
   { name: 'batched', make: (client, onUsage, rounds) => batched(client, onUsage, rounds) },
   { name: 'batched, grammar', make: (client, onUsage, rounds) => batched(client, onUsage, rounds), schema: 'grammar' },
 ];
@@ -332,7 +390,12 @@ interface Figures {
   seconds: number;
   /** Rounds whose observers were asked in one batched call. */
   batchedRounds: number;
+  /** Whether the room's last agent request still shows the first human message's fact (itself or its summary). */
+  factReached: boolean;
 }
+
+/** The fact of the first human message, which leaves the window long before the room's end. */
+const FACT = 'this week. (1)';
 
 /** Each agent answers once after a human message (in its own words), and passes after that. */
 function scriptedModel(): (request: RecordedRequest) => FakeReply {
@@ -346,6 +409,14 @@ function scriptedModel(): (request: RecordedRequest) => FakeReply {
     return '[pass]';
   };
   return (request) => {
+    if (request.messages[0]?.content === SUMMARY_INSTRUCTIONS) {
+      // The summariser keeps what each human asked, with its closing words.
+      const asked = String(request.messages[1]?.content)
+        .split('\n')
+        .filter((line) => line.startsWith('[@user]: '))
+        .map((line) => `@user: ${line.slice(9, 40)}… ${line.slice(-14)}`);
+      return { content: `Asked: ${asked.join('; ') || 'nothing'}. The agents answered with the usual figures.` };
+    }
     const names = batchAgentsOf(request);
     if (names) {
       const lines = batchParts(request).transcript.split('\n');
@@ -446,7 +517,16 @@ async function play(make: MakeMode, schema: 'prefix' | 'grammar' = 'prefix'): Pr
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const prefixShare = repeatedPrefixShare(fake.requests, schema);
-  const figures = { calls: fake.requests.length, ...totals, prefixShare, seconds, batchedRounds: rounds.batched };
+  const last = [...fake.requests].reverse().find((r) => r.messages[0]?.content !== SUMMARY_INSTRUCTIONS);
+  const factReached = JSON.stringify(last?.messages ?? []).includes(FACT);
+  const figures = {
+    calls: fake.requests.length,
+    ...totals,
+    prefixShare,
+    seconds,
+    batchedRounds: rounds.batched,
+    factReached,
+  };
   await fake.close();
   return figures;
 }
@@ -483,6 +563,14 @@ const ratio = (name: string, baseline: string, goal = '') => {
   );
 };
 ratio('cache-friendly', 'old layout');
+// Summaries: the same calls, and one per block that leaves the window.
+ratio('summaries', 'cache-friendly');
+for (const name of ['cache-friendly', 'summaries']) {
+  const f = results.find((r) => r.name === name)?.figures;
+  console.log(
+    `  ${name}: the first human message's fact ("${FACT}") ${f?.factReached ? 'still reaches' : 'no longer reaches'} the agents at the room's end`,
+  );
+}
 // Batching alone: the same layout of each agent's own calls, with and without batched observers.
 ratio('batched', 'cache-friendly', ' (seed 004 expects about 0.78 input at 5 agents)');
 ratio('batched, grammar', 'cache-friendly');
