@@ -599,7 +599,12 @@ describe('fake OpenAI server: batched turns (structured output for several agent
       }),
     );
     const completion = await client.chat.completions.create(batch);
-    expect(JSON.parse(completion.choices[0]?.message.content ?? '')).toEqual({ ana: 'fine', ben: '[tools]' });
+    expect(JSON.parse(completion.choices[0]?.message.content ?? '')).toEqual({
+      replies: [
+        { agent: 'ana', reply: 'fine' },
+        { agent: 'ben', reply: '[tools]' },
+      ],
+    });
     expect(seen.map((v) => [v.agent, v.batched, v.newest, v.situation])).toEqual([
       ['ana', true, '[@ana]: hi all', 'ana: a new message arrived.'],
       ['ben', true, '[@ana]: hi all', 'ben: a new message arrived.'],
