@@ -5,8 +5,8 @@
  * its own).
  */
 import type { AgentConfig, Settings } from '../config/index.js';
-import type { BatchAgent } from '../llm/batch.js';
-import { callBatch, prepareBatch } from '../llm/batch-call.js';
+import type { BatchAgent, BatchSeat } from '../llm/batch.js';
+import { batchRoster, callBatch, prepareBatch } from '../llm/batch-call.js';
 import { renderSituation } from '../llm/situation.js';
 import type { TurnServices } from '../llm/turn-context.js';
 import type { CallMeter } from '../llm/types.js';
@@ -24,6 +24,7 @@ interface Queued extends QueuedTurn {
   readonly agent: AgentConfig;
   readonly ask: number;
   readonly transcript: string;
+  readonly seats: readonly BatchSeat[];
   readonly segment: BatchAgent;
   /** Resolves once the room has taken the answer. */
   settle(answer: BatchAnswer): Promise<void>;
@@ -132,6 +133,7 @@ export class BatchTurns {
           members: await Promise.all(
             group.map(async ({ agent }) => ({ agent, situation: await this.situation(agent) })),
           ),
+          roster: batchRoster(this.deps.agents, first.agent),
           agentNames: this.deps.agents.map((a) => a.name),
           history: visibleTo(first.agent.name, history),
           // Batches take public exchanges only (rule 14.1): the exchange's audience is the first ask's, null.
@@ -155,6 +157,7 @@ export class BatchTurns {
             sharedTokens: prepared.sharedTokens,
             segmentTokens: member.tokens,
             transcript: prepared.transcript,
+            seats: prepared.seats,
             segment: member.segment,
             wanted: () => !signal.aborted && !done,
             settle: (value) => {
@@ -194,6 +197,7 @@ export class BatchTurns {
         model: first.agent.model,
         temperature: temperatures.size === 1 ? first.agent.temperature : undefined,
         transcript: first.transcript,
+        seats: first.seats,
         agents: batch.map((t) => t.segment),
         sharedTokens: first.sharedTokens,
         segmentTokens: batch.map((t) => t.segmentTokens),

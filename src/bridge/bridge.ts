@@ -209,7 +209,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   reportSpend(() => spend.snapshot());
   const embedder = embedderFor(settings);
   const embedMeter = (room: string, model: string) => spend.forEmbeddings(room, model);
-  const services = storeServices(store, config, log, clock, embedMeter, embedder);
+  const services = storeServices(store, config, log, clock, embedMeter, embedder, (room) => spend.forSummaries(room));
   const embedding = embedder
     ? new EmbeddingWorker({
         embedder,

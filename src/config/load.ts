@@ -147,6 +147,13 @@ function checkSpendLimits(settings: Settings, agents: readonly AgentConfig[]): v
       `${which} applies to embeddings too, so EMBEDDINGS_MODEL needs a price (USD per million tokens)`,
     );
   }
+  if (shared && settings.SUMMARY_MODEL && settings.SUMMARY_PRICE === undefined) {
+    throw new ConfigError(
+      'environment',
+      'SUMMARY_PRICE',
+      `${which} applies to summaries too, so SUMMARY_MODEL needs a price (input,output in USD per million tokens)`,
+    );
+  }
 }
 
 /** Loads and validates everything; the first problem found throws a ConfigError naming file and field. */

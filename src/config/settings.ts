@@ -71,6 +71,18 @@ const settingsSchema = z.object({
   ROOM_SPEND_LIMIT_USD_DAY: z.coerce.number().positive().optional(),
   SPEND_TZ: z.string().refine(isTimeZone, 'expected an IANA time zone such as UTC or Europe/Paris').default('UTC'),
   EMBEDDINGS_PRICE: z.coerce.number().min(0).optional(),
+  // Summaries of history blocks that left the agents' windows: one model for the bridge, on OPENAI_BASE_URL; unset = none
+  SUMMARY_MODEL: z.string().optional(),
+  // Its price, USD per million tokens: input,output or input,cached,output
+  SUMMARY_PRICE: z
+    .string()
+    .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?){1,2}$/, 'expected input,output or input,cached,output in USD per million tokens')
+    .optional()
+    .transform((value) => {
+      if (value === undefined) return undefined;
+      const [input = 0, second = 0, third] = value.split(',').map(Number);
+      return third === undefined ? { input, cached: input, output: second } : { input, cached: second, output: third };
+    }),
   // Batched turns (seed 004): observers of one message asked in one structured call per endpoint and model.
   BATCHING: z.enum(['off', 'on']).default('off'),
   BATCH_TICK_MS: int(1000, 10, 2_147_483_647),

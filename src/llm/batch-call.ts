@@ -1,15 +1,18 @@
 /**
- * Batched turns (seed 004) against a model: the request for agents that see the same room (the transcript once,
- * one segment per agent, each within its own allocations), and the one structured-output call that answers for
- * all of them, its usage split among them.
+ * Batched turns (seed 004) against a model: the request for agents that see the same room (every batchable agent's
+ * seat and the transcript once, then one segment per asked agent, each within its own allocations), and the one
+ * structured-output call that answers for all of them, its usage split among them.
  */
 import type { AgentConfig, Settings } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { Place } from '../room/privacy.js';
 import type { RoomMessage } from '../room/types.js';
 import {
+  answerLine,
   type BatchAgent,
   type BatchAnswer,
+  type BatchSeat,
+  batchPrefix,
   batchPrompt,
   batchResponseFormat,
   batchSegment,
@@ -33,6 +36,12 @@ export interface BatchMember {
 
 export interface BatchInput {
   readonly members: readonly BatchMember[];
+  /**
+   * The room's batchable agents (every agent that may share a call with the members: the same endpoint, model and
+   * key), in configured order: each has a seat in every batch, so batches of other members share the prefix.
+   * Default: the members.
+   */
+  readonly roster?: readonly AgentConfig[] | undefined;
   /** Everyone at the table, for the cards. */
   readonly agentNames: readonly string[];
   /** What every member may see of the room, oldest first: the same for all of them. */
@@ -48,6 +57,8 @@ export interface BatchInput {
 export interface PreparedBatch {
   /** The room's transcript (and older messages that may be relevant), sent once. */
   readonly transcript: string;
+  /** Every batchable agent's seat, in configured order. */
+  readonly seats: readonly BatchSeat[];
   /** The members that have a segment, in member order. */
   readonly members: ReadonlyArray<{
     readonly agent: AgentConfig;
@@ -57,7 +68,7 @@ export interface PreparedBatch {
   }>;
   /** Members whose fixed parts leave no room in their budget: asked on their own (which says so clearly). */
   readonly unfit: readonly AgentConfig[];
-  /** The shared part of a batch of all the members (rules, answer format, notice, transcript), as counted. */
+  /** The shared part of a batch (rules, answer format, notice, seats, transcript), as counted. */
   readonly sharedTokens: number;
 }
 
@@ -67,16 +78,17 @@ function fixedTokens(counter: TokenCounter, card: string, tools: readonly string
 }
 
 /**
- * Each member's segment within its own allocations, and one transcript for all: the window the member with the
- * smallest history share would see on its own (the same cut points, so the prefix caches across calls too).
+ * Every batchable agent's seat and one transcript for all: the window the batchable agent with the smallest history
+ * share would see on its own (the same cut points, so the prefix caches across calls and across batches of other
+ * members too); then each member's segment within its own allocations.
  */
 export async function prepareBatch(input: BatchInput): Promise<PreparedBatch> {
   const model = input.members[0]?.agent.model ?? '';
   const counter = tokenCounter(model);
-  const planned: Array<{ member: BatchMember; card: string; plan: BudgetPlan }> = [];
+  const roster = input.roster ?? input.members.map((m) => m.agent);
+  const planned: Array<{ agent: AgentConfig; card: string; plan: BudgetPlan }> = [];
   const unfit: AgentConfig[] = [];
-  for (const member of input.members) {
-    const { agent } = member;
+  for (const agent of roster) {
     const others = input.agentNames.filter((n) => n.toLowerCase() !== agent.name.toLowerCase());
     const card = agentCard(agent.name, others, agent.systemPrompt);
     try {
@@ -87,44 +99,63 @@ export async function prepareBatch(input: BatchInput): Promise<PreparedBatch> {
         fixed: fixedTokens(counter, card, agent.tools),
         allocations: allocationsFor(agent),
       });
-      planned.push({ member, card, plan });
+      planned.push({ agent, card, plan });
     } catch {
       unfit.push(agent);
     }
   }
-  if (planned.length === 0) return { transcript: '', members: [], unfit, sharedTokens: 0 };
+  const asked = input.members.filter((m) => planned.some((p) => p.agent === m.agent));
+  const unfitMembers = input.members.filter((m) => !asked.includes(m)).map((m) => m.agent);
+  if (asked.length === 0) return { transcript: '', seats: [], members: [], unfit: unfitMembers, sharedTokens: 0 };
+  // The window of the batchable agent with the smallest history share: the same for every batch of the room.
   const share = Math.min(...planned.map((p) => p.plan.history));
   const { transcript, leftOut } = transcriptWithin(input.history, share, input.settings.HISTORY_LIMIT, counter);
   const retrieved = await retrievedBlock(input, leftOut, share, counter);
   const shown = retrieved ? `${transcript}\n\n${retrieved}` : transcript;
 
   const sources = input.sources;
-  const members = [];
-  for (const [index, { member, card, plan }] of planned.entries()) {
-    const { agent } = member;
+  const seats: BatchSeat[] = [];
+  for (const { agent, card, plan } of planned) {
     const knowledge = agent.tools.includes('remember')
       ? ((await sources?.knowledge?.(agent.name, input.place)) ?? [])
       : undefined;
-    const segment: BatchAgent = {
+    seats.push({
       name: agent.name,
       card,
       knowledge: knowledge ? knowledgeBlock(knowledge, plan.knowledge, counter) : undefined,
+      tools: agent.tools,
+    });
+  }
+  const members = [];
+  for (const member of asked) {
+    const { agent } = member;
+    const { plan } = planned.find((p) => p.agent === agent) as { plan: BudgetPlan };
+    const seat = seats.find((s) => s.name === agent.name) as BatchSeat;
+    const segment: BatchAgent = {
+      ...seat,
       actions: actionsBlock(
         (await sources?.recentActions?.(agent.name, input.place)) ?? [],
         plan.recentActions,
         counter,
       ),
-      tools: agent.tools,
       situation: clipText(member.situation, plan.turn, counter),
       contextTokens: agent.contextTokens,
     };
-    members.push({ agent, segment, tokens: counter.count(batchSegment(segment, index)) + 1 });
+    members.push({ agent, segment, tokens: counter.count(batchSegment(segment)) + counter.count(agent.name) + 3 });
   }
-  const frame = batchPrompt({ transcript: shown, agents: [] });
-  const system = batchShared(members.map((m) => m.agent.name));
-  const body = String(frame[1]?.content ?? '');
-  const sharedTokens = REQUEST_OVERHEAD + 2 * MESSAGE_OVERHEAD + counter.count(system) + counter.count(body);
-  return { transcript: shown, members, unfit, sharedTokens };
+  const sharedTokens =
+    REQUEST_OVERHEAD +
+    2 * MESSAGE_OVERHEAD +
+    counter.count(batchShared()) +
+    counter.count(batchPrefix({ seats, transcript: shown })) +
+    counter.count(answerLine([])) +
+    8;
+  return { transcript: shown, seats, members, unfit: unfitMembers, sharedTokens };
+}
+
+/** Who may share a batched call with `agent`: the agents on its endpoint, model and key, in configured order. */
+export function batchRoster(agents: readonly AgentConfig[], agent: AgentConfig): AgentConfig[] {
+  return agents.filter((a) => a.endpoint === agent.endpoint && a.model === agent.model && a.apiKey === agent.apiKey);
 }
 
 /** The newest messages that fit `share` and HISTORY_LIMIT, cut in blocks as an agent's own history is. */
@@ -183,6 +214,8 @@ export interface BatchCall {
   readonly model: string;
   readonly temperature?: number | undefined;
   readonly transcript: string;
+  /** Every batchable agent's seat, in configured order (the same for every batch of the room). */
+  readonly seats: readonly BatchSeat[];
   /** The batch's segments, in queue order. */
   readonly agents: readonly BatchAgent[];
   /** The shared part's tokens and each segment's, to split the call's usage. */
@@ -204,8 +237,8 @@ export async function callBatch(call: BatchCall): Promise<BatchAnswer> {
   const started = Date.now();
   const response = await call.client.complete({
     model: call.model,
-    messages: batchPrompt({ transcript: call.transcript, agents: call.agents }),
-    responseFormat: batchResponseFormat(names),
+    messages: batchPrompt({ seats: call.seats, transcript: call.transcript, agents: call.agents }),
+    responseFormat: batchResponseFormat(call.seats.map((s) => s.name)),
     temperature: call.temperature,
     signal: call.signal,
     maxOutputTokens: call.maxOutputTokens,
@@ -215,6 +248,12 @@ export async function callBatch(call: BatchCall): Promise<BatchAnswer> {
     response.toolCalls.length > 0
       ? { ok: false, reason: 'it called tools' }
       : parseBatchAnswer(unfenced(response.content), names);
+  if (answer.ok && answer.ignored.length > 0) {
+    call.log?.warn(
+      { agents: names, ignored: answer.ignored },
+      'batch answer has replies for agents not asked: ignored',
+    );
+  }
   if (response.usage && call.onUsage) {
     const each = call.sharedTokens / Math.max(1, names.length);
     const parts = names.map((name, i) => {

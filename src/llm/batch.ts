@@ -1,8 +1,10 @@
 /**
  * seed 004's batched turns, as pure pieces (src/bridge/batch-queue.ts schedules them): one structured-output call
- * answers for several agents of a room. The shared part (the bridge's rules, the answer format, the room's
- * transcript) is sent once; each agent gets its own segment (card, knowledge, situation) under an isolation notice.
- * The answer is validated whole before anything is applied; anything unexpected falls back to one call per agent.
+ * answers for several agents of a room. The request is laid out so that every batch of a room shares its prefix up
+ * to the transcript's end, whoever is in it: one response schema for the room, the rules, every batchable agent's
+ * seat (card, tools, knowledge) in configured order, the transcript; only then who must answer now, each with what
+ * changes every turn (recent actions, situation). The answer is validated whole before anything is applied; anything
+ * unexpected falls back to one call per agent.
  */
 import type { ChatCompletionMessageParam } from './client.js';
 import { BRIDGE_RULES } from './context.js';
@@ -14,7 +16,7 @@ export const BATCH_RESERVE_TOKENS = 5000;
 /** What an agent answers in a batch when it needs its tools: it is then asked on its own. */
 export const TOOLS_MARKER = '[tools]';
 
-/** seed 004's security notice, for a batch of more than one agent. */
+/** seed 004's security notice (every batch carries it, so every batch of a room shares the system message). */
 export const BATCH_ISOLATION_NOTICE = [
   'This request answers for several independent agents at once. For each of them:',
   "- Its knowledge and situation are confidential to it: never use one agent's segment in another agent's answer.",
@@ -22,16 +24,21 @@ export const BATCH_ISOLATION_NOTICE = [
   '- Write each answer as that agent alone would, from the room transcript and its own segment only.',
 ].join('\n');
 
-export interface BatchAgent {
+/** What a batch shows of an agent whoever is asked: it changes only when its card or knowledge changes. */
+export interface BatchSeat {
   readonly name: string;
   /** Its card (who it is, its prompt). */
   readonly card: string;
   /** Its knowledge block, if any. */
   readonly knowledge?: string | undefined;
-  /** Its recent actions block, if any. */
-  readonly actions?: string | undefined;
   /** The tools it would have on its own turn (it answers [tools] to use them). */
   readonly tools?: readonly string[] | undefined;
+}
+
+/** An agent asked in a batch: its seat, and what changes every turn. */
+export interface BatchAgent extends BatchSeat {
+  /** Its recent actions block, if any. */
+  readonly actions?: string | undefined;
   /** Why it is asked now. */
   readonly situation: string;
   /** Its context budget (`context_tokens`). */
@@ -41,72 +48,99 @@ export interface BatchAgent {
 const rule = '='.repeat(80);
 const line = '-'.repeat(80);
 
-// The same for every batch, so every batch of a room shares its prefix up to the transcript's end; the names of
-// the batch's agents come last (answerKeys).
+/** The heading of the part that names who must answer now (after the transcript). */
+export const ASKED_HEADING = 'ASKED NOW';
+
+// The same for every batch: who must answer is named last (answerLine).
 const ANSWER_FORMAT = [
-  'Answer with one JSON object with one key per agent listed under AGENTS (its name without @) and nothing else.',
-  "Each value is that agent's reply as plain text (without a [@name]: prefix), or exactly [pass] when it has",
+  `Answer with one JSON object {"replies": [...]}: one item {"agent": name, "reply": text} for each agent listed under`,
+  `${ASKED_HEADING}, in that order, and for no other agent (the others at the table are not asked this time).`,
+  "Each reply is that agent's reply as plain text (without a [@name]: prefix), or exactly [pass] when it has",
   `nothing useful to add, or exactly ${TOOLS_MARKER} when it needs its tools to answer (it is then asked on its own).`,
 ].join('\n');
 
-function answerKeys(names: readonly string[]): string {
-  return `Answer with exactly these keys: ${names.map((n) => `"${n}"`).join(', ')}.`;
+/** The request's last line: who must answer. */
+export function answerLine(names: readonly string[]): string {
+  return `Answer for exactly these agents, in this order: ${names.map((n) => `"${n}"`).join(', ')}.`;
 }
 
-/** The shared section: what every agent in the batch would have read in its own request. */
-export function batchShared(names: readonly string[]): string {
-  return [BRIDGE_RULES, ANSWER_FORMAT, ...(names.length > 1 ? [BATCH_ISOLATION_NOTICE] : [])].join('\n\n');
+/** The system message: the same for every batch. */
+export function batchShared(): string {
+  return [BRIDGE_RULES, ANSWER_FORMAT, BATCH_ISOLATION_NOTICE].join('\n\n');
 }
 
-/** One agent's segment (seed 004's layout: identity, knowledge, situation). */
-export function batchSegment(agent: BatchAgent, index: number): string {
+/** An agent's seat at the table (seed 004's identity part: card, tools, knowledge), in configured order. */
+export function batchSeat(seat: BatchSeat, index: number): string {
   return [
     line,
-    `AGENT ${index + 1}: @${agent.name}`,
+    `AGENT ${index + 1}: @${seat.name}`,
     line,
     '>>> IDENTITY <<<',
-    agent.card,
-    ...(agent.tools && agent.tools.length > 0
-      ? [`Your tools (answer exactly ${TOOLS_MARKER} to use them): ${agent.tools.join(', ')}`]
+    seat.card,
+    ...(seat.tools && seat.tools.length > 0
+      ? [`Your tools (answer exactly ${TOOLS_MARKER} to use them): ${seat.tools.join(', ')}`]
       : []),
-    ...(agent.knowledge ? [agent.knowledge] : []),
+    ...(seat.knowledge ? [seat.knowledge] : []),
+  ].join('\n');
+}
+
+/** What an asked agent's part says this turn: its recent actions and its situation. */
+export function batchSegment(agent: Pick<BatchAgent, 'name' | 'actions' | 'situation'>): string {
+  return [
+    line,
+    `@${agent.name}`,
+    line,
     ...(agent.actions ? [agent.actions] : []),
     '>>> SITUATION <<<',
     agent.situation,
   ].join('\n');
 }
 
-/**
- * The batch request: the shared section as the system message; the room's transcript once, then every agent's
- * segment and the answer's keys, as one user message. The caller batches agents that see the same transcript.
- * Only what follows the transcript depends on who is in the batch, so a provider's prompt cache can reuse the
- * rules and the transcript across batches of different agents (where the schema itself is not part of the prefix).
- */
-export function batchPrompt(input: {
-  readonly transcript: string;
-  readonly agents: readonly BatchAgent[];
-}): ChatCompletionMessageParam[] {
-  const names = input.agents.map((a) => a.name);
-  const body = [
+/** Everything up to the transcript's end: the same for every batch of a room with the same seats and room. */
+export function batchPrefix(input: { readonly seats: readonly BatchSeat[]; readonly transcript: string }): string {
+  return [
+    rule,
+    'AGENTS AT THE TABLE',
+    rule,
+    ...input.seats.map(batchSeat),
     rule,
     'ROOM TRANSCRIPT (oldest first)',
     rule,
     input.transcript,
     rule,
-    'AGENTS',
+  ].join('\n');
+}
+
+/**
+ * The batch request: the system message (rules, answer format, isolation notice); then one user message with every
+ * batchable agent's seat, the room's transcript once, and last the agents asked now, each with its recent actions
+ * and situation, and the line naming them. Nothing before the asked part depends on who is in the batch.
+ */
+export function batchPrompt(input: {
+  readonly seats: readonly BatchSeat[];
+  readonly transcript: string;
+  readonly agents: ReadonlyArray<Pick<BatchAgent, 'name' | 'actions' | 'situation'>>;
+}): ChatCompletionMessageParam[] {
+  const body = [
+    batchPrefix(input),
+    ASKED_HEADING,
     rule,
     ...input.agents.map(batchSegment),
     rule,
-    answerKeys(names),
+    answerLine(input.agents.map((a) => a.name)),
   ].join('\n');
   return [
-    { role: 'system', content: batchShared(names) },
+    { role: 'system', content: batchShared() },
     { role: 'user', content: body },
   ];
 }
 
-/** The `response_format` that makes the model answer with one string per agent of the batch, and nothing else. */
-export function batchResponseFormat(names: readonly string[]) {
+/**
+ * The `response_format` of every batch of a room: a list of `{ agent, reply }` items, the agent one of the room's
+ * batchable agents (`seats`, configured order). It does not change with who is asked, so it stays in the cached
+ * prefix where a server makes the schema part of the prompt (OpenAI).
+ */
+export function batchResponseFormat(seats: readonly string[]) {
   return {
     type: 'json_schema' as const,
     json_schema: {
@@ -114,13 +148,21 @@ export function batchResponseFormat(names: readonly string[]) {
       strict: true,
       schema: {
         type: 'object',
-        properties: Object.fromEntries(
-          names.map((name) => [
-            name,
-            { type: 'string', description: `@${name}'s reply, or [pass], or ${TOOLS_MARKER}` },
-          ]),
-        ),
-        required: [...names],
+        properties: {
+          replies: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                agent: { type: 'string', enum: [...seats] },
+                reply: { type: 'string', description: `the agent's reply, or [pass], or ${TOOLS_MARKER}` },
+              },
+              required: ['agent', 'reply'],
+              additionalProperties: false,
+            },
+          },
+        },
+        required: ['replies'],
         additionalProperties: false,
       },
     },
@@ -159,7 +201,12 @@ export type BatchReply =
   | { readonly kind: 'tools' };
 
 export type BatchAnswer =
-  | { readonly ok: true; readonly replies: ReadonlyMap<string, BatchReply> }
+  | {
+      readonly ok: true;
+      readonly replies: ReadonlyMap<string, BatchReply>;
+      /** Agents the answer has items for that were not asked (ignored). */
+      readonly ignored: readonly string[];
+    }
   | { readonly ok: false; readonly reason: string };
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -179,40 +226,56 @@ function speaksAs(name: string, text: string): { text: string; other?: string } 
   return { text: reply };
 }
 
-/**
- * Validates a batch answer before anything is applied: a JSON object whose keys are exactly the batch's agents and
- * whose values are strings (a reply, `[pass]`, or exactly `[tools]`), each written as that agent only (no line
- * speaking as another). Anything else means: fall back to one call per agent.
- */
-export function parseBatchAnswer(raw: string, names: readonly string[]): BatchAnswer {
+/** The answer's items: `{"replies": [{agent, reply}, ...]}`; a reason when it is not that shape. */
+function itemsOf(raw: string): Array<{ agent: string; reply: unknown }> | string {
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
-    return { ok: false, reason: 'the answer is not JSON' };
+    return 'the answer is not JSON';
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    return { ok: false, reason: 'the answer is not a JSON object' };
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return 'the answer is not a JSON object';
+  const replies = (value as { replies?: unknown }).replies;
+  if (!Array.isArray(replies)) return 'the answer has no list of replies';
+  const items: Array<{ agent: string; reply: unknown }> = [];
+  for (const item of replies) {
+    const agent = (item as { agent?: unknown } | null)?.agent;
+    if (!item || typeof item !== 'object' || typeof agent !== 'string') return 'a reply names no agent';
+    items.push({ agent, reply: (item as { reply?: unknown }).reply });
   }
-  const answer = value as Record<string, unknown>;
-  const unknown = Object.keys(answer).filter((key) => !names.includes(key));
-  if (unknown.length > 0) return { ok: false, reason: `it answers for agents not in the batch: ${unknown.join(', ')}` };
+  return items;
+}
+
+/**
+ * Validates a batch answer before anything is applied: a JSON object whose `replies` list has one item for each
+ * asked agent, its reply a string (a reply, `[pass]`, or exactly `[tools]`) written as that agent only (no line
+ * speaking as another). An item for an agent not asked is ignored (and named in `ignored`, for the log); a missing
+ * or doubled item, or anything else, means: fall back to one call per agent.
+ */
+export function parseBatchAnswer(raw: string, names: readonly string[]): BatchAnswer {
+  const items = itemsOf(raw);
+  if (typeof items === 'string') return { ok: false, reason: items };
+  const ignored = [
+    ...new Set(items.filter((item) => !names.some((n) => same(n, item.agent))).map((item) => item.agent)),
+  ];
   const replies = new Map<string, BatchReply>();
   for (const name of names) {
-    const text = answer[name];
+    const own = items.filter((item) => same(item.agent, name));
+    if (own.length > 1) return { ok: false, reason: `more than one answer for @${name}` };
+    const text = own[0]?.reply;
     if (typeof text !== 'string') {
-      return { ok: false, reason: text === undefined ? `no answer for @${name}` : `@${name}'s answer is not text` };
+      return { ok: false, reason: own.length === 0 ? `no answer for @${name}` : `@${name}'s answer is not text` };
     }
-    const own = speaksAs(name, text.trim());
-    if (own.other) return { ok: false, reason: `@${name}'s answer speaks as ${own.other}` };
-    const trimmed = own.text.trim();
+    const spoken = speaksAs(name, text.trim());
+    if (spoken.other) return { ok: false, reason: `@${name}'s answer speaks as ${spoken.other}` };
+    const trimmed = spoken.text.trim();
     if (trimmed === TOOLS_MARKER) replies.set(name, { kind: 'tools' });
     else if (trimmed.includes(TOOLS_MARKER)) {
       return { ok: false, reason: `@${name}'s answer mixes ${TOOLS_MARKER} with text` };
     } else if (trimmed === '' || trimmed.toLowerCase() === '[pass]') replies.set(name, { kind: 'pass' });
     else replies.set(name, { kind: 'reply', text: trimmed });
   }
-  return { ok: true, replies };
+  return { ok: true, replies, ignored };
 }
 
 /** Shares `total` in proportion to `weights`, in whole numbers that add up to it exactly (largest remainder). */

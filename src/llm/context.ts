@@ -25,6 +25,20 @@ export interface ActionEntry {
 /** Finds stored messages like `query` among those older than message id `before` (embeddings); may return none. */
 export type Recall = (query: RoomMessage, before: number) => Promise<readonly RoomMessage[]>;
 
+/** A block's summary as an agent's context shows it (SUMMARY_MODEL). */
+export interface ShownSummary {
+  readonly firstId: number;
+  /** How many messages it stands for. */
+  readonly messages: number;
+  readonly text: string;
+}
+
+/**
+ * The summaries that stand for the blocks before `firstKept` (the first message id the window keeps), oldest first;
+ * the blocks among `leftOut` not summarised yet are summarised first (src/llm/summaries.ts).
+ */
+export type SummarySource = (leftOut: readonly RoomMessage[], firstKept: number) => Promise<readonly ShownSummary[]>;
+
 export interface ContextInput {
   readonly agent: { readonly name: string; readonly systemPrompt: string };
   /** Everyone at the table, for the card. */
@@ -43,6 +57,8 @@ export interface ContextInput {
   /** Newest first. */
   readonly recentActions?: readonly ActionEntry[] | undefined;
   readonly recall?: Recall | undefined;
+  /** Summaries of the history's blocks the window leaves out (SUMMARY_MODEL); none: they are left out whole. */
+  readonly summaries?: SummarySource | undefined;
 }
 
 export interface BuiltContext {
@@ -163,12 +179,25 @@ export async function buildContext(input: ContextInput): Promise<BuiltContext> {
     const param = { role: roleOf(message, input.agent.name), content } as ChatCompletionMessageParam;
     return { message, param, tokens: countMessage(counter, param), clipped: content !== full };
   });
+  // With summaries, a quarter of the history share is theirs: the messages keep the rest.
+  const summaryShare = input.summaries ? Math.floor(plan.history / 4) : 0;
   const start = historyStart(
     rendered.map((r) => ({ id: r.message.id, tokens: r.tokens })),
-    { maxMessages: input.historyLimit, maxTokens: plan.history },
+    { maxMessages: input.historyLimit, maxTokens: plan.history - summaryShare },
   );
   const kept = rendered.slice(start);
-  const historyTokens = kept.reduce((sum, r) => sum + r.tokens, 0);
+  const summaries = input.summaries
+    ? summariesWithin(
+        await input.summaries(
+          rendered.slice(0, start).map((r) => r.message),
+          kept[0]?.message.id ?? Number.MAX_SAFE_INTEGER,
+        ),
+        summaryShare,
+        counter,
+      )
+    : [];
+  const historyTokens =
+    kept.reduce((sum, r) => sum + r.tokens, 0) + summaries.reduce((sum, s) => sum + countMessage(counter, s), 0);
   const fixedUse = REQUEST_OVERHEAD + systemTokens + toolTokens + historyTokens;
 
   // What changes every turn, within the turn and recent-actions shares and what the rest of the budget leaves.
@@ -185,8 +214,39 @@ export async function buildContext(input: ContextInput): Promise<BuiltContext> {
     clipped: kept.some((r) => r.clipped) || knowledge.includes('more entries over the knowledge allocation'),
   };
   const note = turnNote({ counter, plan, room, actions, retrieved, situation: input.situation ?? '', use, fixedUse });
-  const messages = [system, ...kept.map((r) => r.param), { role: 'user', content: note } as ChatCompletionMessageParam];
+  const messages = [
+    system,
+    ...summaries,
+    ...kept.map((r) => r.param),
+    { role: 'user', content: note } as ChatCompletionMessageParam,
+  ];
   return { messages, plan, tokens: fixedUse + MESSAGE_OVERHEAD + counter.count(note) };
+}
+
+/**
+ * The summaries as messages, each where its block stood (oldest first): the newest that fit `share`. The set changes
+ * only when a block leaves the window (or an older summary no longer fits), so the prefix before it holds.
+ */
+function summariesWithin(
+  found: readonly ShownSummary[],
+  share: number,
+  counter: TokenCounter,
+): ChatCompletionMessageParam[] {
+  const shown: ChatCompletionMessageParam[] = [];
+  let used = 0;
+  for (let i = found.length - 1; i >= 0; i--) {
+    const summary = found[i];
+    if (!summary) continue;
+    const param: ChatCompletionMessageParam = {
+      role: 'user',
+      content: `[summary of ${summary.messages} earlier messages]: ${summary.text}`,
+    };
+    const cost = countMessage(counter, param);
+    if (used + cost > share) break;
+    shown.unshift(param);
+    used += cost;
+  }
+  return shown;
 }
 
 async function recallFor(

@@ -4,7 +4,7 @@ import type { RoomMessage, ToolRun } from '../room/types.js';
 import type { AgentMemory, Tool } from '../tools/tool.js';
 import { requestLimit } from './budget.js';
 import type { ChatCompletionMessageParam, LlmUsage } from './client.js';
-import { type ActionEntry, buildContext, type KnowledgeEntry, type Recall } from './context.js';
+import { type ActionEntry, buildContext, type KnowledgeEntry, type Recall, type SummarySource } from './context.js';
 import { tokenCounter } from './tokens.js';
 import { TurnBudget } from './turn-budget.js';
 
@@ -24,6 +24,8 @@ export interface ContextSources {
   recentActions?(agent: string, here: Place): Promise<readonly ActionEntry[]>;
   /** Retrieval of older messages in a room (embeddings), of those every one of `viewers` may see. */
   recall?(room: RecallRoom, viewers: readonly string[]): Recall | undefined;
+  /** Summaries of a room's older history (SUMMARY_MODEL). */
+  summaries?(roomKey: string): SummarySource | undefined;
 }
 
 /** The token economy's side of a turn: where its context comes from and where its usage and actions go. */
@@ -81,6 +83,7 @@ export async function turnContext(
     knowledge: agent.tools.includes('remember') ? await sources?.knowledge?.(agent.name, input.place) : undefined,
     recentActions: await sources?.recentActions?.(agent.name, input.place),
     recall: sources?.recall?.({ key: input.place.room, id: input.roomId }, [agent.name]),
+    summaries: sources?.summaries?.(input.place.room),
   });
   // A tool result may take what a room message may: half the history share.
   const resultShare = Math.max(256, Math.floor(context.plan.history / 2));

@@ -2,10 +2,14 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import type { ToolRun } from '../room/types.js';
 import type { StorePort } from '../store/index.js';
+import { createOpenAiClient } from './client.js';
 import type { Recall } from './context.js';
 import { createEmbedder, type Embedder, type EmbedMeter } from './embeddings.js';
+import { widestBlock } from './history-window.js';
 import { createRecall, type EndpointHealth } from './recall.js';
+import { BlockSummaries } from './summaries.js';
 import type { RecallRoom, TurnServices } from './turn-context.js';
+import type { CallMeter } from './types.js';
 
 /** Embeddings calls are small: a slow endpoint should cost a turn little before it is given up on. */
 const EMBEDDINGS_TIMEOUT_S = 15;
@@ -36,14 +40,17 @@ export function embedderFor(settings: Config['settings']): Embedder | undefined 
 }
 
 export function storeServices(
-  store: Pick<StorePort, 'usage' | 'actions' | 'knowledge' | 'embeddings'>,
+  store: Pick<StorePort, 'usage' | 'actions' | 'knowledge' | 'embeddings' | 'summaries'>,
   config: Config,
   log: Logger,
   clock: () => number = Date.now,
   /** Spending limits on a room's embeddings calls (none: they are not held). */
   embedMeter?: (room: string, model: string) => EmbedMeter | undefined,
   embedder: Embedder | undefined = embedderFor(config.settings),
+  /** Spending limits on a room's summary calls (none: they are not held). */
+  summaryMeter?: (room: string) => CallMeter | undefined,
 ): TurnServices {
+  const settings = config.settings;
   // One for the bridge: a failing endpoint is logged once, not once per room.
   const health: EndpointHealth = { failing: false };
   const recallIn = (room: RecallRoom, viewers: readonly string[]): Recall | undefined =>
@@ -58,6 +65,26 @@ export function storeServices(
           health,
         })
       : undefined;
+  // SUMMARY_MODEL: summaries of older history, on the agents' endpoint (OPENAI_BASE_URL).
+  const summaryModel = settings.SUMMARY_MODEL;
+  const summaries = summaryModel
+    ? new BlockSummaries({
+        store: store.summaries,
+        client: createOpenAiClient({
+          baseURL: settings.OPENAI_BASE_URL,
+          apiKey: settings.OPENAI_API_KEY,
+          timeoutMs: settings.LLM_TIMEOUT_S * 1000,
+          maxRetries: settings.LLM_MAX_RETRIES,
+          stream: false,
+          agent: 'summaries',
+        }),
+        model: summaryModel,
+        width: widestBlock(settings.HISTORY_LIMIT),
+        meter: summaryMeter,
+        log,
+        clock,
+      })
+    : undefined;
   return {
     async recordUsage(agent, roomKey, usage) {
       try {
@@ -83,5 +110,6 @@ export function storeServices(
       forget: (key) => store.knowledge.delete(agent, place, key),
     }),
     ...(embedder ? { recall: recallIn } : {}),
+    ...(summaries ? { summaries: (room: string) => summaries.source(room) } : {}),
   };
 }

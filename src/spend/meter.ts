@@ -9,6 +9,7 @@ import type { AgentConfig, Price, Settings } from '../config/index.js';
 import { RoundtableError } from '../errors.js';
 import { splitUsage } from '../llm/batch.js';
 import type { EmbedMeter } from '../llm/embeddings.js';
+import { SUMMARY_OUTPUT_TOKENS } from '../llm/summaries.js';
 import { countRequest, tokenCounter } from '../llm/tokens.js';
 import type { CallHold, CallMeter, LlmRequest } from '../llm/types.js';
 import type { LlmUsage } from '../llm/usage.js';
@@ -79,7 +80,12 @@ export interface SpendMeterDeps {
   readonly store: SpendPort;
   readonly settings: Pick<
     Settings,
-    'SPEND_LIMIT_USD_DAY' | 'ROOM_SPEND_LIMIT_USD_DAY' | 'SPEND_TZ' | 'EMBEDDINGS_PRICE' | 'EMBEDDINGS_MODEL'
+    | 'SPEND_LIMIT_USD_DAY'
+    | 'ROOM_SPEND_LIMIT_USD_DAY'
+    | 'SPEND_TZ'
+    | 'EMBEDDINGS_PRICE'
+    | 'EMBEDDINGS_MODEL'
+    | 'SUMMARY_PRICE'
   >;
   readonly agents: readonly AgentConfig[];
   readonly clock: () => number;
@@ -136,6 +142,13 @@ export class SpendMeter {
         share: Math.max(0, weight) / total,
       })),
     );
+  }
+
+  /** The meter of a room's summary calls (SUMMARY_PRICE, counted against the bridge and the room); none unpriced. */
+  forSummaries(room: string): CallMeter | undefined {
+    const price = this.deps.settings.SUMMARY_PRICE;
+    if (!price) return undefined;
+    return this.meter(room, [{ scope: scopeOf('room', room), price, cap: SUMMARY_OUTPUT_TOKENS, share: 1 }]);
   }
 
   /** The meter of embeddings for a room (the bridge's price, counted against the bridge and the room). */
@@ -251,7 +264,7 @@ export class SpendMeter {
         const total = worst.reduce((sum, amount) => sum + amount, 0);
         const scopes = await this.scopes(
           room,
-          payers.map((p) => p.scope),
+          payers.map((p) => p.scope).filter((scope) => scope !== scopeOf('room', room)),
         );
         const id = await this.hold(
           scopes.map((s) => ({ ...s, amount: worst[payers.findIndex((p) => p.scope === s.scope)] ?? total })),

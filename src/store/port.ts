@@ -201,6 +201,26 @@ export interface EmbeddingPort {
   search(query: VectorQuery): Promise<Array<{ message: RoomMessage; score: number }>>;
 }
 
+/** A block of a room's history: its messages with ids in [firstId, firstId + width), and what stands for it. */
+export interface BlockSummary {
+  readonly firstId: number;
+  readonly width: number;
+  /** How many of the room's messages the block holds. */
+  readonly messages: number;
+  readonly model: string;
+  /** Null: the block is not summarised (a message in it has a privacy audience). */
+  readonly summary: string | null;
+}
+
+export interface SummaryPort {
+  /** The room's stored block summaries of this width whose blocks end at or before `before` (an id), oldest first. */
+  before(room: string, width: number, before: number): Promise<BlockSummary[]>;
+  /** Stores a block's summary unless one is stored already; false then (the first one stays). */
+  put(room: string, summary: BlockSummary, at: number): Promise<boolean>;
+  /** The room's messages with ids in [from, to), every audience, oldest first (what a block holds). */
+  block(room: string, from: number, to: number): Promise<RoomMessage[]>;
+}
+
 export type ChatRequestStatus = 'pending' | 'accepted' | 'declined' | 'expired';
 
 /** A private agent-to-agent chat request. */
@@ -324,6 +344,7 @@ export interface StorePort {
   readonly chats: ChatPort;
   readonly spend: SpendPort;
   readonly people: PeoplePort;
+  readonly summaries: SummaryPort;
   /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -26,6 +26,10 @@ const batched = (requests: readonly RecordedRequest[]) => requests.map(batchAgen
 /** Each request as who it was for: an agent's name, or the agents of a batch. */
 const calls = (requests: readonly RecordedRequest[]) => requests.map((r) => batchAgentsOf(r) ?? agentOfRequest(r));
 const on = { BATCHING: 'on', BATCH_TICK_MS: '20' };
+/** A situation of about 1000 tokens: what an observer's segment in a batch carries. */
+const observing = (name: string) => ({
+  observe: `${name}: a new message arrived. ${'Keep the plan small and reversible. '.repeat(120)}`,
+});
 const always = (name: string, extra: Partial<TestAgent> = {}): TestAgent => ({
   name,
   model: 'shared',
@@ -115,13 +119,16 @@ describe('batched turns (BATCHING=on)', () => {
     expect(batched(together.requests).flat()).not.toContain('dee');
     expect(together.requests.length).toBeLessThan(alone.requests.length);
     const batch = together.requests.find((r) => batchAgentsOf(r)?.length === 3);
-    expect(batch?.body.response_format).toEqual(batchResponseFormat(['ana', 'ben', 'cy']));
+    // One schema for every batch of the room: the agents on the shared model, in configured order.
+    const seats = scriptedRoom.filter((a) => a.model === 'shared').map((a) => a.name);
+    expect(new Set(together.requests.filter(batchAgentsOf).map((r) => JSON.stringify(r.body.response_format)))).toEqual(
+      new Set([JSON.stringify(batchResponseFormat(seats))]),
+    );
     expect(batch?.tools).toBeUndefined();
   });
 
   it.each<[string, FakeReply]>([
     ['text that is not JSON', { content: 'Sure! @ben here' }],
-    ['an agent not in the batch', { agents: { ana: '[pass]', ben: 'ben here', eve: 'me too' } }],
     ['a missing agent', { agents: { ana: '[pass]' } }],
     ['a reply speaking as another agent', { agents: { ana: 'ok\n[@ben]: ben here', ben: '[pass]' } }],
   ])('falls back to one turn per agent when the answer has %s', async (_what, answer) => {
@@ -136,6 +143,21 @@ describe('batched turns (BATCHING=on)', () => {
     // The batch, then each agent on its own in order; then @ana alone about @ben's message.
     expect(calls(h.llm.requests)).toEqual([['ana', 'ben'], 'ana', 'ben', 'ana']);
     expect(lines.some((l) => l.msg === 'batch answer rejected: each agent is asked on its own')).toBe(true);
+  });
+
+  it("ignores and logs a reply for an agent not asked; the asked agents' replies still count", async () => {
+    const { logger, lines } = captureLogger();
+    h = await startHarness({ agents: [always('ana'), always('ben'), always('cy')], env: on, logger });
+    h.llm.respond((request) => {
+      const names = batchAgentsOf(request);
+      if (names?.length === 3) return { agents: { ana: '[pass]', ben: 'ben here', cy: '[pass]', eve: 'me too' } };
+      return names ? { agents: Object.fromEntries(names.map((n) => [n, '[pass]'])) } : { content: '[pass]' };
+    });
+    await h.adapter.say('hello');
+    await h.bridge.idle();
+    expect(h.adapter.transcript()).toEqual(['[@ben]: ben here']);
+    expect(calls(h.llm.requests)[0]).toEqual(['ana', 'ben', 'cy']);
+    expect(lines.some((l) => l.msg === 'batch answer has replies for agents not asked: ignored')).toBe(true);
   });
 
   it('falls back to one turn per agent when the batch call fails', async () => {
@@ -185,10 +207,12 @@ describe('batched turns (BATCHING=on)', () => {
   });
 
   it('packs a batch within the smallest budget less BATCH_RESERVE_TOKENS; the rest is asked at the next tick', async () => {
-    // Each card is about 1000 tokens: two fit in 8000 - 5000 with the shared part, three do not.
-    const card = (name: string) => `You are ${name}. ${'Keep the plan small and reversible. '.repeat(110)}`;
-    const agents = ['a', 'b', 'c', 'd'].map((name) => always(name, { contextTokens: 8000, systemPrompt: card(name) }));
-    h = await startHarness({ agents, env: { ...on, BATCH_RESERVE_TOKENS: '5000' } });
+    // Each situation is about 1000 tokens, the shared part (rules, four short seats) under 1000: two segments fit
+    // in 16000 - 13000 with the shared part, three do not.
+    const agents = ['a', 'b', 'c', 'd'].map((name) =>
+      always(name, { contextTokens: 16_000, prompts: observing(name) }),
+    );
+    h = await startHarness({ agents, env: { ...on, BATCH_RESERVE_TOKENS: '13000' } });
     h.llm.respond(
       perAgent((view) => (view.agent === 'd' && view.newest.startsWith('[@user]') ? 'd answers' : '[pass]')),
     );
@@ -206,7 +230,7 @@ describe('batched turns (BATCHING=on)', () => {
     h = await startHarness({
       agents: [
         always('ana'),
-        always('ben', { systemPrompt: `You are ben. ${'You check every figure twice. '.repeat(40)}` }),
+        always('ben', { prompts: { observe: `Speak only when a figure is wrong. ${'Check it twice. '.repeat(60)}` } }),
       ],
       env: on,
       llm: (config) => {
@@ -235,7 +259,7 @@ describe('batched turns (BATCHING=on)', () => {
     ]);
     const sum = (key: 'input' | 'cached' | 'output') => rows.reduce((total, row) => total + row[key], 0);
     expect({ input: sum('input'), cached: sum('cached'), output: sum('output') }).toEqual(call);
-    // Each carries half the shared part and its own segment: ben's long card is his.
+    // Each carries half the shared part and its own segment: ben's long situation is his.
     expect(rows[1]?.input).toBeGreaterThan((rows[0]?.input ?? 0) + 200);
   });
 
@@ -335,9 +359,10 @@ describe('batched turns (BATCHING=on)', () => {
   });
 
   it('ends the round at the first reply: observers still waiting for a tick are not asked', async () => {
-    const card = (name: string) => `You are ${name}. ${'Keep the plan small and reversible. '.repeat(110)}`;
-    const agents = ['a', 'b', 'c', 'd'].map((name) => always(name, { contextTokens: 8000, systemPrompt: card(name) }));
-    h = await startHarness({ agents, env: on });
+    const agents = ['a', 'b', 'c', 'd'].map((name) =>
+      always(name, { contextTokens: 16_000, prompts: observing(name) }),
+    );
+    h = await startHarness({ agents, env: { ...on, BATCH_RESERVE_TOKENS: '13000' } });
     h.llm.respond(
       perAgent((view) => (view.agent === 'a' && view.newest.startsWith('[@user]') ? 'a answers' : '[pass]')),
     );

@@ -566,7 +566,7 @@ describe('fake OpenAI server: batched turns (structured output for several agent
   ].map((agent) => ({ ...agent, situation: `${agent.name}: a new message arrived.` }));
   const batch = {
     model: 'shared',
-    messages: batchPrompt({ transcript: '[@user]: hello\n[@ana]: hi all', agents }),
+    messages: batchPrompt({ seats: agents, transcript: '[@user]: hello\n[@ana]: hi all', agents }),
     response_format: batchResponseFormat(['ana', 'ben']),
   };
 
@@ -576,12 +576,17 @@ describe('fake OpenAI server: batched turns (structured output for several agent
   });
   afterAll(async () => fake.close());
 
-  it('answers with the JSON object the schema asks for', async () => {
+  it('answers with the list of replies the schema asks for', async () => {
     fake.respond((request) => ({
       agents: Object.fromEntries((batchAgentsOf(request) ?? []).map((n) => [n, `${n} ok`])),
     }));
     const completion = await client.chat.completions.create(batch);
-    expect(JSON.parse(completion.choices[0]?.message.content ?? '')).toEqual({ ana: 'ana ok', ben: 'ben ok' });
+    expect(JSON.parse(completion.choices[0]?.message.content ?? '')).toEqual({
+      replies: [
+        { agent: 'ana', reply: 'ana ok' },
+        { agent: 'ben', reply: 'ben ok' },
+      ],
+    });
     expect(batchAgentsOf(fake.requests.at(-1) ?? { messages: [] })).toEqual(['ana', 'ben']);
   });
 
@@ -594,7 +599,12 @@ describe('fake OpenAI server: batched turns (structured output for several agent
       }),
     );
     const completion = await client.chat.completions.create(batch);
-    expect(JSON.parse(completion.choices[0]?.message.content ?? '')).toEqual({ ana: 'fine', ben: '[tools]' });
+    expect(JSON.parse(completion.choices[0]?.message.content ?? '')).toEqual({
+      replies: [
+        { agent: 'ana', reply: 'fine' },
+        { agent: 'ben', reply: '[tools]' },
+      ],
+    });
     expect(seen.map((v) => [v.agent, v.batched, v.newest, v.situation])).toEqual([
       ['ana', true, '[@ana]: hi all', 'ana: a new message arrived.'],
       ['ben', true, '[@ana]: hi all', 'ben: a new message arrived.'],

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { prepareBatch } from '../../src/llm/batch-call.js';
+import { batchRoster, callBatch, prepareBatch } from '../../src/llm/batch-call.js';
+import { createOpenAiClient } from '../../src/llm/client.js';
 import { turnContext } from '../../src/llm/turn-context.js';
 import type { RoomMessage } from '../../src/room/types.js';
+import { batchAgentsOf, promptText, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { testConfig } from '../helpers/config.js';
 
 const message = (id: number, content: string): RoomMessage => ({
@@ -83,5 +85,70 @@ describe('the request for a batch', () => {
     });
     expect(prepared.members.map((m) => m.agent.name)).toEqual(['ana']);
     expect(prepared.unfit.map((a) => a.name)).toEqual(['big']);
+  });
+});
+
+describe('the prefix every batch of a room shares', () => {
+  it('is byte-identical up to the transcript end for two batches with different members, schema included', async () => {
+    const config = testConfig({
+      agents: [
+        { name: 'ana', model: 'm', activation: 'always', tools: ['remember'] },
+        { name: 'ben', model: 'm', activation: 'always' },
+        { name: 'cy', model: 'm', tools: ['bash'] },
+        { name: 'dee', model: 'm' },
+      ],
+    });
+    const fake = await startFakeOpenAI({ usage: 'openai' });
+    try {
+      fake.respond((request) => ({
+        agents: Object.fromEntries((batchAgentsOf(request) ?? []).map((name) => [name, '[pass]'])),
+      }));
+      const client = createOpenAiClient({
+        baseURL: fake.baseURL,
+        apiKey: 'k',
+        timeoutMs: 10_000,
+        maxRetries: 0,
+        stream: false,
+      });
+      const history = Array.from({ length: 8 }, (_, i) => message(i + 1, `message ${i + 1}`));
+      const sources = { knowledge: async () => [{ key: 'deadline', value: 'Friday' }] };
+      const ask = async (names: readonly string[]) => {
+        const prepared = await prepareBatch({
+          members: config.agents
+            .filter((a) => names.includes(a.name))
+            .map((agent) => ({ agent, situation: 'observe' })),
+          roster: batchRoster(config.agents, config.agents[0] as (typeof config.agents)[number]),
+          agentNames: config.agents.map((a) => a.name),
+          history,
+          place: { room: 'test:room', audience: null },
+          roomId: 1,
+          settings: config.settings,
+          sources,
+        });
+        const answer = await callBatch({
+          client,
+          model: 'm',
+          transcript: prepared.transcript,
+          seats: prepared.seats,
+          agents: prepared.members.map((m) => m.segment),
+          sharedTokens: prepared.sharedTokens,
+          segmentTokens: prepared.members.map((m) => m.tokens),
+        });
+        expect(answer.ok).toBe(true);
+        return promptText(fake.requests.at(-1) ?? { messages: [] }, 'prefix');
+      };
+      const first = await ask(['ana', 'ben']);
+      const second = await ask(['cy', 'dee']);
+      const end = first.indexOf('[@user]: message 8') + '[@user]: message 8'.length;
+      expect(end).toBeGreaterThan(1000);
+      expect(second.slice(0, end)).toBe(first.slice(0, end));
+      // The schema leads the prompt, and every seat (with its knowledge) comes before the transcript.
+      expect(first.startsWith('<|response_format|>')).toBe(true);
+      expect(first.indexOf('deadline: Friday')).toBeLessThan(end);
+      expect(first.slice(end)).toContain('"ana", "ben"');
+      expect(second.slice(end)).toContain('"cy", "dee"');
+    } finally {
+      await fake.close();
+    }
   });
 });

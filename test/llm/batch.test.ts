@@ -5,6 +5,7 @@ import {
   type BatchAgent,
   batchPrompt,
   batchResponseFormat,
+  batchSeat,
   batchSegment,
   packBatch,
   parseBatchAnswer,
@@ -20,35 +21,52 @@ const agent = (name: string, contextTokens = 32_000): BatchAgent => ({
   contextTokens,
 });
 
+/** An answer as the schema asks for it: one `{ agent, reply }` item per entry. */
+const items = (answer: Record<string, string>) =>
+  JSON.stringify({ replies: Object.entries(answer).map(([name, reply]) => ({ agent: name, reply })) });
+
 describe('batched turns (seed 004)', () => {
-  it('sends the shared section and the transcript once, then one segment per agent under the isolation notice', () => {
-    const messages = batchPrompt({ transcript: '[@user]: hello all', agents: [agent('ana'), agent('ben')] });
+  it('sends the rules, every seat and the transcript once, then the asked agents under the isolation notice', () => {
+    const seats = [agent('ana'), agent('ben'), agent('cy')];
+    const messages = batchPrompt({ seats, transcript: '[@user]: hello all', agents: [agent('ana'), agent('ben')] });
     expect(messages.map((m) => m.role)).toEqual(['system', 'user']);
     const system = String(messages[0]?.content);
     expect(system.startsWith(BRIDGE_RULES)).toBe(true);
     expect(system).toContain(BATCH_ISOLATION_NOTICE);
     const body = String(messages[1]?.content);
-    // Who is in the batch shows only after the transcript: the rules and the transcript are the same for any batch.
+    // Who is asked shows only after the transcript: the rules, the seats and the transcript are the same for any batch.
     expect(system).not.toContain('ana');
-    expect(body.endsWith('Answer with exactly these keys: "ana", "ben".')).toBe(true);
+    expect(body.endsWith('Answer for exactly these agents, in this order: "ana", "ben".')).toBe(true);
     expect(body.match(/\[@user\]: hello all/g)).toHaveLength(1);
-    const ana = body.indexOf('AGENT 1: @ana');
-    const ben = body.indexOf('AGENT 2: @ben');
+    const seatOf = (name: string) => body.indexOf(`: @${name}\n`);
+    expect(seatOf('ana')).toBeLessThan(seatOf('ben'));
+    expect(seatOf('cy')).toBeLessThan(body.indexOf('[@user]: hello all'));
+    const ana = body.indexOf('\n@ana\n');
+    const ben = body.indexOf('\n@ben\n');
     expect(ana).toBeGreaterThan(body.indexOf('[@user]: hello all'));
     expect(ben).toBeGreaterThan(ana);
-    // Each agent's own data sits in its own segment.
-    expect(body.slice(ana, ben)).toContain('secret of ana');
-    expect(body.slice(ana, ben)).not.toContain('secret of ben');
+    // Each agent's situation sits in its own segment; a seat not asked has none.
+    expect(body.slice(ana, ben)).toContain('@user asked ana.');
+    expect(body.slice(ana, ben)).not.toContain('@user asked ben.');
     expect(body.slice(ben)).toContain('@user asked ben.');
+    expect(body).not.toContain('@user asked cy.');
   });
 
-  it('leaves the isolation notice out for a batch of one', () => {
-    expect(String(batchPrompt({ transcript: '', agents: [agent('ana')] })[0]?.content)).not.toContain(
-      BATCH_ISOLATION_NOTICE,
-    );
+  it('shares one prefix, byte for byte, up to the transcript end between batches of other members', () => {
+    const seats = [agent('ana'), agent('ben'), agent('cy')];
+    const transcript = '[@user]: hello all\n[@ana]: hi';
+    const request = (members: BatchAgent[]) => {
+      const messages = batchPrompt({ seats, transcript, agents: members });
+      return `${JSON.stringify(batchResponseFormat(seats.map((s) => s.name)))}${messages.map((m) => m.content).join('')}`;
+    };
+    const one = request([agent('ana'), agent('ben')]);
+    const other = request([agent('cy')]);
+    const transcriptEnd = one.indexOf('[@ana]: hi') + '[@ana]: hi'.length;
+    expect(other.slice(0, transcriptEnd)).toBe(one.slice(0, transcriptEnd));
+    expect(other).not.toBe(one);
   });
 
-  it('asks for one string per agent, all required, nothing else, strictly', () => {
+  it('asks for a list of { agent, reply } items with the seats as the agents, the same schema for every batch', () => {
     expect(batchResponseFormat(['ana', 'ben'])).toEqual({
       type: 'json_schema',
       json_schema: {
@@ -57,10 +75,20 @@ describe('batched turns (seed 004)', () => {
         schema: {
           type: 'object',
           properties: {
-            ana: { type: 'string', description: "@ana's reply, or [pass], or [tools]" },
-            ben: { type: 'string', description: "@ben's reply, or [pass], or [tools]" },
+            replies: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  agent: { type: 'string', enum: ['ana', 'ben'] },
+                  reply: { type: 'string', description: "the agent's reply, or [pass], or [tools]" },
+                },
+                required: ['agent', 'reply'],
+                additionalProperties: false,
+              },
+            },
           },
-          required: ['ana', 'ben'],
+          required: ['replies'],
           additionalProperties: false,
         },
       },
@@ -80,14 +108,15 @@ describe('batched turns (seed 004)', () => {
     expect(BATCH_RESERVE_TOKENS).toBe(5000);
   });
 
-  it('accepts an answer with exactly the batch agents, each a reply, [pass] or [tools]', () => {
-    const answer = parseBatchAnswer(JSON.stringify({ ana: ' Ship it Friday. ', ben: '[pass]', cy: '[tools]' }), [
+  it('accepts an answer with an item for each asked agent, each a reply, [pass] or [tools]', () => {
+    const answer = parseBatchAnswer(items({ ben: '[pass]', ana: ' Ship it Friday. ', cy: '[tools]' }), [
       'ana',
       'ben',
       'cy',
     ]);
     expect(answer).toEqual({
       ok: true,
+      ignored: [],
       replies: new Map([
         ['ana', { kind: 'reply', text: 'Ship it Friday.' }],
         ['ben', { kind: 'pass' }],
@@ -96,7 +125,19 @@ describe('batched turns (seed 004)', () => {
     });
   });
 
-  it('falls back on anything else: not JSON, unknown or missing agents, non-strings, [tools] with text', () => {
+  it('ignores an item for an agent not asked, and names it', () => {
+    const answer = parseBatchAnswer(items({ ana: 'x', ben: 'y', eve: 'z' }), ['ana', 'ben']);
+    expect(answer).toEqual({
+      ok: true,
+      ignored: ['eve'],
+      replies: new Map([
+        ['ana', { kind: 'reply', text: 'x' }],
+        ['ben', { kind: 'reply', text: 'y' }],
+      ]),
+    });
+  });
+
+  it('falls back on anything else: not JSON, no list, missing or doubled agents, non-strings, [tools] with text', () => {
     const names = ['ana', 'ben'];
     const reason = (raw: string) => {
       const answer = parseBatchAnswer(raw, names);
@@ -104,16 +145,30 @@ describe('batched turns (seed 004)', () => {
     };
     expect(reason('Ship it')).toBe('the answer is not JSON');
     expect(reason('["ana"]')).toBe('the answer is not a JSON object');
-    expect(reason('{"ana":"x","ben":"y","eve":"z"}')).toBe('it answers for agents not in the batch: eve');
-    expect(reason('{"ana":"x"}')).toBe('no answer for @ben');
-    expect(reason('{"ana":"x","ben":{"text":"y"}}')).toBe("@ben's answer is not text");
-    expect(reason('{"ana":"[tools] then I will look","ben":"y"}')).toBe("@ana's answer mixes [tools] with text");
+    expect(reason('{"ana":"x","ben":"y"}')).toBe('the answer has no list of replies');
+    expect(reason('{"replies":[{"reply":"x"}]}')).toBe('a reply names no agent');
+    expect(reason(items({ ana: 'x' }))).toBe('no answer for @ben');
+    expect(
+      reason(
+        JSON.stringify({
+          replies: [
+            { agent: 'ana', reply: 'x' },
+            { agent: 'ben', reply: 'y' },
+            { agent: 'ana', reply: 'z' },
+          ],
+        }),
+      ),
+    ).toBe('more than one answer for @ana');
+    expect(reason('{"replies":[{"agent":"ana","reply":"x"},{"agent":"ben","reply":{"text":"y"}}]}')).toBe(
+      "@ben's answer is not text",
+    );
+    expect(reason(items({ ana: '[tools] then I will look', ben: 'y' }))).toBe("@ana's answer mixes [tools] with text");
   });
 
   it('takes each answer only as its own agent: a line speaking as another agent or the bridge rejects the answer', () => {
     const names = ['ana', 'ben'];
     const reason = (answer: Record<string, string>) => {
-      const parsed = parseBatchAnswer(JSON.stringify(answer), names);
+      const parsed = parseBatchAnswer(items(answer), names);
       return parsed.ok ? parsed.replies.get('ana') : parsed.reason;
     };
     expect(reason({ ana: 'Fine.\n[@ben]: I agree with ana.', ben: '[pass]' })).toBe("@ana's answer speaks as @ben");
@@ -123,15 +178,13 @@ describe('batched turns (seed 004)', () => {
     expect(reason({ ana: '[@ana]: Ship it, @ben.', ben: '[pass]' })).toEqual({ kind: 'reply', text: 'Ship it, @ben.' });
   });
 
-  it("shows an agent's tools and recent actions in its segment", () => {
-    const segment = batchSegment(
-      { ...agent('cy'), tools: ['bash', 'read_files'], actions: '>>> RECENT ACTIONS <<<\nran ls' },
-      2,
-    );
-    expect(segment).toContain('AGENT 3: @cy');
-    expect(segment).toContain('Your tools (answer exactly [tools] to use them): bash, read_files');
-    expect(segment).toContain('>>> RECENT ACTIONS <<<\nran ls');
-    expect(batchSegment(agent('ana'), 0)).not.toContain('Your tools');
+  it("shows an agent's tools in its seat and its recent actions in its segment", () => {
+    const cy = { ...agent('cy'), tools: ['bash', 'read_files'], actions: '>>> RECENT ACTIONS <<<\nran ls' };
+    expect(batchSeat(cy, 2)).toContain('AGENT 3: @cy');
+    expect(batchSeat(cy, 2)).toContain('Your tools (answer exactly [tools] to use them): bash, read_files');
+    expect(batchSeat(cy, 2)).not.toContain('ran ls');
+    expect(batchSegment(cy)).toContain('>>> RECENT ACTIONS <<<\nran ls');
+    expect(batchSeat(agent('ana'), 0)).not.toContain('Your tools');
   });
 
   it("splits a batch call's usage among its agents so that the parts add up to the call", () => {

@@ -30,6 +30,7 @@ function meter(bridgeLimitUsd?: number) {
       SPEND_TZ: 'UTC',
       EMBEDDINGS_PRICE: 0.02,
       EMBEDDINGS_MODEL: 'text-embedding-3-small',
+      SUMMARY_PRICE: undefined,
     },
     agents: [],
     clock: () => NOW,

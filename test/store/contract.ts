@@ -932,6 +932,35 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         expect(await store.embeddings.pending('small', 0, 10)).toEqual([]);
       });
 
+      it("keeps one summary per room and block across a restart, and reads a block's messages of every audience", async () => {
+        const room = await store.rooms.open('test', 'room');
+        const other = await store.rooms.open('test', 'other');
+        const a = human(1, 'a', ['a']);
+        const b = human(2, 'b', ['b'], { audience: ['alice', 'data'] });
+        await store.rooms.commit(room.id, [message(a), message(b)], stateAfter(EMPTY_STATE, a, b));
+        const c = human(1, 'c', ['c']);
+        await store.rooms.commit(other.id, [message(c)], stateAfter(EMPTY_STATE, c));
+        const ids = (await store.rooms.history(room.id, 10)).map((m) => m.id);
+        const block = await store.summaries.block('test:room', 0, 1_000_000);
+        expect(block.map((m) => [m.id, m.content, m.audience ?? null])).toEqual([
+          [ids[0], 'a', null],
+          [ids[1], 'b', ['alice', 'data']],
+        ]);
+        const summary = { firstId: 0, width: 10, messages: 2, model: 'small', summary: 'a and b' };
+        expect(await store.summaries.put('test:room', summary, 1)).toBe(true);
+        expect(await store.summaries.put('test:room', { ...summary, summary: 'again' }, 2)).toBe(false);
+        expect(await store.summaries.put('test:room', { ...summary, firstId: 10, summary: null }, 3)).toBe(true);
+        await reopen();
+        expect(await store.summaries.before('test:room', 10, 20)).toEqual([
+          summary,
+          { ...summary, firstId: 10, summary: null },
+        ]);
+        // Only blocks that end at or before the given id, of that width and room.
+        expect(await store.summaries.before('test:room', 10, 19)).toEqual([summary]);
+        expect(await store.summaries.before('test:room', 20, 40)).toEqual([]);
+        expect(await store.summaries.before('test:other', 10, 40)).toEqual([]);
+      });
+
       it('keeps private chat requests: pending until answered or expired, the sender told once', async () => {
         const asked = await store.chats.create('code', 'data', 'compare notes', 1000, 60_000);
         expect(asked).toEqual({

@@ -10,6 +10,7 @@ import { migrate } from './migrate.js';
 import { SqlitePeople } from './people.js';
 import { SqliteRooms } from './rooms.js';
 import { SqliteSpend } from './spend.js';
+import { SqliteSummaries } from './summaries.js';
 import { SqliteToolJournal } from './tool-journal.js';
 import { SqliteUsage } from './usage.js';
 
@@ -33,6 +34,7 @@ export class SqliteStore implements StorePort {
   readonly chats: SqliteChats;
   readonly spend: SqliteSpend;
   readonly people: SqlitePeople;
+  readonly summaries: SqliteSummaries;
   /** The SQLite handle (its own tools and tests may use it; the bridge goes through the port). */
   readonly db: Database.Database;
 
@@ -59,6 +61,7 @@ export class SqliteStore implements StorePort {
     this.chats = new SqliteChats(db);
     this.spend = new SqliteSpend(db);
     this.people = new SqlitePeople(db);
+    this.summaries = new SqliteSummaries(db);
   }
 
   /** A real write (the header's user_version, rewritten unchanged): a full disk or a read-only file shows. */

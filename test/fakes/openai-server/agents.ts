@@ -10,13 +10,13 @@ type Request = Pick<RecordedRequest, 'messages'> & { body?: Record<string, unkno
 const text = (content: unknown) => (typeof content === 'string' ? content : '');
 const SITUATION = '>>> SITUATION <<<\n';
 
-/** The agents a batched request answers for (the keys its json_schema requires); undefined for other requests. */
+/** The agents a batched request asks (named by its last line, in order); undefined for other requests. */
 export function batchAgentsOf(request: Request): string[] | undefined {
-  const format = request.body?.response_format as
-    | { type?: unknown; json_schema?: { schema?: { required?: unknown } } }
-    | undefined;
-  const required = format?.type === 'json_schema' ? format.json_schema?.schema?.required : undefined;
-  return Array.isArray(required) ? required.map(String) : undefined;
+  const format = request.body?.response_format as { type?: unknown; json_schema?: { name?: unknown } } | undefined;
+  if (format?.type !== 'json_schema' || format.json_schema?.name !== 'agent_replies') return undefined;
+  const last = text(request.messages.at(-1)?.content).split('\n').at(-1) ?? '';
+  const names = /^Answer for exactly these agents, in this order: (.*)\.$/.exec(last)?.[1] ?? '';
+  return [...names.matchAll(/"([^"]+)"/g)].map((m) => m[1] ?? '');
 }
 
 /** The agent an individual request is for (from the card in its system prompt). */
@@ -24,15 +24,22 @@ export function agentOfRequest(request: Request): string {
   return /You are @([A-Za-z0-9_-]+) in a shared chat room/.exec(text(request.messages[0]?.content))?.[1] ?? '?';
 }
 
-/** A batched request's parts: the room transcript, and each agent's segment by name. */
+/**
+ * A batched request's parts: the room transcript, and each asked agent's segment by name (its seat at the table,
+ * then what it is shown this turn: recent actions and situation).
+ */
 export function batchParts(request: Request): { transcript: string; segments: Map<string, string> } {
   const body = text(request.messages[1]?.content);
   const rule = '='.repeat(80);
-  const [, , transcript = '', , agents = ''] = body.split(`${rule}\n`).map((part) => part.replace(/\n$/, ''));
+  const [, , seats = '', , transcript = '', , asked = ''] = body
+    .split(`${rule}\n`)
+    .map((part) => part.replace(/\n$/, ''));
+  const seatOf = new Map<string, string>();
+  for (const part of seats.split(/^-{80}\nAGENT \d+: @/m).slice(1)) seatOf.set(part.slice(0, part.indexOf('\n')), part);
   const segments = new Map<string, string>();
-  for (const part of agents.split(/^-{80}\nAGENT \d+: @/m).slice(1)) {
+  for (const part of asked.split(/^-{80}\n@/m).slice(1)) {
     const name = part.slice(0, part.indexOf('\n'));
-    segments.set(name, part);
+    segments.set(name, `${seatOf.get(name) ?? name}\n${part.slice(part.indexOf('\n') + 1)}`);
   }
   return { transcript: transcript.replace(/\n\n>>> OLDER MESSAGES THAT MAY BE RELEVANT <<<[\s\S]*$/, ''), segments };
 }

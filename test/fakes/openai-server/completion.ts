@@ -53,7 +53,9 @@ export function resolveAnswer(
     };
   });
   // Real OpenAI sends `content: null` on a pure tool-call turn, and a string otherwise.
-  const given = reply.agents ? JSON.stringify(reply.agents) : reply.content;
+  const given = reply.agents
+    ? JSON.stringify({ replies: Object.entries(reply.agents).map(([agent, text]) => ({ agent, reply: text })) })
+    : reply.content;
   const whole = (toolCalls.length > 0 || reply.refusal) && !given ? null : (given ?? '');
   // The output cap the request sets: a longer answer stops there, as a real model's does.
   const capValue = request.body.max_completion_tokens ?? request.body.max_tokens;

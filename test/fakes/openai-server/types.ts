@@ -15,7 +15,7 @@ export interface FakeToolCall {
 export interface FakeReply {
   /** Assistant text; may be empty when `toolCalls` are given. */
   content?: string;
-  /** A batched request's structured answer: one string per agent, sent as the JSON object its schema asks for. */
+  /** A batched request's structured answer: one string per agent, sent as the `{ replies: [{ agent, reply }] }` its schema asks for. */
   agents?: Record<string, string>;
   toolCalls?: FakeToolCall[];
   /** Answer with this HTTP error status instead, and an OpenAI-style error body. */
