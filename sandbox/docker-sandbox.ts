@@ -1,5 +1,5 @@
 import path from 'node:path';
-import Dockerode from 'dockerode';
+import type Dockerode from 'dockerode';
 import type { Settings } from '../src/config/index.js';
 import { SandboxError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
@@ -18,6 +18,7 @@ import { parseMemory } from './container-spec.js';
 import { DiskQuota, parseDiskLimit } from './disk-quota.js';
 import { checkDocker } from './docker-check.js';
 import { engineMessage, hasStatus, toSandboxError } from './docker-errors.js';
+import { engineClient } from './engine-client.js';
 import { appendNote, cleanUpAfterRunnerLoss, explainKill, type Outcome } from './kill-report.js';
 import { type RunOptions, runExec } from './run-exec.js';
 import { describeState } from './status-line.js';
@@ -26,7 +27,7 @@ import { prepareWorkspace, wipeWorkspace } from './workspace.js';
 export interface DockerSandboxOptions {
   readonly settings: Settings;
   readonly logger: Logger;
-  /** Injectable engine client; by default `new Dockerode()`, which honours DOCKER_HOST. */
+  /** Injectable engine client; by default the one DOCKER_HOST (and its TLS settings) name. */
   readonly docker?: Dockerode;
   readonly clock?: () => number;
   /**
@@ -66,7 +67,7 @@ class DockerSandbox implements Sandbox {
     // Fail at start-up on a bad limit rather than at the first command.
     parseMemory(this.settings.SANDBOX_MEMORY);
     this.disk = new DiskQuota(parseDiskLimit(this.settings.SANDBOX_DISK));
-    this.docker = options.docker ?? new Dockerode();
+    this.docker = options.docker ?? engineClient(this.settings);
     this.log = options.logger.child({ component: 'sandbox' });
     this.clock = options.clock ?? Date.now;
     this.dataDir = path.resolve(this.settings.DATA_DIR);
