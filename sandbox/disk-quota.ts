@@ -2,6 +2,9 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, SandboxError } from '../src/errors.js';
 
+/** Bytes allocated in a channel's workspace, like `du -s` (sandbox/workspace-measure.ts: host folder or container). */
+export type MeasureWorkspace = (channelKey: string) => Promise<number>;
+
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
 
 /** `SANDBOX_DISK`: a size such as `1g` or `500m`; `0` means no limit. */
@@ -63,23 +66,26 @@ export class DiskQuota {
   /** Bytes in each channel's workspace, as last measured (absent: measure before use). */
   private readonly used = new Map<string, number>();
 
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    private readonly measure: MeasureWorkspace,
+  ) {}
 
   get enabled(): boolean {
     return this.limit > 0;
   }
 
   /** The file-size cap for the next command: what is left of the allowance (undefined: no limit). */
-  async beforeCommand(key: string, dir: string): Promise<number | undefined> {
+  async beforeCommand(key: string): Promise<number | undefined> {
     if (!this.enabled) return undefined;
-    const used = this.used.get(key) ?? (await measureDir(dir));
+    const used = this.used.get(key) ?? (await this.measure(key));
     return Math.max(0, this.limit - used);
   }
 
   /** Records the size after a command (measured in the container, else here); a note when it is over. */
-  async afterCommand(key: string, dir: string, measured: number | undefined): Promise<string | undefined> {
+  async afterCommand(key: string, measured: number | undefined): Promise<string | undefined> {
     if (!this.enabled) return undefined;
-    const used = measured ?? (await measureDir(dir));
+    const used = measured ?? (await this.measure(key));
     this.used.set(key, used);
     if (used <= this.limit) return undefined;
     return (
@@ -89,9 +95,9 @@ export class DiskQuota {
   }
 
   /** Throws when writing `adding` bytes from outside (the file tools) would go over the allowance. */
-  async beforeWrite(key: string, dir: string, adding: number): Promise<void> {
+  async beforeWrite(key: string, adding: number): Promise<void> {
     if (!this.enabled) return;
-    const used = await measureDir(dir);
+    const used = await this.measure(key);
     this.used.delete(key); // the write changes it: the next command measures again
     if (used + adding <= this.limit) return;
     throw new SandboxError(

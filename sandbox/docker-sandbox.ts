@@ -3,7 +3,7 @@ import type Dockerode from 'dockerode';
 import type { Settings } from '../src/config/index.js';
 import { SandboxError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
-import type { ExecResult, Sandbox } from '../src/ports.js';
+import type { ExecResult, Sandbox, WorkspaceFiles } from '../src/ports.js';
 import {
   ChannelContainers,
   type ChannelState,
@@ -11,7 +11,6 @@ import {
   EXEC_FAILED_EXIT,
   type LiveContainer,
 } from './channel-containers.js';
-import { channelSlug } from './channel-key.js';
 import { RunnerUnavailable } from './command-runner.js';
 import { HELPER_TIMEOUT_MS } from './container-probe.js';
 import { parseMemory } from './container-spec.js';
@@ -22,7 +21,9 @@ import { engineClient } from './engine-client.js';
 import { appendNote, cleanUpAfterRunnerLoss, explainKill, type Outcome } from './kill-report.js';
 import { type RunOptions, runExec } from './run-exec.js';
 import { describeState } from './status-line.js';
-import { prepareWorkspace, wipeWorkspace } from './workspace.js';
+import { volumeFiles } from './volume-files.js';
+import { hostFolderMeasure, inContainerMeasure } from './workspace-measure.js';
+import { BindWorkspaces, VolumeWorkspaces, type WorkspaceStorage } from './workspace-storage.js';
 
 export interface DockerSandboxOptions {
   readonly settings: Settings;
@@ -57,6 +58,12 @@ class DockerSandbox implements Sandbox {
   private readonly dataDir: string;
   private readonly containers: ChannelContainers;
   private readonly disk: DiskQuota;
+  private readonly workspaces: WorkspaceStorage;
+  /** A workspace that is a host folder (SANDBOX_WORKSPACES=bind): the file tools and uploads use it directly. */
+  readonly workspaceDir?: (channelKey: string) => string;
+  readonly ensureWorkspace?: (channelKey: string) => Promise<string>;
+  /** A workspace that is a volume: its files go through the engine. */
+  readonly workspaceFiles?: (channelKey: string) => Promise<WorkspaceFiles>;
   /** Ends a start-up check still running at shutdown (its throw-away container is removed). */
   private readonly checks = new AbortController();
   private checking: Promise<unknown> | undefined;
@@ -66,32 +73,62 @@ class DockerSandbox implements Sandbox {
     this.settings = options.settings;
     // Fail at start-up on a bad limit rather than at the first command.
     parseMemory(this.settings.SANDBOX_MEMORY);
-    this.disk = new DiskQuota(parseDiskLimit(this.settings.SANDBOX_DISK));
+    const limit = parseDiskLimit(this.settings.SANDBOX_DISK);
     this.docker = options.docker ?? engineClient(this.settings);
     this.log = options.logger.child({ component: 'sandbox' });
     this.clock = options.clock ?? Date.now;
     this.dataDir = path.resolve(this.settings.DATA_DIR);
+    const template = this.settings.SANDBOX_TEMPLATE_DIR;
+    if (this.settings.SANDBOX_WORKSPACES === 'volume') {
+      this.workspaces = new VolumeWorkspaces(this.docker, this.dataDir, template);
+      this.disk = new DiskQuota(
+        limit,
+        inContainerMeasure((key) => this.liveContainer(key)),
+      );
+      this.workspaceFiles = async (key) => volumeFiles(await this.liveContainer(key));
+    } else {
+      const bind = new BindWorkspaces(this.dataDir, template);
+      this.workspaces = bind;
+      this.disk = new DiskQuota(
+        limit,
+        hostFolderMeasure((key) => bind.dir(key)),
+      );
+      this.workspaceDir = (key) => bind.dir(key);
+      // No container needed: the folder is made (and seeded) here, so an upload lands even without Docker.
+      this.ensureWorkspace = async (key) => {
+        await bind.prepare(key);
+        return bind.dir(key);
+      };
+    }
     this.containers = new ChannelContainers({
       docker: this.docker,
       settings: this.settings,
       log: this.log,
       dataDir: this.dataDir,
-      workspaceDir: (channelKey) => this.workspaceDir(channelKey),
+      workspaces: this.workspaces,
       runner: options.commandRunner ?? true,
       runnerSource: options.runnerSource,
       probeTimeoutMs: options.probeTimeoutMs ?? HELPER_TIMEOUT_MS,
     });
   }
 
-  workspaceDir(channelKey: string): string {
-    return path.join(this.dataDir, 'workspaces', channelSlug(channelKey));
-  }
-
-  /** No container needed: the folder is made (and seeded) here, so an upload lands even without Docker. */
-  async ensureWorkspace(channelKey: string): Promise<string> {
-    const dir = this.workspaceDir(channelKey);
-    await prepareWorkspace(dir, this.settings.SANDBOX_TEMPLATE_DIR);
-    return dir;
+  /**
+   * The channel's running container, for what reaches its workspace from outside a command (files, the disk
+   * measure): made when missing, and then reaped when idle like one a command made.
+   */
+  private async liveContainer(channelKey: string): Promise<Dockerode.Container> {
+    if (this.closed) throw new SandboxError('the sandbox is shut down');
+    const state = this.containers.channel(channelKey);
+    try {
+      await this.containers.adoptAll();
+      const live = await this.containers.ensure(state);
+      if (state.inFlight === 0) this.containers.armIdle(state);
+      return live.container;
+    } catch (error) {
+      const failure = toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE });
+      this.log.warn({ channel: channelKey, err: failure.cause ?? failure }, failure.message);
+      throw failure;
+    }
   }
 
   async exec(
@@ -107,8 +144,7 @@ class DockerSandbox implements Sandbox {
     state.lastCommand = { text: command, at: this.clock() };
     try {
       await this.containers.adoptAll();
-      const dir = this.workspaceDir(channelKey);
-      const fsize = await this.disk.beforeCommand(channelKey, dir);
+      const fsize = await this.disk.beforeCommand(channelKey);
       const runOptions: RunOptions = { ...options, fsize, measureDisk: this.disk.enabled };
       let { live, outcome } = await this.run(state, command, runOptions);
       if (outcome.spawnError || (outcome.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(outcome.output))) {
@@ -130,7 +166,7 @@ class DockerSandbox implements Sandbox {
         if (stopped && state.live?.id === live.id) this.containers.forget(state);
         output = appendNote(output, note);
       }
-      const full = await this.disk.afterCommand(channelKey, dir, outcome.diskUsed);
+      const full = await this.disk.afterCommand(channelKey, outcome.diskUsed);
       if (full) output = appendNote(output, full);
       // Kept current so a later SIGKILL is not taken for an OOM kill that happened before it.
       if (outcome.oomKills !== undefined) live.oomKills = Math.max(live.oomKills, outcome.oomKills);
@@ -192,7 +228,7 @@ class DockerSandbox implements Sandbox {
 
   /** File tools check here before they write into the workspace (SANDBOX_DISK). */
   async checkDisk(channelKey: string, adding: number): Promise<void> {
-    await this.disk.beforeWrite(channelKey, this.workspaceDir(channelKey), adding);
+    await this.disk.beforeWrite(channelKey, adding);
   }
 
   async describe(channelKey: string): Promise<string> {
@@ -221,8 +257,12 @@ class DockerSandbox implements Sandbox {
     } catch (error) {
       failure = toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE });
     }
-    // The workspace is wiped even when Docker is down: it is only a host folder.
-    if (options?.wipeWorkspace) await wipeWorkspace(this.workspaceDir(channelKey));
+    // A host folder is wiped even when Docker is down; a volume needs the engine.
+    if (options?.wipeWorkspace) {
+      await this.workspaces.wipe(channelKey).catch((error: unknown) => {
+        failure ??= toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE });
+      });
+    }
     this.disk.forget(channelKey);
     this.log.info({ channel: channelKey, wipeWorkspace: options?.wipeWorkspace ?? false }, 'sandbox reset');
     if (failure) throw failure;

@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DiskQuota, measureDir, parseDiskLimit } from '../../sandbox/disk-quota.js';
+import { hostFolderMeasure } from '../../sandbox/workspace-measure.js';
 import { runDockerTests, SandboxHarness } from './docker-harness.js';
 
 describe('SANDBOX_DISK', () => {
@@ -66,9 +67,12 @@ describe('DiskQuota without Docker', () => {
   });
 
   it('is off with a limit of 0: no cap, no note, no refusal', async () => {
-    const quota = new DiskQuota(0);
-    expect(await quota.beforeCommand('k', '/nowhere')).toBeUndefined();
-    expect(await quota.afterCommand('k', '/nowhere', 10 ** 12)).toBeUndefined();
-    await expect(quota.beforeWrite('k', '/nowhere', 10 ** 12)).resolves.toBeUndefined();
+    const quota = new DiskQuota(
+      0,
+      hostFolderMeasure(() => '/nowhere'),
+    );
+    expect(await quota.beforeCommand('k')).toBeUndefined();
+    expect(await quota.afterCommand('k', 10 ** 12)).toBeUndefined();
+    await expect(quota.beforeWrite('k', 10 ** 12)).resolves.toBeUndefined();
   });
 });

@@ -42,7 +42,7 @@ export class SandboxHarness {
   /** `options` picks the path (command runner or one exec per command) and can swap the runner's source. */
   create(
     env: Record<string, string> = {},
-    options: Pick<DockerSandboxOptions, 'commandRunner' | 'runnerSource' | 'probeTimeoutMs'> = {},
+    options: Pick<DockerSandboxOptions, 'commandRunner' | 'runnerSource' | 'probeTimeoutMs' | 'docker'> = {},
   ): Sandbox {
     const settings = readSettings({
       DATA_DIR: this.dataDir,

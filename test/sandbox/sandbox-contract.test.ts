@@ -1,0 +1,234 @@
+/**
+ * One contract for every way the sandbox reaches its engine and keeps its workspaces: the local engine with
+ * bind-mounted host folders, the local engine with volumes, and the same engine reached over TCP with TLS (a
+ * proxy on 127.0.0.1 that requires a client certificate), with volumes. Each case uses one sandbox and a few
+ * channels, so the whole contract stays within a couple of minutes on a busy machine.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import Dockerode from 'dockerode';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engineClient } from '../../sandbox/engine-client.js';
+import { Uploads } from '../../src/bridge/uploads.js';
+import { readSettings } from '../../src/config/index.js';
+import { silentLogger } from '../../src/log.js';
+import type { Inbound, Sandbox } from '../../src/ports.js';
+import { globTool, readFilesTool, writeFilesTool } from '../../src/tools/files.js';
+import type { Tool } from '../../src/tools/tool.js';
+import { startTlsEngine, type TlsEngine } from '../helpers/tls-engine.js';
+import { DOCKER_TEST_TIMEOUT, runDockerTests, SandboxHarness } from './docker-harness.js';
+
+const T = { timeoutMs: 30_000 };
+
+interface Mode {
+  readonly name: string;
+  readonly workspaces: 'bind' | 'volume';
+  readonly tls: boolean;
+}
+
+const MODES: Mode[] = [
+  { name: 'local engine, bind workspaces', workspaces: 'bind', tls: false },
+  { name: 'local engine, volume workspaces', workspaces: 'volume', tls: false },
+  { name: 'engine over TCP with TLS, volume workspaces', workspaces: 'volume', tls: true },
+];
+
+describe.skipIf(!runDockerTests).each(MODES)('sandbox contract: $name', { timeout: DOCKER_TEST_TIMEOUT }, (mode) => {
+  const harness = new SandboxHarness();
+  const template = path.join(harness.dataDir, 'template');
+  mkdirSync(path.join(template, 'data'), { recursive: true });
+  writeFileSync(path.join(template, 'data', 'sales.csv'), 'region,amount\nnorth,120\nsouth,80\n');
+  let tls: TlsEngine | undefined;
+  let env: Record<string, string> = {};
+  let docker: Dockerode = harness.docker;
+  let sandbox: Sandbox;
+  const key = `console:contract-${mode.workspaces}-${mode.tls}`;
+  const volumeNames = async () =>
+    (
+      await harness.docker.listVolumes({
+        filters: { label: [`roundtable.scope=${harness.dataDir}`, `roundtable.channel=${key}`] },
+      })
+    ).Volumes.map((volume) => volume.Name);
+
+  const open = (extra: Record<string, string> = {}) =>
+    harness.create({ ...env, SANDBOX_TEMPLATE_DIR: template, SANDBOX_DISK: '20m', ...extra }, { docker });
+
+  const call = async (tool: Tool, args: Record<string, unknown>, box = sandbox, channelKey = key) => {
+    const result = await tool.run(args, {
+      agent: 'coder',
+      channelKey,
+      sandbox: box,
+      commandTimeoutMs: 30_000,
+      signal: new AbortController().signal,
+    });
+    return JSON.parse(result.output) as Record<string, unknown>;
+  };
+
+  beforeAll(async () => {
+    env = { SANDBOX_WORKSPACES: mode.workspaces, SANDBOX_KEEP_ON_EXIT: 'true' };
+    if (mode.tls) {
+      tls = await startTlsEngine();
+      env = {
+        ...env,
+        DOCKER_HOST: `tcp://127.0.0.1:${tls.port}`,
+        DOCKER_TLS_VERIFY: '1',
+        DOCKER_CERT_PATH: tls.certDir,
+      };
+      docker = engineClient(readSettings(env));
+    }
+    sandbox = open();
+  });
+  afterAll(async () => {
+    await harness.cleanup();
+    for (const name of await volumeNames().catch(() => [])) await harness.docker.getVolume(name).remove();
+    await tls?.close();
+  });
+
+  it('creates the channel container on the first command, as the sandbox user in a seeded /workspace', async () => {
+    const result = await sandbox.exec(key, 'id -un; pwd; cat data/sales.csv; touch made-here && echo writable', T);
+    expect(result).toEqual({
+      output: 'sandbox\n/workspace\nregion,amount\nnorth,120\nsouth,80\nwritable\n',
+      exitCode: 0,
+      timedOut: false,
+    });
+    const [container] = await harness.containers(key);
+    expect(container?.Labels['roundtable.channel']).toBe(key);
+    const mounts = (await harness.docker.getContainer(container?.Id ?? '').inspect()).Mounts;
+    expect(mounts.map((mount) => [mount.Type, mount.Destination])).toEqual([[mode.workspaces, '/workspace']]);
+    if (mode.workspaces === 'volume') {
+      expect(sandbox.workspaceDir).toBeUndefined();
+      expect(await volumeNames()).toEqual([mounts[0]?.Name]);
+    }
+    if (mode.tls) expect(tls?.accepted()).toBeGreaterThan(0);
+  });
+
+  it('keeps the limits: no network, every capability dropped, read-only root, memory and pids capped', async () => {
+    const [container] = await harness.containers(key);
+    const info = await harness.docker.getContainer(container?.Id ?? '').inspect();
+    expect(info.HostConfig.NetworkMode).toBe('none');
+    expect(info.HostConfig.CapDrop).toEqual(['ALL']);
+    expect(info.HostConfig.ReadonlyRootfs).toBe(true);
+    expect(info.HostConfig.Memory).toBe(512 * 1024 ** 2);
+    expect(info.HostConfig.PidsLimit).toBe(256);
+    const result = await sandbox.exec(key, 'touch /etc/x 2>&1', T);
+    expect(result.output).toMatch(/Read-only file system/);
+  });
+
+  it('stops a command at its time limit and the container stays usable', async () => {
+    const before = (await sandbox.exec(key, 'hostname', T)).output;
+    const slow = await sandbox.exec(key, 'echo started; sleep 1000', { timeoutMs: 3_000 });
+    expect(slow).toEqual({ output: 'started\n', exitCode: null, timedOut: true });
+    expect((await sandbox.exec(key, 'hostname', T)).output).toBe(before);
+  });
+
+  it('moves files in and out: write_files, read_files, glob and uploads reach what commands see', async () => {
+    const written = await call(writeFilesTool, { files: [{ filename: 'notes/todo.txt', content: 'ship it\n' }] });
+    expect(written).toEqual({ 'notes/todo.txt': 'success' });
+    const seen = await sandbox.exec(key, 'cat notes/todo.txt; stat -c %U notes/todo.txt notes', T);
+    expect(seen.output).toBe('ship it\nsandbox\nsandbox\n');
+
+    await sandbox.exec(key, "printf 'made by bash' > out.txt; ln -s /etc/hostname leak; ln -s out.txt alias", T);
+    const read = await call(readFilesTool, { files: ['out.txt', '/workspace/alias', 'leak', 'missing.txt', 'notes'] });
+    expect(read).toEqual({
+      'out.txt': 'made by bash',
+      '/workspace/alias': 'made by bash',
+      leak: '[ERROR: leak is a symlink that points outside /workspace]',
+      'missing.txt': '[ERROR: no such file]',
+      notes: '[ERROR: is a directory (list it with glob)]',
+    });
+    expect(await call(globTool, { patterns: ['**/*.txt', 'data/*'] })).toEqual({
+      '**/*.txt': ['notes/todo.txt', 'out.txt'],
+      'data/*': ['data/sales.csv'],
+    });
+
+    const uploads = new Uploads({
+      sandbox,
+      settings: { SLACK_MAX_FILE_MB: 20, DISCORD_MAX_FILE_MB: 20 },
+      logger: silentLogger(),
+      stored: async () => false,
+    });
+    const megabyte = Buffer.alloc(1024 * 1024, 'x');
+    const upload = (name: string, content: Buffer): Inbound => ({
+      platform: 'console',
+      channel: key.slice('console:'.length),
+      messageId: `m-${name}-${Math.random()}`,
+      author: { id: 'u1', name: 'alice', kind: 'human' },
+      text: 'numbers',
+      files: [{ name, size: content.length, mimeType: 'text/csv', download: async () => content }],
+    });
+    expect((await uploads.take(upload('big.csv', megabyte))).text).toBe(
+      'numbers\n[file: uploads/big.csv (text/csv, 1.0 MB)]',
+    );
+    expect((await uploads.take(upload('big.csv', Buffer.from('again')))).text).toBe(
+      'numbers\n[file: uploads/big-2.csv (text/csv, 5 B)]',
+    );
+    const listed = await sandbox.exec(
+      key,
+      'wc -c < uploads/big.csv; stat -c %U uploads/big.csv; cat uploads/big-2.csv',
+      T,
+    );
+    expect(listed.output).toBe(`${1024 * 1024}\nsandbox\nagain`);
+  });
+
+  it('caps the workspace: no file grows past the allowance, and a file-tool write that would overfill it is refused', async () => {
+    const disk = `${key}-disk`;
+    const big = await sandbox.exec(disk, 'head -c 30M /dev/zero > big; echo exit=$?', T);
+    expect(big.output).toMatch(/File size limit exceeded|exit=153/);
+    const size = await sandbox.exec(disk, 'wc -c < big', T);
+    expect(Number(size.output.split('\n')[0])).toBeLessThanOrEqual(20 * 1024 ** 2);
+    // Over the allowance now: removing files is what still works, then there is room again.
+    await sandbox.exec(disk, 'rm big', T);
+    expect((await sandbox.exec(disk, 'head -c 15M /dev/zero > data.bin; echo exit=$?', T)).output).toBe('exit=0\n');
+    await expect(sandbox.checkDisk?.(disk, 1024)).resolves.toBeUndefined();
+    await expect(sandbox.checkDisk?.(disk, 10 * 1024 ** 2)).rejects.toThrow(
+      /the workspace is full: it holds 15(\.\d)? MiB of its 20 MiB limit \(SANDBOX_DISK\)/,
+    );
+    const tool = await call(
+      writeFilesTool,
+      { files: [{ filename: 'more.txt', content: 'y'.repeat(1024) }] },
+      sandbox,
+      disk,
+    );
+    expect(tool).toEqual({ 'more.txt': 'success' });
+  });
+
+  it('adopts its containers after a restart, workspace and all, and removes them on close without it', async () => {
+    const before = (await sandbox.exec(key, 'hostname', T)).output;
+    await sandbox.close(); // SANDBOX_KEEP_ON_EXIT=true: the container stays for the next process
+    const restarted = open({ SANDBOX_KEEP_ON_EXIT: 'false' });
+    const after = await restarted.exec(key, 'hostname; cat notes/todo.txt', T);
+    expect(after.output).toBe(`${before}ship it\n`);
+    expect(await harness.containers(key)).toHaveLength(1);
+    await restarted.close();
+    expect(await harness.containers(key)).toHaveLength(0);
+    // The workspace outlives its container.
+    const again = open();
+    expect((await again.exec(key, 'cat notes/todo.txt', T)).output).toBe('ship it\n');
+    sandbox = again;
+  });
+
+  it('wipes the workspace on /reset workspace; the next container starts from the template', async () => {
+    await sandbox.reset?.(key, { wipeWorkspace: true });
+    expect(await harness.containers(key)).toHaveLength(0);
+    if (mode.workspaces === 'volume') expect(await volumeNames()).toEqual([]);
+    const fresh = await sandbox.exec(key, 'ls -A', T);
+    expect(fresh.output).toBe('data\n');
+  });
+});
+
+describe('the TLS proxy the contract reaches the engine through', () => {
+  let tls: TlsEngine;
+  beforeAll(async () => {
+    tls = await startTlsEngine('/nonexistent/docker.sock');
+  });
+  afterAll(() => tls.close());
+
+  it('refuses a client without a certificate its CA signed, and one without TLS', async () => {
+    const env = { DOCKER_HOST: `tcp://127.0.0.1:${tls.port}`, SANDBOX_WORKSPACES: 'volume', DOCKER_TLS_VERIFY: '1' };
+    // The stranger's ca.pem is the right one, so only its own certificate is wrong.
+    const stranger = engineClient(readSettings({ ...env, DOCKER_CERT_PATH: tls.strangerDir }));
+    await expect(stranger.ping()).rejects.toThrow();
+    const plain = new Dockerode({ host: '127.0.0.1', port: tls.port, protocol: 'http' });
+    await expect(plain.ping()).rejects.toThrow();
+    expect(tls.accepted()).toBe(0);
+  });
+});
