@@ -101,6 +101,11 @@ describe.skipIf(!runDockerTests).each(MODES)('sandbox contract: $name', { timeou
     if (mode.tls) expect(tls?.accepted()).toBeGreaterThan(0);
   });
 
+  it('passes the start-up check: a throw-away container sees what the bridge puts in its workspace', async () => {
+    expect(await sandbox.check?.()).toEqual([]);
+    expect(await harness.trialContainers()).toEqual([]);
+  });
+
   it('keeps the limits: no network, every capability dropped, read-only root, memory and pids capped', async () => {
     const [container] = await harness.containers(key);
     const info = await harness.docker.getContainer(container?.Id ?? '').inspect();
