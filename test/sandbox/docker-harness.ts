@@ -72,6 +72,9 @@ export class SandboxHarness {
     for (const sandbox of this.sandboxes) await sandbox.close().catch(() => undefined);
     if (dockerUp) {
       for (const info of await this.containers()) await this.docker.getContainer(info.Id).remove({ force: true });
+      // Volume workspaces (SANDBOX_WORKSPACES=volume) of this data folder.
+      const { Volumes } = await this.docker.listVolumes({ filters: { label: [`roundtable.scope=${this.dataDir}`] } });
+      for (const volume of Volumes ?? []) await this.docker.getVolume(volume.Name).remove({ force: true });
     }
     rmSync(this.dataDir, { recursive: true, force: true });
   }

@@ -79,7 +79,6 @@ describe.skipIf(!runDockerTests).each(MODES)('sandbox contract: $name', { timeou
   });
   afterAll(async () => {
     await harness.cleanup();
-    for (const name of await volumeNames().catch(() => [])) await harness.docker.getVolume(name).remove();
     await tls?.close();
   });
 
