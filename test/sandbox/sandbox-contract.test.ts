@@ -9,6 +9,7 @@ import path from 'node:path';
 import Dockerode from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engineClient } from '../../sandbox/engine-client.js';
+import { createDockerSandbox } from '../../sandbox/index.js';
 import { Uploads } from '../../src/bridge/uploads.js';
 import { readSettings } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
@@ -234,5 +235,40 @@ describe('the TLS proxy the contract reaches the engine through', () => {
     const plain = new Dockerode({ host: '127.0.0.1', port: tls.port, protocol: 'http' });
     await expect(plain.ping()).rejects.toThrow();
     expect(tls.accepted()).toBe(0);
+  });
+});
+
+describe('volume workspaces without an engine', () => {
+  it("names the engine on an upload's line and in a file tool's answer, and still delivers the message", async () => {
+    const sandbox = createDockerSandbox({
+      settings: readSettings({ DATA_DIR: '/nonexistent/data', SANDBOX_WORKSPACES: 'volume' }),
+      logger: silentLogger(),
+      docker: new Dockerode({ socketPath: '/nonexistent/docker.sock' }),
+    });
+    const uploads = new Uploads({
+      sandbox,
+      settings: { SLACK_MAX_FILE_MB: 20, DISCORD_MAX_FILE_MB: 20 },
+      logger: silentLogger(),
+      stored: async () => false,
+    });
+    const event = await uploads.take({
+      platform: 'slack',
+      channel: 'C1',
+      messageId: 'm1',
+      author: { id: 'u1', name: 'alice', kind: 'human' },
+      text: 'numbers',
+      files: [{ name: 'sales.csv', size: 5, mimeType: 'text/csv', download: async () => Buffer.from('a,b\n') }],
+    });
+    const down =
+      'Docker is not reachable at /nonexistent/docker.sock: start the Docker engine (dockerd) or set DOCKER_HOST';
+    expect(event.text).toBe(
+      `numbers\n[file: sales.csv (text/csv, 5 B) not saved: the workspace could not be prepared (${down})]`,
+    );
+    const read = await readFilesTool.run(
+      { files: ['a.txt'] },
+      { agent: 'coder', channelKey: 'slack:C1', sandbox, commandTimeoutMs: 5000, signal: new AbortController().signal },
+    );
+    expect(JSON.parse(read.output)).toEqual({ 'a.txt': `[ERROR: the workspace is not ready: ${down}]` });
+    await sandbox.close();
   });
 });
