@@ -37,7 +37,11 @@ const LIST_LIMIT_BYTES = 8 * 1024 * 1024;
 export function volumeFiles(container: Dockerode.Container): WorkspaceFiles {
   const stat = async (target: string): Promise<PathStat | undefined> => {
     try {
-      const response = (await container.infoArchive({ path: target })) as { headers: Record<string, string> };
+      const response = (await container.infoArchive({ path: target })) as Readable & {
+        headers: Record<string, string>;
+      };
+      // The answer to a HEAD is a stream with no body: read to its end, so its connection is let go.
+      response.resume();
       const encoded = response.headers['x-docker-container-path-stat'];
       if (!encoded) return undefined;
       return JSON.parse(Buffer.from(encoded, 'base64').toString('utf8')) as PathStat;
