@@ -3,7 +3,8 @@
  * path) and through one Docker exec per command (its fallback), beside the `docker exec` CLI on
  * the same container in the same run; the cold start of a channel's container; 20 channels
  * executing at once; what the workspace watch (SANDBOX_DISK, SANDBOX_FILES) costs a warm `true` and a busy
- * half-second command in a workspace of 10,000 files, beside the same with the limits off.
+ * half-second command in a workspace of 10,000 files, beside the same with the limits off; bind-mounted
+ * workspaces beside volume ones (SANDBOX_WORKSPACES): a warm `true`, and 1 MB written and read back.
  * Goal: the runner at least 3x faster than the CLI at p50, and under 50 ms. Needs a running
  * engine and the sandbox image; a smoke run without them says so in one line and exits 0 (unless CI is set).
  *   npm run bench:sandbox [-- --smoke]   (RUNS=200 by default in a full run)
@@ -17,6 +18,7 @@ import { checkDocker, createDockerSandbox } from '../sandbox/index.js';
 import { readSettings } from '../src/config/index.js';
 import { silentLogger } from '../src/log.js';
 import type { Sandbox } from '../src/ports.js';
+import { workspaceFilesFor } from '../src/tools/workspace-path.js';
 import { isCi } from '../test/sandbox/docker-setup.js';
 import { reportGoal, reportSkipped } from './lib/goals.js';
 import { sized, smoke } from './lib/mode.js';
@@ -34,6 +36,7 @@ const BUSY = 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done';
 const CPU_USED =
   'c=/sys/fs/cgroup/cpuacct/cpuacct.usage; if [ -r $c ]; then cat $c; ' +
   "else echo $(( $(sed -n 's/^usage_usec //p' /sys/fs/cgroup/cpu.stat) * 1000 )); fi";
+const WORKSPACE_RUNS = sized(50, 5);
 const options = { timeoutMs: 30_000 };
 /** The image to run: SANDBOX_IMAGE, as for the bridge and the tests, or the default. */
 const image = { SANDBOX_IMAGE: process.env.SANDBOX_IMAGE };
@@ -167,6 +170,7 @@ async function main(): Promise<void> {
         'spawned in its own session, output and exit back) and without it (exec create + start + inspect, with\n' +
         'the wrapper that makes the command killable), and around a spawned `docker exec <id> bash -c true`.',
     );
+    await workspaceModes(dataDir, docker);
     reportGoal({
       figure: `sandbox: the command runner ${ratio.toFixed(2)}x faster than the docker exec CLI at p50, runner p50 ${ms(runnerStats.p50)}`,
       goal: '>= 3x and < 50 ms',
@@ -233,6 +237,58 @@ async function watchCost(
     busy: await pair('full', wall(BUSY), BUSY_RUNS),
     busyCpu: await pair('full', cpu, BUSY_RUNS),
   };
+}
+
+/**
+ * Bind-mounted workspaces beside volumes, interleaved: a warm `true` (the mount makes no difference to a command),
+ * and 1 MB written into the workspace and read back the way the file tools and uploads do it (host files for a
+ * bind mount; the engine's archive API for a volume).
+ */
+async function workspaceModes(dataDir: string, docker: Dockerode): Promise<void> {
+  const megabyte = Buffer.alloc(1024 * 1024, 'x');
+  const modes = await Promise.all(
+    (['bind', 'volume'] as const).map(async (mode) => {
+      const settings = readSettings({
+        ...image,
+        DATA_DIR: dataDir,
+        SANDBOX_IDLE_MINUTES: '0',
+        SANDBOX_WORKSPACES: mode,
+      });
+      const box = createDockerSandbox({ settings, logger: silentLogger(), docker });
+      const key = `console:bench-workspace-${mode}`;
+      await box.exec(key, 'true', options);
+      const files = await workspaceFilesFor(box, key);
+      if (!files) throw new Error(`no workspace files for ${mode}`);
+      return { mode, box, key, files, warm: [] as number[], write: [] as number[], read: [] as number[] };
+    }),
+  );
+  try {
+    for (let i = 0; i < WORKSPACE_RUNS; i += 1) {
+      for (const m of modes) {
+        m.warm.push(await time(() => m.box.exec(m.key, 'true', options)));
+        m.write.push(await time(() => m.files.write('one-mb.bin', megabyte)));
+        m.read.push(
+          await time(async () => {
+            const { bytes } = await m.files.read('one-mb.bin', 2 * megabyte.length);
+            if (bytes.length !== megabyte.length) throw new Error(`read ${bytes.length} bytes of 1 MB`);
+          }),
+        );
+      }
+    }
+    console.log(`workspaces (SANDBOX_WORKSPACES), ${WORKSPACE_RUNS} interleaved runs each:`);
+    for (const m of modes) {
+      const [warm, write, read] = [summary(m.warm), summary(m.write), summary(m.read)];
+      console.log(
+        `  ${m.mode.padEnd(6)} warm \`true\` p50 ${ms(warm.p50)}  1 MB in p50 ${ms(write.p50)} (p95 ${ms(write.p95)})  ` +
+          `1 MB out p50 ${ms(read.p50)} (p95 ${ms(read.p95)})`,
+      );
+    }
+  } finally {
+    for (const m of modes) {
+      await m.box.reset?.(m.key, { wipeWorkspace: true }).catch(() => undefined);
+      await m.box.close();
+    }
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Which container serves each channel: the one this process knows, one a previous process left running for this
  * data folder (adopted), or a new one — created from the hardened spec, started and probed before its first
- * command. Idle containers are removed after SANDBOX_IDLE_MINUTES; the workspace, a host folder, stays.
+ * command. Idle containers are removed after SANDBOX_IDLE_MINUTES; the workspace (a host folder or a volume) stays.
  */
 import type Dockerode from 'dockerode';
 import type { Settings } from '../src/config/index.js';
@@ -10,11 +10,11 @@ import type { Logger } from '../src/log.js';
 import { containerName } from './channel-key.js';
 import { HELPER_TIMEOUT_MS, parseOomKills, parseRunnerDigest, probeContainer } from './container-probe.js';
 import { containerSpec, LABEL_CHANNEL, LABEL_PROJECT, LABEL_SCOPE, PROJECT } from './container-spec.js';
-import { type EngineSettings, engineMessage, hasStatus, settingRefused, workspaceError } from './docker-errors.js';
+import { type EngineSettings, engineMessage, hasStatus, settingRefused } from './docker-errors.js';
 import type { ContainerAccess } from './kill-report.js';
 import type { ExecTarget } from './run-exec.js';
 import { RunnerSlot } from './runner-slot.js';
-import { prepareWorkspace } from './workspace.js';
+import type { WorkspaceStorage } from './workspace-storage.js';
 
 /** A container this process uses, with what the probe learnt about it. */
 export interface LiveContainer extends ExecTarget {
@@ -52,8 +52,8 @@ export interface ChannelContainersOptions {
   readonly log: Logger;
   /** The absolute data folder: it scopes container names and labels. */
   readonly dataDir: string;
-  /** A channel's workspace folder on the host. */
-  readonly workspaceDir: (channelKey: string) => string;
+  /** Where the channels' workspaces live (host folders or volumes). */
+  readonly workspaces: WorkspaceStorage;
   /** Whether each container gets a command runner. */
   readonly runner: boolean;
   /** The runner's Python source to inject instead of sandbox/runner.py. */
@@ -277,15 +277,13 @@ export class ChannelContainers {
   }
 
   private async create(state: ChannelState): Promise<Dockerode.ContainerInspectInfo> {
-    const workspaceDir = this.options.workspaceDir(state.key);
-    const seeded = await prepareWorkspace(workspaceDir, this.settings.SANDBOX_TEMPLATE_DIR).catch((error: unknown) => {
-      throw workspaceError(error, workspaceDir, this.settings.SANDBOX_TEMPLATE_DIR);
-    });
+    const { workspaces } = this.options;
+    const seeded = await workspaces.prepare(state.key);
     const spec = containerSpec({
       name: state.name,
       channelKey: state.key,
       scope: this.options.dataDir,
-      workspaceDir,
+      ...workspaces.mount(state.key),
       settings: this.settings,
     });
     let container: Dockerode.Container;
@@ -293,6 +291,14 @@ export class ChannelContainers {
       container = await this.options.docker.createContainer(spec);
     } catch (error) {
       throw settingRefused(error, this.engineSettings()) ?? error;
+    }
+    try {
+      await workspaces.seed(state.key, container);
+    } catch (error) {
+      // Without its template the workspace is not what a new one should be: the next try makes it again.
+      await this.remove(container.id).catch(() => undefined);
+      await workspaces.wipe(state.key).catch(() => undefined);
+      throw error;
     }
     try {
       await container.start();

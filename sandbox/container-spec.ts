@@ -26,16 +26,18 @@ export function parseMemory(value: string, variable = 'SANDBOX_MEMORY'): number 
   return bytes;
 }
 
-export interface ContainerSpecInput {
+/** What is mounted at /workspace: a host folder (bind mount) or a named Docker volume. */
+export type WorkspaceMount = { readonly workspaceDir: string } | { readonly workspaceVolume: string };
+
+export type ContainerSpecInput = WorkspaceMount & {
   readonly name: string;
   readonly channelKey: string;
   readonly scope: string;
-  readonly workspaceDir: string;
   readonly settings: Pick<
     Settings,
     'SANDBOX_IMAGE' | 'SANDBOX_MEMORY' | 'SANDBOX_CPUS' | 'SANDBOX_PIDS' | 'SANDBOX_NETWORK'
   >;
-}
+};
 
 /**
  * The hardened container for one channel (issue 3): no network by default, every capability
@@ -69,7 +71,9 @@ export function containerSpec(input: ContainerSpecInput): ContainerCreateOptions
       SecurityOpt: ['no-new-privileges'],
       ReadonlyRootfs: true,
       Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=64m,mode=1777' },
-      Binds: [`${input.workspaceDir}:${WORKSPACE_MOUNT}:rw`],
+      ...('workspaceVolume' in input
+        ? { Mounts: [{ Type: 'volume' as const, Source: input.workspaceVolume, Target: WORKSPACE_MOUNT }] }
+        : { Binds: [`${input.workspaceDir}:${WORKSPACE_MOUNT}:rw`] }),
       Memory: memory,
       // Equal to Memory: no swap, so a memory hog is stopped at the limit instead of thrashing.
       MemorySwap: memory,

@@ -6,8 +6,17 @@ import type { SandboxError } from '../src/errors.js';
 import { shortHash } from './channel-key.js';
 import { containerSpec, LABEL_PROJECT, LABEL_SCOPE, PROJECT, WORKSPACE_MOUNT } from './container-spec.js';
 import { Deadline, DeadlinePassed } from './deadline.js';
-import { type EngineSettings, engineMessage, hasStatus, settingRefused, workspaceError } from './docker-errors.js';
+import {
+  type EngineSettings,
+  engineAddress,
+  engineMessage,
+  hasStatus,
+  settingRefused,
+  workspaceError,
+} from './docker-errors.js';
 import { execSimple } from './run-exec.js';
+import { packTar } from './tar.js';
+import { SANDBOX_UID } from './workspace.js';
 
 /** Marks the throw-away containers of a trial, so they are never taken for a channel's. */
 export const LABEL_TRIAL = 'roundtable.trial';
@@ -35,11 +44,12 @@ export type TrialOutcome =
  */
 export async function tryContainer(input: {
   readonly docker: Dockerode;
-  readonly settings: EngineSettings;
+  readonly settings: EngineSettings & { readonly SANDBOX_WORKSPACES?: 'bind' | 'volume' | undefined };
   readonly timeoutMs: number;
   readonly signal?: AbortSignal | undefined;
 }): Promise<TrialOutcome> {
   const { docker, settings, timeoutMs } = input;
+  if (settings.SANDBOX_WORKSPACES === 'volume') return tryVolumeContainer(input);
   const folder = path.join(settings.DATA_DIR, 'workspaces', TRIAL_FOLDER);
   const marker = `check-${randomUUID().slice(0, 8)}`;
   const token = randomUUID();
@@ -87,6 +97,60 @@ export async function tryContainer(input: {
 }
 
 /**
+ * The same trial for volume workspaces: a throw-away volume, the marker put in through the archive API before
+ * the container starts (as a new workspace's template is), and read back by the container.
+ */
+async function tryVolumeContainer(input: Parameters<typeof tryContainer>[0]): Promise<TrialOutcome> {
+  const { docker, settings, timeoutMs } = input;
+  const marker = `check-${randomUUID().slice(0, 8)}`;
+  const token = randomUUID();
+  const deadline = new Deadline(timeoutMs, input.signal);
+  const where = `a throw-away volume of ${engineAddress(docker)}`;
+  let creating: Promise<Dockerode.Container> | undefined;
+  try {
+    const spec = containerSpec({
+      name: `roundtable-${shortHash(settings.DATA_DIR)}_${marker}`,
+      channelKey: '',
+      scope: settings.DATA_DIR,
+      workspaceVolume: '',
+      settings,
+    });
+    creating = docker.createContainer({
+      ...spec,
+      Cmd: ['sleep', String(Math.ceil(timeoutMs / 1000) + 30)],
+      Labels: { [LABEL_PROJECT]: PROJECT, [LABEL_SCOPE]: settings.DATA_DIR, [LABEL_TRIAL]: '1' },
+      // An anonymous volume (no source): removed with the container.
+      HostConfig: {
+        ...spec.HostConfig,
+        Mounts: [{ Type: 'volume', Source: '', Target: WORKSPACE_MOUNT }],
+        AutoRemove: true,
+      },
+    });
+    const container = await deadline.race(creating);
+    const file = { type: 'file', mode: 0o644, uid: SANDBOX_UID, gid: SANDBOX_UID } as const;
+    await deadline.race(
+      container.putArchive(packTar([{ ...file, name: marker, content: Buffer.from(token) }]), {
+        path: WORKSPACE_MOUNT,
+      }),
+    );
+    await deadline.race(container.start());
+    const read = await deadline.race(
+      execSimple(container, ['cat', `${WORKSPACE_MOUNT}/${marker}`], deadline.remaining()),
+    );
+    if (read.exitCode === null) throw new DeadlinePassed();
+    if (read.exitCode === 0 && read.output === token) return { kind: 'passed', folder: where };
+    return { kind: 'hidden', folder: where, seen: read.output.trim() || `exit code ${read.exitCode}` };
+  } catch (error) {
+    if (error instanceof DeadlinePassed) return { kind: 'timed out' };
+    const refused = settingRefused(error, settings);
+    return refused ? { kind: 'refused', error: refused } : { kind: 'failed', error };
+  } finally {
+    deadline.clear();
+    await discard(creating);
+  }
+}
+
+/**
  * Removes the trial's container, also one whose creation outlived the deadline (the engine
  * finishes a create it has begun); bounded, as the engine may be what is slow.
  */
@@ -94,7 +158,7 @@ async function discard(creating: Promise<Dockerode.Container> | undefined): Prom
   if (!creating) return;
   const removal = creating.then(
     (container) =>
-      container.remove({ force: true }).catch((error: unknown) => {
+      container.remove({ force: true, v: true }).catch((error: unknown) => {
         // 404: gone already (AutoRemove); 409: its removal is under way.
         if (!hasStatus(error, 404, 409)) throw new Error(engineMessage(error));
       }),

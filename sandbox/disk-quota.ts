@@ -2,7 +2,6 @@ import { diskLimitBytes } from '../src/config/sandbox-values.js';
 import { ConfigError, SandboxError } from '../src/errors.js';
 import {
   countLabel,
-  measureDir,
   type QuotaStop,
   scanCap,
   sizeLabel,
@@ -10,6 +9,12 @@ import {
   type WorkspaceQuota,
   type WorkspaceUsage,
 } from './workspace-usage.js';
+
+/**
+ * What a channel's workspace holds now, bytes and entries (sandbox/workspace-measure.ts: a host folder measured
+ * here, or a volume measured in its container); the count may stop after `cap` entries (then it is a floor).
+ */
+export type MeasureWorkspace = (channelKey: string, options: { readonly cap: number }) => Promise<WorkspaceUsage>;
 
 /** `SANDBOX_DISK`: a size such as `1g` or `500m`; `0` means no limit. */
 export function parseDiskLimit(value: string): number {
@@ -35,16 +40,20 @@ const NONE: CommandQuota = { fsize: undefined, quota: undefined };
 /**
  * The workspace's allowance, per channel: its size (SANDBOX_DISK) and its number of files and folders
  * (SANDBOX_FILES). While a command runs the workspace is watched (by the command runner inside the
- * container, or from here on the one-exec path) and the command is stopped when it takes the workspace
- * past a limit; no single file may grow past what is left (RLIMIT_FSIZE, so one big write cannot run
- * far ahead of the watch). After each command the workspace is measured; while it is over, a command
+ * container, or from here on the one-exec path when the workspace is a host folder) and the command is
+ * stopped when it takes the workspace past a limit; no single file may grow past what is left
+ * (RLIMIT_FSIZE, so one big write cannot run far ahead of the watch). After each command the workspace
+ * is measured (`measure`: on the host, or in the container for a volume); while it is over, a command
  * may remove files but not add any. File-tool writes are checked before they happen.
  */
 export class DiskQuota {
   /** Each channel's workspace, as last measured (absent: measure before use). */
   private readonly used = new Map<string, WorkspaceUsage>();
 
-  constructor(readonly limits: WorkspaceLimits) {}
+  constructor(
+    readonly limits: WorkspaceLimits,
+    private readonly measure: MeasureWorkspace,
+  ) {}
 
   get enabled(): boolean {
     return this.limits.bytes > 0 || this.limits.files > 0;
@@ -55,9 +64,9 @@ export class DiskQuota {
   }
 
   /** The limits for the next command, from the workspace as last measured (measured now if unknown). */
-  async beforeCommand(key: string, dir: string): Promise<CommandQuota> {
+  async beforeCommand(key: string): Promise<CommandQuota> {
     if (!this.enabled) return NONE;
-    const used = this.used.get(key) ?? (await measureDir(dir, { cap: this.cap }));
+    const used = this.used.get(key) ?? (await this.measure(key, { cap: this.cap }));
     return {
       fsize: this.limits.bytes > 0 ? Math.max(0, this.limits.bytes - used.bytes) : undefined,
       quota: { ...this.limits, usedBytes: used.bytes, usedFiles: used.files },
@@ -65,17 +74,16 @@ export class DiskQuota {
   }
 
   /**
-   * Records the workspace after a command (measured in the container, else here) and returns the note
-   * for the agent: why the command was stopped, or that the workspace is over a limit.
+   * Records the workspace after a command (as the command runner measured it, else measured now) and returns
+   * the note for the agent: why the command was stopped, or that the workspace is over a limit.
    */
   async afterCommand(
     key: string,
-    dir: string,
     measured: WorkspaceUsage | undefined,
     stop: QuotaStop | undefined,
   ): Promise<string | undefined> {
     if (!this.enabled) return undefined;
-    const used = measured ?? (await measureDir(dir, { cap: this.cap }));
+    const used = measured ?? (await this.measure(key, { cap: this.cap }));
     this.used.set(key, used);
     if (stop) return this.stopNote(stop, used);
     return this.overNote(used);
@@ -114,9 +122,9 @@ export class DiskQuota {
   }
 
   /** Throws when writing `bytes` in `files` files from outside (the file tools) would go over the allowance. */
-  async beforeWrite(key: string, dir: string, bytes: number, files = 0): Promise<void> {
+  async beforeWrite(key: string, bytes: number, files = 0): Promise<void> {
     if (!this.enabled) return;
-    const used = await measureDir(dir, { cap: this.cap });
+    const used = await this.measure(key, { cap: this.cap });
     this.used.delete(key); // the write changes it: the next command measures again
     if (this.limits.bytes > 0 && used.bytes + bytes > this.limits.bytes) {
       throw new SandboxError(

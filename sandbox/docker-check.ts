@@ -1,10 +1,12 @@
 import path from 'node:path';
-import Dockerode from 'dockerode';
+import type Dockerode from 'dockerode';
+import type { Settings } from '../src/config/index.js';
 import type { CheckResult } from '../src/self-check.js';
 import { HELPER_TIMEOUT_MS } from './container-probe.js';
 import { type TrialOutcome, tryContainer } from './container-trial.js';
 import { Deadline, DeadlinePassed } from './deadline.js';
 import { type EngineSettings, engineAddress, SAME_PATH_FIX, settingRefused, toSandboxError } from './docker-errors.js';
+import { engineClient } from './engine-client.js';
 
 const BUILTIN_NETWORKS = new Set(['none', 'host', 'bridge', 'default']);
 
@@ -15,6 +17,10 @@ export interface DockerCheckOptions {
   readonly signal?: AbortSignal;
 }
 
+/** The settings a check reads; how the engine is reached and where workspaces live default to the local socket and bind. */
+export type CheckedSettings = EngineSettings &
+  Partial<Pick<Settings, 'DOCKER_HOST' | 'DOCKER_TLS_VERIFY' | 'DOCKER_CERT_PATH' | 'SANDBOX_WORKSPACES'>>;
+
 const seconds = (ms: number) => (ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`);
 
 /**
@@ -24,8 +30,8 @@ const seconds = (ms: number) => (ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${
  * Every failing line names the variable to change.
  */
 export async function checkDocker(
-  settings: EngineSettings,
-  docker: Dockerode = new Dockerode(),
+  settings: CheckedSettings,
+  docker: Dockerode = engineClient({ DOCKER_TLS_VERIFY: false, ...settings }),
   options: DockerCheckOptions = {},
 ): Promise<CheckResult[]> {
   const timeoutMs = options.timeoutMs ?? HELPER_TIMEOUT_MS;
@@ -98,11 +104,24 @@ function tooSlow(ms: number): string {
 
 function trialLine(
   trial: TrialOutcome,
-  settings: EngineSettings,
+  settings: CheckedSettings,
   context: Parameters<typeof toSandboxError>[1],
   timeoutMs: number,
 ): CheckResult {
   const item = 'sandbox container';
+  if (settings.SANDBOX_WORKSPACES === 'volume' && (trial.kind === 'passed' || trial.kind === 'hidden')) {
+    return trial.kind === 'passed'
+      ? {
+          ok: true,
+          item,
+          detail: `a throw-away one started with these settings and read a file put in ${trial.folder}`,
+        }
+      : {
+          ok: false,
+          item,
+          detail: `SANDBOX_WORKSPACES=volume: a file put in ${trial.folder} through the engine did not reach the container (${trial.seen})`,
+        };
+  }
   switch (trial.kind) {
     case 'passed':
       return {

@@ -1,9 +1,9 @@
 import path from 'node:path';
-import Dockerode from 'dockerode';
+import type Dockerode from 'dockerode';
 import type { Settings } from '../src/config/index.js';
 import { SandboxError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
-import type { ExecResult, Sandbox } from '../src/ports.js';
+import type { ExecResult, Sandbox, WorkspaceFiles } from '../src/ports.js';
 import {
   ChannelContainers,
   type ChannelState,
@@ -11,25 +11,27 @@ import {
   EXEC_FAILED_EXIT,
   type LiveContainer,
 } from './channel-containers.js';
-import { channelSlug } from './channel-key.js';
 import { RunnerUnavailable } from './command-runner.js';
 import { HELPER_TIMEOUT_MS } from './container-probe.js';
 import { parseMemory } from './container-spec.js';
-import { DiskQuota, parseDiskLimit } from './disk-quota.js';
+import { DiskQuota, type MeasureWorkspace, parseDiskLimit } from './disk-quota.js';
 import { checkDocker } from './docker-check.js';
 import { engineMessage, hasStatus, toSandboxError } from './docker-errors.js';
+import { engineClient } from './engine-client.js';
 import { appendNote, cleanUpAfterRunnerLoss, containerStopped, explainKill, type Outcome } from './kill-report.js';
 import { type RunOptions, runExec } from './run-exec.js';
 import { describeState } from './status-line.js';
-import { prepareWorkspace, wipeWorkspace } from './workspace.js';
+import { volumeFiles } from './volume-files.js';
 import { effectiveLimits, fileSystemOf, IN_MEMORY } from './workspace-fs.js';
+import { hostFolderMeasure, inContainerMeasure } from './workspace-measure.js';
+import { BindWorkspaces, VolumeWorkspaces, type WorkspaceStorage } from './workspace-storage.js';
 import { sizeLabel, type WorkspaceLimits } from './workspace-usage.js';
 import { WorkspaceWatch } from './workspace-watch.js';
 
 export interface DockerSandboxOptions {
   readonly settings: Settings;
   readonly logger: Logger;
-  /** Injectable engine client; by default `new Dockerode()`, which honours DOCKER_HOST. */
+  /** Injectable engine client; by default the one DOCKER_HOST (and its TLS settings) name. */
   readonly docker?: Dockerode;
   readonly clock?: () => number;
   /**
@@ -61,6 +63,16 @@ class DockerSandbox implements Sandbox {
   /** SANDBOX_DISK and SANDBOX_FILES as configured; the file system of the workspaces may lower them. */
   private readonly limits: WorkspaceLimits;
   private disk: Promise<{ quota: DiskQuota; inMemory: boolean }> | undefined;
+  private readonly workspaces: WorkspaceStorage;
+  /** How a workspace is measured for its allowance: on the host (bind) or in its container (volume). */
+  private readonly measure: MeasureWorkspace;
+  /** A workspace's host folder, when workspaces are host folders: the one-exec path watches it from here. */
+  private readonly hostDir: ((channelKey: string) => string) | undefined;
+  /** A workspace that is a host folder (SANDBOX_WORKSPACES=bind): the file tools and uploads use it directly. */
+  readonly workspaceDir?: (channelKey: string) => string;
+  readonly ensureWorkspace?: (channelKey: string) => Promise<string>;
+  /** A workspace that is a volume: its files go through the engine. */
+  readonly workspaceFiles?: (channelKey: string) => Promise<WorkspaceFiles>;
   /** Ends a start-up check still running at shutdown (its throw-away container is removed). */
   private readonly checks = new AbortController();
   private checking: Promise<unknown> | undefined;
@@ -71,16 +83,34 @@ class DockerSandbox implements Sandbox {
     // Fail at start-up on a bad limit rather than at the first command.
     parseMemory(this.settings.SANDBOX_MEMORY);
     this.limits = { bytes: parseDiskLimit(this.settings.SANDBOX_DISK), files: this.settings.SANDBOX_FILES };
-    this.docker = options.docker ?? new Dockerode();
+    this.docker = options.docker ?? engineClient(this.settings);
     this.log = options.logger.child({ component: 'sandbox' });
     this.clock = options.clock ?? Date.now;
     this.dataDir = path.resolve(this.settings.DATA_DIR);
+    const template = this.settings.SANDBOX_TEMPLATE_DIR;
+    if (this.settings.SANDBOX_WORKSPACES === 'volume') {
+      this.workspaces = new VolumeWorkspaces(this.docker, this.dataDir, template);
+      this.measure = inContainerMeasure((key) => this.liveContainer(key));
+      this.hostDir = undefined;
+      this.workspaceFiles = async (key) => volumeFiles(await this.liveContainer(key));
+    } else {
+      const bind = new BindWorkspaces(this.dataDir, template);
+      this.workspaces = bind;
+      this.hostDir = (key) => bind.dir(key);
+      this.measure = hostFolderMeasure(this.hostDir);
+      this.workspaceDir = (key) => bind.dir(key);
+      // No container needed: the folder is made (and seeded) here, so an upload lands even without Docker.
+      this.ensureWorkspace = async (key) => {
+        await bind.prepare(key);
+        return bind.dir(key);
+      };
+    }
     this.containers = new ChannelContainers({
       docker: this.docker,
       settings: this.settings,
       log: this.log,
       dataDir: this.dataDir,
-      workspaceDir: (channelKey) => this.workspaceDir(channelKey),
+      workspaces: this.workspaces,
       runner: options.commandRunner ?? true,
       runnerSource: options.runnerSource,
       probeTimeoutMs: options.probeTimeoutMs ?? HELPER_TIMEOUT_MS,
@@ -89,33 +119,45 @@ class DockerSandbox implements Sandbox {
 
   /**
    * The workspaces' allowance, once the file system they are on is known (in memory it is lowered, see
-   * effectiveLimits), and whether that file system keeps them in memory.
+   * effectiveLimits), and whether that file system keeps them in memory. A volume's file system is the
+   * engine's, out of the bridge's sight: its allowance is taken as configured.
    */
   private diskQuota(): Promise<{ quota: DiskQuota; inMemory: boolean }> {
-    this.disk ??= fileSystemOf(path.join(this.dataDir, 'workspaces'))
-      .catch(() => 'unknown')
-      .then((fileSystem) => {
-        const { limits, lowered } = effectiveLimits(this.limits, parseMemory(this.settings.SANDBOX_MEMORY), fileSystem);
-        if (lowered) {
-          this.log.warn(
-            { fileSystem, SANDBOX_DISK: this.settings.SANDBOX_DISK, SANDBOX_MEMORY: this.settings.SANDBOX_MEMORY },
-            `workspace disk allowance lowered to ${sizeLabel(limits.bytes)}, half of SANDBOX_MEMORY: ${lowered}`,
-          );
-        }
-        return { quota: new DiskQuota(limits), inMemory: IN_MEMORY.has(fileSystem) };
-      });
+    this.disk ??= this.workspacesFileSystem().then((fileSystem) => {
+      const { limits, lowered } = effectiveLimits(this.limits, parseMemory(this.settings.SANDBOX_MEMORY), fileSystem);
+      if (lowered) {
+        this.log.warn(
+          { fileSystem, SANDBOX_DISK: this.settings.SANDBOX_DISK, SANDBOX_MEMORY: this.settings.SANDBOX_MEMORY },
+          `workspace disk allowance lowered to ${sizeLabel(limits.bytes)}, half of SANDBOX_MEMORY: ${lowered}`,
+        );
+      }
+      return { quota: new DiskQuota(limits, this.measure), inMemory: IN_MEMORY.has(fileSystem) };
+    });
     return this.disk;
   }
 
-  workspaceDir(channelKey: string): string {
-    return path.join(this.dataDir, 'workspaces', channelSlug(channelKey));
+  private async workspacesFileSystem(): Promise<string> {
+    if (!this.hostDir) return 'unknown';
+    return fileSystemOf(path.join(this.dataDir, 'workspaces')).catch(() => 'unknown');
   }
 
-  /** No container needed: the folder is made (and seeded) here, so an upload lands even without Docker. */
-  async ensureWorkspace(channelKey: string): Promise<string> {
-    const dir = this.workspaceDir(channelKey);
-    await prepareWorkspace(dir, this.settings.SANDBOX_TEMPLATE_DIR);
-    return dir;
+  /**
+   * The channel's running container, for what reaches its workspace from outside a command (files, the disk
+   * measure): made when missing, and then reaped when idle like one a command made.
+   */
+  private async liveContainer(channelKey: string): Promise<Dockerode.Container> {
+    if (this.closed) throw new SandboxError('the sandbox is shut down');
+    const state = this.containers.channel(channelKey);
+    try {
+      await this.containers.adoptAll();
+      const live = await this.containers.ensure(state);
+      if (state.inFlight === 0) this.containers.armIdle(state);
+      return live.container;
+    } catch (error) {
+      const failure = toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE });
+      this.log.warn({ channel: channelKey, err: failure.cause ?? failure }, failure.message);
+      throw failure;
+    }
   }
 
   async exec(
@@ -131,9 +173,8 @@ class DockerSandbox implements Sandbox {
     state.lastCommand = { text: command, at: this.clock() };
     try {
       await this.containers.adoptAll();
-      const dir = this.workspaceDir(channelKey);
       const disk = await this.diskQuota();
-      const { fsize, quota } = await disk.quota.beforeCommand(channelKey, dir);
+      const { fsize, quota } = await disk.quota.beforeCommand(channelKey);
       const runOptions: RunOptions = { ...options, fsize, quota, measureDisk: disk.quota.enabled };
       let { live, outcome } = await this.run(state, command, runOptions);
       if (outcome.spawnError || (outcome.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(outcome.output))) {
@@ -148,7 +189,7 @@ class DockerSandbox implements Sandbox {
       if (outcome.containerKilled) this.containers.forget(state);
       let output = await this.explainEnd(state, live, outcome, disk.inMemory);
       // The stop (or the workspace over a limit) is said once, with how much it holds.
-      const full = await disk.quota.afterCommand(channelKey, dir, outcome.usage, outcome.quotaStop);
+      const full = await disk.quota.afterCommand(channelKey, outcome.usage, outcome.quotaStop);
       if (full) output = appendNote(output, full);
       // Kept current so a later SIGKILL is not taken for an OOM kill that happened before it.
       if (outcome.oomKills !== undefined) live.oomKills = Math.max(live.oomKills, outcome.oomKills);
@@ -251,8 +292,9 @@ class DockerSandbox implements Sandbox {
     command: string,
     options: RunOptions,
   ): Promise<Outcome> {
-    if (!options.quota) return runExec(live, command, options);
-    const watch = new WorkspaceWatch(this.workspaceDir(state.key), options.quota);
+    // A volume cannot be watched from here: it is measured in the container once the command ends.
+    if (!options.quota || !this.hostDir) return runExec(live, command, options);
+    const watch = new WorkspaceWatch(this.hostDir(state.key), options.quota);
     const signal = options.signal ? AbortSignal.any([options.signal, watch.signal]) : watch.signal;
     try {
       const outcome = await runExec(live, command, { ...options, signal });
@@ -267,7 +309,7 @@ class DockerSandbox implements Sandbox {
   /** File tools check here before they write into the workspace (SANDBOX_DISK). */
   async checkDisk(channelKey: string, adding: number, files?: number): Promise<void> {
     const { quota } = await this.diskQuota();
-    await quota.beforeWrite(channelKey, this.workspaceDir(channelKey), adding, files);
+    await quota.beforeWrite(channelKey, adding, files);
   }
 
   async describe(channelKey: string): Promise<string> {
@@ -296,8 +338,12 @@ class DockerSandbox implements Sandbox {
     } catch (error) {
       failure = toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE });
     }
-    // The workspace is wiped even when Docker is down: it is only a host folder.
-    if (options?.wipeWorkspace) await wipeWorkspace(this.workspaceDir(channelKey));
+    // A host folder is wiped even when Docker is down; a volume needs the engine.
+    if (options?.wipeWorkspace) {
+      await this.workspaces.wipe(channelKey).catch((error: unknown) => {
+        failure ??= toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE });
+      });
+    }
     (await this.diskQuota()).quota.forget(channelKey);
     this.log.info({ channel: channelKey, wipeWorkspace: options?.wipeWorkspace ?? false }, 'sandbox reset');
     if (failure) throw failure;

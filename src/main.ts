@@ -6,7 +6,14 @@ import path from 'node:path';
 import { CONSOLE_PLATFORM, CONSOLE_ROOM, ConsoleAdapter } from '../adapters/console/index.js';
 import { type Bridge, createBridge, type LlmFactory } from './bridge/index.js';
 import { EXIT, parseFlags, UsageError } from './cli.js';
-import { type Config, environmentWithDotenv, loadConfig, type Settings, templateDir } from './config/index.js';
+import {
+  type Config,
+  dockerEngine,
+  environmentWithDotenv,
+  loadConfig,
+  type Settings,
+  templateDir,
+} from './config/index.js';
 import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError } from './errors.js';
 import { type HealthServer, startHealthServer } from './health.js';
@@ -120,6 +127,8 @@ export async function run(options: RunOptions = {}): Promise<Running> {
   const settings = config.settings;
   const dataDir = path.resolve(cwd, settings.DATA_DIR);
   const template = templateDir(settings, cwd);
+  // DOCKER_HOST and its certificates, checked now rather than at the first `bash`.
+  dockerEngine(settings);
   const consoleRoom = opensTerminalRoom(config, flags.console);
   const stdin = options.stdin ?? process.stdin;
   // Input that is already over (/dev/null, an empty file) is known before anything opens.

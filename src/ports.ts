@@ -186,6 +186,25 @@ export interface ExecResult {
   readonly timedOut: boolean;
 }
 
+/** What is at a path of a workspace (a symlink is `other` unless it is followed). */
+export type WorkspaceEntryKind = 'file' | 'directory' | 'other';
+
+/**
+ * A channel's workspace files, wherever they are kept: a host folder, or a Docker volume reached through the
+ * engine. Paths are relative POSIX paths without `..` (`''` is the workspace itself); a symlink is followed only
+ * while it stays inside the workspace. A refusal rejects with a message fit for the model (no host path in it).
+ */
+export interface WorkspaceFiles {
+  /** The first `limit` bytes of a regular file, and its whole size. */
+  read(rel: string, limit: number): Promise<{ bytes: Uint8Array; size: number }>;
+  /** Writes a whole regular file (replacing one), making its parent folders, owned by the sandbox's user. */
+  write(rel: string, content: Uint8Array): Promise<void>;
+  /** What is there; undefined when nothing is. */
+  kind(rel: string): Promise<WorkspaceEntryKind | undefined>;
+  /** A folder's entries (symlinks are not folders: they are listed, never entered); [] when there is none. */
+  list(rel: string): Promise<Array<{ readonly name: string; readonly directory: boolean }>>;
+}
+
 /** Where the agents' shell commands run: one isolated environment per channel key. */
 export interface Sandbox {
   exec(channelKey: string, command: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ExecResult>;
@@ -193,8 +212,13 @@ export interface Sandbox {
   describe?(channelKey: string): Promise<string>;
   /** Removes the channel's environment; with `wipeWorkspace`, its files too. */
   reset?(channelKey: string, options?: { wipeWorkspace?: boolean }): Promise<void>;
-  /** The host folder mounted as the channel's workspace (file tools use it). */
+  /** The host folder mounted as the channel's workspace (file tools use it), when it is one. */
   workspaceDir?(channelKey: string): string;
+  /**
+   * The channel's workspace files, created (seeded from the template) when missing: how the file tools and
+   * uploads reach a workspace that is not a host folder (a Docker volume). Absent: they use `workspaceDir`.
+   */
+  workspaceFiles?(channelKey: string): Promise<WorkspaceFiles>;
   /**
    * Rejects (SandboxError, saying why) when writing `bytes` more, in `files` files, would overfill the
    * workspace (SANDBOX_DISK, SANDBOX_FILES).

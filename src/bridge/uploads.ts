@@ -5,12 +5,11 @@
  * apart from the message's text, so a file's name is never read for mentions. A message waits for its files before
  * it is stored, and later messages of its room wait for it, so the room keeps its order.
  */
-import { lstat, mkdir, realpath } from 'node:fs/promises';
 import type { Settings } from '../config/index.js';
-import { describeError } from '../errors.js';
+import { describeError, RoundtableError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Inbound, InboundFile, Sandbox } from '../ports.js';
-import { describeFsError, resolveInside, writeInside } from '../tools/workspace-path.js';
+import type { Inbound, InboundFile, Sandbox, WorkspaceFiles } from '../ports.js';
+import { describeFsError, workspaceFilesFor } from '../tools/workspace-path.js';
 import { fileLine, nameCandidates, safeFileName } from './upload-names.js';
 
 export const UPLOADS_FOLDER = 'uploads';
@@ -22,7 +21,7 @@ export type Prepared = Omit<Inbound, 'files'> & { readonly fileLines?: readonly 
 const DOWNLOAD_TIMEOUT_MS = 60_000;
 
 export interface UploadDeps {
-  readonly sandbox: Pick<Sandbox, 'workspaceDir' | 'ensureWorkspace'>;
+  readonly sandbox: Pick<Sandbox, 'workspaceFiles' | 'workspaceDir' | 'ensureWorkspace'>;
   readonly settings: Pick<Settings, 'SLACK_MAX_FILE_MB' | 'DISCORD_MAX_FILE_MB' | 'WEB_MAX_FILE_MB'>;
   readonly logger: Logger;
   /** Whether the message is stored already (delivered again): its files are not fetched a second time. */
@@ -71,7 +70,7 @@ export class Uploads {
         continue;
       }
       try {
-        const saved = await this.store(workspace.root, name, file, limit);
+        const saved = await this.store(workspace.files, name, file, limit);
         lines.push(fileLine(`${UPLOADS_FOLDER}/${saved}`, file));
       } catch (error) {
         this.deps.logger.warn({ err: error, room: key, file: name }, 'an uploaded file could not be saved');
@@ -82,7 +81,12 @@ export class Uploads {
   }
 
   /** Downloads one file (never more than the limit) and writes it under a name not taken yet. */
-  private async store(root: string, name: string, file: InboundFile, limitMb: number | undefined): Promise<string> {
+  private async store(
+    files: WorkspaceFiles,
+    name: string,
+    file: InboundFile,
+    limitMb: number | undefined,
+  ): Promise<string> {
     const bytes = await file.download(AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS));
     if (limitMb !== undefined && bytes.byteLength > limitMb * 1024 * 1024) {
       throw new Error(`larger than the ${limitMb} MB limit`);
@@ -90,8 +94,8 @@ export class Uploads {
     for (const candidate of nameCandidates(name)) {
       const rel = `${UPLOADS_FOLDER}/${candidate}`;
       try {
-        if ((await resolveInside(root, rel)).missing.length === 0) continue; // taken
-        await writeInside(root, rel, bytes);
+        if ((await files.kind(rel)) !== undefined) continue; // taken
+        await files.write(rel, bytes);
       } catch (error) {
         throw new Error(describeFsError(error), { cause: error });
       }
@@ -101,23 +105,16 @@ export class Uploads {
   }
 
   /** The room's workspace, created (and seeded from the template) when it does not exist yet. */
-  private async workspace(key: string): Promise<{ root: string } | { error: string }> {
-    const { sandbox } = this.deps;
+  private async workspace(key: string): Promise<{ files: WorkspaceFiles } | { error: string }> {
     try {
-      let dir = await sandbox.ensureWorkspace?.(key);
-      if (!dir) {
-        dir = sandbox.workspaceDir?.(key);
-        if (!dir) return { error: 'this room has no workspace (the sandbox is not available)' };
-        const exists = await lstat(dir).then(
-          () => true,
-          () => false,
-        );
-        if (!exists) await mkdir(dir, { recursive: true });
-      }
-      return { root: await realpath(dir) };
+      const files = await workspaceFilesFor(this.deps.sandbox, key);
+      if (!files) return { error: 'this room has no workspace (the sandbox is not available)' };
+      return { files };
     } catch (error) {
       this.deps.logger.warn({ err: error, room: key }, 'the workspace for an upload could not be prepared');
-      return { error: `the workspace could not be prepared (${describeFsError(error)})` };
+      // The sandbox's own failures (an engine that does not answer) say what to do; a file system's are named.
+      const reason = error instanceof RoundtableError ? error.message : describeFsError(error);
+      return { error: `the workspace could not be prepared (${reason})` };
     }
   }
 

@@ -1,5 +1,6 @@
 export type { ToolName } from './agent-file.js';
 export { KNOWN_TOOLS } from './agent-file.js';
+export { dockerEngine, type EngineConnection, type EngineTls } from './docker-engine.js';
 export { templateDir } from './folders.js';
 export type { AgentConfig, Allocations, Config, Price } from './load.js';
 export { DEFAULT_ALLOCATIONS, environmentWithDotenv, loadConfig } from './load.js';

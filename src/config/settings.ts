@@ -115,6 +115,15 @@ const settingsSchema = z.object({
     .default('1g'),
   // Files and folders in each channel's workspace; 0 = no limit.
   SANDBOX_FILES: int(100_000, 0),
+  // Where each room's workspace lives: a DATA_DIR folder bind-mounted (bind) or a named Docker volume (volume).
+  SANDBOX_WORKSPACES: z.enum(['bind', 'volume']).default('bind'),
+  // The Docker engine, by Docker's own conventions (the docker CLI reads the same variables).
+  DOCKER_HOST: z
+    .string()
+    .regex(/^(unix|tcp):\/\//, 'expected unix:///path/to/docker.sock or tcp://host:port')
+    .optional(),
+  DOCKER_TLS_VERIFY: bool(false),
+  DOCKER_CERT_PATH: z.string().optional(),
   // Reliability: a reply's posts at most (the rest attached as a file), messages fetched per room after a restart
   MAX_REPLY_POSTS: int(5, 1, 100),
   CATCHUP_MAX: int(1000, 0),
@@ -184,5 +193,18 @@ export function readSettings(env: Env): Settings {
       `${issue?.message ?? 'invalid'} (got ${JSON.stringify(present[field] && redact(present[field]))})`,
     );
   }
+  refuseBindOnRemoteEngine(parsed.data);
   return parsed.data;
+}
+
+/** A remote engine resolves bind mounts on its own host, where DATA_DIR is not: its workspaces must be volumes. */
+function refuseBindOnRemoteEngine(settings: Settings): void {
+  const host = settings.DOCKER_HOST;
+  if (settings.SANDBOX_WORKSPACES !== 'bind' || !host?.startsWith('tcp://')) return;
+  throw new ConfigError(
+    'environment',
+    'SANDBOX_WORKSPACES',
+    `bind cannot work with DOCKER_HOST=${host}: a remote engine cannot mount this machine's DATA_DIR; ` +
+      'set SANDBOX_WORKSPACES=volume',
+  );
 }

@@ -1,17 +1,14 @@
-import { lstat, readdir } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { SandboxError } from '../errors.js';
+import type { WorkspaceFiles } from '../ports.js';
 import { defineTool, ok, type Tool } from './tool.js';
 import {
   describeFsError,
+  type OpenWorkspace,
   openWorkspace,
-  readStart,
-  resolveInside,
   toRelative,
   WORKSPACE_MOUNT,
   WorkspaceError,
-  writeInside,
 } from './workspace-path.js';
 
 /** Per file: enough for any source file or table a model should read whole; the rest via bash. */
@@ -81,7 +78,7 @@ export const readFilesTool = defineTool({
       else if (total >= READ_TOTAL_LIMIT_BYTES) {
         result[file] = `[ERROR: not read: this call already returned ${sizeText(total)}; read fewer files at once]`;
       } else {
-        const text = await readOne(workspace.root, file, Math.min(READ_LIMIT_BYTES, READ_TOTAL_LIMIT_BYTES - total));
+        const text = await readOne(workspace, file, Math.min(READ_LIMIT_BYTES, READ_TOTAL_LIMIT_BYTES - total));
         total += Buffer.byteLength(text);
         result[file] = text;
       }
@@ -90,9 +87,9 @@ export const readFilesTool = defineTool({
   },
 });
 
-async function readOne(root: string, file: string, limit: number): Promise<string> {
+async function readOne(workspace: OpenWorkspace, file: string, limit: number): Promise<string> {
   try {
-    const { bytes, size } = await readStart(root, toRelative(file, root), limit);
+    const { bytes, size } = await workspace.files.read(toRelative(file, workspace.hostRoot), limit);
     if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return `[ERROR: binary file (${sizeText(size)}); not shown]`;
     // Streaming decode drops a multi-byte character cut in half at the limit.
     const text = new TextDecoder('utf-8').decode(bytes, { stream: size > bytes.length });
@@ -143,20 +140,20 @@ export const writeFilesTool = defineTool({
     const result: PerItem<string> = {};
     for (const [index, { filename, content }] of files.entries()) {
       if (index >= MAX_ITEMS) result[filename] = `[ERROR: not written: at most ${MAX_ITEMS} files per call]`;
-      else result[filename] = await writeOne(workspace.root, filename, content);
+      else result[filename] = await writeOne(workspace, filename, content);
     }
     return ok(input, json(result));
   },
 });
 
-async function writeOne(root: string, filename: string, content: string): Promise<string> {
+async function writeOne(workspace: OpenWorkspace, filename: string, content: string): Promise<string> {
   const bytes = Buffer.from(content, 'utf8');
   if (bytes.length > WRITE_LIMIT_BYTES) {
     return `[ERROR: the content is ${bytes.length} bytes; the limit is ${WRITE_LIMIT_BYTES} bytes (${sizeText(WRITE_LIMIT_BYTES)}) per file]`;
   }
   try {
     if (filename.endsWith('/')) throw new WorkspaceError('a filename cannot end with "/"');
-    await writeInside(root, toRelative(filename, root), bytes);
+    await workspace.files.write(toRelative(filename, workspace.hostRoot), bytes);
     return 'success';
   } catch (error) {
     return errorText(error);
@@ -187,19 +184,19 @@ export const globTool = defineTool({
     const result: PerItem<string[] | string> = {};
     for (const [index, pattern] of patterns.entries()) {
       if (index >= MAX_ITEMS) result[pattern] = `[ERROR: not searched: at most ${MAX_ITEMS} patterns per call]`;
-      else result[pattern] = await globOne(workspace.root, pattern);
+      else result[pattern] = await globOne(workspace, pattern);
     }
     return ok(input, json(result));
   },
 });
 
-async function globOne(root: string, pattern: string): Promise<string[] | string> {
+async function globOne(workspace: OpenWorkspace, pattern: string): Promise<string[] | string> {
   try {
     const found = new Set<string>();
     let scanned = 0;
     for (const expanded of expandBraces(pattern)) {
-      const segments = compile(toRelative(expanded, root));
-      scanned += await walkMatches(root, segments, found, GLOB_SCAN_LIMIT - scanned);
+      const segments = compile(toRelative(expanded, workspace.hostRoot));
+      scanned += await walkMatches(workspace.files, segments, found, GLOB_SCAN_LIMIT - scanned);
     }
     const sorted = [...found].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const shown: string[] = sorted.slice(0, GLOB_MATCH_LIMIT);
@@ -329,42 +326,46 @@ function canExtend(segments: readonly Segment[], s: number, names: readonly stri
  * Starts at the pattern's literal prefix and walks down without following symlinks (they are
  * listed, never entered), adding matching paths to `found`. Returns how many entries it visited.
  */
-async function walkMatches(root: string, segments: Segment[], found: Set<string>, budget: number): Promise<number> {
+async function walkMatches(
+  files: WorkspaceFiles,
+  segments: Segment[],
+  found: Set<string>,
+  budget: number,
+): Promise<number> {
   const prefix: string[] = [];
   for (const segment of segments) {
     if (segment.globstar || segment.literal === undefined) break;
     prefix.push(segment.literal);
   }
   const start = prefix.join('/');
-  const resolved = await resolveInside(root, start).catch((error: unknown) => {
+  const kind = await files.kind(start).catch((error: unknown) => {
     // A literal prefix through a symlink out of the workspace simply matches nothing.
     if (error instanceof WorkspaceError) return undefined;
     throw error;
   });
-  if (!resolved || resolved.missing.length > 0) return 0;
-  const info = await lstat(resolved.existing);
+  if (!kind) return 0;
   if (prefix.length === segments.length) {
     // No wildcard at all: the path itself, if it exists.
-    if (start !== '') found.add(info.isDirectory() ? `${start}/` : start);
+    if (start !== '') found.add(kind === 'directory' ? `${start}/` : start);
     return 1;
   }
-  if (!info.isDirectory()) return 1;
+  if (kind !== 'directory') return 1;
   let visited = 0;
-  const queue: Array<{ dir: string; names: string[] }> = [{ dir: resolved.existing, names: prefix }];
+  const queue: Array<{ rel: string; names: string[] }> = [{ rel: start, names: prefix }];
   for (let next = 0; next < queue.length; next++) {
-    const { dir, names } = queue[next] ?? { dir: '', names: [] };
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    const { rel, names } = queue[next] ?? { rel: '', names: [] };
+    const entries = await files.list(rel).catch(() => []);
     for (const entry of entries) {
       if (visited >= budget) return visited;
       visited++;
       const entryNames = [...names, entry.name];
-      const isDirectory = entry.isDirectory();
+      const isDirectory = entry.directory;
       if (matches(segments, 0, entryNames, 0)) {
         const shown = entryNames.join('/');
         found.add(isDirectory ? `${shown}/` : shown);
       }
       if (isDirectory && entryNames.length < GLOB_DEPTH_LIMIT && canExtend(segments, 0, entryNames, 0)) {
-        queue.push({ dir: path.join(dir, entry.name), names: entryNames });
+        queue.push({ rel: entryNames.join('/'), names: entryNames });
       }
     }
   }

@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, realpath } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { describeError, RoundtableError } from '../errors.js';
+import type { Sandbox, WorkspaceFiles } from '../ports.js';
 import type { ToolContext } from './tool.js';
 
 /** Where the workspace appears inside the channel's container; models use this spelling too. */
@@ -151,11 +152,25 @@ export async function makeFolder(folder: string): Promise<void> {
   }
 }
 
+/** An opened workspace: its files, and the host folder they are in when they are in one (absolute paths the model copies from it). */
+export interface OpenWorkspace {
+  readonly files: WorkspaceFiles;
+  readonly hostRoot: string;
+}
+
 /**
- * The channel's workspace as a real host path. It is created on first use by the sandbox
- * (seeded from the template), so a missing folder is first asked for through a no-op command.
+ * The channel's workspace. A sandbox that keeps it elsewhere (a Docker volume) hands its files over; a host
+ * folder is created on first use by the sandbox (seeded from the template), so a missing one is first asked
+ * for through a no-op command.
  */
-export async function openWorkspace(context: ToolContext): Promise<{ root: string } | { error: string }> {
+export async function openWorkspace(context: ToolContext): Promise<OpenWorkspace | { error: string }> {
+  if (context.sandbox.workspaceFiles) {
+    try {
+      return { files: await context.sandbox.workspaceFiles(context.channelKey), hostRoot: WORKSPACE_MOUNT };
+    } catch (error) {
+      return { error: `the workspace is not ready: ${describeError(error)}` };
+    }
+  }
   const dir = context.sandbox.workspaceDir?.(context.channelKey);
   if (!dir) return { error: 'this room has no workspace: the sandbox is not available' };
   const exists = () =>
@@ -183,10 +198,50 @@ export async function openWorkspace(context: ToolContext): Promise<{ root: strin
     }
   }
   try {
-    return { root: await realpath(dir) };
+    const root = await realpath(dir);
+    return { files: hostFiles(root), hostRoot: root };
   } catch (error) {
     return { error: `the workspace cannot be opened: ${describeFsError(error)}` };
   }
+}
+
+/** The files of a workspace that is a host folder (`realRoot`, already resolved). */
+export function hostFiles(realRoot: string): WorkspaceFiles {
+  return {
+    read: (rel, limit) => readStart(realRoot, rel, limit),
+    write: (rel, content) => writeInside(realRoot, rel, content),
+    async kind(rel) {
+      const { existing, missing } = await resolveInside(realRoot, rel);
+      if (missing.length > 0) return undefined;
+      const info = await lstat(existing);
+      return info.isDirectory() ? 'directory' : info.isFile() ? 'file' : 'other';
+    },
+    async list(rel) {
+      const { existing, missing } = await resolveInside(realRoot, rel);
+      if (missing.length > 0) return [];
+      const entries = await readdir(existing, { withFileTypes: true }).catch(() => []);
+      return entries.map((entry) => ({ name: entry.name, directory: entry.isDirectory() }));
+    },
+  };
+}
+
+/** The workspace files of a room for what arrives from outside (uploads): made when missing, without a command. */
+export async function workspaceFilesFor(
+  sandbox: Pick<Sandbox, 'workspaceFiles' | 'workspaceDir' | 'ensureWorkspace'>,
+  key: string,
+): Promise<WorkspaceFiles | undefined> {
+  if (sandbox.workspaceFiles) return sandbox.workspaceFiles(key);
+  let dir = await sandbox.ensureWorkspace?.(key);
+  if (!dir) {
+    dir = sandbox.workspaceDir?.(key);
+    if (!dir) return undefined;
+    const exists = await lstat(dir).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) await mkdir(dir, { recursive: true });
+  }
+  return hostFiles(await realpath(dir));
 }
 
 /** Opens a regular file inside the workspace for reading; never follows a symlink, never blocks on a FIFO. */

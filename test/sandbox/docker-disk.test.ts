@@ -104,6 +104,56 @@ describe.skipIf(!runDockerTests).each([
   });
 });
 
+// A volume is out of the bridge's sight: on the one-exec path nothing watches it while a command runs, and it is
+// measured in the container once the command ends (the command runner watches a volume as it does a host folder).
+describe.skipIf(!runDockerTests)(
+  'workspace disk allowance (real engine, volume workspaces, one exec per command)',
+  { timeout: DOCKER_TEST_TIMEOUT },
+  () => {
+    const harness = new SandboxHarness();
+    const sandbox = harness.create(
+      { SANDBOX_WORKSPACES: 'volume', SANDBOX_DISK: '20m', SANDBOX_FILES: '500' },
+      { commandRunner: false },
+    );
+    afterAll(() => harness.cleanup());
+    const run = (key: string, command: string) => sandbox.exec(key, command, { timeoutMs: 60_000 });
+
+    it('caps each file, measures the volume in the container after the command, and refuses more until rm', async () => {
+      const key = 'console:disk-volume-exec';
+      const big = await run(key, 'head -c 50M /dev/zero > big; echo exit=$?');
+      expect(big.output).toMatch(/File size limit exceeded|exit=153/);
+      const size = Number((await run(key, 'wc -c < big')).output);
+      expect(size).toBeGreaterThan(19 * MiB);
+      expect(size).toBeLessThanOrEqual(20 * MiB);
+      await run(key, 'rm big');
+      // Three files, each under the cap: nothing watches the volume on this path, so the command runs to its end.
+      const more = await run(key, 'for i in 1 2 3; do head -c 9M /dev/zero > part$i; done; echo finished');
+      expect(more.output).toMatch(/^finished\n\[ERROR: the workspace holds 27(\.\d)? MiB, over its 20 MiB limit/);
+      const over = await run(key, 'echo more > more.txt');
+      expect(over.exitCode).not.toBe(0);
+      expect(over.output).toMatch(/over its 20 MiB limit \(SANDBOX_DISK\): writing files is refused/);
+      await expect(sandbox.checkDisk?.(key, 1024)).rejects.toThrow(/the workspace is full/);
+      expect(await run(key, 'rm -f part* more.txt && echo removed')).toEqual({
+        output: 'removed\n',
+        exitCode: 0,
+        timedOut: false,
+      });
+      await expect(sandbox.checkDisk?.(key, 1024)).resolves.toBeUndefined();
+    });
+
+    it('counts the entries of a volume in the container: over SANDBOX_FILES it says so, and file tools are refused', async () => {
+      const key = 'console:disk-volume-count';
+      const flood = await run(key, 'mkdir many && cd many && seq 1 600 | xargs touch && echo made');
+      expect(flood.output).toContain(
+        '[ERROR: the workspace holds 601 files and folders, over its limit of 500 (SANDBOX_FILES)',
+      );
+      await expect(sandbox.checkDisk?.(key, 0, 1)).rejects.toThrow(/601 files and folders of its limit of 500/);
+      expect((await run(key, 'rm -rf many && ls -A | wc -l')).output).toBe('0\n');
+      await expect(sandbox.checkDisk?.(key, 0, 1)).resolves.toBeUndefined();
+    });
+  },
+);
+
 // A data folder on tmpfs: the workspace's files count against the container's memory, so the allowance
 // is kept to half of SANDBOX_MEMORY, and a fresh container takes over if memory runs out anyway.
 describe.skipIf(!runDockerTests).each([

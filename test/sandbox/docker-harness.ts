@@ -46,7 +46,7 @@ export class SandboxHarness {
   /** `options` picks the path (command runner or one exec per command) and can swap the runner's source. */
   create(
     env: Record<string, string> = {},
-    options: Pick<DockerSandboxOptions, 'commandRunner' | 'runnerSource' | 'probeTimeoutMs'> = {},
+    options: Pick<DockerSandboxOptions, 'commandRunner' | 'runnerSource' | 'probeTimeoutMs' | 'docker'> = {},
   ): Sandbox {
     const settings = readSettings({
       DATA_DIR: this.dataDir,
@@ -84,6 +84,9 @@ export class SandboxHarness {
             if (error.statusCode !== 404 && error.statusCode !== 409) throw error;
           });
       }
+      // Volume workspaces (SANDBOX_WORKSPACES=volume) of this data folder.
+      const { Volumes } = await this.docker.listVolumes({ filters: { label: [`roundtable.scope=${this.dataDir}`] } });
+      for (const volume of Volumes ?? []) await this.docker.getVolume(volume.Name).remove({ force: true });
     }
     rmSync(this.dataDir, { recursive: true, force: true });
   }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DiskQuota, parseDiskLimit } from '../../sandbox/disk-quota.js';
 import { effectiveLimits, fileSystemOf } from '../../sandbox/workspace-fs.js';
+import { hostFolderMeasure, measureCommand, parseMeasure } from '../../sandbox/workspace-measure.js';
 import { Allowance, measureDir } from '../../sandbox/workspace-usage.js';
 import { WorkspaceWatch } from '../../sandbox/workspace-watch.js';
 import { readSettings } from '../../src/config/index.js';
@@ -159,42 +160,68 @@ describe('the file system under the workspaces', () => {
 });
 
 describe('DiskQuota', () => {
-  it('is off with limits of 0: no cap, no watch, no note, no refusal', async () => {
-    const quota = new DiskQuota({ bytes: 0, files: 0 });
-    expect(await quota.beforeCommand('k', '/nowhere')).toEqual({ fsize: undefined, quota: undefined });
+  it('is off with limits of 0: no cap, no watch, no note, no refusal, nothing measured', async () => {
+    const quota = new DiskQuota({ bytes: 0, files: 0 }, async () => {
+      throw new Error('measured');
+    });
+    expect(await quota.beforeCommand('k')).toEqual({ fsize: undefined, quota: undefined });
     const huge = { bytes: 10 ** 12, files: 10 ** 7, complete: true };
-    expect(await quota.afterCommand('k', '/nowhere', huge, undefined)).toBeUndefined();
-    await expect(quota.beforeWrite('k', '/nowhere', 10 ** 12, 10 ** 7)).resolves.toBeUndefined();
+    expect(await quota.afterCommand('k', huge, undefined)).toBeUndefined();
+    await expect(quota.beforeWrite('k', 10 ** 12, 10 ** 7)).resolves.toBeUndefined();
+  });
+
+  it('measures through its source (a host folder or the container), with a cap that can tell a file limit is passed', async () => {
+    const asked: Array<[string, number]> = [];
+    const quota = new DiskQuota({ bytes: 4 * MiB, files: 300_000 }, async (key, { cap }) => {
+      asked.push([key, cap]);
+      return { bytes: MiB, files: 7, complete: true };
+    });
+    expect(await quota.beforeCommand('room')).toEqual({
+      fsize: 3 * MiB,
+      quota: { bytes: 4 * MiB, files: 300_000, usedBytes: MiB, usedFiles: 7 },
+    });
+    // After a command the runner did not measure (the one-exec path), the source is asked again.
+    expect(await quota.afterCommand('room', undefined, undefined)).toBeUndefined();
+    expect(asked).toEqual([
+      ['room', 300_001],
+      ['room', 300_001],
+    ]);
   });
 
   it('gives the next command what is left and the workspace as last measured', async () => {
     const dir = folder();
     writeFileSync(path.join(dir, 'data'), Buffer.alloc(MiB, 1));
-    const quota = new DiskQuota({ bytes: 4 * MiB, files: 10 });
-    const next = await quota.beforeCommand('k', dir);
+    const quota = new DiskQuota(
+      { bytes: 4 * MiB, files: 10 },
+      hostFolderMeasure(() => dir),
+    );
+    const next = await quota.beforeCommand('k');
     expect(next.fsize).toBeGreaterThan(2 * MiB);
     expect(next.fsize).toBeLessThanOrEqual(3 * MiB);
     expect(next.quota).toMatchObject({ bytes: 4 * MiB, files: 10, usedFiles: 1 });
-    await quota.afterCommand('k', dir, { bytes: 5 * MiB, files: 3, complete: true }, undefined);
-    expect(await quota.beforeCommand('k', dir)).toEqual({
+    await quota.afterCommand('k', { bytes: 5 * MiB, files: 3, complete: true }, undefined);
+    expect(await quota.beforeCommand('k')).toEqual({
       fsize: 0,
       quota: { bytes: 4 * MiB, files: 10, usedBytes: 5 * MiB, usedFiles: 3 },
     });
   });
 
   it('says why a command was stopped and how much the workspace holds', async () => {
-    const quota = new DiskQuota({ bytes: 100 * MiB, files: 5000 });
-    expect(await quota.afterCommand('k', '/nowhere', { bytes: 143.2 * MiB, files: 812, complete: true }, 'disk')).toBe(
+    const quota = new DiskQuota(
+      { bytes: 100 * MiB, files: 5000 },
+      hostFolderMeasure(() => '/nowhere'),
+    );
+    expect(await quota.afterCommand('k', { bytes: 143.2 * MiB, files: 812, complete: true }, 'disk')).toBe(
       '[ERROR: stopped: the workspace went past its 100 MiB disk limit (SANDBOX_DISK) while this command ran; ' +
         'it holds 143.2 MiB (812 files and folders). Remove files to make room (rm works); until then a command ' +
         'that adds to it is stopped]',
     );
-    expect(await quota.afterCommand('k', '/nowhere', { bytes: 0, files: 5697, complete: false }, 'files')).toBe(
+    expect(await quota.afterCommand('k', { bytes: 0, files: 5697, complete: false }, 'files')).toBe(
       '[ERROR: stopped: the workspace went past its limit of 5,000 files and folders (SANDBOX_FILES) while this ' +
         'command ran; it holds at least 5,697 files and folders (0 KiB). Remove files to make room (rm works); ' +
         'until then a command that adds to it is stopped]',
     );
-    expect(await quota.afterCommand('k', '/nowhere', { bytes: 0, files: 5001, complete: true }, undefined)).toBe(
+    expect(await quota.afterCommand('k', { bytes: 0, files: 5001, complete: true }, undefined)).toBe(
       '[ERROR: the workspace holds 5,001 files and folders, over its limit of 5,000 (SANDBOX_FILES): a command ' +
         'that adds more is stopped until some are removed]',
     );
@@ -203,12 +230,30 @@ describe('DiskQuota', () => {
   it('refuses a file-tool write past either limit before it happens', async () => {
     const dir = folder();
     for (let i = 0; i < 8; i += 1) writeFileSync(path.join(dir, `f${i}`), '');
-    const quota = new DiskQuota({ bytes: 4 * MiB, files: 10 });
-    await expect(quota.beforeWrite('k', dir, 1024, 2)).resolves.toBeUndefined();
-    await expect(quota.beforeWrite('k', dir, 1024, 3)).rejects.toThrow(
+    const quota = new DiskQuota(
+      { bytes: 4 * MiB, files: 10 },
+      hostFolderMeasure(() => dir),
+    );
+    await expect(quota.beforeWrite('k', 1024, 2)).resolves.toBeUndefined();
+    await expect(quota.beforeWrite('k', 1024, 3)).rejects.toThrow(
       'the workspace is full: it holds 8 files and folders of its limit of 10 (SANDBOX_FILES), and this would ' +
         'add 3; remove files first',
     );
-    await expect(quota.beforeWrite('k', dir, 5 * MiB, 1)).rejects.toThrow(/\(SANDBOX_DISK\), and this would add 5/);
+    await expect(quota.beforeWrite('k', 5 * MiB, 1)).rejects.toThrow(/\(SANDBOX_DISK\), and this would add 5/);
+  });
+});
+
+describe('measuring a workspace in its container (volume workspaces)', () => {
+  it('asks du for the bytes and find for the entries, NUL-counted and capped', () => {
+    expect(measureCommand(200_000)).toBe(
+      "cd /workspace || exit 3; du -skx . 2>/dev/null; find . -xdev -print0 2>/dev/null | tr -cd '\\000' | head -c 200001 | wc -c",
+    );
+  });
+
+  it('reads bytes and entries as measureDir gives them (the folder itself not counted), a floor at the cap', () => {
+    expect(parseMeasure('108\t.\n5\n', 200_000)).toEqual({ bytes: 108 * 1024, files: 4, complete: true });
+    expect(parseMeasure('4\t.\n1\n', 10)).toEqual({ bytes: 4096, files: 0, complete: true });
+    expect(parseMeasure('900\t.\n11\n', 10)).toEqual({ bytes: 900 * 1024, files: 10, complete: false });
+    expect(parseMeasure('du: cannot access', 10)).toBeUndefined();
   });
 });
