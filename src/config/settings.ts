@@ -21,6 +21,11 @@ const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 /** Seconds that end up in a timer: Node's timers hold at most 2^31-1 ms (about 24.8 days). */
 const MAX_TIMER_S = 2_147_483;
+/** A Postgres connection URL (libpq's form); what else is wrong with one, connecting tells (naming the variable). */
+const databaseUrl = z
+  .string()
+  .regex(/^postgres(?:ql)?:\/\//i, 'expected a URL that starts with postgres:// or postgresql://');
+
 const bool = (fallback: boolean) =>
   z
     .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])
@@ -34,6 +39,8 @@ const bool = (fallback: boolean) =>
 const settingsSchema = z.object({
   AGENTS_DIR: z.string().default('./agents'),
   DATA_DIR: z.string().default('./data'),
+  // The store: SQLite in DATA_DIR unless a Postgres database is named (several bridges may share one later).
+  DATABASE_URL: databaseUrl.optional(),
   OPENAI_BASE_URL: endpointUrl.default('https://api.openai.com/v1'),
   OPENAI_API_KEY: z.string().optional(),
   TURN_LIMIT: int(20, 1),

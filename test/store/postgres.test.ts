@@ -3,13 +3,20 @@
  * the schema beside SQLite's, and `--check`'s lines. A throw-away cluster per file (test/helpers/postgres.ts); outside
  * CI, without Postgres installed, this file says so in one line and is skipped.
  */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { main, run } from '../../src/main.js';
 import { EMPTY_STATE, type RoomState } from '../../src/room/state.js';
 import { openStore } from '../../src/store/index.js';
 import { checkPostgres } from '../../src/store/postgres/check.js';
 import { migratePostgres, postgresMigrations } from '../../src/store/postgres/migrate.js';
 import { createPool } from '../../src/store/postgres/pool.js';
 import { openPostgresStore, PostgresStore } from '../../src/store/postgres/store.js';
+import { FakeSandbox } from '../fakes/fake-sandbox.js';
+import { startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { type PostgresCluster, postgresPlan, startCluster, type TestDatabaseUrl } from '../helpers/postgres.js';
 import { human, message, stateAfter, storeContract } from './contract.js';
 import { postgresSchema, sqliteSchema } from './schema.js';
@@ -235,6 +242,101 @@ describe.runIf(plan.run)('Postgres', () => {
         ),
       ]);
       expect(found.join('\n')).not.toContain('s3cret');
+    });
+  });
+
+  describe('the bridge with DATABASE_URL', () => {
+    const database = freshDatabase();
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(path.join(tmpdir(), 'rt-pg-bridge-'));
+      mkdirSync(path.join(dir, 'agents'));
+      writeFileSync(
+        path.join(dir, 'agents', 'data.md'),
+        '---\nname: data\nmodel: m\nactivation: always\n---\nYou are data.\n',
+      );
+      return () => rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** The terminal room, its input piped; resolves with what it printed once it ended. */
+    async function room(lines: string[], env: Record<string, string>): Promise<string> {
+      const stdin = new PassThrough();
+      const stdout = new PassThrough();
+      let printed = '';
+      stdout.on('data', (chunk: Buffer) => {
+        printed += chunk.toString();
+      });
+      const running = await run({ argv: [], cwd: dir, env, stdin, stdout, sandbox: async () => new FakeSandbox() });
+      stdin.end(`${lines.join('\n')}\n`);
+      await running.console?.finished;
+      await running.shutdown();
+      return printed;
+    }
+
+    it('keeps the room in Postgres, not in DATA_DIR, and finds it there after a restart', async () => {
+      const llm = await startFakeOpenAI();
+      llm.respond(() => ({ content: 'hello from data' }));
+      try {
+        const env = { DATABASE_URL: database().url, OPENAI_BASE_URL: llm.baseURL, LOG_LEVEL: 'silent' };
+        expect(await room(['hi @data'], env)).toContain('[@data]: hello from data');
+        expect(existsSync(path.join(dir, 'data', 'roundtable.db'))).toBe(false);
+        const store = await openPostgresStore(database().url);
+        try {
+          const [console] = await store.rooms.all();
+          expect(console?.key).toBe('console:main');
+          const messages = await store.rooms.history(console?.id ?? 0, 10);
+          expect(messages.map((m) => `${m.author}: ${m.content}`)).toEqual(['user: hi @data', 'data: hello from data']);
+        } finally {
+          await store.close();
+        }
+        expect(await room(['thanks'], env)).toContain('2 messages of history loaded for this room.');
+      } finally {
+        await llm.close();
+      }
+    });
+
+    it('stops in one line when the database cannot be reached, its password redacted', async () => {
+      const url = cluster.url('x', 'rt:s3cret-password').replace(`:${cluster.port}/`, ':1/');
+      const stderr: string[] = [];
+      const write = process.stderr.write;
+      process.stderr.write = ((chunk: string) => stderr.push(String(chunk)) > 0) as typeof process.stderr.write;
+      let code: number;
+      try {
+        code = await main({
+          argv: ['--console'],
+          cwd: dir,
+          env: { DATABASE_URL: url, LOG_LEVEL: 'silent' },
+          stdin: new PassThrough(),
+        });
+      } finally {
+        process.stderr.write = write;
+      }
+      expect(code).toBe(1);
+      expect(stderr.join('')).toMatch(
+        /^DATABASE_URL: postgres:\/\/\[redacted\]@127\.0\.0\.1:1\/x cannot be used: .*ECONNREFUSED.*\n$/,
+      );
+      expect(stderr.join('')).not.toContain('s3cret');
+    });
+
+    it('checks the database in --check, after the data folder', async () => {
+      const stdout = new PassThrough();
+      let printed = '';
+      stdout.on('data', (chunk: Buffer) => {
+        printed += chunk.toString();
+      });
+      await main({
+        argv: ['--check'],
+        cwd: dir,
+        env: { DATABASE_URL: database().url, OPENAI_BASE_URL: 'http://127.0.0.1:1/v1', LOG_LEVEL: 'silent' },
+        stdout,
+      });
+      const lines = printed.split('\n');
+      const at = lines.findIndex((line) => line.startsWith('✓ data folder:'));
+      expect(lines.slice(at + 1, at + 4)).toEqual([
+        expect.stringMatching(/^✓ database: postgres:\/\/\[redacted\]@127\.0\.0\.1:\d+\/\w+ answers/),
+        '✓ database schema: empty: start creates the schema (version 7)',
+        expect.stringMatching(/^✓ database clock: within/),
+      ]);
     });
   });
 });
