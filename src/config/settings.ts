@@ -85,6 +85,13 @@ const settingsSchema = z.object({
   SANDBOX_TEMPLATE_DIR: z.string().optional(),
   SANDBOX_KEEP_ON_EXIT: bool(false),
   SANDBOX_DISK: z.string().default('1g'),
+  // Where each room's workspace lives: a DATA_DIR folder bind-mounted (bind) or a named Docker volume (volume).
+  SANDBOX_WORKSPACES: z.enum(['bind', 'volume']).default('bind'),
+  // The Docker engine, by Docker's own conventions (the docker CLI reads the same variables).
+  DOCKER_HOST: z
+    .string()
+    .regex(/^(unix|tcp):\/\//, 'expected unix:///path/to/docker.sock or tcp://host:port')
+    .optional(),
   // Reliability: a reply's posts at most (the rest attached as a file), messages fetched per room after a restart
   MAX_REPLY_POSTS: int(5, 1, 100),
   CATCHUP_MAX: int(1000, 0),
@@ -136,5 +143,22 @@ export function readSettings(env: Env): Settings {
       `${issue?.message ?? 'invalid'} (got ${JSON.stringify(present[field] && redact(present[field]))})`,
     );
   }
+  refuseReplicasWithBindWorkspaces(parsed.data);
   return parsed.data;
+}
+
+/**
+ * Bridges sharing a Postgres store may each serve any room, so a room's workspace must be where every one of them
+ * finds it: bind workspaces are folders of one machine's DATA_DIR, which an engine elsewhere (a tcp:// DOCKER_HOST)
+ * cannot mount, and which a room moving to a replica on another host would leave behind.
+ */
+function refuseReplicasWithBindWorkspaces(settings: Settings): void {
+  const host = settings.DOCKER_HOST;
+  if (!settings.DATABASE_URL || settings.SANDBOX_WORKSPACES !== 'bind' || !host?.startsWith('tcp://')) return;
+  throw new ConfigError(
+    'environment',
+    'SANDBOX_WORKSPACES',
+    `bind cannot work for bridges sharing DATABASE_URL on the engine at DOCKER_HOST=${host}: a room's workspace ` +
+      "would be one machine's DATA_DIR folder; set SANDBOX_WORKSPACES=volume",
+  );
 }

@@ -146,6 +146,20 @@ describe('agent files', () => {
     );
   });
 
+  it('refuses bind workspaces for bridges sharing a Postgres store on a remote Docker engine, in one line', () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    const shared = { DATABASE_URL: 'postgres://rt@db/roundtable', DOCKER_HOST: 'tcp://docker.internal:2376' };
+    expect(errorOf(() => load(shared)).message).toBe(
+      "environment: SANDBOX_WORKSPACES: bind cannot work for bridges sharing DATABASE_URL on the engine at DOCKER_HOST=tcp://docker.internal:2376: a room's workspace would be one machine's DATA_DIR folder; set SANDBOX_WORKSPACES=volume",
+    );
+    expect(load({ ...shared, SANDBOX_WORKSPACES: 'volume' }).settings.SANDBOX_WORKSPACES).toBe('volume');
+    // One bridge on SQLite, or the local engine: bind workspaces are where the bridge is.
+    expect(load({ DOCKER_HOST: 'tcp://docker.internal:2376' }).settings.SANDBOX_WORKSPACES).toBe('bind');
+    expect(load({ ...shared, DOCKER_HOST: 'unix:///var/run/docker.sock' }).settings.DOCKER_HOST).toBe(
+      'unix:///var/run/docker.sock',
+    );
+  });
+
   it('shows a bad URL setting without its credentials', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
     expect(errorOf(() => load({ OPENAI_BASE_URL: 'http://u:pw-in-url@host:99999/v1' })).message).toBe(
