@@ -29,6 +29,15 @@ export interface NoteRecord {
 
 export type CommitResult = 'done' | 'duplicate';
 
+/**
+ * The lease a decision is committed under, when several bridges share the store (replicas): its fencing token. A
+ * commit whose token is no longer the room's (the lease ended or changed hands) stores nothing and throws
+ * `LeaseLostError`. SQLite has one bridge per data folder, which owns every room: it takes no fence.
+ */
+export interface Fence {
+  readonly token: number;
+}
+
 export interface RoomStore {
   /** The room's row, created on first sight (with its state as stored, or null when new). */
   open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord>;
@@ -39,7 +48,7 @@ export interface RoomStore {
    * platform id the room already has, nothing is stored and the result is `duplicate`. `open` and `all` return the
    * state last committed (after a restart too).
    */
-  commit(roomId: number, writes: readonly Write[], state: RoomState): Promise<CommitResult>;
+  commit(roomId: number, writes: readonly Write[], state: RoomState, fence?: Fence): Promise<CommitResult>;
   /** The room's newest `limit` messages, oldest first. */
   history(roomId: number, limit: number): Promise<RoomMessage[]>;
   /** The stored message a platform id belongs to (any chunk of it). */

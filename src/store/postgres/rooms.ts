@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import { RoundtableError } from '../../errors.js';
+import { LeaseLostError, RoundtableError } from '../../errors.js';
 import type { RequestRow, Write } from '../../room/effects.js';
 import type { Note } from '../../room/events.js';
 import type { RoomState } from '../../room/state.js';
 import type { RoomMessage } from '../../room/types.js';
-import type { CommitResult, NoteRecord, RoomRecord, RoomStore } from '../port.js';
+import type { CommitResult, Fence, NoteRecord, RoomRecord, RoomStore } from '../port.js';
 import { derivable, withDerived } from '../snapshot.js';
 import {
   MESSAGE_COLUMNS,
@@ -65,6 +65,13 @@ const Q = {
      SELECT $1, id, $3 FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING`,
   ),
   setState: statement('set-state', 'UPDATE channels SET state = $1 WHERE id = $2'),
+  // The fencing check, first in a fenced decision's transaction: the share lock holds off a change of hands (whose
+  // UPDATE waits for this commit), so every write of the decision is made under the lease it names.
+  fence: statement(
+    'fence',
+    `SELECT 1 AS one FROM room_leases WHERE room_id = $1 AND token = $2
+       AND expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint FOR SHARE`,
+  ),
   setPrivacy: statement('set-privacy', 'UPDATE channels SET privacy = $1 WHERE id = $2'),
   upsertRequest: statement(
     'upsert-request',
@@ -172,12 +179,13 @@ export class PostgresRooms implements RoomStore {
     return (await rows<ChannelDb>(this.pool, Q.rooms)).map((row) => this.record(row));
   }
 
-  async commit(roomId: number, writes: readonly Write[], state: RoomState): Promise<CommitResult> {
+  async commit(roomId: number, writes: readonly Write[], state: RoomState, fence?: Fence): Promise<CommitResult> {
     const last = this.last.get(roomId);
     const snapshot = last !== undefined && derivable(last, writes, state) ? null : JSON.stringify(state);
     const [only, ...rest] = writes;
     try {
       if (
+        fence === undefined &&
         snapshot === null &&
         rest.length === 0 &&
         !(only?.type === 'message' && only.message.platformIds.length > 1)
@@ -186,6 +194,9 @@ export class PostgresRooms implements RoomStore {
         if (only) await this.apply(this.pool, roomId, only);
       } else {
         await transaction(this.pool, async (tx) => {
+          if (fence && (await rows(tx, Q.fence, [roomId, fence.token])).length === 0) {
+            throw new LeaseLostError(roomId, fence.token);
+          }
           for (const write of writes) await this.apply(tx, roomId, write);
           if (snapshot !== null && (await run(tx, Q.setState, [snapshot, roomId])) === 0) {
             throw new RoundtableError('store', `room ${roomId} is not stored: its decision cannot be`);

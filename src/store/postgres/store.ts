@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { StorePort } from '../port.js';
 import { PostgresChats } from './chats.js';
 import { PostgresEmbeddings } from './embeddings.js';
+import { PostgresLeases } from './leases.js';
 import { PostgresActions, PostgresKnowledge } from './memory.js';
 import { migratePostgres } from './migrate.js';
 import { createPool, rows, statement, unreachable } from './pool.js';
@@ -34,6 +35,8 @@ export class PostgresStore implements StorePort {
   readonly actions: PostgresActions;
   readonly embeddings: PostgresEmbeddings;
   readonly chats: PostgresChats;
+  /** Room leases, for bridges sharing this database (replicas). */
+  readonly leases: PostgresLeases;
   private closed: Promise<void> | undefined;
 
   /** Use `openPostgresStore`: the pool given here is migrated already. */
@@ -49,6 +52,7 @@ export class PostgresStore implements StorePort {
     this.actions = new PostgresActions(pool);
     this.embeddings = new PostgresEmbeddings(pool);
     this.chats = new PostgresChats(pool);
+    this.leases = new PostgresLeases(pool);
   }
 
   async ping(): Promise<void> {
