@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { redact } from '../secrets.js';
@@ -41,6 +42,13 @@ const settingsSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   // The store: SQLite in DATA_DIR unless a Postgres database is named (several bridges may share one later).
   DATABASE_URL: databaseUrl.optional(),
+  // Bridges sharing DATABASE_URL (replicas): this one's name (default: host name and process id), and how long it
+  // holds a room before another may take it, renewed well before then.
+  REPLICA_ID: z
+    .string()
+    .regex(/^[\w.:@-]{1,100}$/, 'expected up to 100 letters, digits and . _ - : @')
+    .optional(),
+  ROOM_LEASE_S: int(15, 3, 3600),
   OPENAI_BASE_URL: endpointUrl.default('https://api.openai.com/v1'),
   OPENAI_API_KEY: z.string().optional(),
   TURN_LIMIT: int(20, 1),
@@ -161,4 +169,9 @@ function refuseReplicasWithBindWorkspaces(settings: Settings): void {
     `bind cannot work for bridges sharing DATABASE_URL on the engine at DOCKER_HOST=${host}: a room's workspace ` +
       "would be one machine's DATA_DIR folder; set SANDBOX_WORKSPACES=volume",
   );
+}
+
+/** This bridge's name among those sharing DATABASE_URL: REPLICA_ID, else the host name and the process id. */
+export function replicaId(settings: Pick<Settings, 'REPLICA_ID'>): string {
+  return settings.REPLICA_ID ?? `${hostname()}-${process.pid}`;
 }

@@ -38,6 +38,28 @@ export interface Fence {
   readonly token: number;
 }
 
+/** A room held by this bridge: its fencing token, and when the lease ends (ms since the epoch, the database's clock). */
+export interface Lease {
+  readonly roomId: number;
+  readonly token: number;
+  readonly expiresAt: number;
+}
+
+/**
+ * Room leases, for bridges sharing one database (replicas): one holder per room at a time, for a time counted by the
+ * database's clock; a change of hands gives a larger fencing token. SQLite has none: its one bridge owns every room.
+ */
+export interface LeasePort {
+  /** Takes (or keeps) a room for `holder` for `ttlMs`; undefined while another holder's lease is live. */
+  acquire(roomId: number, holder: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Extends `holder`'s live leases on these rooms by `ttlMs`; resolves with those it still holds. */
+  renew(holder: string, roomIds: readonly number[], ttlMs: number): Promise<Lease[]>;
+  /** Ends `holder`'s leases at once (these rooms, or all): another replica may take them now. */
+  release(holder: string, roomIds?: readonly number[]): Promise<number[]>;
+  /** Every live lease: which replica serves which room. */
+  holders(): Promise<Array<Lease & { holder: string }>>;
+}
+
 export interface RoomStore {
   /** The room's row, created on first sight (with its state as stored, or null when new). */
   open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord>;
@@ -170,6 +192,8 @@ export interface StorePort {
   readonly actions: ActionPort;
   readonly embeddings: EmbeddingPort;
   readonly chats: ChatPort;
+  /** Room leases (a server database several bridges may share); absent on SQLite. */
+  readonly leases?: LeasePort;
   /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -4,7 +4,9 @@
  * this file (test/helpers/postgres.ts); outside CI, without Postgres installed, it says so in one line and is skipped.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LeaseKeeper } from '../../src/bridge/leases.js';
 import { LeaseLostError } from '../../src/errors.js';
+import { silentLogger } from '../../src/log.js';
 import { EMPTY_STATE } from '../../src/room/state.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { type PostgresCluster, postgresPlan, startCluster } from '../helpers/postgres.js';
@@ -114,5 +116,85 @@ describe.runIf(plan.run)('room leases on Postgres', () => {
       LeaseLostError,
     );
     expect(await a.rooms.history(room, 10)).toEqual([]);
+  });
+
+  it('tells a fenced duplicate from a stale token, and refuses an empty decision under a stale one', async () => {
+    const lease = await a.leases.acquire(room, 'a', LONG);
+    const fence = { token: lease?.token ?? 0 };
+    const m1 = human(1, 'once', ['m1']);
+    const state = stateAfter(EMPTY_STATE, m1);
+    expect(await a.rooms.commit(room, [message(m1)], state, fence)).toBe('done');
+    expect(await a.rooms.commit(room, [message(m1)], state, fence)).toBe('duplicate');
+    expect(await a.rooms.commit(room, [], state, fence)).toBe('done');
+    await a.leases.release('a');
+    await expect(a.rooms.commit(room, [message(human(2, 'late', ['m2']))], state, fence)).rejects.toThrow(
+      LeaseLostError,
+    );
+    await expect(a.rooms.commit(room, [], state, fence)).rejects.toThrow(LeaseLostError);
+  });
+
+  describe('a bridge keeping its leases', () => {
+    const keepers: LeaseKeeper[] = [];
+    afterEach(async () => {
+      await Promise.all(keepers.splice(0).map((keeper) => keeper.stop()));
+    });
+    const keeper = (store: PostgresStore, replica: string, ttlMs: number, lost: number[] = []) => {
+      const made = new LeaseKeeper({
+        leases: store.leases,
+        replica,
+        ttlMs,
+        lost: (id) => lost.push(id),
+        clock: Date.now,
+        log: silentLogger(),
+      });
+      keepers.push(made);
+      return made;
+    };
+
+    it('keeps a room past many lease lengths by renewing it, and frees it at once when it stops', async () => {
+      const lost: number[] = [];
+      const first = keeper(a, 'a', 600, lost);
+      expect(await first.take(room)).toEqual({ token: 1 });
+      first.start();
+      const second = keeper(b, 'b', 600);
+      const until3x = Date.now() + 1800;
+      while (Date.now() < until3x) {
+        expect(await second.take(room)).toBeUndefined();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(first.fence(room)).toEqual({ token: 1 });
+      expect(lost).toEqual([]);
+      await first.stop();
+      expect(await second.take(room)).toEqual({ token: 2 });
+    });
+
+    it('stops acting on a room before a lease it did not renew can lapse, and another bridge takes it', async () => {
+      const lost: number[] = [];
+      const paused = keeper(a, 'a', 400, lost); // never started: as if paused (SIGSTOP) past its lease
+      expect(await paused.take(room)).toEqual({ token: 1 });
+      const other = keeper(b, 'b', LONG);
+      // The paused bridge gives the room up before the database would let the other take it.
+      await until(() => paused.fence(room) === undefined);
+      expect(lost).toEqual([room]);
+      expect(await other.take(room)).toBeUndefined();
+      await until(async () => (await other.take(room)) !== undefined);
+      expect(other.fence(room)).toEqual({ token: 2 });
+      // Renewing now finds the room gone, and taking it back waits for the other's lease.
+      await paused.renew();
+      expect(await paused.take(room)).toBeUndefined();
+    });
+
+    it('gives up a room its renewal finds in other hands, though its own count says the lease is live', async () => {
+      const lost: number[] = [];
+      const slow = keeper(a, 'a', LONG, lost);
+      await slow.take(room);
+      // Its clock and the database's disagree (a jump, a stall): the database gave the room to another bridge.
+      await b.pool.query("UPDATE room_leases SET holder = 'b', token = token + 1 WHERE room_id = $1", [room]);
+      expect(slow.fence(room)).toEqual({ token: 1 });
+      await slow.renew();
+      expect(lost).toEqual([room]);
+      expect(slow.fence(room)).toBeUndefined();
+      expect(slow.count).toBe(0);
+    });
   });
 });

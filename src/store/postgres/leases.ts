@@ -6,14 +6,8 @@
  * writes nothing more for it.
  */
 import type pg from 'pg';
+import type { Lease, LeasePort } from '../port.js';
 import { rows, statement } from './pool.js';
-
-/** A room held: its fencing token, and when the lease ends (ms since the epoch, by the database's clock). */
-export interface Lease {
-  readonly roomId: number;
-  readonly token: number;
-  readonly expiresAt: number;
-}
 
 /** The database's clock in ms since the epoch (clock_timestamp: the time of the statement, not of its transaction). */
 const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
@@ -59,7 +53,7 @@ interface LeaseDb {
 
 const lease = (row: LeaseDb): Lease => ({ roomId: row.room_id, token: row.token, expiresAt: row.expires_at });
 
-export class PostgresLeases {
+export class PostgresLeases implements LeasePort {
   constructor(private readonly pool: pg.Pool) {}
 
   /** Takes (or keeps) a room for `holder` for `ttlMs`; undefined while another holder's lease is live. */

@@ -54,6 +54,19 @@ const Q = {
      ON CONFLICT (channel_id, platform_message_id) DO NOTHING
      RETURNING id`,
   ),
+  // The same under a lease: stored only while `$14` is the room's live fencing token (the share lock holds off a
+  // change of hands until this statement's transaction ends). Nothing returned: a duplicate or a stale token.
+  insertMessageFenced: statement(
+    'insert-message-fenced',
+    `INSERT INTO messages (channel_id, platform_message_id, seq, post, author, author_id, kind, content, mentions,
+       requests, audience, tool_runs, created_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
+     WHERE NOT EXISTS (SELECT 1 FROM message_refs WHERE channel_id = $1 AND platform_message_id = $2)
+       AND EXISTS (SELECT 1 FROM room_leases WHERE room_id = $1 AND token = $14
+         AND expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint FOR SHARE)
+     ON CONFLICT (channel_id, platform_message_id) DO NOTHING
+     RETURNING id`,
+  ),
   anySeen: statement(
     'any-seen',
     `SELECT 1 AS one FROM messages WHERE channel_id = $1 AND platform_message_id = ANY($2::text[])
@@ -145,6 +158,8 @@ const Q = {
   ),
 };
 
+type MessageWrite = Extract<Write, { type: 'message' }>;
+
 /** Thrown inside a commit's transaction to roll it back: a platform id it stores is stored already. */
 const DUPLICATE = Symbol('duplicate');
 
@@ -184,7 +199,14 @@ export class PostgresRooms implements RoomStore {
     const snapshot = last !== undefined && derivable(last, writes, state) ? null : JSON.stringify(state);
     const [only, ...rest] = writes;
     try {
-      if (
+      if (fence !== undefined && snapshot === null && rest.length === 0 && oneChunk(only)) {
+        // The commonest decision under a lease: one statement that checks the token too.
+        if (!only) await this.checkFence(this.pool, roomId, fence);
+        else if (!(await this.insertFenced(roomId, only.message, fence))) {
+          await this.checkFence(this.pool, roomId, fence);
+          throw DUPLICATE;
+        }
+      } else if (
         fence === undefined &&
         snapshot === null &&
         rest.length === 0 &&
@@ -194,9 +216,7 @@ export class PostgresRooms implements RoomStore {
         if (only) await this.apply(this.pool, roomId, only);
       } else {
         await transaction(this.pool, async (tx) => {
-          if (fence && (await rows(tx, Q.fence, [roomId, fence.token])).length === 0) {
-            throw new LeaseLostError(roomId, fence.token);
-          }
+          if (fence) await this.checkFence(tx, roomId, fence);
           for (const write of writes) await this.apply(tx, roomId, write);
           if (snapshot !== null && (await run(tx, Q.setState, [snapshot, roomId])) === 0) {
             throw new RoundtableError('store', `room ${roomId} is not stored: its decision cannot be`);
@@ -282,6 +302,18 @@ export class PostgresRooms implements RoomStore {
     return row?.id ?? 0;
   }
 
+  /** Throws LeaseLostError unless `fence` is the room's live lease (and holds it until the transaction ends). */
+  private async checkFence(sql: Sql, roomId: number, fence: Fence): Promise<void> {
+    if ((await rows(sql, Q.fence, [roomId, fence.token])).length === 0) throw new LeaseLostError(roomId, fence.token);
+  }
+
+  /** Stores a one-chunk message under the lease `fence` names; false when it was not (a duplicate or a stale token). */
+  private async insertFenced(roomId: number, message: MessageWrite['message'], fence: Fence): Promise<boolean> {
+    const [first = null] = message.platformIds;
+    const values = [roomId, first, ...messageValues(message), fence.token];
+    return (await rows(this.pool, Q.insertMessageFenced, values)).length > 0;
+  }
+
   /** One write of a decision. A message with further chunk ids takes several statements (inside a transaction). */
   private async apply(sql: Sql, roomId: number, write: Write): Promise<void> {
     switch (write.type) {
@@ -328,6 +360,11 @@ export class PostgresRooms implements RoomStore {
     }
     return { id: row.id, platform: row.platform, channel: row.channel, key, directAgent: row.direct_agent, state };
   }
+}
+
+/** No write, or a message stored in one statement (one platform id at most). */
+function oneChunk(write: Write | undefined): write is MessageWrite | undefined {
+  return write === undefined || (write.type === 'message' && write.message.platformIds.length <= 1);
 }
 
 function parseState(key: string, text: string): RoomState {
