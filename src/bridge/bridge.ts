@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Config } from '../config/index.js';
+import { type Config, replicaId } from '../config/index.js';
 import { storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
@@ -11,6 +11,7 @@ import { BatchTurns } from './batch-turns.js';
 import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
 import { effectsRunner } from './effects.js';
+import { LeaseKeeper } from './leases.js';
 import { RoomMessaging } from './messaging.js';
 import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
@@ -84,6 +85,8 @@ export class Bridge {
       /** Lets the rooms take their events (the adapters are connected). */
       readonly ready: () => void;
       readonly journal: StorePort['tools'];
+      /** The rooms' leases, with bridges sharing the store. */
+      readonly lease: LeaseKeeper | undefined;
       /** What a shutdown stops first: turns, timers, batched calls, inbound. */
       readonly stoppers: ReadonlyArray<() => void>;
       readonly sandbox: Sandbox;
@@ -97,6 +100,7 @@ export class Bridge {
    */
   async start(): Promise<void> {
     const { store, rooms, adapters } = this.parts;
+    this.parts.lease?.start();
     const records = await store.rooms.all();
     this.parts.ids.start((await store.rooms.maxRequestId()) + 1);
     await this.parts.marks.load(records, (platform) => store.rooms.active(platform));
@@ -140,6 +144,8 @@ export class Bridge {
     this.stopped = true;
     for (const stop of this.parts.stoppers) stop();
     for (const actor of this.parts.rooms.all()) actor.stop();
+    // Nothing is decided here any more: other bridges may take these rooms at once.
+    await this.parts.lease?.stop();
     for (const adapter of this.parts.adapters) {
       await adapter.stop().catch((error: unknown) => this.log.warn({ err: error }, 'adapter stop failed'));
     }
@@ -213,11 +219,22 @@ export function createBridge(options: BridgeOptions): Bridge {
     status: (actor) => statusText({ agents, store, sandbox, working: (room) => turns.working(room), clock }, actor),
     log,
   });
+  // A store several bridges may share (Postgres): a room is served only under its lease.
+  const lease = store.leases
+    ? new LeaseKeeper({
+        leases: store.leases,
+        replica: replicaId(settings),
+        ttlMs: settings.ROOM_LEASE_S * 1000,
+        clock,
+        log,
+      })
+    : undefined;
   const rooms = new Rooms({
     store: store.rooms,
     adapters,
     setup: (record) => roomSetup(config, record),
     actor: { store: store.rooms, effects, ids, clock, log },
+    lease,
   });
   const marks = new CatchUpMarks(store.rooms, log);
   const uploads = new Uploads({
@@ -288,6 +305,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     ids,
     ready,
     journal: store.tools,
+    lease,
     stoppers: [
       () => reception.stop(),
       () => turns.stopAll(),

@@ -20,8 +20,6 @@ export interface LeaseKeeperDeps {
   readonly replica: string;
   /** ROOM_LEASE_S in ms. */
   readonly ttlMs: number;
-  /** A room this bridge held and no longer does: stop acting on it. */
-  readonly lost: (roomId: number) => void;
   readonly clock: () => number;
   readonly log: Logger;
 }
@@ -31,8 +29,19 @@ export class LeaseKeeper {
   private timer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
   private stopped = false;
+  private readonly listeners: Array<(roomId: number) => void> = [];
 
   constructor(private readonly deps: LeaseKeeperDeps) {}
+
+  /** Calls `listener` with each room this bridge held and no longer does: it must stop acting on it. */
+  onLost(listener: (roomId: number) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** A decision was refused under the room's token: the room is another bridge's now. */
+  forget(roomId: number): void {
+    this.lose(roomId, 'a decision was refused under its token');
+  }
 
   get replica(): string {
     return this.deps.replica;
@@ -106,7 +115,7 @@ export class LeaseKeeper {
   private lose(roomId: number, why: string): void {
     if (!this.held.delete(roomId)) return;
     this.deps.log.warn({ room: roomId, replica: this.deps.replica }, `room lease lost: ${why}`);
-    this.deps.lost(roomId);
+    for (const listener of this.listeners) listener(roomId);
   }
 
   /** Stops renewing and releases every room at once (a clean shutdown): other bridges may take them now. */

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
 import type { RoomStore } from '../store/port.js';
 import type { Poster } from './poster.js';
-import type { Rooms } from './rooms.js';
+import { RoomElsewhere, type Rooms } from './rooms.js';
 import type { Uploads } from './uploads.js';
 
 export class Reception {
@@ -42,6 +42,11 @@ export class Reception {
     try {
       actor = await this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
     } catch (error) {
+      // Another bridge sharing the store serves the room: it receives the message too.
+      if (error instanceof RoomElsewhere) {
+        this.deps.log.debug({ room: error.key, id: event.messageId }, 'a message for a room served elsewhere');
+        return;
+      }
       // A room the store cannot even open (a database left read-only, a full disk): its message is not saved.
       await this.unsaved(event, error);
       return;

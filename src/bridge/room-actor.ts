@@ -5,13 +5,14 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { LeaseLostError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ChatAdapter } from '../ports.js';
 import { decide } from '../room/decide.js';
 import type { Decision, Effect, Write } from '../room/effects.js';
 import type { RoomEvent } from '../room/events.js';
 import type { RoomSetup, RoomState } from '../room/state.js';
-import type { NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
+import type { Fence, NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
 
 /** What an event's decision came to. */
 export type Taken = 'done' | 'duplicate' | 'stopped' | 'failed';
@@ -39,6 +40,11 @@ export interface ActorDeps {
   readonly ids: { next(): number; took(count: number): void };
   readonly clock: () => number;
   readonly log: Logger;
+  /**
+   * With bridges sharing the store: the room's fencing token, committed with each decision; none when this bridge no
+   * longer surely holds the room (nothing more is decided here), and told when a decision was refused under it.
+   */
+  readonly lease?: { fence(roomId: number): Fence | undefined; forget(roomId: number): void } | undefined;
 }
 
 /** How a room reaches other rooms: by platform and channel (a DM: with its agent), or by key. */
@@ -168,9 +174,16 @@ export class RoomActor {
       ...(queued.extra ?? []),
     ];
     let result: Awaited<ReturnType<RoomStore['commit']>>;
+    const { lease } = this.deps;
+    const fence = lease?.fence(this.record.id);
+    if (lease && !fence) return 'stopped';
     try {
-      result = await this.deps.store.commit(this.record.id, writes, decision.state);
+      result = await this.deps.store.commit(this.record.id, writes, decision.state, fence);
     } catch (error) {
+      if (error instanceof LeaseLostError) {
+        lease?.forget(this.record.id);
+        return 'stopped';
+      }
       this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the store could not take a decision');
       this.lastFailure = error;
       return 'failed';

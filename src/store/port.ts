@@ -60,6 +60,28 @@ export interface LeasePort {
   holders(): Promise<Array<Lease & { holder: string }>>;
 }
 
+/** A platform event kept for the bridge that serves its room. */
+export interface InboxEvent {
+  readonly id: number;
+  readonly platform: string;
+  readonly channel: string;
+  /** The event as the adapter gave it (JSON). */
+  readonly event: string;
+}
+
+/**
+ * Events a bridge received for a room another bridge serves (replicas): kept until the room's holder takes them.
+ * SQLite has none: its one bridge serves every room.
+ */
+export interface InboxPort {
+  /** Keeps an event (once per platform message id). */
+  put(platform: string, channel: string, platformId: string, event: string, at: number): Promise<void>;
+  /** The events kept for these rooms (`platform:channel`), oldest first; all rooms' when none are named. */
+  list(rooms?: readonly string[]): Promise<InboxEvent[]>;
+  /** Forgets events taken. */
+  done(ids: readonly number[]): Promise<void>;
+}
+
 export interface RoomStore {
   /** The room's row, created on first sight (with its state as stored, or null when new). */
   open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord>;
@@ -194,6 +216,8 @@ export interface StorePort {
   readonly chats: ChatPort;
   /** Room leases (a server database several bridges may share); absent on SQLite. */
   readonly leases?: LeasePort;
+  /** Events kept for the bridge serving their room (with leases); absent on SQLite. */
+  readonly inbox?: InboxPort;
   /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */
   ping(): Promise<void>;
   close(): Promise<void>;

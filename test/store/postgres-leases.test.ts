@@ -89,7 +89,7 @@ describe.runIf(plan.run)('room leases on Postgres', () => {
   });
 
   it("refuses a decision under a token that is no longer the room's, storing none of it", async () => {
-    const lease = await a.leases.acquire(room, 'a', 100);
+    const lease = await a.leases.acquire(room, 'a', 1500);
     const m1 = human(1, 'before', ['m1']);
     expect(await a.rooms.commit(room, [message(m1)], stateAfter(EMPTY_STATE, m1), { token: lease?.token ?? 0 })).toBe(
       'done',
@@ -143,10 +143,10 @@ describe.runIf(plan.run)('room leases on Postgres', () => {
         leases: store.leases,
         replica,
         ttlMs,
-        lost: (id) => lost.push(id),
         clock: Date.now,
         log: silentLogger(),
       });
+      made.onLost((id) => lost.push(id));
       keepers.push(made);
       return made;
     };
@@ -170,16 +170,30 @@ describe.runIf(plan.run)('room leases on Postgres', () => {
 
     it('stops acting on a room before a lease it did not renew can lapse, and another bridge takes it', async () => {
       const lost: number[] = [];
-      const paused = keeper(a, 'a', 400, lost); // never started: as if paused (SIGSTOP) past its lease
-      expect(await paused.take(room)).toEqual({ token: 1 });
-      const other = keeper(b, 'b', LONG);
-      // The paused bridge gives the room up before the database would let the other take it.
-      await until(() => paused.fence(room) === undefined);
+      let now = Date.now();
+      const paused = new LeaseKeeper({
+        leases: a.leases,
+        replica: 'a',
+        ttlMs: 10_000,
+        clock: () => now,
+        log: silentLogger(),
+      });
+      keepers.push(paused);
+      paused.onLost((id) => lost.push(id));
+      const askedAt = now;
+      expect(await paused.take(room)).toEqual({ token: 1 }); // never renewed: as if paused (SIGSTOP) past its lease
+      // It counts from when it asked (never later than the database's start of the lease) and stops 2 s early.
+      now = askedAt + 10_000 - 2000 - 1;
+      expect(paused.fence(room)).toEqual({ token: 1 });
+      expect(lost).toEqual([]);
+      now += 1;
+      expect(paused.fence(room)).toBeUndefined();
       expect(lost).toEqual([room]);
-      expect(await other.take(room)).toBeUndefined();
-      await until(async () => (await other.take(room)) !== undefined);
-      expect(other.fence(room)).toEqual({ token: 2 });
-      // Renewing now finds the room gone, and taking it back waits for the other's lease.
+      // Once the database's lease lapses, another bridge takes the room with a larger token.
+      await a.pool.query('UPDATE room_leases SET expires_at = expires_at - 10000');
+      const other = keeper(b, 'b', LONG);
+      expect(await other.take(room)).toEqual({ token: 2 });
+      // Renewing now finds nothing to renew, and taking it back waits for the other's lease.
       await paused.renew();
       expect(await paused.take(room)).toBeUndefined();
     });

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { StorePort } from '../port.js';
 import { PostgresChats } from './chats.js';
 import { PostgresEmbeddings } from './embeddings.js';
+import { PostgresInbox } from './inbox.js';
 import { PostgresLeases } from './leases.js';
 import { PostgresActions, PostgresKnowledge } from './memory.js';
 import { migratePostgres } from './migrate.js';
@@ -37,6 +38,8 @@ export class PostgresStore implements StorePort {
   readonly chats: PostgresChats;
   /** Room leases, for bridges sharing this database (replicas). */
   readonly leases: PostgresLeases;
+  /** Events kept for the bridge serving their room (replicas). */
+  readonly inbox: PostgresInbox;
   private closed: Promise<void> | undefined;
 
   /** Use `openPostgresStore`: the pool given here is migrated already. */
@@ -53,6 +56,7 @@ export class PostgresStore implements StorePort {
     this.embeddings = new PostgresEmbeddings(pool);
     this.chats = new PostgresChats(pool);
     this.leases = new PostgresLeases(pool);
+    this.inbox = new PostgresInbox(pool);
   }
 
   async ping(): Promise<void> {

@@ -10,3 +10,16 @@ CREATE TABLE room_leases (
   expires_at  INTEGER NOT NULL
 );
 CREATE INDEX room_leases_by_holder ON room_leases (holder);
+
+-- Platform events a bridge received for a room another bridge serves (Slack gives each event to one bridge only; a
+-- room's holder may also have died before storing one): kept until the room's holder has taken them. Empty on
+-- SQLite too.
+CREATE TABLE room_inbox (
+  id          INTEGER PRIMARY KEY,
+  platform    TEXT    NOT NULL,
+  channel     TEXT    NOT NULL,
+  platform_message_id TEXT NOT NULL,
+  event       TEXT    NOT NULL,               -- JSON: the event as the adapter gave it
+  received_at INTEGER NOT NULL,
+  UNIQUE (platform, channel, platform_message_id)
+);
