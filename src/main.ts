@@ -221,6 +221,7 @@ async function start(input: {
         host: settings.HEALTH_HOST,
         adapters: metered,
         store,
+        leases: () => bridge.leases,
         logger,
       });
     }

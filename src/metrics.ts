@@ -3,7 +3,7 @@
  * possible: the adapters (wrapped in main.ts), the LLM client, the tool loop and the sandbox
  * (wrapped in main.ts); the shell's own events (turns, passes, hand-backs) by one-line calls.
  */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { AdapterSink, ChatAdapter, Sandbox, StreamingPost } from './ports.js';
 
 export const registry = new Registry();
@@ -11,6 +11,11 @@ export const registry = new Registry();
 const PREFIX = 'roundtable_';
 
 export const metrics = {
+  roomLeases: new Gauge({
+    name: `${PREFIX}room_leases_held`,
+    help: 'Rooms whose lease this bridge holds (bridges sharing DATABASE_URL)',
+    registers: [registry],
+  }),
   messagesIn: new Counter({
     name: `${PREFIX}messages_in_total`,
     help: 'Platform messages handed to the bridge, per platform',

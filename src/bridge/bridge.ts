@@ -11,12 +11,14 @@ import { BatchTurns } from './batch-turns.js';
 import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
 import { effectsRunner } from './effects.js';
+import { Handover } from './handover.js';
 import { LeaseKeeper } from './leases.js';
 import { RoomMessaging } from './messaging.js';
 import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM, PrivateRooms, privatePair } from './private-rooms.js';
 import { Reception } from './reception.js';
+import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
 import { Rooms } from './rooms.js';
 import { statusText } from './status.js';
@@ -87,6 +89,8 @@ export class Bridge {
       readonly journal: StorePort['tools'];
       /** The rooms' leases, with bridges sharing the store. */
       readonly lease: LeaseKeeper | undefined;
+      /** Takes up rooms and events other bridges left (with bridges sharing the store). */
+      readonly handover: Handover | undefined;
       /** What a shutdown stops first: turns, timers, batched calls, inbound. */
       readonly stoppers: ReadonlyArray<() => void>;
       readonly sandbox: Sandbox;
@@ -106,27 +110,11 @@ export class Bridge {
     await this.parts.marks.load(records, (platform) => store.rooms.active(platform));
     const adopted: RoomActor[] = [];
     for (const record of records) {
-      const state = record.state;
-      if (!state) continue;
-      const work =
-        state.current || state.posts.length > 0 || state.queue.length > 0 || state.requests.length > 0 || state.batch;
-      if (!work) continue;
+      if (!hasWork(record.state)) continue;
       const actor = await rooms.adopt(record);
       if (!actor) continue;
       adopted.push(actor);
-      const ask = state.current?.ask;
-      const runs = ask ? await this.parts.journal.runs(record.key, ask.id) : [];
-      void actor.deliver({
-        type: 'restart',
-        ...(ask && runs.length > 0
-          ? {
-              cut: {
-                ask: ask.id,
-                runs: runs.map((r) => ({ tool: r.tool, input: r.input, cut: r.status === 'started' })),
-              },
-            }
-          : {}),
-      });
+      await resume(actor, record, this.parts.journal);
     }
     for (const note of await store.rooms.notes()) rooms.note(note);
     for (const adapter of adapters) await adapter.start(this.sink);
@@ -136,6 +124,7 @@ export class Bridge {
     }
     // What the restart left waits until then (a room no adapter caught up is done now).
     for (const actor of adopted) void actor.deliver({ type: 'catch-up', phase: 'done' });
+    this.parts.handover?.start();
   }
 
   /** Stops every turn, then the adapters and the sandbox. The store stays open (its owner closes it). */
@@ -143,13 +132,21 @@ export class Bridge {
     if (this.stopped) return;
     this.stopped = true;
     for (const stop of this.parts.stoppers) stop();
+    await this.parts.handover?.stop();
     for (const actor of this.parts.rooms.all()) actor.stop();
-    // Nothing is decided here any more: other bridges may take these rooms at once.
-    await this.parts.lease?.stop();
+    // Nothing is decided here any more: other bridges may take these rooms at once, and take up their work.
+    const busy = this.parts.rooms.all().filter((actor) => hasWork(actor.state));
+    await this.parts.lease?.stop(new Set(busy.map((actor) => actor.record.id)));
     for (const adapter of this.parts.adapters) {
       await adapter.stop().catch((error: unknown) => this.log.warn({ err: error }, 'adapter stop failed'));
     }
     await this.parts.sandbox.close().catch((error: unknown) => this.log.warn({ err: error }, 'sandbox close failed'));
+  }
+
+  /** With bridges sharing the store: this one's REPLICA_ID and how many rooms it holds now. */
+  get leases(): { readonly replica: string; readonly held: number } | undefined {
+    const { lease } = this.parts;
+    return lease ? { replica: lease.replica, held: lease.count } : undefined;
   }
 
   /** Resolves when every room has nothing queued or running. */
@@ -216,7 +213,11 @@ export function createBridge(options: BridgeOptions): Bridge {
     calls,
     sandbox,
     rooms: store.rooms,
-    status: (actor) => statusText({ agents, store, sandbox, working: (room) => turns.working(room), clock }, actor),
+    status: (actor) =>
+      statusText(
+        { agents, store, sandbox, working: (room) => turns.working(room), clock, replica: lease?.replica },
+        actor,
+      ),
     log,
   });
   // A store several bridges may share (Postgres): a room is served only under its lease.
@@ -249,6 +250,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   const reception = new Reception({
     rooms,
     store: store.rooms,
+    inbox: lease ? store.inbox : undefined,
     uploads,
     poster,
     stored: (room, id) => marks.stored(room, id),
@@ -272,7 +274,9 @@ export function createBridge(options: BridgeOptions): Bridge {
   }
 
   const sink: AdapterSink = {
-    receive: (event: Inbound) => reception.receive(event),
+    receive: async (event: Inbound) => {
+      await reception.receive(event);
+    },
     command: async (event: CommandEvent) => {
       const id = randomUUID();
       const answer = calls.command(id);
@@ -297,6 +301,23 @@ export function createBridge(options: BridgeOptions): Bridge {
     working: (platform, channel) => turns.working(`${platform}:${channel}`),
     ...marks.sink(async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done'),
   };
+  const handover =
+    lease && store.leases && store.inbox
+      ? new Handover({
+          leases: store.leases,
+          inbox: store.inbox,
+          rooms: store.rooms,
+          replica: lease.replica,
+          ttlMs: settings.ROOM_LEASE_S * 1000,
+          adopt: (record) => rooms.adopt(record),
+          resume: async (actor, record) => {
+            await resume(actor, record, store.tools);
+            void actor.deliver({ type: 'catch-up', phase: 'done' });
+          },
+          receive: (event) => reception.receive(event),
+          log,
+        })
+      : undefined;
   return new Bridge(log, sink, {
     adapters: [...adapters.values()],
     store,
@@ -306,6 +327,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     ready,
     journal: store.tools,
     lease,
+    handover,
     stoppers: [
       () => reception.stop(),
       () => turns.stopAll(),

@@ -6,6 +6,7 @@
  * token, so even a bridge that was paused past its lease writes nothing for a room it lost.
  */
 import type { Logger } from '../log.js';
+import { metrics } from '../metrics.js';
 import type { Fence, LeasePort } from '../store/port.js';
 
 interface Held {
@@ -65,6 +66,7 @@ export class LeaseKeeper {
     const lease = await this.deps.leases.acquire(roomId, this.deps.replica, this.deps.ttlMs);
     if (!lease) return undefined;
     this.held.set(roomId, { token: lease.token, validUntil: askedAt + this.deps.ttlMs });
+    metrics.roomLeases.set(this.held.size);
     return { token: lease.token };
   }
 
@@ -114,21 +116,36 @@ export class LeaseKeeper {
 
   private lose(roomId: number, why: string): void {
     if (!this.held.delete(roomId)) return;
+    metrics.roomLeases.set(this.held.size);
     this.deps.log.warn({ room: roomId, replica: this.deps.replica }, `room lease lost: ${why}`);
     for (const listener of this.listeners) listener(roomId);
   }
 
-  /** Stops renewing and releases every room at once (a clean shutdown): other bridges may take them now. */
-  async stop(): Promise<void> {
+  /**
+   * Stops renewing and gives every room up at once (a clean shutdown): other bridges may take them now, and take up
+   * at once the work the rooms in `busy` left (a turn cut short, posts not sent).
+   */
+  async stop(busy: ReadonlySet<number> = new Set()): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.renewing?.catch(() => undefined);
     const rooms = [...this.held.keys()];
     this.held.clear();
+    metrics.roomLeases.set(0);
     if (rooms.length === 0) return;
-    await this.deps.leases.release(this.deps.replica, rooms).catch((error: unknown) => {
+    const { leases, replica } = this.deps;
+    try {
+      await leases.handOver(
+        replica,
+        rooms.filter((id) => busy.has(id)),
+      );
+      await leases.release(
+        replica,
+        rooms.filter((id) => !busy.has(id)),
+      );
+    } catch (error) {
       this.deps.log.warn({ err: error }, 'releasing room leases failed: they lapse on their own');
-    });
+    }
   }
 }

@@ -6,7 +6,7 @@
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
-import type { RoomStore } from '../store/port.js';
+import type { InboxPort, RoomStore } from '../store/port.js';
 import type { Poster } from './poster.js';
 import { RoomElsewhere, type Rooms } from './rooms.js';
 import type { Uploads } from './uploads.js';
@@ -26,6 +26,8 @@ export class Reception {
       readonly log: Logger;
       /** Posts a line of the bridge's own straight to a platform room (nothing is stored). */
       readonly notice: (platform: string, channel: string, text: string) => Promise<unknown>;
+      /** With bridges sharing the store: where events for rooms another bridge serves are kept for it. */
+      readonly inbox?: InboxPort | undefined;
     },
   ) {}
 
@@ -33,7 +35,8 @@ export class Reception {
     this.stopped = true;
   }
 
-  async receive(input: Inbound): Promise<void> {
+  /** Stores an event and hands it to its room; 'elsewhere' when another bridge serves the room (it is kept for it). */
+  async receive(input: Inbound): Promise<'elsewhere' | undefined> {
     if (this.stopped) return;
     const { uploads } = this.deps;
     const event = uploads.holds(input) ? await uploads.take(input) : input;
@@ -44,8 +47,8 @@ export class Reception {
     } catch (error) {
       // Another bridge sharing the store serves the room: it receives the message too.
       if (error instanceof RoomElsewhere) {
-        this.deps.log.debug({ room: error.key, id: event.messageId }, 'a message for a room served elsewhere');
-        return;
+        await this.keep(event);
+        return 'elsewhere';
       }
       // A room the store cannot even open (a database left read-only, a full disk): its message is not saved.
       await this.unsaved(event, error);
@@ -90,6 +93,24 @@ export class Reception {
       this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
     if (taken === 'done') this.deps.stored(actor.key, event.messageId);
     if (taken === 'failed') await this.unsaved(event, actor.lastFailure);
+  }
+
+  /**
+   * An event for a room another bridge serves: kept in the store for it (Slack gives it to this bridge alone; on
+   * Discord the room's bridge gets it too, and the second copy is a duplicate there). Stored before the adapter
+   * acknowledges it.
+   */
+  private async keep(event: Inbound): Promise<void> {
+    const { inbox } = this.deps;
+    if (!inbox) return;
+    try {
+      await inbox.put(event.platform, event.channel, event.messageId, JSON.stringify(event), this.deps.clock());
+    } catch (error) {
+      this.deps.log.error(
+        { err: error, room: `${event.platform}:${event.channel}` },
+        'an event for another bridge could not be kept',
+      );
+    }
   }
 
   /** A store that cannot be written loses the message: a human's is said in the room, never dropped quietly. */

@@ -58,6 +58,10 @@ export interface LeasePort {
   release(holder: string, roomIds?: readonly number[]): Promise<number[]>;
   /** Every live lease: which replica serves which room. */
   holders(): Promise<Array<Lease & { holder: string }>>;
+  /** Ends `holder`'s leases on rooms with work left at once, for another bridge to take up (see `lapsed`). */
+  handOver(holder: string, roomIds: readonly number[]): Promise<number[]>;
+  /** The rooms whose lease ended unreleased: their bridge died, was cut off, or handed them over with work left. */
+  lapsed(): Promise<number[]>;
 }
 
 /** A platform event kept for the bridge that serves its room. */
@@ -76,8 +80,8 @@ export interface InboxEvent {
 export interface InboxPort {
   /** Keeps an event (once per platform message id). */
   put(platform: string, channel: string, platformId: string, event: string, at: number): Promise<void>;
-  /** The events kept for these rooms (`platform:channel`), oldest first; all rooms' when none are named. */
-  list(rooms?: readonly string[]): Promise<InboxEvent[]>;
+  /** The events kept for rooms `holder` serves or no bridge does (their lease lapsed, or none), oldest first. */
+  list(holder: string): Promise<InboxEvent[]>;
   /** Forgets events taken. */
   done(ids: readonly number[]): Promise<void>;
 }

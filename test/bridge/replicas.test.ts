@@ -6,7 +6,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import { silentLogger } from '../../src/log.js';
-import type { AdapterSink, ChatAdapter, Outbound, Posted } from '../../src/ports.js';
+import { registry } from '../../src/metrics.js';
+import type { AdapterSink, ChatAdapter, CommandEvent, Outbound, Posted } from '../../src/ports.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
@@ -65,11 +66,23 @@ class SharedPlatform {
     };
   }
 
-  /** A human says something in a channel; every connected replica receives it. */
-  say(channel: string, text: string): string {
+  /** A human says something in a channel; every connected replica receives it (or only `to`, as Slack does). */
+  say(channel: string, text: string, to?: string): string {
     const id = `h${this.next++}`;
-    this.deliver(id, channel, { id: 'u1', name: 'alice', kind: 'human' }, text);
+    this.deliver(id, channel, { id: 'u1', name: 'alice', kind: 'human' }, text, to);
     return id;
+  }
+
+  /** An operator command, as one replica's adapter receives it; resolves with the answer. */
+  async command(replica: string, event: CommandEvent): Promise<string> {
+    const sink = this.sinks.get(replica);
+    if (!sink) throw new Error(`replica ${replica} is not connected`);
+    return sink.command(event);
+  }
+
+  /** A replica cut off from the platform: it receives nothing more. */
+  detach(replica: string): void {
+    this.sinks.delete(replica);
   }
 
   private deliver(
@@ -77,8 +90,10 @@ class SharedPlatform {
     channel: string,
     author: { id: string; name: string; kind: 'human' | 'agent' },
     text: string,
+    to?: string,
   ) {
-    for (const sink of this.sinks.values()) {
+    for (const [replica, sink] of this.sinks) {
+      if (to !== undefined && replica !== to) continue;
       void sink.receive({ platform: 'shared', channel, messageId: id, author, text });
     }
   }
@@ -87,6 +102,8 @@ class SharedPlatform {
     return this.posts.filter((p) => p.channel === channel && p.agent === 'data').map((p) => p.text);
   }
 }
+
+const LEASE_S = 3;
 
 describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
   const running: Array<{ bridge: Bridge; store: PostgresStore }> = [];
@@ -106,7 +123,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     const config = (replica: string) =>
       testConfig({
         agents: [{ name: 'data', activation: 'mention' }],
-        env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', REPLICA_ID: replica, ROOM_LEASE_S: '5' },
+        env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', REPLICA_ID: replica, ROOM_LEASE_S: String(LEASE_S) },
       });
     const start = async (replica: string) => {
       const store = await openPostgresStore(db.url);
@@ -128,6 +145,11 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
   }
 
   const ROOMS = Array.from({ length: 6 }, (_, i) => `room${i}`);
+  /** Which replica holds each room, by channel. */
+  async function holders(store: PostgresStore): Promise<Map<string, string>> {
+    const byId = new Map((await store.leases.holders()).map((l) => [l.roomId, l.holder]));
+    return new Map((await store.rooms.all()).map((r) => [r.channel, byId.get(r.id) ?? '']));
+  }
 
   it('answers each human message once, each room served by one replica', async () => {
     const { platform, started } = await replicas(['a', 'b']);
@@ -164,11 +186,74 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     for (const room of ROOMS) platform.say(room, `@data second in ${room}`);
     await until(() => ROOMS.every((room) => platform.answers(room).length === 2));
     // Well within one lease length: nobody waited for a's leases to lapse.
-    expect(Date.now() - before).toBeLessThan(5000);
+    expect(Date.now() - before).toBeLessThan(LEASE_S * 1000);
     expect(platform.posts.filter((p) => p.text === 'on it' && p.by === 'a')).toHaveLength(
       platform.posts.filter((p) => p.by === 'a').length,
     );
     for (const room of ROOMS) expect(platform.answers(room)).toEqual(['on it', 'on it']);
     expect((await b.store.leases.holders()).every((l) => l.holder === 'b')).toBe(true);
+  });
+
+  it('takes up the rooms of a replica that died, answering what was said meanwhile once, within a lease and a round', async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    const [a, b] = started;
+    if (!a || !b) throw new Error('two replicas expected');
+    for (const room of ROOMS) platform.say(room, `@data first in ${room}`);
+    await until(() => ROOMS.every((room) => platform.answers(room).length === 1));
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    const before = await holders(b.store);
+    expect(ROOMS.filter((room) => before.get(room) === 'a').length).toBeGreaterThan(0);
+    // a dies: nothing reaches it, and it reaches no database (its leases are neither renewed nor released).
+    platform.detach('a');
+    await a.store.close();
+    const diedAt = Date.now();
+    for (const room of ROOMS) platform.say(room, `@data meanwhile in ${room}`);
+    await until(() => ROOMS.every((room) => platform.answers(room).length === 2));
+    expect(Date.now() - diedAt).toBeLessThan((LEASE_S + 10) * 1000);
+    await b.bridge.idle();
+    for (const room of ROOMS) expect(platform.answers(room)).toEqual(['on it', 'on it']);
+    expect([...(await holders(b.store)).values()].every((holder) => holder === 'b')).toBe(true);
+    for (const room of await b.store.rooms.all()) {
+      expect((await b.store.rooms.history(room.id, 100)).filter((m) => m.author === 'alice')).toHaveLength(2);
+    }
+  });
+
+  it("answers a message given to one replica only (as Slack does) from the room's holder", async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    const [, b] = started;
+    if (!b) throw new Error('two replicas expected');
+    for (const room of ROOMS) platform.say(room, `@data first in ${room}`);
+    await until(() => ROOMS.every((room) => platform.answers(room).length === 1));
+    const held = await holders(b.store);
+    // Each message goes to the replica that does not serve its room.
+    for (const room of ROOMS) platform.say(room, `@data to the other in ${room}`, held.get(room) === 'a' ? 'b' : 'a');
+    await until(() => ROOMS.every((room) => platform.answers(room).length === 2));
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    for (const room of ROOMS) {
+      expect(platform.answers(room)).toEqual(['on it', 'on it']);
+      const by = new Set(platform.posts.filter((p) => p.channel === room).map((p) => p.by));
+      expect([...by]).toEqual([held.get(room)]);
+    }
+    expect(await b.store.inbox.list('nobody')).toEqual([]);
+  });
+
+  it('shows in /status which replica serves the room, and counts the leases it holds', async () => {
+    const { platform, started } = await replicas(['solo']);
+    const [solo] = started;
+    if (!solo) throw new Error('one replica expected');
+    for (const room of ROOMS.slice(0, 3)) platform.say(room, `@data hello in ${room}`);
+    await until(() => ROOMS.slice(0, 3).every((room) => platform.answers(room).length === 1));
+    expect(solo.bridge.leases).toEqual({ replica: 'solo', held: 3 });
+    const gauge = await registry.getSingleMetric('roundtable_room_leases_held')?.get();
+    expect(gauge?.values[0]?.value).toBe(3);
+    const status = await platform.command('solo', {
+      platform: 'shared',
+      channel: 'room0',
+      name: 'status',
+      args: '',
+      user: { id: 'u1', name: 'alice' },
+      isOperator: true,
+    });
+    expect(status.split('\n').slice(0, 2)).toEqual(['Room shared:room0', 'Served by: replica solo']);
   });
 });

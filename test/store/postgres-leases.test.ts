@@ -80,6 +80,18 @@ describe.runIf(plan.run)('room leases on Postgres', () => {
     expect(await a.leases.acquire(room, 'a', LONG)).toBeUndefined();
   });
 
+  it('lists a room handed over with work, or whose lease ran out, among the lapsed; never a released one', async () => {
+    const other = (await a.rooms.open('test', 'other')).id;
+    await a.leases.acquire(room, 'a', LONG);
+    await a.leases.acquire(other, 'a', LONG);
+    expect(await a.leases.lapsed()).toEqual([]);
+    expect(await a.leases.handOver('a', [room])).toEqual([room]);
+    expect(await a.leases.release('a', [other])).toEqual([other]);
+    expect(await b.leases.lapsed()).toEqual([room]);
+    expect((await b.leases.acquire(room, 'b', LONG))?.token).toBe(2);
+    expect(await b.leases.lapsed()).toEqual([]);
+  });
+
   it('frees a released room at once, and its next holder gets a larger token', async () => {
     await a.leases.acquire(room, 'a', LONG);
     expect(await a.leases.release('a')).toEqual([room]);

@@ -13,11 +13,14 @@ const Q = {
     `INSERT INTO room_inbox (platform, channel, platform_message_id, event, received_at) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT DO NOTHING`,
   ),
-  list: statement('inbox-list', 'SELECT id, platform, channel, event FROM room_inbox ORDER BY id LIMIT 1000'),
-  listOf: statement(
-    'inbox-list-of',
-    `SELECT id, platform, channel, event FROM room_inbox WHERE platform || ':' || channel = ANY($1::text[])
-     ORDER BY id LIMIT 1000`,
+  // Events of rooms this bridge serves or no bridge does; those of rooms another live bridge serves are its own.
+  list: statement(
+    'inbox-list',
+    `SELECT i.id, i.platform, i.channel, i.event FROM room_inbox i
+     LEFT JOIN channels c ON c.platform = i.platform AND c.channel = i.channel
+     LEFT JOIN room_leases l ON l.room_id = c.id
+     WHERE l.room_id IS NULL OR l.holder = $1 OR l.expires_at <= (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+     ORDER BY i.id LIMIT 1000`,
   ),
   done: statement('inbox-done', 'DELETE FROM room_inbox WHERE id = ANY($1::bigint[])'),
 };
@@ -29,9 +32,8 @@ export class PostgresInbox implements InboxPort {
     await run(this.pool, Q.put, [platform, channel, platformId, event, at]);
   }
 
-  async list(rooms?: readonly string[]): Promise<InboxEvent[]> {
-    if (rooms?.length === 0) return [];
-    return rooms === undefined ? rows<InboxEvent>(this.pool, Q.list) : rows<InboxEvent>(this.pool, Q.listOf, [rooms]);
+  async list(holder: string): Promise<InboxEvent[]> {
+    return rows<InboxEvent>(this.pool, Q.list, [holder]);
   }
 
   async done(ids: readonly number[]): Promise<void> {

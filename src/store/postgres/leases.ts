@@ -29,15 +29,28 @@ const Q = {
      WHERE holder = $1 AND room_id = ANY($2::bigint[]) AND expires_at > ${NOW_MS}
      RETURNING room_id, token, expires_at`,
   ),
+  // A released lease is set to expire at the moment of release; one that lapsed ran out unrenewed. Both are past,
+  // but a release also empties the holder: so a lapse is a room whose holder is still named.
+  lapsed: statement(
+    'lease-lapsed',
+    `SELECT room_id FROM room_leases WHERE holder <> '' AND expires_at <= ${NOW_MS} ORDER BY room_id`,
+  ),
   // Expired at once, never deleted: the next holder's token must be larger than every one given before.
   release: statement(
     'lease-release',
+    `UPDATE room_leases SET expires_at = ${NOW_MS}, holder = '' WHERE holder = $1 AND room_id = ANY($2::bigint[])
+       AND expires_at > ${NOW_MS} RETURNING room_id`,
+  ),
+  // Ended now, its holder still named: it shows among the lapsed rooms, for another bridge to take up.
+  handOver: statement(
+    'lease-hand-over',
     `UPDATE room_leases SET expires_at = ${NOW_MS} WHERE holder = $1 AND room_id = ANY($2::bigint[])
        AND expires_at > ${NOW_MS} RETURNING room_id`,
   ),
   releaseAll: statement(
     'lease-release-all',
-    `UPDATE room_leases SET expires_at = ${NOW_MS} WHERE holder = $1 AND expires_at > ${NOW_MS} RETURNING room_id`,
+    `UPDATE room_leases SET expires_at = ${NOW_MS}, holder = '' WHERE holder = $1 AND expires_at > ${NOW_MS}
+     RETURNING room_id`,
   ),
   holders: statement(
     'lease-holders',
@@ -75,6 +88,15 @@ export class PostgresLeases implements LeasePort {
         ? await rows<{ room_id: number }>(this.pool, Q.releaseAll, [holder])
         : await rows<{ room_id: number }>(this.pool, Q.release, [holder, roomIds]);
     return found.map((row) => row.room_id);
+  }
+
+  async handOver(holder: string, roomIds: readonly number[]): Promise<number[]> {
+    if (roomIds.length === 0) return [];
+    return (await rows<{ room_id: number }>(this.pool, Q.handOver, [holder, roomIds])).map((row) => row.room_id);
+  }
+
+  async lapsed(): Promise<number[]> {
+    return (await rows<{ room_id: number }>(this.pool, Q.lapsed)).map((row) => row.room_id);
   }
 
   /** Every live lease: which replica serves which room (for /status and the metrics). */
