@@ -22,3 +22,8 @@ CREATE TABLE room_inbox (
   received_at bigint NOT NULL,
   UNIQUE (platform, channel, platform_message_id)
 );
+
+-- Request ids, unique across the bridges sharing this database: each takes blocks of 1000 (one nextval each), starting
+-- above every id stored before. SQLite's one bridge numbers on from the highest stored.
+CREATE SEQUENCE request_id_blocks INCREMENT BY 1000 MINVALUE 1;
+SELECT setval('request_id_blocks', (SELECT coalesce(max(id), 0) + 1 FROM requests), false);

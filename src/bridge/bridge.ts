@@ -18,6 +18,7 @@ import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM, PrivateRooms, privatePair } from './private-rooms.js';
 import { Reception } from './reception.js';
+import { RequestIds } from './request-ids.js';
 import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
 import { Rooms } from './rooms.js';
@@ -83,7 +84,7 @@ export class Bridge {
       readonly store: StorePort;
       readonly rooms: Rooms;
       readonly marks: CatchUpMarks;
-      readonly ids: { start(next: number): void };
+      readonly ids: Pick<RequestIds, 'start'>;
       /** Lets the rooms take their events (the adapters are connected). */
       readonly ready: () => void;
       readonly journal: StorePort['tools'];
@@ -106,7 +107,7 @@ export class Bridge {
     const { store, rooms, adapters } = this.parts;
     this.parts.lease?.start();
     const records = await store.rooms.all();
-    this.parts.ids.start((await store.rooms.maxRequestId()) + 1);
+    await this.parts.ids.start(() => store.rooms.maxRequestId());
     await this.parts.marks.load(records, (platform) => store.rooms.active(platform));
     const adopted: RoomActor[] = [];
     for (const record of records) {
@@ -162,16 +163,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   const clock = options.clock ?? Date.now;
   const window = Math.max(settings.HISTORY_LIMIT + 1, MIN_WINDOW);
 
-  let nextRequestId = 1;
-  const ids = {
-    start: (next: number) => {
-      nextRequestId = Math.max(nextRequestId, next);
-    },
-    next: () => nextRequestId,
-    took: (count: number) => {
-      nextRequestId += count;
-    },
-  };
+  const ids = new RequestIds({ blocks: store.requestIds, log });
   let ready: () => void = () => {};
   const connected = new Promise<void>((resolve) => {
     ready = resolve;

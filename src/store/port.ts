@@ -86,6 +86,12 @@ export interface InboxPort {
   done(ids: readonly number[]): Promise<void>;
 }
 
+/** Blocks of request ids from a store several bridges share, so no two bridges give the same id. */
+export interface RequestIdBlocks {
+  /** A block of fresh ids: `first` and the `count` that follow it. */
+  reserve(): Promise<{ first: number; count: number }>;
+}
+
 export interface RoomStore {
   /** The room's row, created on first sight (with its state as stored, or null when new). */
   open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord>;
@@ -222,6 +228,8 @@ export interface StorePort {
   readonly leases?: LeasePort;
   /** Events kept for the bridge serving their room (with leases); absent on SQLite. */
   readonly inbox?: InboxPort;
+  /** Request ids for bridges sharing the store; absent on SQLite (one bridge numbers on from the highest stored). */
+  readonly requestIds?: RequestIdBlocks;
   /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */
   ping(): Promise<void>;
   close(): Promise<void>;

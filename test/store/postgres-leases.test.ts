@@ -92,6 +92,12 @@ describe.runIf(plan.run)('room leases on Postgres', () => {
     expect(await b.leases.lapsed()).toEqual([]);
   });
 
+  it('gives each bridge its own blocks of request ids, one after another, however many ask at once', async () => {
+    const blocks = await Promise.all([a, b, a, b].map((store) => store.requestIds.reserve()));
+    expect(blocks.every((block) => block.count === 1000)).toBe(true);
+    expect(blocks.map((block) => block.first).sort((x, y) => x - y)).toEqual([1, 1001, 2001, 3001]);
+  });
+
   it('frees a released room at once, and its next holder gets a larger token', async () => {
     await a.leases.acquire(room, 'a', LONG);
     expect(await a.leases.release('a')).toEqual([room]);

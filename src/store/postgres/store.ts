@@ -7,6 +7,7 @@ import { PostgresLeases } from './leases.js';
 import { PostgresActions, PostgresKnowledge } from './memory.js';
 import { migratePostgres } from './migrate.js';
 import { createPool, rows, statement, unreachable } from './pool.js';
+import { PostgresRequestIds } from './request-ids.js';
 import { PostgresRooms } from './rooms.js';
 import { PostgresToolJournal } from './tool-journal.js';
 import { PostgresUsage } from './usage.js';
@@ -40,6 +41,8 @@ export class PostgresStore implements StorePort {
   readonly leases: PostgresLeases;
   /** Events kept for the bridge serving their room (replicas). */
   readonly inbox: PostgresInbox;
+  /** Blocks of request ids, unique across the bridges sharing this database. */
+  readonly requestIds: PostgresRequestIds;
   private closed: Promise<void> | undefined;
 
   /** Use `openPostgresStore`: the pool given here is migrated already. */
@@ -57,6 +60,7 @@ export class PostgresStore implements StorePort {
     this.chats = new PostgresChats(pool);
     this.leases = new PostgresLeases(pool);
     this.inbox = new PostgresInbox(pool);
+    this.requestIds = new PostgresRequestIds(pool);
   }
 
   async ping(): Promise<void> {
