@@ -7,12 +7,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import { silentLogger } from '../../src/log.js';
 import { registry } from '../../src/metrics.js';
-import type { AdapterSink, ChatAdapter, CommandEvent, Outbound, Posted } from '../../src/ports.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { testConfig } from '../helpers/config.js';
 import { type PostgresCluster, postgresPlan, startCluster } from '../helpers/postgres.js';
+import { SharedPlatform } from '../helpers/shared-platform.js';
 import { until } from '../helpers/until.js';
 
 const plan = postgresPlan();
@@ -35,72 +35,6 @@ if (plan.run) {
     await llm?.close();
     await cluster?.stop();
   });
-}
-
-/** One platform every replica is connected to: each message and each post's echo reaches every replica. */
-class SharedPlatform {
-  readonly posts: Array<Outbound & { id: string; by: string }> = [];
-  private readonly sinks = new Map<string, AdapterSink>();
-  private next = 1;
-
-  adapter(replica: string): ChatAdapter {
-    return {
-      platform: 'shared',
-      start: async (sink) => {
-        this.sinks.set(replica, sink);
-      },
-      stop: async () => {
-        this.sinks.delete(replica);
-      },
-      post: async (message): Promise<Posted> => {
-        const id = `p${this.next++}`;
-        this.posts.push({ ...message, id, by: replica });
-        const agent = message.agent;
-        if (agent) {
-          queueMicrotask(() =>
-            this.deliver(id, message.channel, { id: `bot-${agent}`, name: agent, kind: 'agent' }, message.text),
-          );
-        }
-        return { messageIds: [id] };
-      },
-    };
-  }
-
-  /** A human says something in a channel; every connected replica receives it (or only `to`, as Slack does). */
-  say(channel: string, text: string, to?: string): string {
-    const id = `h${this.next++}`;
-    this.deliver(id, channel, { id: 'u1', name: 'alice', kind: 'human' }, text, to);
-    return id;
-  }
-
-  /** An operator command, as one replica's adapter receives it; resolves with the answer. */
-  async command(replica: string, event: CommandEvent): Promise<string> {
-    const sink = this.sinks.get(replica);
-    if (!sink) throw new Error(`replica ${replica} is not connected`);
-    return sink.command(event);
-  }
-
-  /** A replica cut off from the platform: it receives nothing more. */
-  detach(replica: string): void {
-    this.sinks.delete(replica);
-  }
-
-  private deliver(
-    id: string,
-    channel: string,
-    author: { id: string; name: string; kind: 'human' | 'agent' },
-    text: string,
-    to?: string,
-  ) {
-    for (const [replica, sink] of this.sinks) {
-      if (to !== undefined && replica !== to) continue;
-      void sink.receive({ platform: 'shared', channel, messageId: id, author, text });
-    }
-  }
-
-  answers(channel: string): string[] {
-    return this.posts.filter((p) => p.channel === channel && p.agent === 'data').map((p) => p.text);
-  }
 }
 
 const LEASE_S = 3;
