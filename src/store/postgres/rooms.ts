@@ -1,0 +1,378 @@
+import type pg from 'pg';
+import { LeaseLostError, RoundtableError } from '../../errors.js';
+import type { RequestRow, Write } from '../../room/effects.js';
+import type { Note } from '../../room/events.js';
+import type { RoomState } from '../../room/state.js';
+import type { RoomMessage } from '../../room/types.js';
+import type { CommitResult, Fence, NoteRecord, RoomRecord, RoomStore } from '../port.js';
+import { derivable, withDerived } from '../snapshot.js';
+import {
+  MESSAGE_COLUMNS,
+  type MessageDb,
+  messageValues,
+  type RequestDb,
+  requestValues,
+  toMessage,
+  toRequest,
+} from '../sqlite/rows.js';
+import { rows, run, type Sql, statement, transaction } from './pool.js';
+
+interface ChannelDb {
+  id: number;
+  platform: string;
+  channel: string;
+  direct_agent: string | null;
+  state: string | null;
+  /** The newest seq of the room's messages, and of its human messages (see snapshot.ts). */
+  newest_seq: number | null;
+  newest_human: number | null;
+}
+
+/** A room's row with what its messages tell its state; seq grows with the row id within a room (messages_by_channel). */
+const ROOM = `SELECT c.id, c.platform, c.channel, c.direct_agent, c.state,
+    (SELECT m.seq FROM messages m WHERE m.channel_id = c.id AND m.seq IS NOT NULL ORDER BY m.id DESC LIMIT 1)
+      AS newest_seq,
+    (SELECT m.seq FROM messages m WHERE m.channel_id = c.id AND m.seq IS NOT NULL AND m.kind = 'human'
+      ORDER BY m.id DESC LIMIT 1) AS newest_human
+  FROM channels c`;
+
+const Q = {
+  room: statement('room', `${ROOM} WHERE c.platform = $1 AND c.channel = $2`),
+  rooms: statement('rooms', `${ROOM} ORDER BY c.id`),
+  insertRoom: statement(
+    'insert-room',
+    'INSERT INTO channels (platform, channel, direct_agent, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
+  ),
+  // Stored unless one of its platform ids is known: as a message's own id (the unique key) or in message_refs (a
+  // further chunk's id, or the id of a message /clear forgot).
+  insertMessage: statement(
+    'insert-message',
+    `INSERT INTO messages (channel_id, platform_message_id, seq, post, author, author_id, kind, content, mentions,
+       requests, audience, tool_runs, created_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
+     WHERE NOT EXISTS (SELECT 1 FROM message_refs WHERE channel_id = $1 AND platform_message_id = $2)
+     ON CONFLICT (channel_id, platform_message_id) DO NOTHING
+     RETURNING id`,
+  ),
+  // The same under a lease: stored only while `$14` is the room's live fencing token (the share lock holds off a
+  // change of hands until this statement's transaction ends). Nothing returned: a duplicate or a stale token.
+  insertMessageFenced: statement(
+    'insert-message-fenced',
+    `INSERT INTO messages (channel_id, platform_message_id, seq, post, author, author_id, kind, content, mentions,
+       requests, audience, tool_runs, created_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
+     WHERE NOT EXISTS (SELECT 1 FROM message_refs WHERE channel_id = $1 AND platform_message_id = $2)
+       AND EXISTS (SELECT 1 FROM room_leases WHERE room_id = $1 AND token = $14
+         AND expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint FOR SHARE)
+     ON CONFLICT (channel_id, platform_message_id) DO NOTHING
+     RETURNING id`,
+  ),
+  anySeen: statement(
+    'any-seen',
+    `SELECT 1 AS one FROM messages WHERE channel_id = $1 AND platform_message_id = ANY($2::text[])
+     UNION ALL SELECT 1 FROM message_refs WHERE channel_id = $1 AND platform_message_id = ANY($2::text[]) LIMIT 1`,
+  ),
+  insertRefs: statement(
+    'insert-refs',
+    `INSERT INTO message_refs (channel_id, platform_message_id, message_id)
+     SELECT $1, id, $3 FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING`,
+  ),
+  setState: statement('set-state', 'UPDATE channels SET state = $1 WHERE id = $2'),
+  // The fencing check, first in a fenced decision's transaction: the share lock holds off a change of hands (whose
+  // UPDATE waits for this commit), so every write of the decision is made under the lease it names.
+  fence: statement(
+    'fence',
+    `SELECT 1 AS one FROM room_leases WHERE room_id = $1 AND token = $2
+       AND expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint FOR SHARE`,
+  ),
+  setPrivacy: statement('set-privacy', 'UPDATE channels SET privacy = $1 WHERE id = $2'),
+  upsertRequest: statement(
+    'upsert-request',
+    `INSERT INTO requests (id, requester, origin, target, parent, text, awaited, answers, status, opened_at, deadline,
+       opener) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+     ON CONFLICT (id) DO UPDATE SET requester = excluded.requester, origin = excluded.origin,
+       target = excluded.target, parent = excluded.parent, text = excluded.text, awaited = excluded.awaited,
+       answers = excluded.answers, status = excluded.status, opened_at = excluded.opened_at,
+       deadline = excluded.deadline, opener = excluded.opener`,
+  ),
+  requestStatus: statement('request-status', 'UPDATE requests SET status = $1 WHERE id = $2'),
+  insertNote: statement(
+    'insert-note',
+    'INSERT INTO notes (id, room, note, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
+  ),
+  deleteNote: statement('delete-note', 'DELETE FROM notes WHERE id = $1'),
+  notes: statement('notes', 'SELECT id, room, note FROM notes ORDER BY rowid'),
+  requests: statement('requests', 'SELECT * FROM requests ORDER BY id'),
+  requestsOf: statement('requests-of', 'SELECT * FROM requests WHERE origin = $1 OR target = $1 ORDER BY id'),
+  maxRequestId: statement('max-request-id', 'SELECT coalesce(max(id), 0) AS id FROM requests'),
+  history: statement(
+    'history',
+    `SELECT * FROM (SELECT ${MESSAGE_COLUMNS} FROM messages WHERE channel_id = $1 ORDER BY id DESC LIMIT $2) AS newest
+     ORDER BY id`,
+  ),
+  byPlatformId: statement(
+    'by-platform-id',
+    `SELECT ${MESSAGE_COLUMNS} FROM messages
+     WHERE channel_id = $1 AND (platform_message_id = $2 OR id = (SELECT message_id FROM message_refs
+       WHERE channel_id = $1 AND platform_message_id = $2))`,
+  ),
+  seen: statement(
+    'seen',
+    `SELECT 1 AS one FROM messages WHERE channel_id = $1 AND platform_message_id = $2
+     UNION ALL SELECT 1 FROM message_refs WHERE channel_id = $1 AND platform_message_id = $2 LIMIT 1`,
+  ),
+  // Platform ids compare byte by byte (COLLATE "C" in the schema), so the range is exactly the prefix's ids.
+  addressedBy: statement(
+    'addressed-by',
+    `SELECT mentions FROM messages WHERE channel_id = $1
+     AND (platform_message_id = $2 OR (platform_message_id >= $3 AND platform_message_id < $4))`,
+  ),
+  // Before /clear deletes the messages, the snapshot takes the seq and lastHuman they told.
+  keepDerived: statement(
+    'keep-derived',
+    `UPDATE channels SET state = (state::jsonb || jsonb_build_object(
+       'seq', greatest((state::jsonb ->> 'seq')::bigint, coalesce(
+         (SELECT max(seq) FROM messages WHERE channel_id = $1 AND seq IS NOT NULL), 0)),
+       'lastHuman', greatest((state::jsonb ->> 'lastHuman')::bigint, coalesce(
+         (SELECT max(seq) FROM messages WHERE channel_id = $1 AND seq IS NOT NULL AND kind = 'human'), 0))))::text
+     WHERE id = $1 AND state IS NOT NULL`,
+  ),
+  keepIds: statement(
+    'keep-ids',
+    `INSERT INTO message_refs (channel_id, platform_message_id, message_id)
+     SELECT channel_id, platform_message_id, NULL FROM messages
+     WHERE channel_id = $1 AND platform_message_id IS NOT NULL ON CONFLICT DO NOTHING`,
+  ),
+  clear: statement('clear', 'DELETE FROM messages WHERE channel_id = $1'),
+  lastRef: statement(
+    'last-ref',
+    `SELECT m.platform_message_id FROM messages m JOIN channels c ON c.id = m.channel_id
+     WHERE c.platform = $1 AND c.channel = $2 AND m.platform_message_id IS NOT NULL ORDER BY m.id DESC LIMIT 1`,
+  ),
+  caughtUp: statement('caught-up', 'SELECT caught_up FROM channels WHERE platform = $1 AND channel = $2'),
+  setCaughtUp: statement('set-caught-up', 'UPDATE channels SET caught_up = $1 WHERE platform = $2 AND channel = $3'),
+  active: statement(
+    'active',
+    `SELECT c.channel, c.direct_agent FROM channels c LEFT JOIN messages m ON m.channel_id = c.id
+     WHERE c.platform = $1 GROUP BY c.id ORDER BY max(m.id) DESC NULLS LAST, c.id DESC`,
+  ),
+};
+
+type MessageWrite = Extract<Write, { type: 'message' }>;
+
+/** Thrown inside a commit's transaction to roll it back: a platform id it stores is stored already. */
+const DUPLICATE = Symbol('duplicate');
+
+/**
+ * Rooms, their messages and their decisions in Postgres. A decision is one statement when it is one write (most
+ * often one message, the snapshot unchanged), else one transaction on one connection; nothing but its own
+ * statements runs inside it.
+ */
+export class PostgresRooms implements RoomStore {
+  /**
+   * Each room's last committed state, to tell whether the next one needs its snapshot written (see snapshot.ts). Only
+   * the bridge serving a room commits its decisions, so the state it committed last is the room's.
+   */
+  private readonly last = new Map<number, RoomState>();
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly clock: () => number,
+  ) {}
+
+  async open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord> {
+    let [row] = await rows<ChannelDb>(this.pool, Q.room, [platform, channel]);
+    if (!row) {
+      await run(this.pool, Q.insertRoom, [platform, channel, directAgent ?? null, Date.now()]);
+      [row] = await rows<ChannelDb>(this.pool, Q.room, [platform, channel]);
+    }
+    if (!row) throw new RoundtableError('store', `room ${platform}:${channel} could not be stored`);
+    return this.record(row);
+  }
+
+  async all(): Promise<RoomRecord[]> {
+    return (await rows<ChannelDb>(this.pool, Q.rooms)).map((row) => this.record(row));
+  }
+
+  async commit(roomId: number, writes: readonly Write[], state: RoomState, fence?: Fence): Promise<CommitResult> {
+    const last = this.last.get(roomId);
+    const snapshot = last !== undefined && derivable(last, writes, state) ? null : JSON.stringify(state);
+    const [only, ...rest] = writes;
+    try {
+      if (fence !== undefined && snapshot === null && rest.length === 0 && oneChunk(only)) {
+        // The commonest decision under a lease: one statement that checks the token too.
+        if (!only) await this.checkFence(this.pool, roomId, fence);
+        else if (!(await this.insertFenced(roomId, only.message, fence))) {
+          await this.checkFence(this.pool, roomId, fence);
+          throw DUPLICATE;
+        }
+      } else if (
+        fence === undefined &&
+        snapshot === null &&
+        rest.length === 0 &&
+        !(only?.type === 'message' && only.message.platformIds.length > 1)
+      ) {
+        // One statement is a transaction already: no BEGIN/COMMIT round trips for the commonest decision.
+        if (only) await this.apply(this.pool, roomId, only);
+      } else {
+        await transaction(this.pool, async (tx) => {
+          if (fence) await this.checkFence(tx, roomId, fence);
+          for (const write of writes) await this.apply(tx, roomId, write);
+          if (snapshot !== null && (await run(tx, Q.setState, [snapshot, roomId])) === 0) {
+            throw new RoundtableError('store', `room ${roomId} is not stored: its decision cannot be`);
+          }
+        });
+      }
+    } catch (error) {
+      if (error === DUPLICATE) return 'duplicate';
+      throw error;
+    }
+    this.last.set(roomId, state);
+    return 'done';
+  }
+
+  async history(roomId: number, limit: number): Promise<RoomMessage[]> {
+    return (await rows<MessageDb>(this.pool, Q.history, [roomId, limit])).map(toMessage);
+  }
+
+  async byPlatformId(roomId: number, platformId: string): Promise<RoomMessage | undefined> {
+    const [row] = await rows<MessageDb>(this.pool, Q.byPlatformId, [roomId, platformId]);
+    return row ? toMessage(row) : undefined;
+  }
+
+  async seen(roomId: number, platformId: string): Promise<boolean> {
+    return (await rows(this.pool, Q.seen, [roomId, platformId])).length > 0;
+  }
+
+  async addressedBy(roomId: number, platformId: string): Promise<string[] | undefined> {
+    const prefix = `${platformId}:edit:`;
+    // `;` follows `:`: the range holds exactly the ids that start with the prefix (and uses the unique index).
+    const found = await rows<{ mentions: string }>(this.pool, Q.addressedBy, [
+      roomId,
+      platformId,
+      prefix,
+      `${platformId}:edit;`,
+    ]);
+    if (found.length === 0) return undefined;
+    return [...new Set(found.flatMap((row) => JSON.parse(row.mentions) as string[]))];
+  }
+
+  async clear(roomId: number): Promise<void> {
+    await transaction(this.pool, async (tx) => {
+      await run(tx, Q.keepDerived, [roomId]);
+      await run(tx, Q.keepIds, [roomId]);
+      await run(tx, Q.clear, [roomId]);
+    });
+  }
+
+  async lastPlatformMessageId(platform: string, channel: string): Promise<string | undefined> {
+    const [row] = await rows<{ platform_message_id: string }>(this.pool, Q.lastRef, [platform, channel]);
+    return row?.platform_message_id;
+  }
+
+  async caughtUp(platform: string, channel: string): Promise<string | undefined> {
+    const [row] = await rows<{ caught_up: string | null }>(this.pool, Q.caughtUp, [platform, channel]);
+    return row?.caught_up ?? undefined;
+  }
+
+  async setCaughtUp(platform: string, channel: string, platformId: string): Promise<void> {
+    await run(this.pool, Q.setCaughtUp, [platformId, platform, channel]);
+  }
+
+  async active(platform: string): Promise<Array<{ channel: string; agent?: string }>> {
+    const found = await rows<{ channel: string; direct_agent: string | null }>(this.pool, Q.active, [platform]);
+    return found.map((r) => ({ channel: r.channel, ...(r.direct_agent ? { agent: r.direct_agent } : {}) }));
+  }
+
+  async requests(room?: string): Promise<RequestRow[]> {
+    const found =
+      room === undefined
+        ? await rows<RequestDb>(this.pool, Q.requests)
+        : await rows<RequestDb>(this.pool, Q.requestsOf, [room]);
+    return found.map(toRequest);
+  }
+
+  async notes(): Promise<NoteRecord[]> {
+    const found = await rows<{ id: string; room: string; note: string }>(this.pool, Q.notes);
+    return found.map((row) => ({ id: row.id, room: row.room, note: JSON.parse(row.note) as Note }));
+  }
+
+  async maxRequestId(): Promise<number> {
+    const [row] = await rows<{ id: number }>(this.pool, Q.maxRequestId);
+    return row?.id ?? 0;
+  }
+
+  /** Throws LeaseLostError unless `fence` is the room's live lease (and holds it until the transaction ends). */
+  private async checkFence(sql: Sql, roomId: number, fence: Fence): Promise<void> {
+    if ((await rows(sql, Q.fence, [roomId, fence.token])).length === 0) throw new LeaseLostError(roomId, fence.token);
+  }
+
+  /** Stores a one-chunk message under the lease `fence` names; false when it was not (a duplicate or a stale token). */
+  private async insertFenced(roomId: number, message: MessageWrite['message'], fence: Fence): Promise<boolean> {
+    const [first = null] = message.platformIds;
+    const values = [roomId, first, ...messageValues(message), fence.token];
+    return (await rows(this.pool, Q.insertMessageFenced, values)).length > 0;
+  }
+
+  /** One write of a decision. A message with further chunk ids takes several statements (inside a transaction). */
+  private async apply(sql: Sql, roomId: number, write: Write): Promise<void> {
+    switch (write.type) {
+      case 'message': {
+        const [first = null, ...more] = write.message.platformIds;
+        if (more.length > 0 && (await rows(sql, Q.anySeen, [roomId, more])).length > 0) throw DUPLICATE;
+        const [stored] = await rows<{ id: number }>(sql, Q.insertMessage, [
+          roomId,
+          first,
+          ...messageValues(write.message),
+        ]);
+        if (!stored) throw DUPLICATE;
+        if (more.length > 0) await run(sql, Q.insertRefs, [roomId, more, stored.id]);
+        return;
+      }
+      case 'request':
+        await run(sql, Q.upsertRequest, requestValues(write.request));
+        return;
+      case 'request-status':
+        await run(sql, Q.requestStatus, [write.status, write.id]);
+        return;
+      case 'note':
+        await run(sql, Q.insertNote, [write.id, write.room, JSON.stringify(write.note), this.clock()]);
+        return;
+      case 'note-done':
+        await run(sql, Q.deleteNote, [write.id]);
+        return;
+      case 'privacy':
+        await run(sql, Q.setPrivacy, [write.mode, roomId]);
+        return;
+    }
+  }
+
+  /** A room's row as the port gives it, its state raised to what its messages say (and remembered as committed). */
+  private record(row: ChannelDb): RoomRecord {
+    const key = `${row.platform}:${row.channel}`;
+    let state: RoomState | null = null;
+    if (row.state !== null) {
+      state = withDerived(parseState(key, row.state), {
+        seq: row.newest_seq ?? 0,
+        lastHuman: row.newest_human ?? 0,
+      });
+      this.last.set(row.id, state);
+    }
+    return { id: row.id, platform: row.platform, channel: row.channel, key, directAgent: row.direct_agent, state };
+  }
+}
+
+/** No write, or a message stored in one statement (one platform id at most). */
+function oneChunk(write: Write | undefined): write is MessageWrite | undefined {
+  return write === undefined || (write.type === 'message' && write.message.platformIds.length <= 1);
+}
+
+function parseState(key: string, text: string): RoomState {
+  try {
+    return JSON.parse(text) as RoomState;
+  } catch (error) {
+    throw new RoundtableError('store', `room ${key}: its stored state (channels.state) is not valid JSON`, {
+      cause: error,
+    });
+  }
+}
