@@ -28,7 +28,8 @@ export interface OpenOptions {
 
 /** Opens (creating and migrating when needed) the store the settings choose. */
 export async function openStoreFrom(settings: StoreChoice, options: OpenOptions): Promise<StorePort> {
-  if (!settings.DATABASE_URL) return openStore(path.join(options.dataDir, SQLITE_FILE), { clock: options.clock, log: options.log });
+  if (!settings.DATABASE_URL)
+    return openStore(path.join(options.dataDir, SQLITE_FILE), { clock: options.clock, log: options.log });
   const { openPostgresStore } = await import('./postgres/store.js');
   return openPostgresStore(settings.DATABASE_URL, { clock: options.clock, onError: options.onError });
 }

@@ -4,18 +4,25 @@ import type { RequestRow, Write } from '../../room/effects.js';
 import type { Note } from '../../room/events.js';
 import type { RoomState } from '../../room/state.js';
 import type { RoomMessage } from '../../room/types.js';
-import type { CommitResult, Fence, NoteRecord, RoomRecord, RoomStore } from '../port.js';
+import type { CommitResult, DecisionRow, Fence, NoteRecord, RoomRecord, RoomStore, TranscriptRow } from '../port.js';
 import { derivable, withDerived } from '../snapshot.js';
 import {
+  fold,
   MESSAGE_COLUMNS,
   type MessageDb,
   messageValues,
   type RequestDb,
+  type RoutedMessage,
   requestValues,
+  TRANSCRIPT_COLUMNS,
+  type TranscriptDb,
+  toDecision,
   toMessage,
   toRequest,
+  toTranscript,
 } from '../sqlite/rows.js';
 import { rows, run, type Sql, statement, transaction } from './pool.js';
+import { writeError } from './write-errors.js';
 
 interface ChannelDb {
   id: number;
@@ -48,21 +55,21 @@ const Q = {
   insertMessage: statement(
     'insert-message',
     `INSERT INTO messages (channel_id, platform_message_id, seq, post, author, author_id, kind, content, mentions,
-       requests, audience, tool_runs, created_at)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
+       requests, audience, tool_runs, files, created_at, routed, routed_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16
      WHERE NOT EXISTS (SELECT 1 FROM message_refs WHERE channel_id = $1 AND platform_message_id = $2)
      ON CONFLICT (channel_id, platform_message_id) DO NOTHING
      RETURNING id`,
   ),
-  // The same under a lease: stored only while `$14` is the room's live fencing token (the share lock holds off a
+  // The same under a lease: stored only while `$17` is the room's live fencing token (the share lock holds off a
   // change of hands until this statement's transaction ends). Nothing returned: a duplicate or a stale token.
   insertMessageFenced: statement(
     'insert-message-fenced',
     `INSERT INTO messages (channel_id, platform_message_id, seq, post, author, author_id, kind, content, mentions,
-       requests, audience, tool_runs, created_at)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
+       requests, audience, tool_runs, files, created_at, routed, routed_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16
      WHERE NOT EXISTS (SELECT 1 FROM message_refs WHERE channel_id = $1 AND platform_message_id = $2)
-       AND EXISTS (SELECT 1 FROM room_leases WHERE room_id = $1 AND token = $14
+       AND EXISTS (SELECT 1 FROM room_leases WHERE room_id = $1 AND token = $17
          AND expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint FOR SHARE)
      ON CONFLICT (channel_id, platform_message_id) DO NOTHING
      RETURNING id`,
@@ -101,6 +108,30 @@ const Q = {
     'INSERT INTO notes (id, room, note, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
   ),
   deleteNote: statement('delete-note', 'DELETE FROM notes WHERE id = $1'),
+  insertDecision: statement(
+    'insert-decision',
+    'INSERT INTO decisions (room_id, seq, kind, record, at) VALUES ($1, $2, $3, $4, $5)',
+  ),
+  // A message's routing is kept on its row (see `fold`), the other records in `decisions`.
+  decisions: statement(
+    'decisions',
+    `SELECT seq, record, at FROM (
+       SELECT seq, routed AS record, routed_at AS at, 0 AS source, id FROM messages
+       WHERE channel_id = $1 AND seq BETWEEN $2 AND $3 AND routed IS NOT NULL
+       UNION ALL
+       SELECT seq, record, at, 1 AS source, id FROM decisions WHERE room_id = $1 AND seq BETWEEN $2 AND $3) AS d
+     ORDER BY seq, source, id`,
+  ),
+  newestPage: statement(
+    'newest-page',
+    `SELECT * FROM (SELECT ${TRANSCRIPT_COLUMNS} FROM messages WHERE channel_id = $1 ORDER BY id DESC LIMIT $2) AS page
+     ORDER BY id`,
+  ),
+  olderPage: statement(
+    'older-page',
+    `SELECT * FROM (SELECT ${TRANSCRIPT_COLUMNS} FROM messages WHERE channel_id = $1 AND id < $2
+       ORDER BY id DESC LIMIT $3) AS page ORDER BY id`,
+  ),
   notes: statement('notes', 'SELECT id, room, note FROM notes ORDER BY rowid'),
   requests: statement('requests', 'SELECT * FROM requests ORDER BY id'),
   requestsOf: statement('requests-of', 'SELECT * FROM requests WHERE origin = $1 OR target = $1 ORDER BY id'),
@@ -144,10 +175,12 @@ const Q = {
      WHERE channel_id = $1 AND platform_message_id IS NOT NULL ON CONFLICT DO NOTHING`,
   ),
   clear: statement('clear', 'DELETE FROM messages WHERE channel_id = $1'),
+  // An edit stored as a message of its own has an id of its own (`<id>:edit:…`), not one of the platform's.
   lastRef: statement(
     'last-ref',
     `SELECT m.platform_message_id FROM messages m JOIN channels c ON c.id = m.channel_id
-     WHERE c.platform = $1 AND c.channel = $2 AND m.platform_message_id IS NOT NULL ORDER BY m.id DESC LIMIT 1`,
+     WHERE c.platform = $1 AND c.channel = $2 AND m.platform_message_id IS NOT NULL
+       AND m.platform_message_id NOT LIKE '%:edit:%' ORDER BY m.id DESC LIMIT 1`,
   ),
   caughtUp: statement('caught-up', 'SELECT caught_up FROM channels WHERE platform = $1 AND channel = $2'),
   setCaughtUp: statement('set-caught-up', 'UPDATE channels SET caught_up = $1 WHERE platform = $2 AND channel = $3'),
@@ -181,10 +214,15 @@ export class PostgresRooms implements RoomStore {
   ) {}
 
   async open(platform: string, channel: string, directAgent?: string): Promise<RoomRecord> {
-    let [row] = await rows<ChannelDb>(this.pool, Q.room, [platform, channel]);
-    if (!row) {
-      await run(this.pool, Q.insertRoom, [platform, channel, directAgent ?? null, Date.now()]);
+    let row: ChannelDb | undefined;
+    try {
       [row] = await rows<ChannelDb>(this.pool, Q.room, [platform, channel]);
+      if (!row) {
+        await run(this.pool, Q.insertRoom, [platform, channel, directAgent ?? null, Date.now()]);
+        [row] = await rows<ChannelDb>(this.pool, Q.room, [platform, channel]);
+      }
+    } catch (error) {
+      throw writeError(error);
     }
     if (!row) throw new RoundtableError('store', `room ${platform}:${channel} could not be stored`);
     return this.record(row);
@@ -194,15 +232,17 @@ export class PostgresRooms implements RoomStore {
     return (await rows<ChannelDb>(this.pool, Q.rooms)).map((row) => this.record(row));
   }
 
-  async commit(roomId: number, writes: readonly Write[], state: RoomState, fence?: Fence): Promise<CommitResult> {
+  async commit(roomId: number, all: readonly Write[], state: RoomState, fence?: Fence): Promise<CommitResult> {
     const last = this.last.get(roomId);
-    const snapshot = last !== undefined && derivable(last, writes, state) ? null : JSON.stringify(state);
+    const snapshot = last !== undefined && derivable(last, all, state) ? null : JSON.stringify(state);
+    // A message's routing record goes on its own row: the commonest decision stays one statement.
+    const writes = fold(all);
     const [only, ...rest] = writes;
     try {
       if (fence !== undefined && snapshot === null && rest.length === 0 && oneChunk(only)) {
         // The commonest decision under a lease: one statement that checks the token too.
         if (!only) await this.checkFence(this.pool, roomId, fence);
-        else if (!(await this.insertFenced(roomId, only.message, fence))) {
+        else if (!(await this.insertFenced(roomId, only, fence))) {
           await this.checkFence(this.pool, roomId, fence);
           throw DUPLICATE;
         }
@@ -225,7 +265,7 @@ export class PostgresRooms implements RoomStore {
       }
     } catch (error) {
       if (error === DUPLICATE) return 'duplicate';
-      throw error;
+      throw writeError(error);
     }
     this.last.set(roomId, state);
     return 'done';
@@ -233,6 +273,20 @@ export class PostgresRooms implements RoomStore {
 
   async history(roomId: number, limit: number): Promise<RoomMessage[]> {
     return (await rows<MessageDb>(this.pool, Q.history, [roomId, limit])).map(toMessage);
+  }
+
+  async transcript(roomId: number, page: { before?: number | undefined; limit: number }): Promise<TranscriptRow[]> {
+    const found =
+      page.before === undefined
+        ? await rows<TranscriptDb>(this.pool, Q.newestPage, [roomId, page.limit])
+        : await rows<TranscriptDb>(this.pool, Q.olderPage, [roomId, page.before, page.limit]);
+    return found.map(toTranscript);
+  }
+
+  async decisions(roomId: number, from: number, to: number): Promise<DecisionRow[]> {
+    return (await rows<{ seq: number; record: string; at: number }>(this.pool, Q.decisions, [roomId, from, to])).map(
+      toDecision,
+    );
   }
 
   async byPlatformId(roomId: number, platformId: string): Promise<RoomMessage | undefined> {
@@ -308,14 +362,15 @@ export class PostgresRooms implements RoomStore {
   }
 
   /** Stores a one-chunk message under the lease `fence` names; false when it was not (a duplicate or a stale token). */
-  private async insertFenced(roomId: number, message: MessageWrite['message'], fence: Fence): Promise<boolean> {
+  private async insertFenced(roomId: number, write: MessageWrite | RoutedMessage, fence: Fence): Promise<boolean> {
+    const { message } = write;
     const [first = null] = message.platformIds;
-    const values = [roomId, first, ...messageValues(message), fence.token];
+    const values = [roomId, first, ...messageValues(message), ...routedValues(write), fence.token];
     return (await rows(this.pool, Q.insertMessageFenced, values)).length > 0;
   }
 
   /** One write of a decision. A message with further chunk ids takes several statements (inside a transaction). */
-  private async apply(sql: Sql, roomId: number, write: Write): Promise<void> {
+  private async apply(sql: Sql, roomId: number, write: Write | RoutedMessage): Promise<void> {
     switch (write.type) {
       case 'message': {
         const [first = null, ...more] = write.message.platformIds;
@@ -324,6 +379,7 @@ export class PostgresRooms implements RoomStore {
           roomId,
           first,
           ...messageValues(write.message),
+          ...routedValues(write),
         ]);
         if (!stored) throw DUPLICATE;
         if (more.length > 0) await run(sql, Q.insertRefs, [roomId, more, stored.id]);
@@ -344,6 +400,15 @@ export class PostgresRooms implements RoomStore {
       case 'privacy':
         await run(sql, Q.setPrivacy, [write.mode, roomId]);
         return;
+      case 'decision':
+        await run(sql, Q.insertDecision, [
+          roomId,
+          write.seq,
+          write.record.kind,
+          JSON.stringify(write.record),
+          write.at,
+        ]);
+        return;
     }
   }
 
@@ -362,8 +427,14 @@ export class PostgresRooms implements RoomStore {
   }
 }
 
+/** The routing record a message is stored with (its row's `routed`, `routed_at`), or none. */
+function routedValues(write: MessageWrite | RoutedMessage): Array<string | number | null> {
+  const routed = 'routed' in write ? write.routed : undefined;
+  return [routed ? JSON.stringify(routed.record) : null, routed?.at ?? null];
+}
+
 /** No write, or a message stored in one statement (one platform id at most). */
-function oneChunk(write: Write | undefined): write is MessageWrite | undefined {
+function oneChunk(write: Write | RoutedMessage | undefined): write is MessageWrite | RoutedMessage | undefined {
   return write === undefined || (write.type === 'message' && write.message.platformIds.length <= 1);
 }
 

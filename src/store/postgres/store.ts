@@ -6,9 +6,12 @@ import { PostgresInbox } from './inbox.js';
 import { PostgresLeases } from './leases.js';
 import { PostgresActions, PostgresKnowledge } from './memory.js';
 import { migratePostgres } from './migrate.js';
+import { PostgresPeople } from './people.js';
 import { createPool, rows, statement, unreachable } from './pool.js';
 import { PostgresRequestIds } from './request-ids.js';
 import { PostgresRooms } from './rooms.js';
+import { PostgresSpend } from './spend.js';
+import { PostgresSummaries } from './summaries.js';
 import { PostgresToolJournal } from './tool-journal.js';
 import { PostgresUsage } from './usage.js';
 
@@ -37,6 +40,9 @@ export class PostgresStore implements StorePort {
   readonly actions: PostgresActions;
   readonly embeddings: PostgresEmbeddings;
   readonly chats: PostgresChats;
+  readonly spend: PostgresSpend;
+  readonly people: PostgresPeople;
+  readonly summaries: PostgresSummaries;
   /** Room leases, for bridges sharing this database (replicas). */
   readonly leases: PostgresLeases;
   /** Events kept for the bridge serving their room (replicas). */
@@ -58,6 +64,9 @@ export class PostgresStore implements StorePort {
     this.actions = new PostgresActions(pool);
     this.embeddings = new PostgresEmbeddings(pool);
     this.chats = new PostgresChats(pool);
+    this.spend = new PostgresSpend(pool);
+    this.people = new PostgresPeople(pool);
+    this.summaries = new PostgresSummaries(pool);
     this.leases = new PostgresLeases(pool);
     this.inbox = new PostgresInbox(pool);
     this.requestIds = new PostgresRequestIds(pool);

@@ -5,7 +5,8 @@ import { rows, run, statement } from './pool.js';
 const Q = {
   started: statement(
     'tool-started',
-    "INSERT INTO tool_runs (room, ask, tool, args, status, started_at) VALUES ($1, $2, $3, $4, 'started', $5) RETURNING id",
+    `INSERT INTO tool_runs (room, ask, tool, args, status, started_at, input) VALUES ($1, $2, $3, $4, 'started', $5, $6)
+     RETURNING id`,
   ),
   ended: statement('tool-ended', 'UPDATE tool_runs SET status = $1, input = $2, output = $3 WHERE id = $4'),
   runs: statement(
@@ -22,8 +23,8 @@ export class PostgresToolJournal implements ToolJournal {
     return rows<ToolRunRecord>(this.pool, Q.runs, [room, ask]);
   }
 
-  async started(room: string, ask: number, tool: string, args: string, at: number): Promise<number> {
-    const [row] = await rows<{ id: number }>(this.pool, Q.started, [room, ask, tool, args, at]);
+  async started(room: string, ask: number, tool: string, args: string, at: number, input: string): Promise<number> {
+    const [row] = await rows<{ id: number }>(this.pool, Q.started, [room, ask, tool, args, at, input]);
     if (!row) throw new Error(`the tool run of ${tool} was not stored`);
     return row.id;
   }
