@@ -195,6 +195,14 @@ export class Reception {
         actor = await this.deps.rooms.get(place.platform, place.channel, directAgent);
       } catch (next) {
         error = next;
+        if (next instanceof RoomElsewhere) {
+          // Another bridge sharing the store took the room meanwhile: what waited is kept for it.
+          const held = waiting.splice(0);
+          this.deps.outage.release(held.length);
+          this.unopened.delete(place.key);
+          for (const event of held) await this.keepElsewhere(event);
+          return;
+        }
         if (!(next instanceof StoreError && next.retryable)) {
           this.deps.log.error({ err: next, room: place.key, dropped: waiting.length }, 'the room could not be opened');
           this.deps.outage.release(waiting.splice(0).length);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { StoreError } from '../../src/errors.js';
 import { main, run } from '../../src/main.js';
 import { EMPTY_STATE, type RoomState } from '../../src/room/state.js';
 import { openStore } from '../../src/store/index.js';
@@ -187,6 +188,33 @@ describe.runIf(plan.run)('Postgres', () => {
       } finally {
         await readOnly.close();
       }
+    });
+
+    it('rejects a decision it cannot store now with a retryable StoreError, and stores it when tried again', async () => {
+      await (await open()).close();
+      // New connections wait at most 100 ms for a lock, then fail with 55P03 (lock not available).
+      const admin = createPool(database().url);
+      await admin.query(`ALTER DATABASE ${database().name} SET lock_timeout = '100ms'`);
+      const s = await open();
+      const room = await s.rooms.open('test', 'room');
+      const a = human(1, 'a', ['x']);
+      const holder = await admin.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('LOCK TABLE messages IN ACCESS EXCLUSIVE MODE');
+        const failed = await s.rooms.commit(room.id, [message(a)], stateAfter(EMPTY_STATE, a)).catch((e) => e);
+        expect(failed).toBeInstanceOf(StoreError);
+        expect(failed).toMatchObject({ retryable: true, message: expect.stringMatching(/lock timeout/) });
+        await holder.query('ROLLBACK');
+      } finally {
+        holder.release();
+        await admin.end();
+      }
+      expect(await s.rooms.commit(room.id, [message(a)], stateAfter(EMPTY_STATE, a))).toBe('done');
+      // A write it would refuse again (a room it does not have) is not worth another try.
+      const refused = await s.rooms.commit(999, [message(human(2, 'b', ['x']))], EMPTY_STATE).catch((e) => e);
+      expect(refused).toBeInstanceOf(StoreError);
+      expect(refused).toMatchObject({ retryable: false });
     });
 
     it('keeps numbers as numbers: ids, times and sums beyond 32 bits', async () => {
