@@ -16,7 +16,7 @@ import { budgetText } from './budget.js';
 import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
 import { effectsRunner } from './effects.js';
-import { Handover } from './handover.js';
+import { type Handover, handoverFor } from './handover.js';
 import { LeaseKeeper } from './leases.js';
 import { RoomMessaging } from './messaging.js';
 import { Notices } from './notices.js';
@@ -388,23 +388,12 @@ export function createBridge(options: BridgeOptions): Bridge {
     decisions: (room, from, to) => overview.decisions(room, from, to),
     ...marks.sink(async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done'),
   };
-  const handover =
-    lease && store.leases && store.inbox
-      ? new Handover({
-          leases: store.leases,
-          inbox: store.inbox,
-          rooms: store.rooms,
-          replica: lease.replica,
-          ttlMs: settings.ROOM_LEASE_S * 1000,
-          adopt: (record) => rooms.adopt(record),
-          resume: async (actor, record) => {
-            await resume(actor, record, store.tools);
-            void actor.deliver({ type: 'catch-up', phase: 'done' });
-          },
-          receive: (event) => reception.receive(event),
-          log,
-        })
-      : undefined;
+  const handover = handoverFor(store, lease, {
+    ttlMs: settings.ROOM_LEASE_S * 1000,
+    adopt: (record) => rooms.adopt(record),
+    receive: (event) => reception.receive(event),
+    log,
+  });
   return new Bridge(log, sink, {
     adapters: [...adapters.values()],
     store,

@@ -6,8 +6,8 @@
  */
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
-import type { InboxPort, LeasePort, RoomRecord, RoomStore } from '../store/port.js';
-import { hasWork } from './resume.js';
+import type { InboxPort, LeasePort, RoomRecord, RoomStore, StorePort } from '../store/port.js';
+import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
 
 export interface HandoverDeps {
@@ -24,6 +24,26 @@ export interface HandoverDeps {
   /** Takes a kept event as if just received; 'elsewhere' when another bridge serves its room after all. */
   readonly receive: (event: Inbound) => Promise<'elsewhere' | undefined>;
   readonly log: Logger;
+}
+
+/** The handover of a bridge serving its rooms under leases; none without them (one bridge owns every room). */
+export function handoverFor(
+  store: Pick<StorePort, 'leases' | 'inbox' | 'rooms' | 'tools'>,
+  lease: { readonly replica: string } | undefined,
+  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'log'>,
+): Handover | undefined {
+  if (!lease || !store.leases || !store.inbox) return undefined;
+  return new Handover({
+    ...deps,
+    leases: store.leases,
+    inbox: store.inbox,
+    rooms: store.rooms,
+    replica: lease.replica,
+    resume: async (actor, record) => {
+      await resume(actor, record, store.tools);
+      void actor.deliver({ type: 'catch-up', phase: 'done' });
+    },
+  });
 }
 
 export class Handover {
