@@ -23,6 +23,20 @@ export class ConfigError extends RoundtableError {
   }
 }
 
+/** A decision committed under a room lease this bridge no longer holds (replicas): nothing of it was stored. */
+export class LeaseLostError extends RoundtableError {
+  readonly roomId: number;
+  readonly token: number;
+  constructor(roomId: number, token: number) {
+    super(
+      'lease',
+      `room ${roomId}: its lease (token ${token}) is no longer this bridge's; the decision was not stored`,
+    );
+    this.roomId = roomId;
+    this.token = token;
+  }
+}
+
 /** The LLM endpoint failed after retries. */
 export class LlmError extends RoundtableError {
   readonly status: number | undefined;

@@ -44,6 +44,8 @@ export async function startHealthServer(options: {
   host: string;
   adapters: readonly ChatAdapter[];
   store: Pick<StorePort, 'ping'>;
+  /** With bridges sharing the store: this one's REPLICA_ID and the rooms it holds. */
+  leases?: () => { readonly replica: string; readonly held: number } | undefined;
   logger: Logger;
 }): Promise<HealthServer> {
   collectProcessMetrics();
@@ -54,11 +56,13 @@ export async function startHealthServer(options: {
       return;
     }
     if (path === '/healthz') {
+      const leases = options.leases?.();
       void health(options.adapters, options.store).then((state) => {
         const body = JSON.stringify({
           status: state.ok ? 'ok' : 'unavailable',
           adapters: state.adapters,
           store: state.store,
+          ...(leases ? { replica: leases.replica, leases: leases.held } : {}),
         });
         response.writeHead(state.ok ? 200 : 503, { 'content-type': 'application/json' }).end(body);
       });

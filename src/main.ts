@@ -23,7 +23,7 @@ import { meteredAdapter, meteredSandbox } from './metrics.js';
 import type { ChatAdapter, Sandbox } from './ports.js';
 import type { CheckResult } from './self-check.js';
 import { type CheckProbes, needsSandbox, selfCheck } from './startup-check.js';
-import { openStore, type SqliteStore } from './store/index.js';
+import { openStoreFrom, type StorePort } from './store/index.js';
 import { endsAtOnce, NothingToServeError, nothingToServe, opensTerminalRoom } from './terminal-input.js';
 import { UnavailableSandbox } from './tools/unavailable-sandbox.js';
 
@@ -75,7 +75,7 @@ export interface Running {
   /** The one line to end with when the terminal room closes without having read a line. */
   readonly nothingToServe: string;
   readonly bridge: Bridge;
-  readonly store: SqliteStore;
+  readonly store: StorePort;
   readonly console: ConsoleAdapter | undefined;
   /** Where /healthz and /metrics are served (HEALTH_PORT; 0 picks a free port). */
   readonly healthPort: number | undefined;
@@ -171,7 +171,12 @@ async function start(input: {
   const warnings = startupWarnings(config);
   for (const warning of warnings) logger.warn(warning);
 
-  const store = openStore(path.join(dataDir, 'roundtable.db'), { log: logger });
+  // SQLite in the data folder, or the Postgres database DATABASE_URL names.
+  const store = await openStoreFrom(settings, {
+    dataDir,
+    log: logger,
+    onError: (error) => logger.warn({ err: error }, 'a database connection failed while idle; the pool opens another'),
+  });
   const sandbox = await (options.sandbox ?? dockerSandbox)(
     {
       ...config,
@@ -202,7 +207,7 @@ async function start(input: {
   let web: { readonly port: number | undefined } | undefined;
   if (settings.WEB_PORT !== undefined) {
     const module = (await import(WEB_MODULE)) as {
-      createWebAdapter: (options: { config: Config; logger: Logger; people: SqliteStore['people'] }) => ChatAdapter & {
+      createWebAdapter: (options: { config: Config; logger: Logger; people: StorePort['people'] }) => ChatAdapter & {
         readonly port: number | undefined;
       };
     };
@@ -240,6 +245,7 @@ async function start(input: {
         host: settings.HEALTH_HOST,
         adapters: metered,
         store,
+        leases: () => bridge.leases,
         logger,
       });
     }

@@ -11,6 +11,11 @@ export const registry = new Registry();
 const PREFIX = 'roundtable_';
 
 export const metrics = {
+  roomLeases: new Gauge({
+    name: `${PREFIX}room_leases_held`,
+    help: 'Rooms whose lease this bridge holds (bridges sharing DATABASE_URL)',
+    registers: [registry],
+  }),
   messagesIn: new Counter({
     name: `${PREFIX}messages_in_total`,
     help: 'Platform messages handed to the bridge, per platform',

@@ -49,8 +49,12 @@ export function rememberSecrets(values: Iterable<string | undefined>): void {
   variants = [...new Set([...known].flatMap(spellings))].sort((a, b) => b.length - a.length);
 }
 
-/** The credentials a URL carries: its password (or a user name standing alone) and secret query values. */
-export function urlSecrets(url: string): string[] {
+/**
+ * The credentials a URL carries: its password (or a user name standing alone) and secret query values. A database's
+ * user name is a role, not a key (`postgres://postgres@db/rt` leans on .pgpass or trust): `userIsSecret: false`
+ * keeps it, so the word "postgres" is not blanked everywhere.
+ */
+export function urlSecrets(url: string, options: { userIsSecret?: boolean } = {}): string[] {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -66,7 +70,7 @@ export function urlSecrets(url: string): string[] {
     }
   };
   if (parsed.password) found.push(decode(parsed.password));
-  else if (parsed.username) found.push(decode(parsed.username));
+  else if (parsed.username && options.userIsSecret !== false) found.push(decode(parsed.username));
   for (const [name, value] of parsed.searchParams) if (SECRET_PARAM.test(name) && value) found.push(value);
   return found;
 }

@@ -1,6 +1,6 @@
 /**
- * The items of `--check`, in the order a new user fixes them: settings, the data folder, the
- * template folder, agent files, model endpoints, Docker, platform tokens. Docker and the
+ * The items of `--check`, in the order a new user fixes them: settings, the data folder, the database (when
+ * DATABASE_URL is set), the template folder, agent files, model endpoints, Docker, platform tokens. Docker and the
  * platforms are probed by their own modules, handed in by main.ts (the composition root).
  */
 import path from 'node:path';
@@ -18,6 +18,7 @@ import { ConfigError, describeError, RoundtableError } from './errors.js';
 import { cannotCreate, unwritable, writeProblem } from './file-access.js';
 import { checkEndpoint, hasModel, lacksOpenAiKey, type ModelList, someModels } from './llm/endpoint-check.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
+import { checkStoreFrom } from './store/index.js';
 import { opensTerminalRoom } from './terminal-input.js';
 
 export interface CheckProbes {
@@ -78,6 +79,8 @@ export async function selfCheck(options: {
         return one(true, 'data folder', `${dir} is writable${running}`);
       },
     },
+    // DATABASE_URL: reachable, its schema this code's (or one start brings up to date), its clock in step.
+    { item: 'database', probe: () => checkStoreFrom(settings) },
     {
       item: 'sandbox template folder',
       probe: async () => {

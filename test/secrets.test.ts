@@ -53,6 +53,11 @@ describe('URL credentials', () => {
     expect(urlSecrets('not a url')).toEqual([]);
   });
 
+  it("takes a database URL's password, never its role name, which is no key", () => {
+    expect(urlSecrets('postgres://postgres@db/rt', { userIsSecret: false })).toEqual([]);
+    expect(urlSecrets('postgres://rt:pw%2Fx@db/rt?password=p2', { userIsSecret: false })).toEqual(['pw/x', 'p2']);
+  });
+
   it('redactUrl shows where, never the credentials', () => {
     expect(redactUrl('http://bob:pw@127.0.0.1:9/v1?key=zz')).toBe('http://[redacted]@127.0.0.1:9/v1?key=[redacted]');
   });

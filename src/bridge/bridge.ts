@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Config } from '../config/index.js';
+import { type Config, replicaId } from '../config/index.js';
 import { EmbeddingWorker } from '../llm/embedding-worker.js';
 import { embedderFor, storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
@@ -16,6 +16,8 @@ import { budgetText } from './budget.js';
 import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
 import { effectsRunner } from './effects.js';
+import { type Handover, handoverFor } from './handover.js';
+import { LeaseKeeper } from './leases.js';
 import { RoomMessaging } from './messaging.js';
 import { Notices } from './notices.js';
 import { Overview } from './overview.js';
@@ -23,6 +25,8 @@ import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM, PrivateRooms, privatePair } from './private-rooms.js';
 import { Reception } from './reception.js';
+import { RequestIds } from './request-ids.js';
+import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
 import { Rooms } from './rooms.js';
 import { statusText } from './status.js';
@@ -95,10 +99,14 @@ export class Bridge {
       readonly store: StorePort;
       readonly rooms: Rooms;
       readonly marks: CatchUpMarks;
-      readonly ids: { start(next: number): void };
+      readonly ids: Pick<RequestIds, 'start'>;
       /** Lets the rooms take their events (the adapters are connected). */
       readonly ready: () => void;
       readonly journal: StorePort['tools'];
+      /** The rooms' leases, with bridges sharing the store. */
+      readonly lease: LeaseKeeper | undefined;
+      /** Takes up rooms and events other bridges left (with bridges sharing the store). */
+      readonly handover: Handover | undefined;
       /** What a shutdown stops first: turns, timers, batched calls, inbound. */
       readonly stoppers: ReadonlyArray<() => void>;
       readonly sandbox: Sandbox;
@@ -116,33 +124,18 @@ export class Bridge {
    */
   async start(): Promise<void> {
     const { store, rooms, adapters } = this.parts;
+    this.parts.lease?.start();
     const records = await store.rooms.all();
     await this.parts.spend.recover();
-    this.parts.ids.start((await store.rooms.maxRequestId()) + 1);
+    await this.parts.ids.start(() => store.rooms.maxRequestId());
     await this.parts.marks.load(records, (platform) => store.rooms.active(platform));
     const adopted: RoomActor[] = [];
     for (const record of records) {
-      const state = record.state;
-      if (!state) continue;
-      const work =
-        state.current || state.posts.length > 0 || state.queue.length > 0 || state.requests.length > 0 || state.batch;
-      if (!work) continue;
+      if (!hasWork(record.state)) continue;
       const actor = await rooms.adopt(record);
       if (!actor) continue;
       adopted.push(actor);
-      const ask = state.current?.ask;
-      const runs = ask ? await this.parts.journal.runs(record.key, ask.id) : [];
-      void actor.deliver({
-        type: 'restart',
-        ...(ask && runs.length > 0
-          ? {
-              cut: {
-                ask: ask.id,
-                runs: runs.map((r) => ({ tool: r.tool, input: r.input || r.args, cut: r.status === 'started' })),
-              },
-            }
-          : {}),
-      });
+      await resume(actor, record, this.parts.journal);
     }
     for (const note of await store.rooms.notes()) rooms.note(note);
     // What was stored without a vector (the endpoint was down, the bridge stopped) is embedded now, in the background.
@@ -154,6 +147,7 @@ export class Bridge {
     }
     // What the restart left waits until then (a room no adapter caught up is done now).
     for (const actor of adopted) void actor.deliver({ type: 'catch-up', phase: 'done' });
+    this.parts.handover?.start();
   }
 
   /** Stops every turn, then the adapters and the sandbox. The store stays open (its owner closes it). */
@@ -161,11 +155,21 @@ export class Bridge {
     if (this.stopped) return;
     this.stopped = true;
     for (const stop of this.parts.stoppers) stop();
+    await this.parts.handover?.stop();
     for (const actor of this.parts.rooms.all()) actor.stop();
+    // Nothing is decided here any more: other bridges may take these rooms at once, and take up their work.
+    const busy = this.parts.rooms.all().filter((actor) => hasWork(actor.state));
+    await this.parts.lease?.stop(new Set(busy.map((actor) => actor.record.id)));
     for (const adapter of this.parts.adapters) {
       await adapter.stop().catch((error: unknown) => this.log.warn({ err: error }, 'adapter stop failed'));
     }
     await this.parts.sandbox.close().catch((error: unknown) => this.log.warn({ err: error }, 'sandbox close failed'));
+  }
+
+  /** With bridges sharing the store: this one's REPLICA_ID and how many rooms it holds now. */
+  get leases(): { readonly replica: string; readonly held: number } | undefined {
+    const { lease } = this.parts;
+    return lease ? { replica: lease.replica, held: lease.count } : undefined;
   }
 
   /** Resolves when every room has nothing queued or running. */
@@ -187,16 +191,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const window = Math.max(settings.HISTORY_LIMIT + 1, MIN_WINDOW);
 
-  let nextRequestId = 1;
-  const ids = {
-    start: (next: number) => {
-      nextRequestId = Math.max(nextRequestId, next);
-    },
-    next: () => nextRequestId,
-    took: (count: number) => {
-      nextRequestId += count;
-    },
-  };
+  const ids = new RequestIds({ blocks: store.requestIds, log });
   let ready: () => void = () => {};
   const connected = new Promise<void>((resolve) => {
     ready = resolve;
@@ -282,6 +277,7 @@ export function createBridge(options: BridgeOptions): Bridge {
           working: (room) => turns.working(room),
           waiting: (room) => poster.waiting(room),
           clock,
+          replica: lease?.replica,
         },
         actor,
       ),
@@ -296,11 +292,22 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
+  // A store several bridges may share (Postgres): a room is served only under its lease.
+  const lease = store.leases
+    ? new LeaseKeeper({
+        leases: store.leases,
+        replica: replicaId(settings),
+        ttlMs: settings.ROOM_LEASE_S * 1000,
+        clock,
+        log,
+      })
+    : undefined;
   const rooms = new Rooms({
     store: store.rooms,
     adapters,
     setup: (record) => roomSetup(config, record),
     actor: { store: store.rooms, effects, ids, outage, clock, log, stored: () => embedding?.wake() },
+    lease,
   });
   const marks = new CatchUpMarks(store.rooms, log);
   const overview = new Overview({
@@ -325,6 +332,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   const reception = new Reception({
     rooms,
     store: store.rooms,
+    inbox: lease ? store.inbox : undefined,
     uploads,
     poster,
     marks,
@@ -348,7 +356,9 @@ export function createBridge(options: BridgeOptions): Bridge {
   }
 
   const sink: AdapterSink = {
-    receive: (event: Inbound) => reception.receive(event),
+    receive: async (event: Inbound) => {
+      await reception.receive(event);
+    },
     command: async (event: CommandEvent) => {
       const id = randomUUID();
       const answer = calls.command(id);
@@ -378,6 +388,12 @@ export function createBridge(options: BridgeOptions): Bridge {
     decisions: (room, from, to) => overview.decisions(room, from, to),
     ...marks.sink(async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done'),
   };
+  const handover = handoverFor(store, lease, {
+    ttlMs: settings.ROOM_LEASE_S * 1000,
+    adopt: (record) => rooms.adopt(record),
+    receive: (event) => reception.receive(event),
+    log,
+  });
   return new Bridge(log, sink, {
     adapters: [...adapters.values()],
     store,
@@ -386,6 +402,8 @@ export function createBridge(options: BridgeOptions): Bridge {
     ids,
     ready,
     journal: store.tools,
+    lease,
+    handover,
     stoppers: [
       () => reception.stop(),
       () => poster.stop(),

@@ -6,13 +6,13 @@
 import { StoreError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
-import type { RoomStore } from '../store/port.js';
+import type { InboxPort, RoomStore } from '../store/port.js';
 import { Pause } from './backoff.js';
 import type { CatchUpMarks } from './catch-up-marks.js';
 import type { Notices } from './notices.js';
 import type { Poster } from './poster.js';
 import type { RoomActor } from './room-actor.js';
-import type { Rooms } from './rooms.js';
+import { RoomElsewhere, type Rooms } from './rooms.js';
 import type { RoomPlace, StoreOutage } from './store-outage.js';
 import type { Prepared, Uploads } from './uploads.js';
 
@@ -35,6 +35,8 @@ export class Reception {
       readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'release' | 'lost'>;
       readonly clock: () => number;
       readonly log: Logger;
+      /** With bridges sharing the store: where events for rooms another bridge serves are kept for it. */
+      readonly inbox?: InboxPort | undefined;
     },
   ) {}
 
@@ -45,8 +47,11 @@ export class Reception {
     this.unopened.clear();
   }
 
-  /** Resolves once the room has stored the event (or found it a duplicate), or holds it until the store can. */
-  async receive(input: Inbound): Promise<void> {
+  /**
+   * Resolves once the room has stored the event (or found it a duplicate), or holds it until the store can;
+   * 'elsewhere' when another bridge serves the room (the event is kept for it).
+   */
+  async receive(input: Inbound): Promise<'elsewhere' | undefined> {
     if (this.stopped) return;
     const { uploads } = this.deps;
     const event: Prepared = uploads.holds(input) ? await uploads.take(input) : input;
@@ -63,6 +68,11 @@ export class Reception {
     try {
       actor = await this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
     } catch (error) {
+      // Another bridge sharing the store serves the room: it receives the message too.
+      if (error instanceof RoomElsewhere) {
+        await this.keepElsewhere(event);
+        return 'elsewhere';
+      }
       if (!(error instanceof StoreError && error.retryable)) {
         this.deps.log.error({ err: error, room: key, id: event.messageId }, 'the room could not be opened');
         return;
@@ -110,6 +120,24 @@ export class Reception {
       await this.deps.poster.settled(actor.key);
     }
     await this.message(actor, event, at);
+  }
+
+  /**
+   * An event for a room another bridge serves: kept in the store for it (Slack gives it to this bridge alone; on
+   * Discord the room's bridge gets it too, and the second copy is a duplicate there). Stored before the adapter
+   * acknowledges it.
+   */
+  private async keepElsewhere(event: Inbound): Promise<void> {
+    const { inbox } = this.deps;
+    if (!inbox) return;
+    try {
+      await inbox.put(event.platform, event.channel, event.messageId, JSON.stringify(event), this.deps.clock());
+    } catch (error) {
+      this.deps.log.error(
+        { err: error, room: `${event.platform}:${event.channel}` },
+        'an event for another bridge could not be kept',
+      );
+    }
   }
 
   private async message(actor: RoomActor, event: Prepared, at: number): Promise<void> {
@@ -167,6 +195,14 @@ export class Reception {
         actor = await this.deps.rooms.get(place.platform, place.channel, directAgent);
       } catch (next) {
         error = next;
+        if (next instanceof RoomElsewhere) {
+          // Another bridge sharing the store took the room meanwhile: what waited is kept for it.
+          const held = waiting.splice(0);
+          this.deps.outage.release(held.length);
+          this.unopened.delete(place.key);
+          for (const event of held) await this.keepElsewhere(event);
+          return;
+        }
         if (!(next instanceof StoreError && next.retryable)) {
           this.deps.log.error({ err: next, room: place.key, dropped: waiting.length }, 'the room could not be opened');
           this.deps.outage.release(waiting.splice(0).length);

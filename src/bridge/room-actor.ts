@@ -7,14 +7,14 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { StoreError } from '../errors.js';
+import { LeaseLostError, StoreError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ChatAdapter } from '../ports.js';
 import { decide } from '../room/decide.js';
 import type { Decision, DecisionRecord, Effect, Write } from '../room/effects.js';
 import type { RoomEvent } from '../room/events.js';
 import type { RoomSetup, RoomState } from '../room/state.js';
-import type { NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
+import type { Fence, NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
 import { Pause } from './backoff.js';
 import type { StoreOutage } from './store-outage.js';
 
@@ -72,6 +72,11 @@ export interface ActorDeps {
   readonly log: Logger;
   /** Told after a decision that stored messages is committed (their embedding starts, in the background). */
   readonly stored?: (() => void) | undefined;
+  /**
+   * With bridges sharing the store: the room's fencing token, committed with each decision; none when this bridge no
+   * longer surely holds the room (nothing more is decided here), and told when a decision was refused under it.
+   */
+  readonly lease?: { fence(roomId: number): Fence | undefined; forget(roomId: number): void } | undefined;
 }
 
 /** How a room reaches other rooms: by platform and channel (a DM: with its agent), or by key. */
@@ -241,9 +246,16 @@ export class RoomActor {
         });
       }
       let result: Awaited<ReturnType<RoomStore['commit']>>;
+      const { lease } = this.deps;
+      const fence = lease?.fence(this.record.id);
+      if (lease && !fence) return 'stopped';
       try {
-        result = await this.deps.store.commit(this.record.id, writes, decision.state);
+        result = await this.deps.store.commit(this.record.id, writes, decision.state, fence);
       } catch (error) {
+        if (error instanceof LeaseLostError) {
+          lease?.forget(this.record.id);
+          return 'stopped';
+        }
         if (this.stopped) return 'stopped';
         if (!(error instanceof StoreError && error.retryable)) {
           // A write the store would refuse again (a bug): trying again would hold the room for good.

@@ -2,14 +2,23 @@
  * The room actors, one per `platform:channel`, made on first use from the room's stored state. Notes between rooms
  * go through here.
  */
+import { RoundtableError } from '../errors.js';
 import type { ChatAdapter } from '../ports.js';
 import { EMPTY_STATE, type RoomSetup } from '../room/state.js';
 import type { NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
+import type { LeaseKeeper } from './leases.js';
 import { type ActorDeps, type Incoming, RoomActor, type Taken } from './room-actor.js';
+
+/** The room is served by another bridge sharing the store (it holds the room's lease). */
+export class RoomElsewhere extends RoundtableError {
+  constructor(readonly key: string) {
+    super('lease', `room ${key} is served by another bridge`);
+  }
+}
 
 export class Rooms {
   private readonly actors = new Map<string, Promise<RoomActor>>();
-  private readonly made: RoomActor[] = [];
+  private made: RoomActor[] = [];
 
   constructor(
     private readonly deps: {
@@ -17,9 +26,13 @@ export class Rooms {
       readonly adapters: ReadonlyMap<string, ChatAdapter>;
       /** The room's fixed facts (configuration) for its row. */
       readonly setup: (record: RoomRecord) => RoomSetup;
-      readonly actor: Omit<ActorDeps, 'notes' | 'others'>;
+      readonly actor: Omit<ActorDeps, 'notes' | 'others' | 'lease'>;
+      /** With bridges sharing the store (replicas): a room is served only while this bridge holds its lease. */
+      readonly lease?: LeaseKeeper | undefined;
     },
-  ) {}
+  ) {
+    deps.lease?.onLost((roomId) => this.drop(roomId));
+  }
 
   /** The room, made (and its state loaded) on first use. Throws when its platform is not connected. */
   get(platform: string, channel: string, directAgent?: string): Promise<RoomActor> {
@@ -28,23 +41,36 @@ export class Rooms {
     if (!actor) {
       const adapter = this.deps.adapters.get(platform);
       if (!adapter) return Promise.reject(new Error(`no adapter for platform "${platform}"`));
-      actor = this.deps.store.open(platform, channel, directAgent).then((record) => this.make(record, adapter));
+      actor = this.deps.store.open(platform, channel, directAgent).then(async (record) => {
+        if (this.deps.lease && !(await this.deps.lease.take(record.id))) throw new RoomElsewhere(key);
+        return this.make(record, adapter);
+      });
       this.actors.set(key, actor);
       actor.catch(() => this.actors.delete(key));
     }
     return actor;
   }
 
-  /** A room by its stored row (after a restart). */
-  adopt(record: RoomRecord): Promise<RoomActor> | undefined {
+  /** A room by its stored row (after a restart); undefined when its platform is not here or another bridge serves it. */
+  async adopt(record: RoomRecord): Promise<RoomActor | undefined> {
     const adapter = this.deps.adapters.get(record.platform);
     if (!adapter) return undefined;
     let actor = this.actors.get(record.key);
     if (!actor) {
-      actor = Promise.resolve(this.make(record, adapter));
+      if (this.deps.lease && !(await this.deps.lease.take(record.id))) return undefined;
+      actor = this.actors.get(record.key) ?? Promise.resolve(this.make(record, adapter));
       this.actors.set(record.key, actor);
     }
     return actor;
+  }
+
+  /** Stops serving a room whose lease this bridge lost: it is forgotten here, and made again (from the store) on its next event. */
+  private drop(roomId: number): void {
+    const actor = this.made.find((made) => made.record.id === roomId);
+    if (!actor) return;
+    this.made = this.made.filter((made) => made !== actor);
+    this.actors.delete(actor.key);
+    actor.stop();
   }
 
   /** The room with this key (`platform:channel`), if its platform is connected. */
@@ -56,7 +82,13 @@ export class Rooms {
 
   /** Sends an event to a room by key; 'stopped' when the room's platform is not connected. */
   async send(key: string, event: Incoming, options: Parameters<RoomActor['deliver']>[1] = {}): Promise<Taken> {
-    const actor = await this.byKey(key);
+    let actor: RoomActor | undefined;
+    try {
+      actor = await this.byKey(key);
+    } catch (error) {
+      if (error instanceof RoomElsewhere) return 'stopped'; // its bridge takes its notes
+      throw error;
+    }
     return actor ? actor.deliver(event, options) : 'stopped';
   }
 
@@ -86,6 +118,7 @@ export class Rooms {
   private make(record: RoomRecord, adapter: ChatAdapter): RoomActor {
     const actor = new RoomActor(record, this.deps.setup(record), record.state ?? EMPTY_STATE, adapter, {
       ...this.deps.actor,
+      lease: this.deps.lease,
       notes: (note) => this.note(note),
       others: { get: (...args) => this.get(...args), byKey: (key) => this.byKey(key) },
     });

@@ -24,6 +24,8 @@ export interface StatusDeps {
   /** The room's posts that failed and wait for another try. */
   readonly waiting: (room: string) => WaitingPost[];
   readonly clock: () => number;
+  /** REPLICA_ID, with bridges sharing the store (the one answering serves the room). */
+  readonly replica?: string | undefined;
 }
 
 const time = (ms: number) => new Date(ms).toISOString().slice(11, 19);
@@ -33,6 +35,7 @@ export async function statusText(deps: StatusDeps, actor: RoomActor): Promise<st
   const working = deps.working(actor.key).map((n) => `@${n}`);
   const lines = [
     `Room ${actor.key}`,
+    ...(deps.replica !== undefined ? [`Served by: replica ${deps.replica}`] : []),
     `Working: ${working.length > 0 ? working.join(', ') : 'nobody'}`,
     `Agent messages in a row: ${state.control.count} of ${setup.turnLimit}`,
     `Control: ${state.control.holder}${state.control.holder === 'humans' && state.control.reason ? ` (${state.control.reason})` : ''}`,

@@ -5,4 +5,4 @@ export { templateDir } from './folders.js';
 export type { AgentConfig, Allocations, Config, Price } from './load.js';
 export { DEFAULT_ALLOCATIONS, environmentWithDotenv, loadConfig } from './load.js';
 export type { Env, Settings } from './settings.js';
-export { readSettings, SETTING_NAMES } from './settings.js';
+export { readSettings, replicaId, SETTING_NAMES } from './settings.js';

@@ -245,6 +245,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     ...agents.map((a) => a.endpoint),
   ];
   for (const url of urls) if (url) secrets.push(...urlSecrets(url));
+  if (settings.DATABASE_URL) secrets.push(...urlSecrets(settings.DATABASE_URL, { userIsSecret: false }));
   rememberSecrets(secrets);
   return { settings, agents, secrets: [...new Set(secrets)] };
 }

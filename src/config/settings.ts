@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { redact } from '../secrets.js';
@@ -33,6 +34,11 @@ const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
 const ROOM_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/i;
 /** Seconds that end up in a timer: Node's timers hold at most 2^31-1 ms (about 24.8 days). */
 const MAX_TIMER_S = 2_147_483;
+/** A Postgres connection URL (libpq's form); what else is wrong with one, connecting tells (naming the variable). */
+const databaseUrl = z
+  .string()
+  .regex(/^postgres(?:ql)?:\/\//i, 'expected a URL that starts with postgres:// or postgresql://');
+
 const bool = (fallback: boolean) =>
   z
     .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])
@@ -46,6 +52,15 @@ const bool = (fallback: boolean) =>
 const settingsSchema = z.object({
   AGENTS_DIR: z.string().default('./agents'),
   DATA_DIR: z.string().default('./data'),
+  // The store: SQLite in DATA_DIR unless a Postgres database is named (several bridges may share one later).
+  DATABASE_URL: databaseUrl.optional(),
+  // Bridges sharing DATABASE_URL (replicas): this one's name (default: host name and process id), and how long it
+  // holds a room before another may take it, renewed well before then.
+  REPLICA_ID: z
+    .string()
+    .regex(/^[\w.:@-]{1,100}$/, 'expected up to 100 letters, digits and . _ - : @')
+    .optional(),
+  ROOM_LEASE_S: int(15, 3, 3600),
   OPENAI_BASE_URL: endpointUrl.default('https://api.openai.com/v1'),
   OPENAI_API_KEY: z.string().optional(),
   TURN_LIMIT: int(20, 1),
@@ -207,4 +222,9 @@ function refuseBindOnRemoteEngine(settings: Settings): void {
     `bind cannot work with DOCKER_HOST=${host}: a remote engine cannot mount this machine's DATA_DIR; ` +
       'set SANDBOX_WORKSPACES=volume',
   );
+}
+
+/** This bridge's name among those sharing DATABASE_URL: REPLICA_ID, else the host name and the process id. */
+export function replicaId(settings: Pick<Settings, 'REPLICA_ID'>): string {
+  return settings.REPLICA_ID ?? `${hostname()}-${process.pid}`;
 }

@@ -1,4 +1,11 @@
-export { MIGRATIONS_DIR, type Migration, readMigrations } from './migrations.js';
+export {
+  MIGRATIONS_DIR,
+  type Migration,
+  POSTGRES_MIGRATIONS_DIR,
+  pendingMigrations,
+  readMigrations,
+} from './migrations.js';
+export { checkStoreFrom, type OpenOptions, openStoreFrom, SQLITE_FILE, type StoreChoice } from './open.js';
 export type {
   ActionPort,
   ActionRow,

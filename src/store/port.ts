@@ -52,6 +52,69 @@ export interface DecisionRow {
   readonly at: number;
 }
 
+/**
+ * The lease a decision is committed under, when several bridges share the store (replicas): its fencing token. A
+ * commit whose token is no longer the room's (the lease ended or changed hands) stores nothing and throws
+ * `LeaseLostError`. SQLite has one bridge per data folder, which owns every room: it takes no fence.
+ */
+export interface Fence {
+  readonly token: number;
+}
+
+/** A room held by this bridge: its fencing token, and when the lease ends (ms since the epoch, the database's clock). */
+export interface Lease {
+  readonly roomId: number;
+  readonly token: number;
+  readonly expiresAt: number;
+}
+
+/**
+ * Room leases, for bridges sharing one database (replicas): one holder per room at a time, for a time counted by the
+ * database's clock; a change of hands gives a larger fencing token. SQLite has none: its one bridge owns every room.
+ */
+export interface LeasePort {
+  /** Takes (or keeps) a room for `holder` for `ttlMs`; undefined while another holder's lease is live. */
+  acquire(roomId: number, holder: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Extends `holder`'s live leases on these rooms by `ttlMs`; resolves with those it still holds. */
+  renew(holder: string, roomIds: readonly number[], ttlMs: number): Promise<Lease[]>;
+  /** Ends `holder`'s leases at once (these rooms, or all): another replica may take them now. */
+  release(holder: string, roomIds?: readonly number[]): Promise<number[]>;
+  /** Every live lease: which replica serves which room. */
+  holders(): Promise<Array<Lease & { holder: string }>>;
+  /** Ends `holder`'s leases on rooms with work left at once, for another bridge to take up (see `lapsed`). */
+  handOver(holder: string, roomIds: readonly number[]): Promise<number[]>;
+  /** The rooms whose lease ended unreleased: their bridge died, was cut off, or handed them over with work left. */
+  lapsed(): Promise<number[]>;
+}
+
+/** A platform event kept for the bridge that serves its room. */
+export interface InboxEvent {
+  readonly id: number;
+  readonly platform: string;
+  readonly channel: string;
+  /** The event as the adapter gave it (JSON). */
+  readonly event: string;
+}
+
+/**
+ * Events a bridge received for a room another bridge serves (replicas): kept until the room's holder takes them.
+ * SQLite has none: its one bridge serves every room.
+ */
+export interface InboxPort {
+  /** Keeps an event (once per platform message id). */
+  put(platform: string, channel: string, platformId: string, event: string, at: number): Promise<void>;
+  /** The events kept for rooms `holder` serves or no bridge does (their lease lapsed, or none), oldest first. */
+  list(holder: string): Promise<InboxEvent[]>;
+  /** Forgets events taken. */
+  done(ids: readonly number[]): Promise<void>;
+}
+
+/** Blocks of request ids from a store several bridges share, so no two bridges give the same id. */
+export interface RequestIdBlocks {
+  /** A block of fresh ids: `first` and the `count` that follow it. */
+  reserve(): Promise<{ first: number; count: number }>;
+}
+
 export interface RoomStore {
   /**
    * The room's row, created on first sight (with its state as stored, or null when new). A row that cannot be
@@ -67,7 +130,7 @@ export interface RoomStore {
    * `retryable` when the store cannot write now (a full disk, a lock held too long), so the same decision may be
    * tried again later; not when it would be refused again.
    */
-  commit(roomId: number, writes: readonly Write[], state: RoomState): Promise<CommitResult>;
+  commit(roomId: number, writes: readonly Write[], state: RoomState, fence?: Fence): Promise<CommitResult>;
   /** The room's newest `limit` messages, oldest first. */
   history(roomId: number, limit: number): Promise<RoomMessage[]>;
   /** A page of the room's messages for a transcript: the newest `limit` before row id `before` (or the newest), oldest first. */
@@ -345,6 +408,12 @@ export interface StorePort {
   readonly spend: SpendPort;
   readonly people: PeoplePort;
   readonly summaries: SummaryPort;
+  /** Room leases (a server database several bridges may share); absent on SQLite. */
+  readonly leases?: LeasePort;
+  /** Events kept for the bridge serving their room (with leases); absent on SQLite. */
+  readonly inbox?: InboxPort;
+  /** Request ids for bridges sharing the store; absent on SQLite (one bridge numbers on from the highest stored). */
+  readonly requestIds?: RequestIdBlocks;
   /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */
   ping(): Promise<void>;
   close(): Promise<void>;

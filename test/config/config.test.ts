@@ -132,6 +132,34 @@ describe('agent files', () => {
     expect(config.secrets).toEqual(['base-key-3', 'discord-api-token-4', 'slack-token-5', 'agent-pw-1', 'agent-key-2']);
   });
 
+  it("counts DATABASE_URL's password among the secrets, and refuses a URL that is not Postgres's without showing it", () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    const config = load({ DATABASE_URL: 'postgres://rt:db-password-6@db.internal:5432/roundtable' });
+    expect(config.settings.DATABASE_URL).toBe('postgres://rt:db-password-6@db.internal:5432/roundtable');
+    expect(config.secrets).toContain('db-password-6');
+    // A role without a password (.pgpass, trust) is no secret: "postgres" must not be blanked in every line.
+    const role = load({ DATABASE_URL: 'postgresql://postgres@db/roundtable?sslmode=require' });
+    expect(role.settings.DATABASE_URL).toBe('postgresql://postgres@db/roundtable?sslmode=require');
+    expect(role.secrets).toEqual([]);
+    expect(errorOf(() => load({ DATABASE_URL: 'mysql://rt:db-password-7@db/roundtable' })).message).toBe(
+      'environment: DATABASE_URL: expected a URL that starts with postgres:// or postgresql:// (got "mysql://[redacted]@db/roundtable")',
+    );
+  });
+
+  it('refuses bind workspaces on a remote Docker engine, with or without a shared Postgres store, in one line', () => {
+    write('a.md', agent('name: alpha\nmodel: m'));
+    const shared = { DATABASE_URL: 'postgres://rt@db/roundtable', DOCKER_HOST: 'tcp://docker.internal:2376' };
+    const refusal =
+      "environment: SANDBOX_WORKSPACES: bind cannot work with DOCKER_HOST=tcp://docker.internal:2376: a remote engine cannot mount this machine's DATA_DIR; set SANDBOX_WORKSPACES=volume";
+    expect(errorOf(() => load(shared)).message).toBe(refusal);
+    expect(errorOf(() => load({ DOCKER_HOST: 'tcp://docker.internal:2376' })).message).toBe(refusal);
+    expect(load({ ...shared, SANDBOX_WORKSPACES: 'volume' }).settings.SANDBOX_WORKSPACES).toBe('volume');
+    // The local engine: bind workspaces are where the bridge is.
+    expect(load({ ...shared, DOCKER_HOST: 'unix:///var/run/docker.sock' }).settings.DOCKER_HOST).toBe(
+      'unix:///var/run/docker.sock',
+    );
+  });
+
   it('shows a bad URL setting without its credentials', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
     expect(errorOf(() => load({ OPENAI_BASE_URL: 'http://u:pw-in-url@host:99999/v1' })).message).toBe(

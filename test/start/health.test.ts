@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { storeWritable } from '../../src/health.js';
+import { startHealthServer, storeWritable } from '../../src/health.js';
+import { silentLogger } from '../../src/log.js';
 import { run } from '../../src/main.js';
 import { openStore } from '../../src/store/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
@@ -179,5 +180,30 @@ describe('HEALTH_PORT', () => {
     await store.close();
     // A closed store (as after its disk went away) takes no write.
     expect(await storeWritable(store)).toBe(false);
+  });
+
+  it('reports in /healthz which replica this is and how many room leases it holds, with bridges sharing the store', async () => {
+    let held = 2;
+    const server = await startHealthServer({
+      port: 0,
+      host: '127.0.0.1',
+      adapters: [],
+      store: { ping: async () => {} },
+      leases: () => ({ replica: 'r1', held }),
+      logger: silentLogger(),
+    });
+    try {
+      expect(JSON.parse((await get(server.port, '/healthz')).body)).toEqual({
+        status: 'ok',
+        adapters: {},
+        store: true,
+        replica: 'r1',
+        leases: 2,
+      });
+      held = 0;
+      expect(JSON.parse((await get(server.port, '/healthz')).body)).toMatchObject({ leases: 0 });
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -208,6 +208,30 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         expect((await store.rooms.history(room.id, 10)).map((m) => m.content)).toEqual(['known']);
       });
 
+      it("stores none of a decision's writes when one of them fails", async () => {
+        const room = await store.rooms.open('discord', 'c1');
+        const stored = human(1, 'stored', ['s']);
+        await store.rooms.commit(room.id, [message(stored)], stateAfter(EMPTY_STATE, stored));
+        const lost = human(2, 'lost', ['l']);
+        // A request the schema refuses (its status is none the table allows), after a message and a note.
+        const bad = { ...request(3), status: 'lost' } as unknown as RequestRow;
+        const writes: Write[] = [
+          message(lost),
+          { type: 'note', id: 'n1', room: 'discord:c2', note: { kind: 'cancel-requests', ids: [3] } },
+          { type: 'request', request: bad },
+        ];
+        await expect(
+          store.rooms.commit(room.id, writes, { ...stateAfter(EMPTY_STATE, stored, lost), humans: ['alice'] }),
+        ).rejects.toThrow();
+        expect(await store.rooms.seen(room.id, 'l')).toBe(false);
+        expect(await store.rooms.notes()).toEqual([]);
+        expect(await store.rooms.requests()).toEqual([]);
+        await reopen();
+        expect((await store.rooms.open('discord', 'c1')).state).toEqual(stateAfter(EMPTY_STATE, stored));
+        // The room goes on from the state last committed.
+        expect(await store.rooms.commit(room.id, [message(lost)], stateAfter(EMPTY_STATE, stored, lost))).toBe('done');
+      });
+
       it('recognises every chunk id of a reply posted in several parts', async () => {
         const room = await store.rooms.open('discord', 'c1');
         const reply = agentMessage(1, 'long reply', ['p1', 'p2', 'p3']);
@@ -765,6 +789,20 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         expect(await store.knowledge.delete('code', alices, 'pin')).toBe(false);
         expect(await store.knowledge.delete('code', bobs, 'pin')).toBe(true);
         expect(await store.knowledge.list('code', dm)).toEqual([{ key: 'pin', value: 'dm-secret' }]);
+      });
+
+      it("lists an agent's knowledge in the byte order of its keys, capitals first, whatever the database's collation", async () => {
+        const room = { room: 'test:room', audience: null };
+        for (const key of ['b', 'B', 'a', 'A', 'a-b', 'a_b', 'ab']) await store.knowledge.set('ana', room, key, key, 1);
+        expect((await store.knowledge.list('ana', room)).map((row) => row.key)).toEqual([
+          'A',
+          'B',
+          'a',
+          'a-b',
+          'a_b',
+          'ab',
+          'b',
+        ]);
       });
 
       it("keeps each agent's newest 200 actions per room, newest first, shown only where their place may be", async () => {

@@ -6,11 +6,11 @@ import type { ActionPort, ActionRow, KnowledgePort, KnowledgeRow } from '../port
 export const ACTIONS_KEPT = 200;
 
 /** An exchange's audience as stored: lower-cased names, sorted, as JSON; '' for the whole room. */
-function audienceKey(audience: readonly string[] | null): string {
+export function audienceKey(audience: readonly string[] | null): string {
   return audience === null ? '' : JSON.stringify([...new Set(audience.map((name) => name.toLowerCase()))].sort());
 }
 
-function placeOf(room: string, audience: string | null): Place {
+export function placeOf(room: string, audience: string | null): Place {
   return { room, audience: audience ? (JSON.parse(audience) as string[]) : null };
 }
 

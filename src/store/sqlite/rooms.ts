@@ -7,11 +7,13 @@ import type { RoomMessage } from '../../room/types.js';
 import type { CommitResult, DecisionRow, NoteRecord, RoomRecord, RoomStore, TranscriptRow } from '../port.js';
 import { type Derived, derivable, withDerived } from '../snapshot.js';
 import {
+  fold,
   INSERT_MESSAGE,
   MESSAGE_COLUMNS,
   type MessageDb,
   messageValues,
   type RequestDb,
+  type RoutedMessage,
   requestValues,
   TRANSCRIPT_COLUMNS,
   type TranscriptDb,
@@ -33,27 +35,6 @@ interface ChannelDb {
 
 /** Thrown inside a commit's transaction to roll it back: a platform id it stores is stored already. */
 const DUPLICATE = Symbol('duplicate');
-
-/** A message written with the record of its routing (one statement for the most common decision). */
-type RoutedMessage = Extract<Write, { type: 'message' }> & {
-  readonly routed: Extract<Write, { type: 'decision' }>;
-};
-
-/**
- * A decision's record of how its message was routed goes on the message's own row: the decision of a message and
- * its routing stays one statement, as fast as a bare INSERT, instead of a transaction of two.
- */
-function fold(writes: readonly Write[]): ReadonlyArray<Write | RoutedMessage> {
-  const messages = writes.filter((w) => w.type === 'message');
-  if (messages.length !== 1) return writes;
-  const message = messages[0] as Extract<Write, { type: 'message' }>;
-  const routed = writes.find(
-    (w): w is Extract<Write, { type: 'decision' }> =>
-      w.type === 'decision' && w.record.kind === 'routed' && w.seq === message.message.seq,
-  );
-  if (!routed) return writes;
-  return writes.flatMap((w) => (w === routed ? [] : w === message ? [{ ...message, routed }] : [w]));
-}
 
 /**
  * Rooms, their messages and their decisions in SQLite. Every method is one statement or one transaction

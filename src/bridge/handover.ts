@@ -1,0 +1,108 @@
+/**
+ * With bridges sharing the store (replicas): taking up what no live bridge serves. Every third of a lease, this
+ * bridge takes the rooms whose lease ended unreleased with work left (their bridge died, was cut off, or stopped in
+ * the middle of a turn) and resumes them from the store, and takes the events other bridges kept for the rooms it
+ * serves or nobody does (Slack gives each event to one bridge only; a room's bridge may die before storing one).
+ */
+import type { Logger } from '../log.js';
+import type { Inbound } from '../ports.js';
+import type { InboxPort, LeasePort, RoomRecord, RoomStore, StorePort } from '../store/port.js';
+import { hasWork, resume } from './resume.js';
+import type { RoomActor } from './room-actor.js';
+
+export interface HandoverDeps {
+  readonly leases: LeasePort;
+  readonly inbox: InboxPort;
+  readonly rooms: Pick<RoomStore, 'all'>;
+  /** REPLICA_ID. */
+  readonly replica: string;
+  readonly ttlMs: number;
+  /** Takes a room's lease and makes its actor; undefined when another bridge got there first. */
+  readonly adopt: (record: RoomRecord) => Promise<RoomActor | undefined>;
+  /** Resumes a room taken up (its restart, then its catch-up done). */
+  readonly resume: (actor: RoomActor, record: RoomRecord) => Promise<void>;
+  /** Takes a kept event as if just received; 'elsewhere' when another bridge serves its room after all. */
+  readonly receive: (event: Inbound) => Promise<'elsewhere' | undefined>;
+  readonly log: Logger;
+}
+
+/** The handover of a bridge serving its rooms under leases; none without them (one bridge owns every room). */
+export function handoverFor(
+  store: Pick<StorePort, 'leases' | 'inbox' | 'rooms' | 'tools'>,
+  lease: { readonly replica: string } | undefined,
+  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'log'>,
+): Handover | undefined {
+  if (!lease || !store.leases || !store.inbox) return undefined;
+  return new Handover({
+    ...deps,
+    leases: store.leases,
+    inbox: store.inbox,
+    rooms: store.rooms,
+    replica: lease.replica,
+    resume: async (actor, record) => {
+      await resume(actor, record, store.tools);
+      void actor.deliver({ type: 'catch-up', phase: 'done' });
+    },
+  });
+}
+
+export class Handover {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly deps: HandoverDeps) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.tick(), Math.max(100, Math.floor(this.deps.ttlMs / 3)));
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One round (one at a time): rooms left with work, then kept events. */
+  tick(): Promise<void> {
+    this.running ??= this.round()
+      .catch((error: unknown) => this.deps.log.warn({ err: error }, 'taking up rooms from other bridges failed'))
+      .finally(() => {
+        this.running = undefined;
+      });
+    return this.running;
+  }
+
+  private async round(): Promise<void> {
+    const { leases, inbox, replica, ttlMs } = this.deps;
+    const lapsed = new Set(await leases.lapsed());
+    if (lapsed.size > 0) {
+      for (const record of await this.deps.rooms.all()) {
+        if (!lapsed.has(record.id)) continue;
+        if (!hasWork(record.state)) {
+          // Nothing to take up: released, so it is not looked at again.
+          if (await leases.acquire(record.id, replica, ttlMs)) await leases.release(replica, [record.id]);
+          continue;
+        }
+        const actor = await this.deps.adopt(record);
+        if (!actor) continue;
+        this.deps.log.info({ room: record.key, replica }, 'taking up a room another bridge left with work');
+        await this.deps.resume(actor, record);
+      }
+    }
+    const taken: number[] = [];
+    for (const kept of await inbox.list(replica)) {
+      let event: Inbound;
+      try {
+        event = JSON.parse(kept.event) as Inbound;
+      } catch (error) {
+        this.deps.log.error({ err: error, id: kept.id }, 'a kept event is not JSON; dropped');
+        taken.push(kept.id);
+        continue;
+      }
+      if ((await this.deps.receive(event)) !== 'elsewhere') taken.push(kept.id);
+    }
+    await inbox.done(taken);
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Platform events a bridge received for a room another bridge serves (replicas): Slack gives each event to one bridge
+ * only, and a room's holder may have died before it stored one. The holder takes them (as if just received) and
+ * forgets them; an event it had stored already is a duplicate there, so taking one twice changes nothing.
+ */
+import type pg from 'pg';
+import type { InboxEvent, InboxPort } from '../port.js';
+import { rows, run, statement } from './pool.js';
+
+const Q = {
+  put: statement(
+    'inbox-put',
+    `INSERT INTO room_inbox (platform, channel, platform_message_id, event, received_at) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT DO NOTHING`,
+  ),
+  // Events of rooms this bridge serves or no bridge does; those of rooms another live bridge serves are its own.
+  list: statement(
+    'inbox-list',
+    `SELECT i.id, i.platform, i.channel, i.event FROM room_inbox i
+     LEFT JOIN channels c ON c.platform = i.platform AND c.channel = i.channel
+     LEFT JOIN room_leases l ON l.room_id = c.id
+     WHERE l.room_id IS NULL OR l.holder = $1 OR l.expires_at <= (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+     ORDER BY i.id LIMIT 1000`,
+  ),
+  done: statement('inbox-done', 'DELETE FROM room_inbox WHERE id = ANY($1::bigint[])'),
+};
+
+export class PostgresInbox implements InboxPort {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async put(platform: string, channel: string, platformId: string, event: string, at: number): Promise<void> {
+    await run(this.pool, Q.put, [platform, channel, platformId, event, at]);
+  }
+
+  async list(holder: string): Promise<InboxEvent[]> {
+    return rows<InboxEvent>(this.pool, Q.list, [holder]);
+  }
+
+  async done(ids: readonly number[]): Promise<void> {
+    if (ids.length > 0) await run(this.pool, Q.done, [ids]);
+  }
+}

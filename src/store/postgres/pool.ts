@@ -1,0 +1,95 @@
+/**
+ * The Postgres connection pool and the two ways the store talks through it: one statement (on any pooled
+ * connection, a transaction of its own) or a transaction on one connection. Every statement with a fixed text is a
+ * named prepared statement, parsed once per connection.
+ */
+import pg from 'pg';
+import { RoundtableError } from '../../errors.js';
+import { redactUrl } from '../../secrets.js';
+
+/** What runs a statement: the pool (one statement, committed on its own) or a connection inside a transaction. */
+export interface Sql {
+  query(config: pg.QueryConfig): Promise<pg.QueryResult>;
+}
+
+/** A statement with a fixed text, prepared once per connection under its name. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+export const statement = (name: string, text: string): Statement => ({ name: `roundtable.${name}`, text });
+
+/** Runs a statement; resolves with its rows (typed as the statement's columns are). */
+export async function rows<R>(sql: Sql, query: Statement, values: readonly unknown[] = []): Promise<R[]> {
+  return (await sql.query({ name: query.name, text: query.text, values: [...values] })).rows as R[];
+}
+
+/** Runs a statement; resolves with how many rows it wrote. */
+export async function run(sql: Sql, query: Statement, values: readonly unknown[] = []): Promise<number> {
+  return (await sql.query({ name: query.name, text: query.text, values: [...values] })).rowCount ?? 0;
+}
+
+/**
+ * bigint columns come back as numbers: the store keeps times in milliseconds and row ids, all far below 2^53. A value
+ * that is not a safe integer fails the query rather than come back rounded.
+ */
+function int8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new RangeError(`a bigint the store read (${text}) is not a safe integer`);
+  return value;
+}
+
+const INT8_OID = 20;
+
+export interface PoolOptions {
+  /** Connections at most (pg's default: 10). */
+  readonly max?: number;
+  /** An idle connection's error (the server restarted, the network dropped it): reported, never thrown. */
+  readonly onError?: (error: Error) => void;
+}
+
+/** A pool over `url`; nothing connects until the first statement. */
+export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(INT8_OID, int8);
+  const pool = new pg.Pool({
+    connectionString: url,
+    types,
+    max: options.max ?? 10,
+    application_name: 'roundtable',
+    connectionTimeoutMillis: 15_000,
+    keepAlive: true,
+  });
+  // Without a listener, an idle connection's error would end the process.
+  pool.on('error', (error) => options.onError?.(error));
+  return pool;
+}
+
+/**
+ * Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws (the error
+ * is thrown on). A connection whose rollback failed is closed, never handed out again.
+ */
+export async function transaction<T>(pool: pg.Pool, work: (tx: Sql) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch((rollback: unknown) => {
+      broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** Why a database cannot be used, in one line naming DATABASE_URL (its password redacted). */
+export function unreachable(url: string, error: unknown): RoundtableError {
+  const reason = error instanceof Error ? error.message || (error as NodeJS.ErrnoException).code : String(error);
+  return new RoundtableError('store', `DATABASE_URL: ${redactUrl(url)} cannot be used: ${reason}`, { cause: error });
+}

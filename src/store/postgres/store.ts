@@ -1,0 +1,101 @@
+import type pg from 'pg';
+import type { StorePort } from '../port.js';
+import { PostgresChats } from './chats.js';
+import { PostgresEmbeddings } from './embeddings.js';
+import { PostgresInbox } from './inbox.js';
+import { PostgresLeases } from './leases.js';
+import { PostgresActions, PostgresKnowledge } from './memory.js';
+import { migratePostgres } from './migrate.js';
+import { PostgresPeople } from './people.js';
+import { createPool, rows, statement, unreachable } from './pool.js';
+import { PostgresRequestIds } from './request-ids.js';
+import { PostgresRooms } from './rooms.js';
+import { PostgresSpend } from './spend.js';
+import { PostgresSummaries } from './summaries.js';
+import { PostgresToolJournal } from './tool-journal.js';
+import { PostgresUsage } from './usage.js';
+
+export interface PostgresOptions {
+  /** When notes are written (ms since the epoch). */
+  readonly clock?: (() => number) | undefined;
+  /** Connections at most (pg's default: 10). */
+  readonly maxConnections?: number | undefined;
+  /** An idle connection's error (the server restarted, the network dropped it): reported, never thrown. */
+  readonly onError?: ((error: Error) => void) | undefined;
+}
+
+// A real write that changes nothing: a read-only server (a standby, default_transaction_read_only) or a full disk shows.
+const PING = statement(
+  'ping',
+  `UPDATE schema_migrations SET applied_at = applied_at
+   WHERE version = (SELECT max(version) FROM schema_migrations) RETURNING version`,
+);
+
+/** The server store: one Postgres database (DATABASE_URL) through a connection pool, migrated on open. */
+export class PostgresStore implements StorePort {
+  readonly rooms: PostgresRooms;
+  readonly tools: PostgresToolJournal;
+  readonly usage: PostgresUsage;
+  readonly knowledge: PostgresKnowledge;
+  readonly actions: PostgresActions;
+  readonly embeddings: PostgresEmbeddings;
+  readonly chats: PostgresChats;
+  readonly spend: PostgresSpend;
+  readonly people: PostgresPeople;
+  readonly summaries: PostgresSummaries;
+  /** Room leases, for bridges sharing this database (replicas). */
+  readonly leases: PostgresLeases;
+  /** Events kept for the bridge serving their room (replicas). */
+  readonly inbox: PostgresInbox;
+  /** Blocks of request ids, unique across the bridges sharing this database. */
+  readonly requestIds: PostgresRequestIds;
+  private closed: Promise<void> | undefined;
+
+  /** Use `openPostgresStore`: the pool given here is migrated already. */
+  constructor(
+    /** The pool (its own tools and tests may use it; the bridge goes through the port). */
+    readonly pool: pg.Pool,
+    options: PostgresOptions = {},
+  ) {
+    this.rooms = new PostgresRooms(pool, options.clock ?? Date.now);
+    this.tools = new PostgresToolJournal(pool);
+    this.usage = new PostgresUsage(pool);
+    this.knowledge = new PostgresKnowledge(pool);
+    this.actions = new PostgresActions(pool);
+    this.embeddings = new PostgresEmbeddings(pool);
+    this.chats = new PostgresChats(pool);
+    this.spend = new PostgresSpend(pool);
+    this.people = new PostgresPeople(pool);
+    this.summaries = new PostgresSummaries(pool);
+    this.leases = new PostgresLeases(pool);
+    this.inbox = new PostgresInbox(pool);
+    this.requestIds = new PostgresRequestIds(pool);
+  }
+
+  async ping(): Promise<void> {
+    if ((await rows(this.pool, PING)).length === 0) throw new Error('the database has no schema_migrations row');
+  }
+
+  async close(): Promise<void> {
+    this.closed ??= this.pool.end();
+    await this.closed;
+  }
+}
+
+/**
+ * Opens the store on `url`, applying pending migrations (under an advisory lock: bridges starting together take
+ * turns). A database that cannot be reached or used rejects with one line naming DATABASE_URL, its password redacted.
+ */
+export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
+  const pool = createPool(url, {
+    ...(options.maxConnections !== undefined ? { max: options.maxConnections } : {}),
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
+  try {
+    await migratePostgres(pool);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw unreachable(url, error);
+  }
+  return new PostgresStore(pool, options);
+}

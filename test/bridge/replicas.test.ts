@@ -1,0 +1,193 @@
+/**
+ * Two bridges (replicas) sharing one Postgres store, in this process: every platform event reaches both (as Discord
+ * delivers each message to every session of a bot), each room is served by the one holding its lease, and each human
+ * message is answered once. A throw-away cluster for this file; outside CI, without Postgres, one line and skipped.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type Bridge, createBridge } from '../../src/bridge/index.js';
+import { silentLogger } from '../../src/log.js';
+import { registry } from '../../src/metrics.js';
+import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
+import { FakeSandbox } from '../fakes/fake-sandbox.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
+import { testConfig } from '../helpers/config.js';
+import { type PostgresCluster, postgresPlan, startCluster } from '../helpers/postgres.js';
+import { SharedPlatform } from '../helpers/shared-platform.js';
+import { until } from '../helpers/until.js';
+
+const plan = postgresPlan();
+if (plan.note) console.warn(plan.note);
+
+let cluster: PostgresCluster;
+let migrated: string;
+let llm: FakeOpenAI;
+if (plan.run) {
+  beforeAll(async () => {
+    if (plan.problem) throw new Error(plan.problem);
+    cluster = await startCluster({ ...(plan.bin ? { bin: plan.bin } : {}) });
+    const template = await cluster.createDatabase();
+    await (await openPostgresStore(template.url)).close();
+    migrated = template.name;
+    llm = await startFakeOpenAI();
+    llm.respond(() => ({ content: 'on it' }));
+  }, 180_000);
+  afterAll(async () => {
+    await llm?.close();
+    await cluster?.stop();
+  });
+}
+
+const LEASE_S = 3;
+
+describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
+  const running: Array<{ bridge: Bridge; store: PostgresStore }> = [];
+  let database: string;
+  afterEach(async () => {
+    for (const { bridge, store } of running.splice(0)) {
+      await bridge.stop();
+      await store.close();
+    }
+    await cluster.dropDatabase(database);
+  });
+
+  async function replicas(names: string[]) {
+    const db = await cluster.createDatabase({ from: migrated });
+    database = db.name;
+    const platform = new SharedPlatform();
+    const config = (replica: string) =>
+      testConfig({
+        agents: [{ name: 'data', activation: 'mention' }],
+        env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', REPLICA_ID: replica, ROOM_LEASE_S: String(LEASE_S) },
+      });
+    const start = async (replica: string) => {
+      const store = await openPostgresStore(db.url);
+      const bridge = createBridge({
+        config: config(replica),
+        store,
+        sandbox: new FakeSandbox(),
+        adapters: [platform.adapter(replica)],
+        logger: silentLogger(),
+      });
+      await bridge.start();
+      const entry = { bridge, store };
+      running.push(entry);
+      return entry;
+    };
+    const started = [];
+    for (const name of names) started.push(await start(name));
+    return { platform, started, start };
+  }
+
+  const ROOMS = Array.from({ length: 6 }, (_, i) => `room${i}`);
+  /** Which replica holds each room, by channel. */
+  async function holders(store: PostgresStore): Promise<Map<string, string>> {
+    const byId = new Map((await store.leases.holders()).map((l) => [l.roomId, l.holder]));
+    return new Map((await store.rooms.all()).map((r) => [r.channel, byId.get(r.id) ?? '']));
+  }
+
+  it('answers each human message once, each room served by one replica', async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    for (let round = 0; round < 3; round++) {
+      for (const room of ROOMS) platform.say(room, `@data question ${round} in ${room}`);
+      await until(() => ROOMS.every((room) => platform.answers(room).length >= round + 1));
+    }
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    for (const room of ROOMS) expect(platform.answers(room)).toEqual(['on it', 'on it', 'on it']);
+    // Each room's answers came from one replica, the one holding its lease.
+    const holders = new Map((await started[0]?.store.leases.holders())?.map((l) => [l.roomId, l.holder]));
+    const rooms = await started[0]?.store.rooms.all();
+    for (const room of rooms ?? []) {
+      const by = new Set(platform.posts.filter((p) => p.channel === room.channel).map((p) => p.by));
+      expect([...by]).toEqual([holders.get(room.id)]);
+    }
+    // And each human message is stored once.
+    for (const room of rooms ?? []) {
+      const history = await started[0]?.store.rooms.history(room.id, 100);
+      expect(history?.filter((m) => m.author === 'alice')).toHaveLength(3);
+    }
+  });
+
+  it('hands the rooms of a replica that stops cleanly to the other at once', async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    for (const room of ROOMS) platform.say(room, `@data first in ${room}`);
+    await until(() => ROOMS.every((room) => platform.answers(room).length === 1));
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    const [a, b] = started;
+    if (!a || !b) throw new Error('two replicas expected');
+    await a.bridge.stop();
+    expect((await b.store.leases.holders()).map((l) => l.holder).filter((h) => h === 'a')).toEqual([]);
+    const before = Date.now();
+    for (const room of ROOMS) platform.say(room, `@data second in ${room}`);
+    await until(() => ROOMS.every((room) => platform.answers(room).length === 2));
+    // Well within one lease length: nobody waited for a's leases to lapse.
+    expect(Date.now() - before).toBeLessThan(LEASE_S * 1000);
+    expect(platform.posts.filter((p) => p.text === 'on it' && p.by === 'a')).toHaveLength(
+      platform.posts.filter((p) => p.by === 'a').length,
+    );
+    for (const room of ROOMS) expect(platform.answers(room)).toEqual(['on it', 'on it']);
+    expect((await b.store.leases.holders()).every((l) => l.holder === 'b')).toBe(true);
+  });
+
+  it('takes up the rooms of a replica that died, answering what was said meanwhile once, within a lease and a round', async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    const [a, b] = started;
+    if (!a || !b) throw new Error('two replicas expected');
+    for (const room of ROOMS) platform.say(room, `@data first in ${room}`);
+    await until(() => ROOMS.every((room) => platform.answers(room).length === 1));
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    const before = await holders(b.store);
+    expect(ROOMS.filter((room) => before.get(room) === 'a').length).toBeGreaterThan(0);
+    // a dies: nothing reaches it, and it reaches no database (its leases are neither renewed nor released).
+    platform.detach('a');
+    await a.store.close();
+    const diedAt = Date.now();
+    for (const room of ROOMS) platform.say(room, `@data meanwhile in ${room}`);
+    await until(() => ROOMS.every((room) => platform.answers(room).length === 2));
+    expect(Date.now() - diedAt).toBeLessThan((LEASE_S + 10) * 1000);
+    await b.bridge.idle();
+    for (const room of ROOMS) expect(platform.answers(room)).toEqual(['on it', 'on it']);
+    expect([...(await holders(b.store)).values()].every((holder) => holder === 'b')).toBe(true);
+    for (const room of await b.store.rooms.all()) {
+      expect((await b.store.rooms.history(room.id, 100)).filter((m) => m.author === 'alice')).toHaveLength(2);
+    }
+  });
+
+  it("answers a message given to one replica only (as Slack does) from the room's holder", async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    const [, b] = started;
+    if (!b) throw new Error('two replicas expected');
+    for (const room of ROOMS) platform.say(room, `@data first in ${room}`);
+    await until(() => ROOMS.every((room) => platform.answers(room).length === 1));
+    const held = await holders(b.store);
+    // Each message goes to the replica that does not serve its room.
+    for (const room of ROOMS) platform.say(room, `@data to the other in ${room}`, held.get(room) === 'a' ? 'b' : 'a');
+    await until(() => ROOMS.every((room) => platform.answers(room).length === 2));
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    for (const room of ROOMS) {
+      expect(platform.answers(room)).toEqual(['on it', 'on it']);
+      const by = new Set(platform.posts.filter((p) => p.channel === room).map((p) => p.by));
+      expect([...by]).toEqual([held.get(room)]);
+    }
+    expect(await b.store.inbox.list('nobody')).toEqual([]);
+  });
+
+  it('shows in /status which replica serves the room, and counts the leases it holds', async () => {
+    const { platform, started } = await replicas(['solo']);
+    const [solo] = started;
+    if (!solo) throw new Error('one replica expected');
+    for (const room of ROOMS.slice(0, 3)) platform.say(room, `@data hello in ${room}`);
+    await until(() => ROOMS.slice(0, 3).every((room) => platform.answers(room).length === 1));
+    expect(solo.bridge.leases).toEqual({ replica: 'solo', held: 3 });
+    const gauge = await registry.getSingleMetric('roundtable_room_leases_held')?.get();
+    expect(gauge?.values[0]?.value).toBe(3);
+    const status = await platform.command('solo', {
+      platform: 'shared',
+      channel: 'room0',
+      name: 'status',
+      args: '',
+      user: { id: 'u1', name: 'alice' },
+      isOperator: true,
+    });
+    expect(status.split('\n').slice(0, 2)).toEqual(['Room shared:room0', 'Served by: replica solo']);
+  });
+});

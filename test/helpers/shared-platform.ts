@@ -1,0 +1,76 @@
+import type { AdapterSink, ChatAdapter, CommandEvent, Outbound, Posted, PostOptions } from '../../src/ports.js';
+
+/**
+ * One platform every replica is connected to: each message and each post's echo reaches every replica, and a post
+ * sent again under the same outbox key is the post already made (as Discord's nonce makes it).
+ */
+export class SharedPlatform {
+  readonly posts: Array<Outbound & { id: string; by: string }> = [];
+  private readonly sinks = new Map<string, AdapterSink>();
+  private next = 1;
+  private readonly keys = new Map<string, string>();
+
+  adapter(replica: string): ChatAdapter {
+    return {
+      platform: 'shared',
+      start: async (sink) => {
+        this.sinks.set(replica, sink);
+      },
+      stop: async () => {
+        this.sinks.delete(replica);
+      },
+      post: async (message: Outbound, options?: PostOptions): Promise<Posted> => {
+        // Like Discord's nonce: a post sent again under its outbox key (a room taken up mid-post) is the same post.
+        const again = options?.key ? this.keys.get(options.key) : undefined;
+        if (again) return { messageIds: [again] };
+        const id = `p${this.next++}`;
+        if (options?.key) this.keys.set(options.key, id);
+        this.posts.push({ ...message, id, by: replica });
+        const agent = message.agent;
+        if (agent) {
+          queueMicrotask(() =>
+            this.deliver(id, message.channel, { id: `bot-${agent}`, name: agent, kind: 'agent' }, message.text),
+          );
+        }
+        return { messageIds: [id] };
+      },
+    };
+  }
+
+  /** A human says something in a channel; every connected replica receives it (or only `to`, as Slack does). */
+  say(channel: string, text: string, to?: string): string {
+    const id = `h${this.next++}`;
+    this.deliver(id, channel, { id: 'u1', name: 'alice', kind: 'human' }, text, to);
+    return id;
+  }
+
+  /** An operator command, as one replica's adapter receives it; resolves with the answer. */
+  async command(replica: string, event: CommandEvent): Promise<string> {
+    const sink = this.sinks.get(replica);
+    if (!sink) throw new Error(`replica ${replica} is not connected`);
+    return sink.command(event);
+  }
+
+  /** A replica cut off from the platform: it receives nothing more. */
+  detach(replica: string): void {
+    this.sinks.delete(replica);
+  }
+
+  private deliver(
+    id: string,
+    channel: string,
+    author: { id: string; name: string; kind: 'human' | 'agent' },
+    text: string,
+    to?: string,
+  ) {
+    for (const [replica, sink] of this.sinks) {
+      if (to !== undefined && replica !== to) continue;
+      void sink.receive({ platform: 'shared', channel, messageId: id, author, text });
+    }
+  }
+
+  /** The answers of agent `data` in a channel, in order. */
+  answers(channel: string): string[] {
+    return this.posts.filter((p) => p.channel === channel && p.agent === 'data').map((p) => p.text);
+  }
+}
