@@ -84,7 +84,7 @@ fi
 log "build context: the Dockerfile's inputs, dist/ and production node_modules/"
 ctx="$work/context"
 mkdir -p "$ctx"
-git ls-files -z --cached --others --exclude-standard Dockerfile package.json package-lock.json migrations agents sandbox/runner.py sandbox/demo-workspace \
+git ls-files -z --cached --others --exclude-standard Dockerfile package.json package-lock.json migrations agents sandbox/runner.py sandbox/demo-workspace adapters/web/public \
   | tar --null -T - -c | tar -x -C "$ctx"
 cp -a dist "$ctx/dist"
 cp -a node_modules "$ctx/node_modules"
