@@ -11,30 +11,19 @@ import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { testConfig } from '../helpers/config.js';
-import { type PostgresCluster, postgresPlan, startCluster } from '../helpers/postgres.js';
+import { migratedPostgres } from '../helpers/postgres-suite.js';
 import { SharedPlatform } from '../helpers/shared-platform.js';
 import { until } from '../helpers/until.js';
 
-const plan = postgresPlan();
-if (plan.note) console.warn(plan.note);
-
-let cluster: PostgresCluster;
-let migrated: string;
+const pg = migratedPostgres();
+const plan = pg.plan;
 let llm: FakeOpenAI;
 if (plan.run) {
   beforeAll(async () => {
-    if (plan.problem) throw new Error(plan.problem);
-    cluster = await startCluster({ ...(plan.bin ? { bin: plan.bin } : {}) });
-    const template = await cluster.createDatabase();
-    await (await openPostgresStore(template.url)).close();
-    migrated = template.name;
     llm = await startFakeOpenAI();
     llm.respond(() => ({ content: 'on it' }));
-  }, 180_000);
-  afterAll(async () => {
-    await llm?.close();
-    await cluster?.stop();
   });
+  afterAll(async () => llm?.close());
 }
 
 const LEASE_S = 3;
@@ -47,11 +36,11 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       await bridge.stop();
       await store.close();
     }
-    await cluster.dropDatabase(database);
+    await pg.cluster().dropDatabase(database);
   });
 
   async function replicas(names: string[]) {
-    const db = await cluster.createDatabase({ from: migrated });
+    const db = await pg.cluster().createDatabase({ from: pg.migrated() });
     database = db.name;
     const platform = new SharedPlatform();
     const config = (replica: string) =>

@@ -3,31 +3,18 @@
  * every change of hands, and decisions refused under a token that is no longer the room's. A throw-away cluster for
  * this file (test/helpers/postgres.ts); outside CI, without Postgres installed, it says so in one line and is skipped.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LeaseKeeper } from '../../src/bridge/leases.js';
 import { LeaseLostError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { EMPTY_STATE } from '../../src/room/state.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
-import { type PostgresCluster, postgresPlan, startCluster } from '../helpers/postgres.js';
+import { migratedPostgres } from '../helpers/postgres-suite.js';
 import { until } from '../helpers/until.js';
 import { human, message, stateAfter } from './contract.js';
 
-const plan = postgresPlan();
-if (plan.note) console.warn(plan.note);
-
-let cluster: PostgresCluster;
-let migrated: string;
-if (plan.run) {
-  beforeAll(async () => {
-    if (plan.problem) throw new Error(plan.problem);
-    cluster = await startCluster({ ...(plan.bin ? { bin: plan.bin } : {}) });
-    const template = await cluster.createDatabase();
-    await (await openPostgresStore(template.url)).close();
-    migrated = template.name;
-  }, 180_000);
-  afterAll(async () => cluster?.stop());
-}
+const pg = migratedPostgres();
+const plan = pg.plan;
 
 /** Two replicas' stores on one fresh database. */
 describe.runIf(plan.run)('room leases on Postgres', () => {
@@ -36,7 +23,7 @@ describe.runIf(plan.run)('room leases on Postgres', () => {
   let b: PostgresStore;
   let room: number;
   beforeEach(async () => {
-    const database = await cluster.createDatabase({ from: migrated });
+    const database = await pg.cluster().createDatabase({ from: pg.migrated() });
     name = database.name;
     a = await openPostgresStore(database.url);
     b = await openPostgresStore(database.url);
@@ -44,7 +31,7 @@ describe.runIf(plan.run)('room leases on Postgres', () => {
   });
   afterEach(async () => {
     await Promise.all([a.close(), b.close()]);
-    await cluster.dropDatabase(name);
+    await pg.cluster().dropDatabase(name);
   });
 
   const LONG = 60_000;

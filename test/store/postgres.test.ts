@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.js';
 import { main, run } from '../../src/main.js';
 import { EMPTY_STATE, type RoomState } from '../../src/room/state.js';
@@ -18,43 +18,31 @@ import { createPool } from '../../src/store/postgres/pool.js';
 import { openPostgresStore, PostgresStore } from '../../src/store/postgres/store.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { startFakeOpenAI } from '../fakes/openai-server/index.js';
-import { type PostgresCluster, postgresPlan, startCluster, type TestDatabaseUrl } from '../helpers/postgres.js';
+import type { TestDatabaseUrl } from '../helpers/postgres.js';
+import { migratedPostgres } from '../helpers/postgres-suite.js';
 import { human, message, stateAfter, storeContract } from './contract.js';
 import { postgresSchema, sqliteSchema } from './schema.js';
 
-const plan = postgresPlan();
-if (plan.note) console.warn(plan.note);
-
-let cluster: PostgresCluster;
-/** A database migrated once, copied for each test of the contract (migrations have tests of their own below). */
-let migrated: string;
-if (plan.run) {
-  beforeAll(async () => {
-    if (plan.problem) throw new Error(plan.problem);
-    cluster = await startCluster({ ...(plan.bin ? { bin: plan.bin } : {}) });
-    const template = await cluster.createDatabase();
-    await (await openPostgresStore(template.url)).close();
-    migrated = template.name;
-  }, 180_000);
-  afterAll(async () => cluster?.stop());
-}
+/** A database pg.migrated() once is copied for each test of the contract (migrations have tests of their own below). */
+const pg = migratedPostgres();
+const plan = pg.plan;
 
 /** A fresh database for one test, dropped after it. */
 function freshDatabase() {
   let database: TestDatabaseUrl;
   beforeEach(async () => {
-    database = await cluster.createDatabase();
+    database = await pg.cluster().createDatabase();
   });
-  afterEach(async () => cluster.dropDatabase(database.name));
+  afterEach(async () => pg.cluster().dropDatabase(database.name));
   return () => database;
 }
 
 describe.runIf(plan.run)('Postgres', () => {
   storeContract('Postgres', async () => {
-    const database = await cluster.createDatabase({ from: migrated });
+    const database = await pg.cluster().createDatabase({ from: pg.migrated() });
     return {
       open: async () => openPostgresStore(database.url),
-      drop: async () => cluster.dropDatabase(database.name),
+      drop: async () => pg.cluster().dropDatabase(database.name),
     };
   });
 
@@ -108,7 +96,7 @@ describe.runIf(plan.run)('Postgres', () => {
     });
 
     it('says in one line that a database cannot be reached, its password redacted', async () => {
-      const url = cluster.url('nowhere', 'rt:s3cret-password').replace(`:${cluster.port}/`, ':1/');
+      const url = pg.cluster().url('nowhere', 'rt:s3cret-password').replace(`:${pg.cluster().port}/`, ':1/');
       const error = await openPostgresStore(url).then(
         () => undefined,
         (e: unknown) => e as Error,
@@ -262,7 +250,7 @@ describe.runIf(plan.run)('Postgres', () => {
     });
 
     it('fails an unreachable database in one line, its password redacted', async () => {
-      const url = cluster.url('x', 'rt:s3cret-password').replace(`:${cluster.port}/`, ':1/');
+      const url = pg.cluster().url('x', 'rt:s3cret-password').replace(`:${pg.cluster().port}/`, ':1/');
       const found = await lines(url, { timeoutMs: 5000 });
       expect(found).toEqual([
         expect.stringMatching(
@@ -324,7 +312,7 @@ describe.runIf(plan.run)('Postgres', () => {
     });
 
     it('stops in one line when the database cannot be reached, its password redacted', async () => {
-      const url = cluster.url('x', 'rt:s3cret-password').replace(`:${cluster.port}/`, ':1/');
+      const url = pg.cluster().url('x', 'rt:s3cret-password').replace(`:${pg.cluster().port}/`, ':1/');
       const stderr: string[] = [];
       const write = process.stderr.write;
       process.stderr.write = ((chunk: string) => stderr.push(String(chunk)) > 0) as typeof process.stderr.write;
