@@ -70,20 +70,7 @@ async function measure(llm: FakeOpenAI, stores: () => Promise<StorePort>, replic
   const platform = new SharedPlatform();
   const running = [];
   for (const replica of replicas) {
-    const store = await stores();
-    const config = testConfig({
-      agents: [{ name: 'data', activation: 'mention' }],
-      env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', REPLICA_ID: replica, ROOM_LEASE_S: String(LEASE_S) },
-    });
-    const bridge = createBridge({
-      config,
-      store,
-      sandbox: new FakeSandbox(),
-      adapters: [platform.adapter(replica)],
-      logger: silentLogger(),
-    });
-    await bridge.start();
-    running.push({ bridge, store });
+    running.push(await startReplica(llm, platform, replica, await stores()));
   }
   const rooms = Array.from({ length: ROOMS }, (_, i) => `room${i}`);
   const { seconds, waits } = await converse(platform, rooms, PER_ROOM);
@@ -96,25 +83,34 @@ async function measure(llm: FakeOpenAI, stores: () => Promise<StorePort>, replic
   return { ...result, addedP50: percentile(waits, 0.5), addedP99: percentile(waits, 0.99) };
 }
 
+/** One bridge named `replica` on `store`, with one `mention` agent, started on the shared platform. */
+async function startReplica(
+  llm: FakeOpenAI,
+  platform: SharedPlatform,
+  replica: string,
+  store: StorePort,
+): Promise<{ bridge: ReturnType<typeof createBridge>; store: StorePort }> {
+  const config = testConfig({
+    agents: [{ name: 'data', activation: 'mention' }],
+    env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', REPLICA_ID: replica, ROOM_LEASE_S: String(LEASE_S) },
+  });
+  const bridge = createBridge({
+    config,
+    store,
+    sandbox: new FakeSandbox(),
+    adapters: [platform.adapter(replica)],
+    logger: silentLogger(),
+  });
+  await bridge.start();
+  return { bridge, store };
+}
+
 /** Two replicas; the one holding most rooms dies; how long until each of its rooms answers again. */
 async function move(llm: FakeOpenAI, url: string): Promise<{ moveMs: number; lost: number; doubled: number }> {
   const platform = new SharedPlatform();
   const running = new Map<string, { bridge: ReturnType<typeof createBridge>; store: StorePort }>();
   for (const replica of ['a', 'b']) {
-    const store = await openPostgresStore(url);
-    const config = testConfig({
-      agents: [{ name: 'data', activation: 'mention' }],
-      env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', REPLICA_ID: replica, ROOM_LEASE_S: String(LEASE_S) },
-    });
-    const bridge = createBridge({
-      config,
-      store,
-      sandbox: new FakeSandbox(),
-      adapters: [platform.adapter(replica)],
-      logger: silentLogger(),
-    });
-    await bridge.start();
-    running.set(replica, { bridge, store });
+    running.set(replica, await startReplica(llm, platform, replica, await openPostgresStore(url)));
   }
   const rooms = Array.from({ length: ROOMS }, (_, i) => `room${i}`);
   await converse(platform, rooms, 1);
