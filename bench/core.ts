@@ -123,21 +123,7 @@ async function storeBench(): Promise<number> {
 
     // The bridge: receive -> dedupe -> store -> route, for a room of three mention-only agents.
     const store = openStore(path.join(dir, 'bridge.db'));
-    let sink: AdapterSink | undefined;
-    const adapter: ChatAdapter = {
-      platform: 'bench',
-      start: async (s) => {
-        sink = s;
-      },
-      stop: async () => {},
-      post: async () => ({ messageIds: [] }),
-    };
-    const config = testConfig({
-      agents: Array.from({ length: 3 }, (_, i) => ({ name: `agent${i}`, activation: 'mention' as const })),
-    });
-    const sandbox = { exec: async () => ({ output: '', exitCode: 0, timedOut: false }), close: async () => {} };
-    const bridge = createBridge({ config, store, sandbox, adapters: [adapter], logger: silentLogger() });
-    await bridge.start();
+    const { bridge, sink } = await benchBridge(store);
 
     let n = 0;
     const baseRates: number[] = [];
@@ -152,7 +138,7 @@ async function storeBench(): Promise<number> {
       start = process.hrtime.bigint();
       for (let i = 0; i < perRound; i++) {
         n++;
-        await sink?.receive({
+        await sink.receive({
           platform: 'bench',
           channel: 'room',
           messageId: `m${n}`,
