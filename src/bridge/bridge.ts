@@ -357,7 +357,9 @@ export function createBridge(options: BridgeOptions): Bridge {
 
   const sink: AdapterSink = {
     receive: async (event: Inbound) => {
-      await reception.receive(event);
+      const received = await reception.receive(event);
+      // Kept in the store for the bridge that serves its room: as safe as stored.
+      return received === 'elsewhere' ? 'kept' : received;
     },
     command: async (event: CommandEvent) => {
       const id = randomUUID();
