@@ -356,11 +356,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   }
 
   const sink: AdapterSink = {
-    receive: async (event: Inbound) => {
-      const received = await reception.receive(event);
-      // Kept in the store for the bridge that serves its room: as safe as stored.
-      return received === 'elsewhere' ? 'kept' : received;
-    },
+    receive: (event: Inbound) => reception.receipt(event),
     command: async (event: CommandEvent) => {
       const id = randomUUID();
       const answer = calls.command(id);

@@ -87,6 +87,12 @@ export class Reception {
     return this.deliver(actor, event);
   }
 
+  /** What the platform's adapter hears: an event kept for the bridge that serves its room is as safe as stored. */
+  async receipt(input: Inbound): Promise<Receipt> {
+    const received = await this.receive(input);
+    return received === 'elsewhere' ? 'kept' : received;
+  }
+
   private async deliver(actor: RoomActor, event: Inbound): Promise<Receipt> {
     const at = event.at ?? this.deps.clock();
     if (event.edit) {
