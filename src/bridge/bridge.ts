@@ -356,9 +356,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   }
 
   const sink: AdapterSink = {
-    receive: async (event: Inbound) => {
-      await reception.receive(event);
-    },
+    receive: (event: Inbound) => reception.receipt(event),
     command: async (event: CommandEvent) => {
       const id = randomUUID();
       const answer = calls.command(id);

@@ -7,6 +7,7 @@
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
 import type { InboxPort, LeasePort, RoomRecord, RoomStore, StorePort } from '../store/port.js';
+import type { Received } from './reception.js';
 import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
 
@@ -22,7 +23,7 @@ export interface HandoverDeps {
   /** Resumes a room taken up (its restart, then its catch-up done). */
   readonly resume: (actor: RoomActor, record: RoomRecord) => Promise<void>;
   /** Takes a kept event as if just received; 'elsewhere' when another bridge serves its room after all. */
-  readonly receive: (event: Inbound) => Promise<'elsewhere' | undefined>;
+  readonly receive: (event: Inbound) => Promise<Received>;
   readonly log: Logger;
 }
 
