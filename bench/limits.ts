@@ -1,10 +1,11 @@
 /**
  * Limits of one bridge on this machine, each level measured in the same run beside its baseline:
  *  - rooms: one bridge (SQLite file store) on an in-memory platform with 10, 100 and 500 rooms in conversation
- *    (smoke: 5, 20), one `mention` agent, a model answering after 200 ms; every room at once sends a message, waits
- *    for its answer, sends the next, for 8 s (smoke: 1 s). Messages per second, the latency the bridge adds (answer
- *    time less the model's 200 ms) at p50/p99, memory per room (settled RSS after the run less before it, over the
- *    rooms); beside the bare model client at the same concurrency (one awaited completion per message, nothing
+ *    (smoke: 5, 20), one `mention` agent, a model answering after 200 ms; each room first holds 50 messages of
+ *    history (smoke: 10; none asks the agent, so every turn reads a full HISTORY_LIMIT window), then every room at
+ *    once sends a question, waits for its answer, sends the next, for 8 s (smoke: 1 s). Messages per second, the
+ *    latency the bridge adds (answer time less the model's 200 ms) at p50/p99, memory per room (settled RSS and JS
+ *    heap after the run less before the history, over the rooms); beside the bare model client at the same concurrency (one awaited completion per message, nothing
  *    stored). Each level runs in a child process (bench/lib/limits-child.ts), the fake model in this one;
  *  - identities: one bridge with 1, 10 and 50 agents (smoke: 1, 3), each its own bot on the Discord fake and its own
  *    app on the Slack fake: time for start() to log them all in, and memory per identity (the settled RSS of the
@@ -35,6 +36,8 @@ import { sized } from './lib/mode.js';
 
 const ROOM_LEVELS = sized([10, 100, 500], [5, 20]);
 const WINDOW_S = sized(8, 1);
+/** Each room's history before the conversation: HISTORY_LIMIT's default, so every turn reads a full window. */
+const HISTORY = sized(50, 10);
 const IDENTITY_LEVELS = sized([1, 10, 50], [1, 3]);
 const CHATTER = sized(50, 5);
 const SANDBOX_LEVELS = sized([1, 5, 20], [1, 2]);
@@ -87,7 +90,7 @@ async function rooms(): Promise<RoomsRow[]> {
   const rows: RoomsRow[] = [];
   try {
     for (const count of ROOM_LEVELS) {
-      const job = { part: 'rooms', rooms: count, seconds: WINDOW_S, llm: llm.baseURL } as const;
+      const job = { part: 'rooms', rooms: count, seconds: WINDOW_S, llm: llm.baseURL, history: HISTORY } as const;
       const calls = llm.requests.length;
       const bridge = await runChild<RoomsResult>({ ...job, mode: 'bridge' });
       const callsPerMessage = (llm.requests.length - calls) / bridge.asked;
@@ -98,20 +101,21 @@ async function rooms(): Promise<RoomsRow[]> {
     await llm.close();
   }
   console.log(
-    `Rooms: one bridge (SQLite file store, in-memory platform, one \`mention\` agent, a ${MODEL_MS} ms model); every room at once`,
+    `Rooms: one bridge (SQLite file store, in-memory platform, one \`mention\` agent, a ${MODEL_MS} ms model); each room`,
   );
   console.log(
-    `  sends a message, waits for its answer, sends the next, for ${WINDOW_S} s after each room's first message (opening it)`,
+    `  holds ${HISTORY} messages of history (stored in the time shown), then every room at once asks, waits for the answer,\n` +
+      `  asks again, for ${WINDOW_S} s`,
   );
   console.log(
-    '  rooms | opened in | messages/s (bare) | added p50 / p99 (bare)          | lost doubled errors | calls/msg | per room: RSS, heap (RSS)',
+    '  rooms | history in | messages/s (bare) | added p50 / p99 (bare)          | lost doubled errors | calls/msg | per room: RSS, heap (RSS)',
   );
   for (const { rooms: n, bridge, bare, callsPerMessage } of rows) {
     const rate = (r: RoomsResult) => r.answered / r.windowS;
     const latency = (r: RoomsResult) =>
       `${Math.round(percentile(r.added, 0.5))} / ${Math.round(percentile(r.added, 0.99))} ms`;
     console.log(
-      `  ${String(n).padStart(5)} | ${`${(bridge.openMs / 1000).toFixed(1)} s`.padStart(9)} | ` +
+      `  ${String(n).padStart(5)} | ${`${(bridge.fillMs / 1000).toFixed(2)} s`.padStart(10)} | ` +
         `${rate(bridge).toFixed(1).padStart(7)} (${rate(bare).toFixed(1).padStart(7)}) | ` +
         `${latency(bridge).padEnd(16)}(${latency(bare)})`.padEnd(32) +
         `| ${String(bridge.lost).padStart(4)} ${String(bridge.doubled).padStart(7)} ${String(bridge.errors).padStart(6)} | ` +
@@ -122,9 +126,10 @@ async function rooms(): Promise<RoomsRow[]> {
   }
   console.log(
     '  how: messages/s = answers in the window over its length; added = answer time less the model; RSS per room =\n' +
-      '  (settled RSS after the run - settled RSS after a warm-up turn in one room) / rooms, likewise the JS heap,\n' +
-      '  three collections first, in a child process holding only the bridge and its platform (the fake model runs\n' +
-      '  in the parent; small counts are within RSS noise); calls/msg = model calls, retries included, per message.\n' +
+      '  (settled RSS after the run - settled RSS after a warm-up turn in one room, before the history) / rooms,\n' +
+      '  likewise the JS heap, three collections first, in a child process holding only the bridge and its platform\n' +
+      '  (the fake model runs in the parent; small counts are within RSS noise); calls/msg = model calls, retries\n' +
+      '  included, per message.\n' +
       '  Bare (the baseline): the same loop calling the fake model directly, nothing stored.',
   );
   return rows;

@@ -28,6 +28,8 @@ export type ChildJob =
       readonly rooms: number;
       readonly seconds: number;
       readonly llm: string;
+      /** Messages each room holds before the conversation (none asks the agent), so every turn reads a full window. */
+      readonly history: number;
     }
   | {
       readonly part: 'identities';
@@ -47,7 +49,9 @@ export interface Memory {
 
 export interface RoomsResult {
   readonly rooms: number;
-  /** From every room's first message, sent at once, to the last of their answers (the rooms opened). */
+  /** The history put into the rooms before: how long it took to store, all rooms at once. */
+  readonly fillMs: number;
+  /** From every room's first question, sent at once, to the last of their answers. */
   readonly openMs: number;
   /** Answers in the measured window, over its length (the last answers waited for). */
   readonly answered: number;
@@ -175,6 +179,7 @@ async function roomsChild(job: Extract<ChildJob, { part: 'rooms' }>): Promise<Ro
     const after = await settledMemory();
     return {
       rooms: job.rooms,
+      fillMs: 0,
       openMs: run.openMs,
       added: run.added,
       lost: run.lost,
@@ -210,6 +215,16 @@ async function roomsChild(job: Extract<ChildJob, { part: 'rooms' }>): Promise<Ro
     if ((await platform.ask('warm', '@data warm-up')) !== 'answer') throw new Error('the warm-up turn got no answer');
     await bridge.idle();
     const before = await settledMemory();
+    const filling = performance.now();
+    await Promise.all(
+      rooms.map(async (room) => {
+        for (let i = 0; i < job.history; i += 1) {
+          await platform.say(`earlier message ${i} in ${room}: ${'words '.repeat(15)}`, { channel: room });
+        }
+      }),
+    );
+    await bridge.idle();
+    const fillMs = performance.now() - filling;
     const run = await converse(rooms, job.seconds, (room, text) => platform.ask(room, text));
     await bridge.idle();
     const after = await settledMemory();
@@ -217,6 +232,7 @@ async function roomsChild(job: Extract<ChildJob, { part: 'rooms' }>): Promise<Ro
     for (const room of rooms) doubled += Math.max(0, (platform.answers.get(room) ?? 0) - (run.sent.get(room) ?? 0));
     return {
       rooms: job.rooms,
+      fillMs,
       openMs: run.openMs,
       answered: run.added.length,
       asked: run.asked + 1,
