@@ -14,6 +14,9 @@
  *    SANDBOX_IMAGE: started at once by their first command, then a short command in all of them at once (3 rounds);
  *    start time, the command's latency, and each container's memory from the engine's stats. Without a Docker
  *    engine or the image, one line says so and that part is skipped (CI=true makes it required).
+ * Goals: every message answered exactly once at every room level (the ceiling and where the added p99 stays under
+ * a second are figures, not goals: they move with the machine's load); the most identities connected within 30 s
+ * on each platform; no sandbox command failed.
  *   npm run bench -- limits [--smoke]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -345,17 +348,16 @@ async function sandboxes(): Promise<SandboxRow[] | undefined> {
 
 async function main(): Promise<void> {
   const roomRows = await rooms();
-  const comfortable = roomRows.filter((r) => percentile(r.bridge.added, 0.99) < COMFORTABLE_P99_MS);
+  const comfortable = roomRows.filter((r) => percentile(r.bridge.added, 0.99) < COMFORTABLE_P99_MS).map((r) => r.rooms);
   const exact = roomRows.every((r) => r.bridge.lost === 0 && r.bridge.doubled === 0 && r.bridge.errors === 0);
-  const largest = roomRows.at(-1);
+  const ceiling = Math.max(...roomRows.map((r) => r.bridge.answered / r.bridge.windowS));
   reportGoal({
     figure:
-      `rooms: added p99 under ${COMFORTABLE_P99_MS} ms up to ${Math.max(0, ...comfortable.map((r) => r.rooms))} rooms; ` +
-      `at ${largest?.rooms} rooms ${((largest?.bridge.answered ?? 0) / (largest?.bridge.windowS ?? 1)).toFixed(0)} messages/s, ` +
-      `p99 ${Math.round(percentile(largest?.bridge.added ?? [], 0.99))} ms; every message answered once: ${exact ? 'yes' : 'no'}`,
-    goal: `every message answered once, and added p99 < ${COMFORTABLE_P99_MS} ms at ${ROOM_LEVELS[1]} rooms`,
-    met: exact && comfortable.some((r) => r.rooms === ROOM_LEVELS[1]),
-    how: `${ROOM_LEVELS.join(', ')} rooms in conversation for ${WINDOW_S} s each, a ${MODEL_MS} ms model, one bridge on SQLite`,
+      `rooms: at most ${ceiling.toFixed(0)} messages/s; added p99 under ${COMFORTABLE_P99_MS} ms at ` +
+      `${comfortable.length > 0 ? `${comfortable.join(', ')} rooms` : 'no level'}; every message answered exactly once: ${exact ? 'yes' : 'no'}`,
+    goal: 'every message answered exactly once, at every level',
+    met: exact,
+    how: `${ROOM_LEVELS.join(', ')} rooms asking one question after another for ${WINDOW_S} s each, a ${MODEL_MS} ms model, one bridge on SQLite`,
   });
   console.log('');
   const identityRows = await identities();
