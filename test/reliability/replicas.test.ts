@@ -296,7 +296,10 @@ describe.runIf(pgSuite.plan.run)('replicas as real processes (SIGKILL, SIGSTOP/S
     // The humans stop; every question is answered; both replicas stop cleanly (nothing more can be posted).
     posting = false;
     await Promise.all(talks);
-    await within(3 * ANSWER_WITHIN_MS, 'every question answered', () => asked.every((q) => answered.has(q.marker)));
+    // Bounded; what is still unanswered then is named by the tally below.
+    await within(3 * ANSWER_WITHIN_MS, 'every question answered', () =>
+      asked.every((q) => answered.has(q.marker)),
+    ).catch(() => undefined);
     for (const replica of [first, second]) await running.get(replica)?.stop('SIGTERM');
     clearInterval(poller);
 
