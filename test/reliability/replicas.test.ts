@@ -22,6 +22,7 @@ import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 import { type BridgeChild, startBridgeChild } from '../helpers/bridge-child.js';
 import { roomMessagesOf } from '../helpers/harness.js';
 import { migratedPostgres } from '../helpers/postgres-suite.js';
+import { type ProxiedRequest, type RecordingProxy, startRecordingProxy } from '../helpers/recording-proxy.js';
 
 const LEASE_S = 5;
 /** The requirement: each answer within the lease plus 10 s of its question. */
@@ -82,6 +83,21 @@ interface ModelCall {
   readonly answersAt: number;
 }
 
+/** The text of a message a bridge posted through its proxy (Discord's REST, Slack's chat.postMessage). */
+function postedText(request: ProxiedRequest): string | undefined {
+  if (request.method !== 'POST') return undefined;
+  if (request.route === '/discord' && /\/channels\/\d+\/messages$/.test(request.path)) {
+    try {
+      return String((JSON.parse(request.body) as { content?: unknown }).content ?? '');
+    } catch {
+      return request.body;
+    }
+  }
+  if (request.route === '/slack' && request.path.endsWith('/chat.postMessage'))
+    return new URLSearchParams(request.body).get('text') ?? request.body;
+  return undefined;
+}
+
 const pgSuite = migratedPostgres();
 
 describe.runIf(pgSuite.plan.run)('replicas as real processes (SIGKILL, SIGSTOP/SIGCONT) on Discord and Slack', () => {
@@ -92,8 +108,10 @@ describe.runIf(pgSuite.plan.run)('replicas as real processes (SIGKILL, SIGSTOP/S
   let db: pg.Client | undefined;
   let database: string | undefined;
   const children: BridgeChild[] = [];
+  const proxies = new Map<string, RecordingProxy>();
   afterAll(async () => {
     for (const child of children) await child.stop('SIGKILL');
+    for (const proxy of proxies.values()) await proxy.close();
     await db?.end();
     await llm?.close();
     await discord?.close();
@@ -147,6 +165,16 @@ describe.runIf(pgSuite.plan.run)('replicas as real processes (SIGKILL, SIGSTOP/S
         'You answer questions.',
       ].join('\n'),
     );
+    // Each replica reaches the platforms' APIs through its own proxy: the proxy's records say what that process sent.
+    for (const replica of ['a', 'b'])
+      proxies.set(
+        replica,
+        await startRecordingProxy({
+          '/discord': new URL(discord.apiURL).origin,
+          '/slack': new URL(slack.apiUrl).origin,
+        }),
+      );
+    const proxyOf = (replica: string) => proxies.get(replica)?.url ?? '';
     const envOf = (replica: string): NodeJS.ProcessEnv => ({
       PATH: process.env.PATH ?? '',
       ROUNDTABLE_CWD: dir,
@@ -161,9 +189,9 @@ describe.runIf(pgSuite.plan.run)('replicas as real processes (SIGKILL, SIGSTOP/S
       OPENAI_API_KEY: `key-${replica}`,
       LLM_MAX_RETRIES: '0',
       LLM_TIMEOUT_S: '20',
-      DISCORD_API_URL: discord?.apiURL ?? '',
+      DISCORD_API_URL: `${proxyOf(replica)}/discord/api`,
       DISCORD_TOKEN_CODE: 'tok-code',
-      SLACK_API_URL: slack?.apiUrl ?? '',
+      SLACK_API_URL: `${proxyOf(replica)}/slack/api/`,
       SLACK_BOT_TOKEN_CODE: app.botToken,
       SLACK_APP_TOKEN_CODE: app.appToken,
       SLACK_REPLY_IN_THREAD: 'false',
@@ -313,6 +341,9 @@ describe.runIf(pgSuite.plan.run)('replicas as real processes (SIGKILL, SIGSTOP/S
     const late = delays.filter((d) => d.ms > ANSWER_WITHIN_MS);
     const worst = delays.reduce((max, d) => (d.ms > max.ms ? d : max), { marker: '', ms: 0 });
     const moved = [...movedAfter(firstRooms, first, firstKilledAt), ...movedAfter(secondRooms, second, secondKilledAt)];
+    const postedAfterResuming = (proxies.get(first)?.requests ?? []).filter(
+      (r) => r.at >= resumedAt && postedText(r) !== undefined,
+    ).length;
     const retried = (slack?.deliveries ?? []).filter((d) => Number(d.envelope.retry_attempt ?? 0) > 0).length;
     const during = (from: number, to: number) => asked.filter((q) => q.at >= from && q.at < to).length;
     console.log(
@@ -323,7 +354,8 @@ describe.runIf(pgSuite.plan.run)('replicas as real processes (SIGKILL, SIGSTOP/S
         `paused ${first} holding ${pausedRooms.length} rooms with ${underWay.length} model calls under way;`,
         `first answer by the other replica in a moved room within ${(Math.max(...moved.filter(Number.isFinite)) / 1000).toFixed(1)} s;`,
         `worst answer delay ${(worst.ms / 1000).toFixed(1)} s (${worst.marker}); ${calls.length} model calls;`,
-        `${retried} Slack envelopes sent again (unacknowledged)`,
+        `${retried} Slack envelopes sent again (unacknowledged);`,
+        `${postedAfterResuming} posts by ${first} after it resumed`,
       ].join(' '),
     );
 
@@ -331,13 +363,17 @@ describe.runIf(pgSuite.plan.run)('replicas as real processes (SIGKILL, SIGSTOP/S
     expect(otherPosts).toEqual([]);
     // The resumed replica posted nothing it was doing when paused: each answer it posted after resuming comes from a
     // model call it made after resuming; what it had under way was answered once, by the other replica.
-    const stale = all.filter(
-      (a) =>
-        a.by === first &&
-        a.at >= resumedAt &&
-        !calls.some((c) => c.marker === a.marker && c.replica === first && c.at >= resumedAt),
-    );
+    const fresh = (text: string) => {
+      const [, marker, by] = /re: (\S+) by (\w+)/.exec(text) ?? [];
+      return by === first && calls.some((c) => c.marker === marker && c.replica === first && c.at >= resumedAt);
+    };
+    const stale = (proxies.get(first)?.requests ?? [])
+      .filter((r) => r.at >= resumedAt)
+      .map(postedText)
+      .filter((text): text is string => text !== undefined && !fresh(text));
     expect(stale).toEqual([]);
+    // (Its proxy saw its posts before the pause: the records are what it sent.)
+    expect((proxies.get(first)?.requests ?? []).some((r) => r.at < pausedAt && postedText(r) !== undefined)).toBe(true);
     expect(underWay.length).toBeGreaterThan(0);
     for (const marker of underWay) expect(byMarker.get(marker)?.map((a) => a.by)).toEqual([second]);
     // The pause lost the replica its rooms: the other one served them meanwhile.
