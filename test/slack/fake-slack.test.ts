@@ -1,5 +1,6 @@
 import { App, LogLevel } from '@slack/bolt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
 
 const quiet = {
@@ -251,5 +252,104 @@ describe('fake Slack, driven by the real Bolt', () => {
 
     expect([good.status, forged.status, stale.status]).toEqual([200, 401, 401]);
     expect(texts).toEqual(['signed']);
+  });
+
+  describe('an app with several Socket Mode connections (several bridges on one app)', () => {
+    let fake: FakeSlack;
+    afterEach(async () => {
+      await fake?.close();
+    });
+
+    /** A Bolt connection of the app that records each message event it gets (text, retry number). */
+    async function connection(app: ReturnType<FakeSlack['addApp']>, seen: Array<{ text: string; retry: number }>) {
+      const bolt = new App({
+        token: app.botToken,
+        appToken: app.appToken,
+        socketMode: true,
+        logger: quiet,
+        clientOptions: { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } },
+      });
+      apps.push(bolt);
+      bolt.event('message', async ({ event, context }) => {
+        seen.push({ text: 'text' in event ? (event.text ?? '') : '', retry: context.retryNum ?? 0 });
+      });
+      await bolt.start();
+      return bolt;
+    }
+
+    /** A connection that takes envelopes and never acknowledges them (a bridge that died or is paused). */
+    async function silentConnection(app: ReturnType<FakeSlack['addApp']>): Promise<{ ws: WebSocket; got: string[] }> {
+      const got: string[] = [];
+      const ws = new WebSocket(fake.socketUrl(app));
+      ws.on('message', (data) => {
+        const envelope = JSON.parse(String(data)) as { payload?: { event?: { text?: string } } };
+        if (envelope.payload?.event?.text) got.push(envelope.payload.event.text);
+      });
+      await new Promise((resolve) => ws.once('open', resolve));
+      return { ws, got };
+    }
+
+    it('gives each event to one open connection, each connection in turn', async () => {
+      fake = await startFakeSlack();
+      fake.socketMode({ choice: 'round-robin' });
+      const app = fake.addApp('shared');
+      const alice = fake.addHuman('alice');
+      const room = fake.addChannel('turns', [alice, app]);
+      const first: Array<{ text: string; retry: number }> = [];
+      const second: Array<{ text: string; retry: number }> = [];
+      await connection(app, first);
+      await connection(app, second);
+      await fake.waitFor(() => fake.isConnected('shared'), 5000, 'connections');
+
+      for (const text of ['one', 'two', 'three', 'four']) fake.say(alice, room, text);
+      await fake.waitFor(() => first.length + second.length === 4, 5000, 'events');
+
+      expect([first.length, second.length]).toEqual([2, 2]);
+      expect([...first, ...second].map((e) => e.text).sort()).toEqual(['four', 'one', 'three', 'two']);
+      expect(new Set(fake.deliveries.map((d) => d.connection)).size).toBe(2);
+    });
+
+    it('sends an envelope not acknowledged in time again, to another open connection, with retry_attempt', async () => {
+      fake = await startFakeSlack();
+      fake.socketMode({ choice: 'round-robin', redeliverAfterMs: 200 });
+      const app = fake.addApp('retrying');
+      const alice = fake.addHuman('alice');
+      const room = fake.addChannel('slow', [alice, app]);
+      const silent = await silentConnection(app);
+      const acking: Array<{ text: string; retry: number }> = [];
+      await connection(app, acking);
+
+      fake.say(alice, room, 'first');
+      fake.say(alice, room, 'second');
+      await fake.waitFor(() => acking.length === 2, 5000, 'both events at the acknowledging connection');
+
+      // Round-robin gave one of them to the silent connection first; it came back as a retry.
+      expect(silent.got).toHaveLength(1);
+      expect(acking.find((e) => e.text === silent.got[0])?.retry).toBe(1);
+      expect(acking.filter((e) => e.retry === 0)).toHaveLength(1);
+      silent.ws.terminate();
+    });
+
+    it('sends again what a connection left unacknowledged when it closed, and keeps the default of no retries', async () => {
+      fake = await startFakeSlack();
+      const app = fake.addApp('closing');
+      const alice = fake.addHuman('alice');
+      const room = fake.addChannel('closing', [alice, app]);
+      const acking: Array<{ text: string; retry: number }> = [];
+      await connection(app, acking);
+      const silent = await silentConnection(app);
+      // By default the newest connection gets every envelope and nothing is retried.
+      fake.say(alice, room, 'kept by the default');
+      await fake.waitFor(() => silent.got.length === 1, 5000, 'the newest connection');
+      fake.socketMode({ redeliverAfterMs: 60_000 });
+      fake.say(alice, room, 'left behind');
+      await fake.waitFor(() => silent.got.length === 2, 5000, 'the second event');
+
+      silent.ws.terminate();
+      await fake.waitFor(() => acking.length === 1, 5000, 'the retry after the close');
+
+      expect(acking).toEqual([{ text: 'left behind', retry: 1 }]);
+      expect(fake.deliveries.at(-1)?.envelope.retry_reason).toBe('connection_closed');
+    });
   });
 });

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type ReadLimit, ReadLimits } from './read-limits.js';
 import { postSigned, type SignedPostOptions } from './signing.js';
-import { SocketHub } from './socket-hub.js';
+import { type ConnectionChoice, SocketHub } from './socket-hub.js';
 import type {
   Ack,
   ApiCall,
@@ -72,6 +72,7 @@ export class FakeSlack implements WebApiHost {
         this.notify();
       },
       () => this.notify(),
+      (envelopeId, reason, connection) => this.retryUnacked(envelopeId, reason, connection),
     );
     this.server = createServer((req, res) => {
       this.route(req, res).catch((error: unknown) => {
@@ -148,6 +149,18 @@ export class FakeSlack implements WebApiHost {
    */
   loseUndelivered(lose: boolean): void {
     this.hub.loseUndelivered = lose;
+  }
+
+  /**
+   * How Socket Mode hands out envelopes when an app has several connections (several bridges on one app): `choice`
+   * says which open connection gets each one (`newest`, the default, or `round-robin`: each in turn, as Slack spreads
+   * an app's events over its connections); with `redeliverAfterMs`, an envelope not acknowledged in that time, or
+   * left unacknowledged on a connection that closed, is sent again (a new envelope id, `retry_attempt` one more,
+   * `retry_reason`), at most 3 times, as Slack retries.
+   */
+  socketMode(options: { choice?: ConnectionChoice; redeliverAfterMs?: number }): void {
+    if (options.choice) this.hub.choice = options.choice;
+    if (options.redeliverAfterMs !== undefined) this.hub.redeliverAfterMs = options.redeliverAfterMs;
   }
 
   /** Makes the next call(s) of a Web API method fail in the given way, in order. */
@@ -346,7 +359,7 @@ export class FakeSlack implements WebApiHost {
   }
 
   /** Sends an envelope again, as Slack does when an ack came late (Socket Mode or HTTP). */
-  redeliver(envelopeId: string, options: { attempt?: number; reason?: string } = {}): void {
+  redeliver(envelopeId: string, options: { attempt?: number; reason?: string; avoid?: number } = {}): void {
     const original = this.deliveries.find((d) => d.envelopeId === envelopeId);
     if (!original) throw new Error(`fake slack: no envelope ${envelopeId}`);
     const envelope = {
@@ -355,7 +368,7 @@ export class FakeSlack implements WebApiHost {
       retry_attempt: options.attempt ?? 1,
       retry_reason: options.reason ?? 'timeout',
     };
-    this.deliver(this.app(original.app), envelope.envelope_id, original.type, envelope);
+    this.deliver(this.app(original.app), envelope.envelope_id, original.type, envelope, options.avoid);
   }
 
   /** POSTs an events_api body to an HTTP-mode app, signed (or forged), and resolves with the status. */
@@ -491,14 +504,30 @@ export class FakeSlack implements WebApiHost {
     this.deliver(app, envelopeId, 'events_api', envelope);
   }
 
-  private deliver(app: FakeApp, envelopeId: string, type: Delivery['type'], envelope: Record<string, unknown>): void {
-    this.deliveries.push({ app: app.name, envelopeId, type, envelope, sentAt: performance.now() });
+  private deliver(
+    app: FakeApp,
+    envelopeId: string,
+    type: Delivery['type'],
+    envelope: Record<string, unknown>,
+    avoid?: number,
+  ): void {
+    const delivery: Delivery = { app: app.name, envelopeId, type, envelope, sentAt: performance.now() };
+    this.deliveries.push(delivery);
     if (app.requestUrl) {
       void this.deliverHttp(app, envelopeId, type, envelope);
     } else {
-      this.hub.send(app.name, JSON.stringify(envelope));
+      delivery.connection = this.hub.send(app.name, JSON.stringify(envelope), envelopeId, avoid);
     }
     this.notify();
+  }
+
+  /** Slack sends an envelope it stopped waiting for again, up to 3 retries. */
+  private retryUnacked(envelopeId: string, reason: 'timeout' | 'connection_closed', connection: number): void {
+    const original = this.deliveries.find((d) => d.envelopeId === envelopeId);
+    if (!original) return;
+    const attempt = Number(original.envelope.retry_attempt ?? 0) + 1;
+    if (attempt > 3) return;
+    this.redeliver(envelopeId, { attempt, reason, avoid: connection });
   }
 
   private async deliverHttp(

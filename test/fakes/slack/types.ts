@@ -61,6 +61,8 @@ export interface Delivery {
   readonly type: 'events_api' | 'slash_commands' | 'interactive';
   readonly envelope: Record<string, unknown>;
   readonly sentAt: number;
+  /** The Socket Mode connection it went to (numbered from 1 in the order they opened); unset while kept, or over HTTP. */
+  connection?: number | undefined;
 }
 
 export interface Ack {
