@@ -128,6 +128,14 @@ export class Poster {
     await this.deps.ready;
     for (let tries = 0; ; ) {
       if (signal.aborted) return;
+      // A room another bridge serves now (this one lost its lease, paused or cut off): its holder posts it.
+      if (!actor.serving) {
+        this.deps.log.info(
+          { room: actor.key, post: post.id, tries },
+          'the room is served elsewhere: its post is left to it',
+        );
+        return;
+      }
       let ids: readonly string[];
       const attempt = tryOf(signal);
       try {

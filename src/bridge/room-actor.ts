@@ -181,6 +181,16 @@ export class RoomActor {
     for (const wake of waiters) wake();
   }
 
+  /**
+   * Whether this bridge may still act for the room: not stopped, and (with replicas) surely within its lease. A post
+   * a bridge that lost the room was still trying is left to the room's new holder, which sends it from the outbox.
+   */
+  get serving(): boolean {
+    if (this.stopped) return false;
+    const { lease } = this.deps;
+    return !lease || lease.fence(this.record.id) !== undefined;
+  }
+
   /** Stops taking events (shutdown): what is queued is left for the next start. */
   stop(): void {
     this.stopped = true;

@@ -4,6 +4,7 @@
  * message is answered once. A throw-away cluster for this file; outside CI, without Postgres, one line and skipped.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { doubling } from '../../src/bridge/backoff.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import { silentLogger } from '../../src/log.js';
 import { registry } from '../../src/metrics.js';
@@ -58,6 +59,8 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
         sandbox: new FakeSandbox(),
         adapters: [platform.adapter(replica)],
         logger: silentLogger(),
+        // Posts refused for a reason that passes are tried again within 200 ms.
+        backoff: doubling(50, 200),
       });
       await bridge.start();
       const entry = { bridge, store };
@@ -141,6 +144,27 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     for (const room of await b.store.rooms.all()) {
       expect((await b.store.rooms.history(room.id, 100)).filter((m) => m.author === 'alice')).toHaveLength(2);
     }
+  });
+
+  it("leaves a post it could not make to the room's new holder once its lease is lost, and tries it no more", async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    const [a] = started;
+    if (!a) throw new Error('two replicas expected');
+    // Only a receives the question (a takes the room), and the platform refuses a's posts for now.
+    platform.refusing.add('a');
+    platform.say('lost', '@data a question', 'a');
+    await until(() => (platform.tries.get('a') ?? 0) >= 2);
+    // a is cut off from the database: its lease lapses, and b takes the room up and posts the answer from the outbox.
+    await a.store.close();
+    await until(() => platform.answers('lost').length === 1);
+    expect(platform.posts.filter((p) => p.channel === 'lost').map((p) => p.by)).toEqual(['b']);
+    // a's retry waits are 200 ms at most: over several of them, a does not try the post again.
+    const tried = platform.tries.get('a');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(platform.tries.get('a')).toBe(tried);
+    platform.refusing.delete('a');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(platform.answers('lost')).toEqual(['on it']);
   });
 
   it("answers a message given to one replica only (as Slack does) from the room's holder", async () => {

@@ -1,3 +1,4 @@
+import { AdapterError } from '../../src/errors.js';
 import type {
   AdapterSink,
   ChatAdapter,
@@ -16,6 +17,10 @@ export class SharedPlatform {
   readonly posts: Array<Outbound & { id: string; by: string }> = [];
   /** What each replica's bridge said became of each message it received (by message id), as an adapter hears it. */
   readonly receipts = new Map<string, Receipt | undefined>();
+  /** Replicas whose posts the platform refuses for now, for a reason that passes (a 503). */
+  readonly refusing = new Set<string>();
+  /** How many times each replica tried to post. */
+  readonly tries = new Map<string, number>();
   private readonly sinks = new Map<string, AdapterSink>();
   private next = 1;
   private readonly keys = new Map<string, string>();
@@ -30,6 +35,10 @@ export class SharedPlatform {
         this.sinks.delete(replica);
       },
       post: async (message: Outbound, options?: PostOptions): Promise<Posted> => {
+        this.tries.set(replica, (this.tries.get(replica) ?? 0) + 1);
+        if (this.refusing.has(replica)) {
+          throw new AdapterError('shared', 'the platform is unavailable (503)', { retryable: true });
+        }
         // Like Discord's nonce: a post sent again under its outbox key (a room taken up mid-post) is the same post.
         const again = options?.key ? this.keys.get(options.key) : undefined;
         if (again) return { messageIds: [again] };
