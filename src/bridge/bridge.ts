@@ -1,14 +1,13 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { type Config, replicaId } from '../config/index.js';
 import { EmbeddingWorker } from '../llm/embedding-worker.js';
 import { embedderFor, storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
 import { reportSpend } from '../metrics.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
-import type { RoomSetup } from '../room/state.js';
 import { redact } from '../secrets.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
-import type { RoomRecord, StorePort } from '../store/port.js';
+import type { StorePort } from '../store/port.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { type Backoff, DEFAULT_BACKOFF } from './backoff.js';
 import { BatchTurns } from './batch-turns.js';
@@ -23,11 +22,12 @@ import { Notices } from './notices.js';
 import { Overview } from './overview.js';
 import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
-import { PRIVATE_PLATFORM, PrivateRooms, privatePair } from './private-rooms.js';
+import { PRIVATE_PLATFORM, PrivateRooms } from './private-rooms.js';
 import { Reception } from './reception.js';
 import { RequestIds } from './request-ids.js';
 import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
+import { roomSetup } from './room-setup.js';
 import { Rooms } from './rooms.js';
 import { statusText } from './status.js';
 import { StoreOutage } from './store-outage.js';
@@ -55,37 +55,6 @@ const REFUSED_COMMAND = 'the bridge cannot save to its store right now, and too 
 
 /** Messages kept in a turn's view of its room: the context window, at least. */
 const MIN_WINDOW = 64;
-
-/** The room's fixed facts from the configuration. */
-export function roomSetup(config: Config, record: RoomRecord): RoomSetup {
-  const { settings, agents } = config;
-  const pair = record.platform === PRIVATE_PLATFORM ? privatePair(agents, record.platform, record.channel) : undefined;
-  const batching = settings.BATCHING === 'on';
-  return {
-    key: record.key,
-    agents: agents.map((a) => ({
-      name: a.name,
-      activation: a.activation,
-      // Who may share a batched call: the same endpoint, model and key (kept as a digest, never the key itself).
-      ...(batching
-        ? {
-            batchGroup: createHash('sha256')
-              .update(`${a.endpoint}\n${a.model}\n${a.apiKey ?? ''}`)
-              .digest('hex'),
-          }
-        : {}),
-    })),
-    turnLimit: settings.TURN_LIMIT,
-    kind: pair ? 'pair' : record.directAgent ? 'direct' : 'room',
-    ...(record.directAgent ? { directAgent: record.directAgent } : {}),
-    ...(pair ? { pair: [pair[0].name, pair[1].name] as const } : {}),
-    privacy: settings.PRIVACY_ROOMS.includes(record.key) ? 'mentions' : settings.PRIVACY,
-    requestTimeoutMs: settings.REPLY_TIMEOUT_S * 1000,
-    editWindowMs: settings.EDIT_WAKE_MINUTES * 60_000,
-    maxToolRounds: settings.MAX_TOOL_ROUNDS,
-    batching,
-  };
-}
 
 /** The running shell: starts and stops the adapters, offers them the sink, and waits for rooms to settle. */
 export class Bridge {
