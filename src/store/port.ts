@@ -11,6 +11,7 @@ import type { RoomState } from '../room/state.js';
 import type { RoomMessage } from '../room/types.js';
 
 export type {
+  AbandonedHolds,
   ReserveResult,
   SpendPort,
   SpendRow,
@@ -116,6 +117,39 @@ export interface InboxPort {
   list(holder: string): Promise<InboxEvent[]>;
   /** Forgets events taken. */
   done(ids: readonly number[]): Promise<void>;
+}
+
+/** A bridge sharing the store (a replica), as it records itself. */
+export interface ReplicaInfo {
+  /** REPLICA_ID. */
+  readonly id: string;
+  /** The host name it runs on. */
+  readonly host: string;
+  /** Its sandbox engine's identity (Docker's engine ID); null when none is known. */
+  readonly engine: string | null;
+  /** SANDBOX_WORKSPACES: bind or volume. */
+  readonly workspaces: string;
+}
+
+export interface ReplicaRecord extends ReplicaInfo {
+  /** When it started and when it was last seen (ms since the epoch, the database's clock). */
+  readonly startedAt: number;
+  readonly seenAt: number;
+}
+
+/**
+ * The registry of the bridges sharing the store (replicas): each records itself at start and is marked seen with
+ * every renewal of its leases, so the others know which are live. SQLite has none: its one bridge is alone.
+ */
+export interface ReplicaPort {
+  /** Records the replica as started now (its previous run's row, under the same id, replaced). */
+  join(replica: ReplicaInfo): Promise<void>;
+  /** Marks the replica seen now (its row written again when it is missing). */
+  beat(replica: ReplicaInfo): Promise<void>;
+  /** The replicas seen within `liveMs` (the database's clock), by id. */
+  live(liveMs: number): Promise<ReplicaRecord[]>;
+  /** Forgets the replica (a clean stop, or a start refused). */
+  leave(id: string): Promise<void>;
 }
 
 /** Blocks of request ids from a store several bridges share, so no two bridges give the same id. */
@@ -374,6 +408,8 @@ export interface StorePort {
   readonly leases?: LeasePort;
   /** Events kept for the bridge serving their room (with leases); absent on SQLite. */
   readonly inbox?: InboxPort;
+  /** The registry of the bridges sharing the store; absent on SQLite. */
+  readonly replicas?: ReplicaPort;
   /** Request ids for bridges sharing the store; absent on SQLite (one bridge numbers on from the highest stored). */
   readonly requestIds?: RequestIdBlocks;
   /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */

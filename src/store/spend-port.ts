@@ -22,6 +22,17 @@ export interface SpendRow {
   readonly reserved: number;
 }
 
+/**
+ * Whose holds are abandoned when bridges share the store: those of every replica not seen within `liveMs` (the
+ * database's clock) or of none recorded, and `replica`'s own when `own` (its previous run's, at its start) — never
+ * those of a live replica's calls under way.
+ */
+export interface AbandonedHolds {
+  readonly replica: string;
+  readonly liveMs: number;
+  readonly own: boolean;
+}
+
 /** A day's spend per scope, held before each model call and settled after it (money in nano-dollars). */
 export interface SpendPort {
   /**
@@ -33,11 +44,16 @@ export interface SpendPort {
     readonly day: string;
     readonly scopes: readonly SpendScope[];
     readonly at: number;
+    /** REPLICA_ID of the bridge making the call (whose liveness decides when the hold is abandoned). */
+    readonly replica?: string | undefined;
   }): Promise<ReserveResult>;
   /** Replaces a hold with what the call cost in each scope (null: not known, so the whole hold is spent). */
   settle(id: string, costs: ReadonlyMap<string, number> | null): Promise<void>;
-  /** Holds left by a bridge that stopped mid-call become spent (their usage is not known); how many there were. */
-  settleAbandoned(): Promise<number>;
+  /**
+   * Holds left by a bridge that stopped mid-call become spent (their usage is not known); how many there were. Without
+   * `abandoned` every hold is (one bridge, at its start); with it, only those of replicas not live.
+   */
+  settleAbandoned(abandoned?: AbandonedHolds): Promise<number>;
   /** Every scope's spend on `day`. */
   day(day: string): Promise<SpendRow[]>;
   /** Limits an operator set (`/budget`), which win over the configuration: nano-dollars, or null for none. */
