@@ -24,6 +24,7 @@ import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM, PrivateRooms } from './private-rooms.js';
 import { Reception } from './reception.js';
+import { type ReplicaRegistry, registryFor } from './replica-registry.js';
 import { RequestIds } from './request-ids.js';
 import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
@@ -74,6 +75,8 @@ export class Bridge {
       readonly journal: StorePort['tools'];
       /** The rooms' leases, with bridges sharing the store. */
       readonly lease: LeaseKeeper | undefined;
+      /** This bridge's row among the replicas sharing the store. */
+      readonly registry: ReplicaRegistry | undefined;
       /** Takes up rooms and events other bridges left (with bridges sharing the store). */
       readonly handover: Handover | undefined;
       /** What a shutdown stops first: turns, timers, batched calls, inbound. */
@@ -93,6 +96,8 @@ export class Bridge {
    */
   async start(): Promise<void> {
     const { store, rooms, adapters } = this.parts;
+    // First: a replica that cannot run beside the live ones (bind workspaces on another engine) refuses to start.
+    await this.parts.registry?.join();
     this.parts.lease?.start();
     const records = await store.rooms.all();
     await this.parts.spend.recover();
@@ -129,6 +134,7 @@ export class Bridge {
     // Nothing is decided here any more: other bridges may take these rooms at once, and take up their work.
     const busy = this.parts.rooms.all().filter((actor) => hasWork(actor.state));
     await this.parts.lease?.stop(new Set(busy.map((actor) => actor.record.id)));
+    await this.parts.registry?.leave();
     for (const adapter of this.parts.adapters) {
       await adapter.stop().catch((error: unknown) => this.log.warn({ err: error }, 'adapter stop failed'));
     }
@@ -169,6 +175,9 @@ export function createBridge(options: BridgeOptions): Bridge {
   const calls = new Calls();
   const timers = new Timers(options.scheduler ?? processScheduler(clock));
   const chats = new PrivateChats({ agents, chats: store.chats, clock, ttlMs: settings.CHAT_REQUEST_TIMEOUT_S * 1000 });
+  const leases = store.leases;
+  const replica = leases ? replicaId(settings) : undefined;
+  const ttlMs = settings.ROOM_LEASE_S * 1000;
   const spend = new SpendMeter({ store: store.spend, settings, agents, clock, log });
   reportSpend(() => spend.snapshot());
   const embedder = embedderFor(settings);
@@ -261,16 +270,20 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
-  // A store several bridges may share (Postgres): a room is served only under its lease.
-  const lease = store.leases
-    ? new LeaseKeeper({
-        leases: store.leases,
-        replica: replicaId(settings),
-        ttlMs: settings.ROOM_LEASE_S * 1000,
-        clock,
-        log,
-      })
-    : undefined;
+  // A store several bridges may share (Postgres): each records itself among the replicas, and serves a room only
+  // under its lease.
+  const registry = registryFor(store, replica, { workspaces: settings.SANDBOX_WORKSPACES, sandbox, ttlMs, log });
+  const lease =
+    store.leases && replica !== undefined
+      ? new LeaseKeeper({
+          leases: store.leases,
+          replica,
+          ttlMs,
+          clock,
+          log,
+          beat: registry ? () => registry.beat() : undefined,
+        })
+      : undefined;
   const rooms = new Rooms({
     store: store.rooms,
     adapters,
@@ -358,7 +371,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     ...marks.sink(async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done'),
   };
   const handover = handoverFor(store, lease, {
-    ttlMs: settings.ROOM_LEASE_S * 1000,
+    ttlMs,
     adopt: (record) => rooms.adopt(record),
     receive: (event) => reception.receive(event),
     log,
@@ -372,6 +385,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     ready,
     journal: store.tools,
     lease,
+    registry,
     handover,
     stoppers: [
       () => reception.stop(),

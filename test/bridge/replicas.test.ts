@@ -39,25 +39,46 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     await pg.cluster().dropDatabase(database);
   });
 
-  async function replicas(names: string[]) {
+  /** How a replica is started: its sandbox engine and workspaces, its agent's price, more settings. */
+  interface ReplicaOptions {
+    readonly engine?: string;
+    readonly workspaces?: 'bind' | 'volume';
+    readonly price?: { input: number; cached: number; output: number };
+    readonly env?: Record<string, string>;
+  }
+
+  async function replicas(names: string[], options: ReplicaOptions = {}) {
     const db = await pg.cluster().createDatabase({ from: pg.migrated() });
     database = db.name;
     const platform = new SharedPlatform();
-    const config = (replica: string) =>
+    const config = (replica: string, more: ReplicaOptions) =>
       testConfig({
-        agents: [{ name: 'data', activation: 'mention' }],
-        env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', REPLICA_ID: replica, ROOM_LEASE_S: String(LEASE_S) },
+        agents: [{ name: 'data', activation: 'mention', ...(more.price ? { price: more.price } : {}) }],
+        env: {
+          OPENAI_BASE_URL: llm.baseURL,
+          LLM_MAX_RETRIES: '0',
+          REPLICA_ID: replica,
+          ROOM_LEASE_S: String(LEASE_S),
+          ...(more.workspaces ? { SANDBOX_WORKSPACES: more.workspaces } : {}),
+          ...more.env,
+        },
       });
-    const start = async (replica: string) => {
+    const start = async (replica: string, more: ReplicaOptions = options) => {
       const store = await openPostgresStore(db.url);
       const bridge = createBridge({
-        config: config(replica),
+        config: config(replica, more),
         store,
-        sandbox: new FakeSandbox(),
+        sandbox: new FakeSandbox(undefined, more.engine === undefined ? {} : { engine: more.engine }),
         adapters: [platform.adapter(replica)],
         logger: silentLogger(),
       });
-      await bridge.start();
+      try {
+        await bridge.start();
+      } catch (error) {
+        await bridge.stop();
+        await store.close();
+        throw error;
+      }
       const entry = { bridge, store };
       running.push(entry);
       return entry;
@@ -178,5 +199,26 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       isOperator: true,
     });
     expect(status.split('\n').slice(0, 2)).toEqual(['Room shared:room0', 'Served by: replica solo']);
+  });
+
+  it('refuses to start with bind workspaces beside a live replica with bind workspaces on another engine', async () => {
+    const { started, start } = await replicas(['a'], { engine: 'engine-1' });
+    await expect(start('b', { engine: 'engine-2' })).rejects.toThrow(
+      /^environment: SANDBOX_WORKSPACES: bind on engine engine-2 cannot run beside replica a \(host [^)]+\), which has bind workspaces on engine engine-1: a room moving between them would leave its files behind; set SANDBOX_WORKSPACES=volume on one shared engine$/,
+    );
+    // The refused replica is not left in the registry (it would hold off others for a lease).
+    expect((await started[0]?.store.replicas.live(60_000))?.map((r) => r.id)).toEqual(['a']);
+  });
+
+  it('starts beside live replicas on the same engine, or with volume workspaces', async () => {
+    const { started, start } = await replicas(['a'], { engine: 'engine-1' });
+    await start('b', { engine: 'engine-1' });
+    await start('c', { engine: 'engine-2', workspaces: 'volume' });
+    const live = (await started[0]?.store.replicas.live(60_000)) ?? [];
+    expect(live.map((r) => [r.id, r.engine, r.workspaces])).toEqual([
+      ['a', 'engine-1', 'bind'],
+      ['b', 'engine-1', 'bind'],
+      ['c', 'engine-2', 'volume'],
+    ]);
   });
 });
