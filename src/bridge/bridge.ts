@@ -178,7 +178,8 @@ export function createBridge(options: BridgeOptions): Bridge {
   const leases = store.leases;
   const replica = leases ? replicaId(settings) : undefined;
   const ttlMs = settings.ROOM_LEASE_S * 1000;
-  const spend = new SpendMeter({ store: store.spend, settings, agents, clock, log });
+  const replicas = replica === undefined ? undefined : { replica, liveMs: ttlMs };
+  const spend = new SpendMeter({ store: store.spend, settings, agents, clock, log, replicas });
   reportSpend(() => spend.snapshot());
   const embedder = embedderFor(settings);
   const embedMeter = (room: string, model: string) => spend.forEmbeddings(room, model);
@@ -374,6 +375,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     ttlMs,
     adopt: (record) => rooms.adopt(record),
     receive: (event) => reception.receive(event),
+    abandoned: () => spend.settleDead(),
     log,
   });
   return new Bridge(log, sink, {

@@ -221,4 +221,48 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       ['c', 'engine-2', 'volume'],
     ]);
   });
+
+  it("leaves the spending hold of another replica's call under way alone, and spends a dead replica's whole once it is not live", async () => {
+    let calls = 0;
+    // The first call never ends (a's call under way); the room's turn taken up after a dies is answered.
+    llm.respond(() => (++calls === 1 ? { hang: true } : { content: 'on it' }));
+    try {
+      const { platform, started, start } = await replicas(['a'], { price: { input: 1, cached: 1, output: 1 } });
+      const [a] = started;
+      if (!a) throw new Error('one replica expected');
+      const holds = async (store: PostgresStore) =>
+        (await store.pool.query<{ replica: string }>('SELECT replica FROM spend_holds')).rows.map((r) => r.replica);
+      platform.say('room0', '@data a long question');
+      await until(async () => (await holds(a.store)).length === 1);
+      const b = await start('b');
+      expect(await holds(b.store)).toEqual(['a']);
+      // b's periodic looks (every third of a lease) leave it too while a is live.
+      const seen = async (id: string) =>
+        Number(
+          (await b.store.pool.query('SELECT seen_at - started_at AS up FROM replicas WHERE id = $1', [id])).rows[0]?.up,
+        );
+      await until(async () => (await seen('b')) >= (LEASE_S * 1000 * 2) / 3);
+      expect(await holds(b.store)).toEqual(['a']);
+      const [held] = (await b.store.pool.query<{ scopes: string }>('SELECT scopes FROM spend_holds')).rows;
+      const amount = (JSON.parse(held?.scopes ?? '[]') as Array<{ scope: string; amount: number }>).find(
+        (s) => s.scope === 'bridge',
+      )?.amount;
+      // a dies: it renews and marks itself seen no more.
+      platform.detach('a');
+      await a.store.close();
+      await until(async () => !(await holds(b.store)).includes('a'));
+      await until(() => platform.answers('room0').length === 1);
+      await until(async () => (await holds(b.store)).length === 0);
+      const [bridgeRow] = (
+        await b.store.pool.query<{ spent: number; reserved: number }>(
+          "SELECT spent, reserved FROM spend WHERE scope = 'bridge'",
+        )
+      ).rows;
+      // a's hold spent whole, and b's own call settled at what it cost.
+      expect(bridgeRow?.reserved).toBe(0);
+      expect(bridgeRow?.spent).toBeGreaterThan(amount ?? Number.POSITIVE_INFINITY);
+    } finally {
+      llm.respond(() => ({ content: 'on it' }));
+    }
+  });
 });
