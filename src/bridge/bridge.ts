@@ -190,6 +190,8 @@ export function createBridge(options: BridgeOptions): Bridge {
         vectors: store.embeddings,
         meter: (room) => embedMeter(room, embedder.model),
         refusal: (error) => (error instanceof SpendLimitError ? { until: error.reached.until } : undefined),
+        // With replicas, each embeds its own rooms' messages only (no message embedded, and paid, twice).
+        serves: replica === undefined ? undefined : (room) => rooms.serves(room),
         batch: settings.EMBEDDINGS_BATCH,
         concurrency: settings.EMBEDDINGS_CONCURRENCY,
         clock,
@@ -373,7 +375,12 @@ export function createBridge(options: BridgeOptions): Bridge {
   };
   const handover = handoverFor(store, lease, {
     ttlMs,
-    adopt: (record) => rooms.adopt(record),
+    adopt: async (record) => {
+      const actor = await rooms.adopt(record);
+      // Its messages not embedded yet are this bridge's to embed now.
+      if (actor) embedding?.wake();
+      return actor;
+    },
     receive: (event) => reception.receive(event),
     abandoned: () => spend.settleDead(),
     log,

@@ -265,4 +265,39 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       llm.respond(() => ({ content: 'on it' }));
     }
   });
+
+  it('embeds each message of a backlog once, each replica those of the rooms it holds', async () => {
+    // Slow embeddings: both replicas' workers are at the backlog at once.
+    llm.delayEmbeddings(150);
+    try {
+      const since = llm.embeddingRequests.length;
+      const { platform, started } = await replicas(['a', 'b'], {
+        env: { EMBEDDINGS_MODEL: 'emb', EMBEDDINGS_BATCH: '2', EMBEDDINGS_CONCURRENCY: '1' },
+      });
+      const [a] = started;
+      if (!a) throw new Error('two replicas expected');
+      // Nobody is addressed: no turn (whose recall would embed its newest message), only the backlog.
+      for (const room of ROOMS) platform.say(room, `backlog line one in ${room}`);
+      for (const room of ROOMS) platform.say(room, `backlog line two in ${room}`);
+      const inputs = () =>
+        llm.embeddingRequests
+          .slice(since)
+          .filter((r) => r.model === 'emb')
+          .flatMap((r) => r.input);
+      await until(async () => {
+        const stored = await Promise.all((await a.store.rooms.all()).map((r) => a.store.rooms.history(r.id, 10)));
+        return stored.flat().length === 2 * ROOMS.length;
+      });
+      await until(async () => (await a.store.embeddings.pending('emb', 0, 100)).length === 0);
+      await Promise.all(started.map(({ bridge }) => bridge.embedded()));
+      for (const room of ROOMS) {
+        for (const line of ['one', 'two']) {
+          expect(inputs().filter((text) => text.includes(`backlog line ${line} in ${room}`))).toHaveLength(1);
+        }
+      }
+      expect(inputs()).toHaveLength(2 * ROOMS.length);
+    } finally {
+      llm.delayEmbeddings(0);
+    }
+  });
 });
