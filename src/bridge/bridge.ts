@@ -24,7 +24,7 @@ import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM, PrivateRooms } from './private-rooms.js';
 import { Reception } from './reception.js';
-import { type ReplicaRegistry, registryFor } from './replica-registry.js';
+import { liveReplicas, type ReplicaRegistry, registryFor } from './replica-registry.js';
 import { RequestIds } from './request-ids.js';
 import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
@@ -259,6 +259,7 @@ export function createBridge(options: BridgeOptions): Bridge {
           waiting: (room) => poster.waiting(room),
           clock,
           replica: lease?.replica,
+          replicas: registry && leases ? () => liveReplicas(registry, leases) : undefined,
         },
         actor,
       ),

@@ -8,7 +8,8 @@ import { hostname } from 'node:os';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Sandbox } from '../ports.js';
-import type { ReplicaInfo, ReplicaPort, ReplicaRecord } from '../store/port.js';
+import type { LeasePort, ReplicaInfo, ReplicaPort, ReplicaRecord } from '../store/port.js';
+import type { LiveReplicas } from './status.js';
 
 /** The live replica whose bind workspaces this one's cannot share (another engine), if any. */
 export function bindClash(me: ReplicaInfo, others: readonly ReplicaInfo[]): ReplicaInfo | undefined {
@@ -99,4 +100,12 @@ export function registryFor(
     ttlMs: deps.ttlMs,
     log: deps.log,
   });
+}
+
+/** The live replicas and how many rooms each holds now (for `/status`). */
+export async function liveReplicas(registry: ReplicaRegistry, leases: LeasePort): Promise<LiveReplicas> {
+  const [live, held] = await Promise.all([registry.live(), leases.holders()]);
+  const rooms = new Map<string, number>();
+  for (const lease of held) rooms.set(lease.holder, (rooms.get(lease.holder) ?? 0) + 1);
+  return { live, rooms };
 }

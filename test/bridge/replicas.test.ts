@@ -3,6 +3,7 @@
  * delivers each message to every session of a bot), each room is served by the one holding its lease, and each human
  * message is answered once. A throw-away cluster for this file; outside CI, without Postgres, one line and skipped.
  */
+import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import { silentLogger } from '../../src/log.js';
@@ -199,6 +200,28 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       isOperator: true,
     });
     expect(status.split('\n').slice(0, 2)).toEqual(['Room shared:room0', 'Served by: replica solo']);
+  });
+
+  it('lists in /status the live replicas, each with its host and the rooms it holds', async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    for (const room of ROOMS) platform.say(room, `@data hello in ${room}`);
+    await until(() => ROOMS.every((room) => platform.answers(room).length === 1));
+    const byRoom = await holders(started[0]?.store as PostgresStore);
+    const held = [...byRoom.values()];
+    const count = (id: string) => held.filter((holder) => holder === id).length;
+    const rooms = (n: number) => `${n} room${n === 1 ? '' : 's'}`;
+    // Asked of the replica serving the room.
+    const status = await platform.command(byRoom.get('room0') ?? '', {
+      platform: 'shared',
+      channel: 'room0',
+      name: 'status',
+      args: '',
+      user: { id: 'u1', name: 'alice' },
+      isOperator: true,
+    });
+    expect(status.split('\n')[2]).toBe(
+      `Replicas live: a on ${hostname()} (${rooms(count('a'))}), b on ${hostname()} (${rooms(count('b'))})`,
+    );
   });
 
   it('refuses to start with bind workspaces beside a live replica with bind workspaces on another engine', async () => {
