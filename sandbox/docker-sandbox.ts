@@ -14,6 +14,7 @@ import {
 import { RunnerUnavailable } from './command-runner.js';
 import { HELPER_TIMEOUT_MS } from './container-probe.js';
 import { parseMemory } from './container-spec.js';
+import { Deadline } from './deadline.js';
 import { DiskQuota, type MeasureWorkspace, parseDiskLimit } from './disk-quota.js';
 import { checkDocker } from './docker-check.js';
 import { engineMessage, hasStatus, toSandboxError } from './docker-errors.js';
@@ -46,6 +47,8 @@ export interface DockerSandboxOptions {
 }
 
 const SIGKILL_EXIT = 137;
+/** How long the engine may take to say who it is (at start, with bridges sharing the store). */
+const ENGINE_ID_TIMEOUT_MS = 10_000;
 
 /** One hardened Docker container per channel, created lazily, adopted after a restart (issue 3). */
 export function createDockerSandbox(options: DockerSandboxOptions): Sandbox {
@@ -310,6 +313,19 @@ class DockerSandbox implements Sandbox {
   async checkDisk(channelKey: string, adding: number, files?: number): Promise<void> {
     const { quota } = await this.diskQuota();
     await quota.beforeWrite(channelKey, adding, files);
+  }
+
+  async engine(): Promise<string | undefined> {
+    const deadline = new Deadline(ENGINE_ID_TIMEOUT_MS, this.checks.signal);
+    try {
+      const info = (await deadline.race(this.docker.info())) as { ID?: string };
+      return info.ID || undefined;
+    } catch (error) {
+      this.log.warn({ err: error }, "the Docker engine's identity could not be read");
+      return undefined;
+    } finally {
+      deadline.clear();
+    }
   }
 
   async describe(channelKey: string): Promise<string> {

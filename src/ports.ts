@@ -247,6 +247,11 @@ export interface Sandbox {
    * resolves with one line per problem, each naming the setting to change. Bounded in time.
    */
   check?(): Promise<readonly string[]>;
+  /**
+   * The identity of the engine that runs the containers (Docker's engine ID, from `docker info`), so bridges sharing
+   * a store can tell whether they share an engine; undefined when the engine does not answer. Bounded in time.
+   */
+  engine?(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 

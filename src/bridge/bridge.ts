@@ -1,14 +1,13 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { type Config, replicaId } from '../config/index.js';
 import { EmbeddingWorker } from '../llm/embedding-worker.js';
 import { embedderFor, storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
 import { reportSpend } from '../metrics.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
-import type { RoomSetup } from '../room/state.js';
 import { redact } from '../secrets.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
-import type { RoomRecord, StorePort } from '../store/port.js';
+import type { StorePort } from '../store/port.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { type Backoff, DEFAULT_BACKOFF } from './backoff.js';
 import { BatchTurns } from './batch-turns.js';
@@ -23,11 +22,13 @@ import { Notices } from './notices.js';
 import { Overview } from './overview.js';
 import { Poster } from './poster.js';
 import { PrivateChats } from './private-chats.js';
-import { PRIVATE_PLATFORM, PrivateRooms, privatePair } from './private-rooms.js';
+import { PRIVATE_PLATFORM, PrivateRooms } from './private-rooms.js';
 import { Reception } from './reception.js';
+import { liveReplicas, type ReplicaRegistry, registryFor } from './replica-registry.js';
 import { RequestIds } from './request-ids.js';
 import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
+import { roomSetup } from './room-setup.js';
 import { Rooms } from './rooms.js';
 import { statusText } from './status.js';
 import { StoreOutage } from './store-outage.js';
@@ -56,37 +57,6 @@ const REFUSED_COMMAND = 'the bridge cannot save to its store right now, and too 
 /** Messages kept in a turn's view of its room: the context window, at least. */
 const MIN_WINDOW = 64;
 
-/** The room's fixed facts from the configuration. */
-export function roomSetup(config: Config, record: RoomRecord): RoomSetup {
-  const { settings, agents } = config;
-  const pair = record.platform === PRIVATE_PLATFORM ? privatePair(agents, record.platform, record.channel) : undefined;
-  const batching = settings.BATCHING === 'on';
-  return {
-    key: record.key,
-    agents: agents.map((a) => ({
-      name: a.name,
-      activation: a.activation,
-      // Who may share a batched call: the same endpoint, model and key (kept as a digest, never the key itself).
-      ...(batching
-        ? {
-            batchGroup: createHash('sha256')
-              .update(`${a.endpoint}\n${a.model}\n${a.apiKey ?? ''}`)
-              .digest('hex'),
-          }
-        : {}),
-    })),
-    turnLimit: settings.TURN_LIMIT,
-    kind: pair ? 'pair' : record.directAgent ? 'direct' : 'room',
-    ...(record.directAgent ? { directAgent: record.directAgent } : {}),
-    ...(pair ? { pair: [pair[0].name, pair[1].name] as const } : {}),
-    privacy: settings.PRIVACY_ROOMS.includes(record.key) ? 'mentions' : settings.PRIVACY,
-    requestTimeoutMs: settings.REPLY_TIMEOUT_S * 1000,
-    editWindowMs: settings.EDIT_WAKE_MINUTES * 60_000,
-    maxToolRounds: settings.MAX_TOOL_ROUNDS,
-    batching,
-  };
-}
-
 /** The running shell: starts and stops the adapters, offers them the sink, and waits for rooms to settle. */
 export class Bridge {
   private stopped = false;
@@ -105,6 +75,8 @@ export class Bridge {
       readonly journal: StorePort['tools'];
       /** The rooms' leases, with bridges sharing the store. */
       readonly lease: LeaseKeeper | undefined;
+      /** This bridge's row among the replicas sharing the store. */
+      readonly registry: ReplicaRegistry | undefined;
       /** Takes up rooms and events other bridges left (with bridges sharing the store). */
       readonly handover: Handover | undefined;
       /** What a shutdown stops first: turns, timers, batched calls, inbound. */
@@ -124,6 +96,8 @@ export class Bridge {
    */
   async start(): Promise<void> {
     const { store, rooms, adapters } = this.parts;
+    // First: a replica that cannot run beside the live ones (bind workspaces on another engine) refuses to start.
+    await this.parts.registry?.join();
     this.parts.lease?.start();
     const records = await store.rooms.all();
     await this.parts.spend.recover();
@@ -160,6 +134,7 @@ export class Bridge {
     // Nothing is decided here any more: other bridges may take these rooms at once, and take up their work.
     const busy = this.parts.rooms.all().filter((actor) => hasWork(actor.state));
     await this.parts.lease?.stop(new Set(busy.map((actor) => actor.record.id)));
+    await this.parts.registry?.leave();
     for (const adapter of this.parts.adapters) {
       await adapter.stop().catch((error: unknown) => this.log.warn({ err: error }, 'adapter stop failed'));
     }
@@ -200,7 +175,11 @@ export function createBridge(options: BridgeOptions): Bridge {
   const calls = new Calls();
   const timers = new Timers(options.scheduler ?? processScheduler(clock));
   const chats = new PrivateChats({ agents, chats: store.chats, clock, ttlMs: settings.CHAT_REQUEST_TIMEOUT_S * 1000 });
-  const spend = new SpendMeter({ store: store.spend, settings, agents, clock, log });
+  const leases = store.leases;
+  const replica = leases ? replicaId(settings) : undefined;
+  const ttlMs = settings.ROOM_LEASE_S * 1000;
+  const replicas = replica === undefined ? undefined : { replica, liveMs: ttlMs };
+  const spend = new SpendMeter({ store: store.spend, settings, agents, clock, log, replicas });
   reportSpend(() => spend.snapshot());
   const embedder = embedderFor(settings);
   const embedMeter = (room: string, model: string) => spend.forEmbeddings(room, model);
@@ -211,6 +190,8 @@ export function createBridge(options: BridgeOptions): Bridge {
         vectors: store.embeddings,
         meter: (room) => embedMeter(room, embedder.model),
         refusal: (error) => (error instanceof SpendLimitError ? { until: error.reached.until } : undefined),
+        // With replicas, each embeds its own rooms' messages only (no message embedded, and paid, twice).
+        serves: replica === undefined ? undefined : (room) => rooms.serves(room),
         batch: settings.EMBEDDINGS_BATCH,
         concurrency: settings.EMBEDDINGS_CONCURRENCY,
         clock,
@@ -278,6 +259,7 @@ export function createBridge(options: BridgeOptions): Bridge {
           waiting: (room) => poster.waiting(room),
           clock,
           replica: lease?.replica,
+          replicas: registry && leases ? () => liveReplicas(registry, leases) : undefined,
         },
         actor,
       ),
@@ -292,16 +274,20 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
-  // A store several bridges may share (Postgres): a room is served only under its lease.
-  const lease = store.leases
-    ? new LeaseKeeper({
-        leases: store.leases,
-        replica: replicaId(settings),
-        ttlMs: settings.ROOM_LEASE_S * 1000,
-        clock,
-        log,
-      })
-    : undefined;
+  // A store several bridges may share (Postgres): each records itself among the replicas, and serves a room only
+  // under its lease.
+  const registry = registryFor(store, replica, { workspaces: settings.SANDBOX_WORKSPACES, sandbox, ttlMs, log });
+  const lease =
+    store.leases && replica !== undefined
+      ? new LeaseKeeper({
+          leases: store.leases,
+          replica,
+          ttlMs,
+          clock,
+          log,
+          beat: registry ? () => registry.beat() : undefined,
+        })
+      : undefined;
   const rooms = new Rooms({
     store: store.rooms,
     adapters,
@@ -387,9 +373,15 @@ export function createBridge(options: BridgeOptions): Bridge {
     ...marks.sink(async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done'),
   };
   const handover = handoverFor(store, lease, {
-    ttlMs: settings.ROOM_LEASE_S * 1000,
-    adopt: (record) => rooms.adopt(record),
+    ttlMs,
+    adopt: async (record) => {
+      const actor = await rooms.adopt(record);
+      // Its messages not embedded yet are this bridge's to embed now.
+      if (actor) embedding?.wake();
+      return actor;
+    },
     receive: (event) => reception.receive(event),
+    abandoned: () => spend.settleDead(),
     log,
   });
   return new Bridge(log, sink, {
@@ -401,6 +393,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     ready,
     journal: store.tools,
     lease,
+    registry,
     handover,
     stoppers: [
       () => reception.stop(),

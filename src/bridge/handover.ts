@@ -2,7 +2,8 @@
  * With bridges sharing the store (replicas): taking up what no live bridge serves. Every third of a lease, this
  * bridge takes the rooms whose lease ended unreleased with work left (their bridge died, was cut off, or stopped in
  * the middle of a turn) and resumes them from the store, and takes the events other bridges kept for the rooms it
- * serves or nobody does (Slack gives each event to one bridge only; a room's bridge may die before storing one).
+ * serves or nobody does (Slack gives each event to one bridge only; a room's bridge may die before storing one), and
+ * spends whole the spending holds of bridges that died (not seen within a lease).
  */
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
@@ -24,6 +25,8 @@ export interface HandoverDeps {
   readonly resume: (actor: RoomActor, record: RoomRecord) => Promise<void>;
   /** Takes a kept event as if just received; 'elsewhere' when another bridge serves its room after all. */
   readonly receive: (event: Inbound) => Promise<Received>;
+  /** Spends whole the spending holds of replicas that died (their calls will never be settled). */
+  readonly abandoned?: (() => Promise<void>) | undefined;
   readonly log: Logger;
 }
 
@@ -31,7 +34,7 @@ export interface HandoverDeps {
 export function handoverFor(
   store: Pick<StorePort, 'leases' | 'inbox' | 'rooms' | 'tools'>,
   lease: { readonly replica: string } | undefined,
-  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'log'>,
+  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'abandoned' | 'log'>,
 ): Handover | undefined {
   if (!lease || !store.leases || !store.inbox) return undefined;
   return new Handover({
@@ -65,7 +68,7 @@ export class Handover {
     await this.running;
   }
 
-  /** One round (one at a time): rooms left with work, then kept events. */
+  /** One round (one at a time): rooms left with work, then kept events, then the holds of replicas that died. */
   tick(): Promise<void> {
     this.running ??= this.round()
       .catch((error: unknown) => this.deps.log.warn({ err: error }, 'taking up rooms from other bridges failed'))
@@ -105,5 +108,6 @@ export class Handover {
       if ((await this.deps.receive(event)) !== 'elsewhere') taken.push(kept.id);
     }
     await inbox.done(taken);
+    await this.deps.abandoned?.();
   }
 }

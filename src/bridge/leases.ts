@@ -23,6 +23,8 @@ export interface LeaseKeeperDeps {
   readonly ttlMs: number;
   readonly clock: () => number;
   readonly log: Logger;
+  /** Marks this bridge seen in the registry of replicas, with each renewal. */
+  readonly beat?: (() => Promise<void>) | undefined;
 }
 
 export class LeaseKeeper {
@@ -82,7 +84,13 @@ export class LeaseKeeper {
   /** Renews every third of a lease's length, until `stop`. */
   start(): void {
     if (this.timer || this.stopped) return;
-    this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.deps.ttlMs / 3)));
+    this.timer = setInterval(
+      () => {
+        void this.renew();
+        void this.deps.beat?.();
+      },
+      Math.max(100, Math.floor(this.deps.ttlMs / 3)),
+    );
     this.timer.unref();
   }
 

@@ -101,6 +101,13 @@ export class Rooms {
     );
   }
 
+  /** Whether this bridge serves the room now: it is made here and, with leases, its lease is surely held. */
+  serves(key: string): boolean {
+    const actor = this.made.find((made) => made.key === key);
+    if (!actor) return false;
+    return !this.deps.lease || this.deps.lease.fence(actor.record.id) !== undefined;
+  }
+
   /** The rooms made so far. */
   all(): readonly RoomActor[] {
     return this.made;

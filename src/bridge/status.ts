@@ -7,7 +7,7 @@ import { usageLines } from '../llm/usage-report.js';
 import type { Sandbox } from '../ports.js';
 import { pending } from '../room/requests.js';
 import type { SpendMeter } from '../spend/meter.js';
-import type { StorePort } from '../store/port.js';
+import type { ReplicaRecord, StorePort } from '../store/port.js';
 import { spendLines } from './budget.js';
 import type { WaitingPost } from './poster.js';
 import { PRIVATE_PLATFORM } from './private-rooms.js';
@@ -26,6 +26,23 @@ export interface StatusDeps {
   readonly clock: () => number;
   /** REPLICA_ID, with bridges sharing the store (the one answering serves the room). */
   readonly replica?: string | undefined;
+  /** With bridges sharing the store: the live replicas, and the rooms each holds. */
+  readonly replicas?: (() => Promise<LiveReplicas>) | undefined;
+}
+
+export interface LiveReplicas {
+  readonly live: readonly ReplicaRecord[];
+  /** Rooms held now, by replica. */
+  readonly rooms: ReadonlyMap<string, number>;
+}
+
+/** One line: each live replica, its host and how many rooms it holds. */
+export function replicasLine({ live, rooms }: LiveReplicas): string {
+  const each = live.map((r) => {
+    const held = rooms.get(r.id) ?? 0;
+    return `${r.id} on ${r.host} (${held} room${held === 1 ? '' : 's'})`;
+  });
+  return `Replicas live: ${each.length > 0 ? each.join(', ') : 'none'}`;
 }
 
 const time = (ms: number) => new Date(ms).toISOString().slice(11, 19);
@@ -36,6 +53,9 @@ export async function statusText(deps: StatusDeps, actor: RoomActor): Promise<st
   const lines = [
     `Room ${actor.key}`,
     ...(deps.replica !== undefined ? [`Served by: replica ${deps.replica}`] : []),
+    ...(deps.replicas
+      ? [await deps.replicas().then(replicasLine, (error: unknown) => `Replicas live: unknown (${String(error)})`)]
+      : []),
     `Working: ${working.length > 0 ? working.join(', ') : 'nobody'}`,
     `Agent messages in a row: ${state.control.count} of ${setup.turnLimit}`,
     `Control: ${state.control.holder}${state.control.holder === 'humans' && state.control.reason ? ` (${state.control.reason})` : ''}`,

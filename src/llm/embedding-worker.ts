@@ -5,7 +5,8 @@
  * calls at once, each room's calls held against that room's spending limits. A pass runs at start (what was stored
  * while the endpoint was down or the bridge stopped) and whenever messages are stored. A failing endpoint (429,
  * 5xx, no answer) is retried after a wait that doubles up to a cap (or what the server asked for); a room over a
- * spending limit is left until its limit lifts. Nothing here can fail a turn.
+ * spending limit is left until its limit lifts. With bridges sharing the store (replicas), each embeds only the
+ * messages of the rooms it serves, so no message is embedded (and paid) twice. Nothing here can fail a turn.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError } from '../errors.js';
@@ -25,6 +26,11 @@ export interface EmbeddingWorkerDeps {
   readonly meter?: ((room: string) => EmbedMeter | undefined) | undefined;
   /** When an error is a spending limit's refusal: until when (else undefined). */
   readonly refusal?: ((error: unknown) => LimitRefusal | undefined) | undefined;
+  /**
+   * With bridges sharing the store: whether this bridge serves the room (holds its lease). Each embeds only its
+   * rooms' messages, so no message is embedded (and paid) twice. Absent: every room is this bridge's.
+   */
+  readonly serves?: ((room: string) => boolean) | undefined;
   /** EMBEDDINGS_BATCH: inputs per call. */
   readonly batch: number;
   /** EMBEDDINGS_CONCURRENCY: calls at once. */
@@ -139,6 +145,7 @@ export class EmbeddingWorker {
       const byRoom = new Map<string, PendingEmbedding[]>();
       for (const row of rows) {
         if ((this.paused.get(row.room) ?? 0) > now) continue;
+        if (this.deps.serves && !this.deps.serves(row.room)) continue;
         byRoom.set(row.room, [...(byRoom.get(row.room) ?? []), row]);
       }
       const calls: PendingEmbedding[][] = [];

@@ -90,6 +90,11 @@ export interface SpendMeterDeps {
   readonly agents: readonly AgentConfig[];
   readonly clock: () => number;
   readonly log: Logger;
+  /**
+   * With bridges sharing the store: this bridge's REPLICA_ID (each hold records it) and the lease's length (a replica
+   * not seen for that long is not live, and its holds are abandoned).
+   */
+  readonly replicas?: { readonly replica: string; readonly liveMs: number } | undefined;
 }
 
 export interface LimitLine {
@@ -116,10 +121,22 @@ export class SpendMeter {
     );
   }
 
-  /** Holds a stopped bridge left become spent (at start). */
+  /**
+   * Holds a stopped bridge left become spent (at start). With replicas, only those of this replica's previous run and
+   * of replicas not live: another replica's calls under way keep theirs.
+   */
   async recover(): Promise<void> {
-    const count = await this.deps.store.settleAbandoned();
+    const { replicas } = this.deps;
+    const count = await this.deps.store.settleAbandoned(replicas ? { ...replicas, own: true } : undefined);
     if (count > 0) this.deps.log.info({ count }, 'calls cut by a stop counted as spent in full');
+  }
+
+  /** With replicas: the holds of replicas that died (not seen within a lease) become spent; never this one's. */
+  async settleDead(): Promise<void> {
+    const { replicas } = this.deps;
+    if (!replicas) return;
+    const count = await this.deps.store.settleAbandoned({ ...replicas, own: false });
+    if (count > 0) this.deps.log.info({ count }, 'calls cut by a replica that died counted as spent in full');
   }
 
   /** The meter of one agent's calls in one room; none for an agent without a price (nothing can be counted). */
@@ -306,7 +323,7 @@ export class SpendMeter {
     const now = this.deps.clock();
     const tz = this.deps.settings.SPEND_TZ;
     const day = dayOf(now, tz);
-    const result = await this.deps.store.reserve({ id, day, scopes, at: now });
+    const result = await this.deps.store.reserve({ id, day, scopes, at: now, replica: this.deps.replicas?.replica });
     if (!result.ok) {
       const { kind, name } = kindOf(result.scope);
       metrics.spendStopped.inc({ limit: kind });

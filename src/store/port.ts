@@ -10,6 +10,16 @@ import type { Place } from '../room/privacy.js';
 import type { RoomState } from '../room/state.js';
 import type { RoomMessage } from '../room/types.js';
 
+export type {
+  AbandonedHolds,
+  ReserveResult,
+  SpendPort,
+  SpendRow,
+  SpendScope,
+} from './spend-port.js';
+
+import type { SpendPort } from './spend-port.js';
+
 /** A room's row: where it is, whose DM it is, and its stored state (null for a new room). */
 export interface RoomRecord {
   readonly id: number;
@@ -107,6 +117,39 @@ export interface InboxPort {
   list(holder: string): Promise<InboxEvent[]>;
   /** Forgets events taken. */
   done(ids: readonly number[]): Promise<void>;
+}
+
+/** A bridge sharing the store (a replica), as it records itself. */
+export interface ReplicaInfo {
+  /** REPLICA_ID. */
+  readonly id: string;
+  /** The host name it runs on. */
+  readonly host: string;
+  /** Its sandbox engine's identity (Docker's engine ID); null when none is known. */
+  readonly engine: string | null;
+  /** SANDBOX_WORKSPACES: bind or volume. */
+  readonly workspaces: string;
+}
+
+export interface ReplicaRecord extends ReplicaInfo {
+  /** When it started and when it was last seen (ms since the epoch, the database's clock). */
+  readonly startedAt: number;
+  readonly seenAt: number;
+}
+
+/**
+ * The registry of the bridges sharing the store (replicas): each records itself at start and is marked seen with
+ * every renewal of its leases, so the others know which are live. SQLite has none: its one bridge is alone.
+ */
+export interface ReplicaPort {
+  /** Records the replica as started now (its previous run's row, under the same id, replaced). */
+  join(replica: ReplicaInfo): Promise<void>;
+  /** Marks the replica seen now (its row written again when it is missing). */
+  beat(replica: ReplicaInfo): Promise<void>;
+  /** The replicas seen within `liveMs` (the database's clock), by id. */
+  live(liveMs: number): Promise<ReplicaRecord[]>;
+  /** Forgets the replica (a clean stop, or a start refused). */
+  leave(id: string): Promise<void>;
 }
 
 /** Blocks of request ids from a store several bridges share, so no two bridges give the same id. */
@@ -308,53 +351,6 @@ export interface ChatPort {
   involving(agent: string): Promise<ChatRequest[]>;
 }
 
-/** What a call holds in one scope (`bridge`, `room:<key>`, `agent:<name>`), and that scope's limit. */
-export interface SpendScope {
-  readonly scope: string;
-  /** Nano-dollars a day; null: no limit (the spend is still counted). */
-  readonly limit: number | null;
-  /** Nano-dollars to hold in this scope. */
-  readonly amount: number;
-}
-
-export type ReserveResult =
-  | { readonly ok: true }
-  /** The first scope the hold does not fit in: what it has spent or holds, and its limit (nano-dollars). */
-  | { readonly ok: false; readonly scope: string; readonly used: number; readonly limit: number };
-
-export interface SpendRow {
-  readonly scope: string;
-  /** Nano-dollars settled on the day. */
-  readonly spent: number;
-  /** Nano-dollars held by calls under way. */
-  readonly reserved: number;
-}
-
-/** A day's spend per scope, held before each model call and settled after it (money in nano-dollars). */
-export interface SpendPort {
-  /**
-   * Holds each scope's amount, atomically, when every one fits under its limit (spent + reserved + amount <=
-   * limit); otherwise holds nothing.
-   */
-  reserve(hold: {
-    readonly id: string;
-    readonly day: string;
-    readonly scopes: readonly SpendScope[];
-    readonly at: number;
-  }): Promise<ReserveResult>;
-  /** Replaces a hold with what the call cost in each scope (null: not known, so the whole hold is spent). */
-  settle(id: string, costs: ReadonlyMap<string, number> | null): Promise<void>;
-  /** Holds left by a bridge that stopped mid-call become spent (their usage is not known); how many there were. */
-  settleAbandoned(): Promise<number>;
-  /** Every scope's spend on `day`. */
-  day(day: string): Promise<SpendRow[]>;
-  /** Limits an operator set (`/budget`), which win over the configuration: nano-dollars, or null for none. */
-  limits(): Promise<ReadonlyMap<string, number | null>>;
-  setLimit(scope: string, limit: number | null): Promise<void>;
-  /** Forgets an operator's limit: the configuration's applies again. */
-  clearLimit(scope: string): Promise<void>;
-}
-
 /** A person of the web room (invited with `npm run web:invite`). */
 export interface WebPerson {
   readonly name: string;
@@ -412,6 +408,8 @@ export interface StorePort {
   readonly leases?: LeasePort;
   /** Events kept for the bridge serving their room (with leases); absent on SQLite. */
   readonly inbox?: InboxPort;
+  /** The registry of the bridges sharing the store; absent on SQLite. */
+  readonly replicas?: ReplicaPort;
   /** Request ids for bridges sharing the store; absent on SQLite (one bridge numbers on from the highest stored). */
   readonly requestIds?: RequestIdBlocks;
   /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */

@@ -12,11 +12,15 @@ export class FakeSandbox implements Sandbox {
   /** Present with a `workspaces` folder: each channel's workspace is a folder below it (no template). */
   readonly workspaceDir?: (channelKey: string) => string;
   readonly ensureWorkspace?: (channelKey: string) => Promise<string>;
+  /** Present with an `engine` identity: the engine it says runs its containers. */
+  readonly engine?: () => Promise<string | undefined>;
 
   constructor(
     private handler: ExecHandler = () => ({ output: '', exitCode: 0 }),
-    options: { workspaces?: string } = {},
+    options: { workspaces?: string; engine?: string } = {},
   ) {
+    const { engine } = options;
+    if (engine !== undefined) this.engine = async () => engine;
     const root = options.workspaces;
     if (root) {
       const dirOf = (channelKey: string) => path.join(root, channelKey.replace(/[^A-Za-z0-9]+/g, '-'));

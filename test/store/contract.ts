@@ -717,6 +717,23 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         ).toBe(false);
       });
 
+      it("spends in full the holds of replicas not live, and a replica's own only when asked (its previous run)", async () => {
+        const limits = scopes(100, { agent: 1000 });
+        await store.spend.reserve({ id: 'of-a', day: 'd', scopes: limits, at: 1, replica: 'a' });
+        await store.spend.reserve({ id: 'of-b', day: 'd', scopes: limits, at: 2, replica: 'b' });
+        await store.spend.reserve({ id: 'of-nobody', day: 'd', scopes: limits, at: 3 });
+        // b's periodic look: a was never seen (no row in the registry), the hold without a replica is nobody's.
+        expect(await store.spend.settleAbandoned({ replica: 'b', liveMs: 60_000, own: false })).toBe(2);
+        expect((await store.spend.day('d')).find((row) => row.scope === 'agent:ana')).toEqual({
+          scope: 'agent:ana',
+          spent: 200,
+          reserved: 100,
+        });
+        // b starting again: its previous run's hold is spent too.
+        expect(await store.spend.settleAbandoned({ replica: 'b', liveMs: 60_000, own: true })).toBe(1);
+        expect(await store.spend.settleAbandoned({ replica: 'b', liveMs: 60_000, own: true })).toBe(0);
+      });
+
       it("keeps operators' limits (a number, or none) until they are cleared", async () => {
         await store.spend.setLimit('room:test:a', 5_000);
         await store.spend.setLimit('agent:ana', null);

@@ -216,4 +216,44 @@ describe.runIf(plan.run)('room leases on Postgres', () => {
       expect(slow.count).toBe(0);
     });
   });
+
+  describe('the registry of replicas', () => {
+    const info = (id: string, engine: string | null = 'e1') => ({ id, host: `host-${id}`, engine, workspaces: 'bind' });
+    /** Ages a replica's last sighting by `ms` (as if it had not been seen since). */
+    const age = (id: string, ms: number) =>
+      a.pool.query('UPDATE replicas SET seen_at = seen_at - $2 WHERE id = $1', [id, ms]);
+
+    it('lists the replicas seen within a lease, with host, engine and workspaces; a beat keeps one live', async () => {
+      await a.replicas.join(info('a'));
+      await b.replicas.join(info('b', null));
+      expect((await a.replicas.live(LONG)).map((r) => [r.id, r.host, r.engine, r.workspaces])).toEqual([
+        ['a', 'host-a', 'e1', 'bind'],
+        ['b', 'host-b', null, 'bind'],
+      ]);
+      await age('a', 2 * LONG);
+      await age('b', 2 * LONG);
+      await b.replicas.beat(info('b', null));
+      expect((await a.replicas.live(LONG)).map((r) => r.id)).toEqual(['b']);
+      await b.replicas.leave('b');
+      expect(await a.replicas.live(LONG)).toEqual([]);
+    });
+
+    it("keeps a live replica's holds and spends those of one no longer seen, once", async () => {
+      const scopes = [{ scope: 'bridge', limit: null, amount: 100 }];
+      await a.replicas.join(info('a'));
+      await b.replicas.join(info('b'));
+      await a.spend.reserve({ id: 'a-call', day: 'd', scopes, at: 1, replica: 'a' });
+      // b starts again (its previous run's holds go) while a's call is under way.
+      expect(await b.spend.settleAbandoned({ replica: 'b', liveMs: LONG, own: true })).toBe(0);
+      expect(await b.spend.day('d')).toEqual([{ scope: 'bridge', spent: 0, reserved: 100 }]);
+      // a dies: once it has not been seen for a lease, its hold is spent whole, by one replica only.
+      await age('a', 2 * LONG);
+      const settled = await Promise.all([
+        b.spend.settleAbandoned({ replica: 'b', liveMs: LONG, own: false }),
+        b.spend.settleAbandoned({ replica: 'b', liveMs: LONG, own: false }),
+      ]);
+      expect(settled.sort()).toEqual([0, 1]);
+      expect(await b.spend.day('d')).toEqual([{ scope: 'bridge', spent: 100, reserved: 0 }]);
+    });
+  });
 });

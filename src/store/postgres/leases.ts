@@ -10,7 +10,7 @@ import type { Lease, LeasePort } from '../port.js';
 import { rows, statement } from './pool.js';
 
 /** The database's clock in ms since the epoch (clock_timestamp: the time of the statement, not of its transaction). */
-const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
+export const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
 const Q = {
   // Taken when free, expired or already ours while live; a change of hands (or a lapse) gives a new token.

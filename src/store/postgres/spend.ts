@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { ReserveResult, SpendPort, SpendRow, SpendScope } from '../port.js';
+import type { AbandonedHolds, ReserveResult, SpendPort, SpendRow, SpendScope } from '../port.js';
+import { NOW_MS } from './leases.js';
 import { rows, run, type Sql, statement, transaction } from './pool.js';
 import { writeError } from './write-errors.js';
 
@@ -18,10 +19,23 @@ const Q = {
     'spend-move',
     'UPDATE spend SET reserved = greatest(0, reserved - $1), spent = spent + $2 WHERE day = $3 AND scope = $4',
   ),
-  addHold: statement('spend-add-hold', 'INSERT INTO spend_holds (id, day, scopes, created_at) VALUES ($1, $2, $3, $4)'),
+  addHold: statement(
+    'spend-add-hold',
+    'INSERT INTO spend_holds (id, day, scopes, created_at, replica) VALUES ($1, $2, $3, $4, $5)',
+  ),
   // Taken as it is dropped: a hold is settled once, however many try.
   takeHold: statement('spend-take-hold', 'DELETE FROM spend_holds WHERE id = $1 RETURNING id, day, scopes'),
   takeHolds: statement('spend-take-holds', 'DELETE FROM spend_holds RETURNING id, day, scopes, created_at'),
+  // The holds of replicas not live (seen within $3, or never recorded), and $1's own when $2: one statement, so a
+  // replica that records itself and holds after it began is never taken for dead.
+  takeAbandoned: statement(
+    'spend-take-abandoned',
+    `DELETE FROM spend_holds AS h
+     WHERE ($2::boolean AND h.replica = $1)
+        OR (h.replica IS DISTINCT FROM $1 AND NOT EXISTS (
+              SELECT 1 FROM replicas r WHERE r.id = h.replica AND r.seen_at > ${NOW_MS} - $3))
+     RETURNING id, day, scopes`,
+  ),
   day: statement('spend-day', 'SELECT scope, spent, reserved FROM spend WHERE day = $1 ORDER BY scope'),
   limits: statement('spend-limits', 'SELECT scope, limit_nano FROM spend_limits ORDER BY scope'),
   setLimit: statement(
@@ -60,7 +74,7 @@ export class PostgresSpend implements SpendPort {
         }
         for (const { scope, amount } of hold.scopes) await run(tx, Q.hold, [hold.day, scope, amount]);
         const kept = hold.scopes.map(({ scope, amount }: SpendScope) => ({ scope, amount }));
-        await run(tx, Q.addHold, [hold.id, hold.day, JSON.stringify(kept), hold.at]);
+        await run(tx, Q.addHold, [hold.id, hold.day, JSON.stringify(kept), hold.at, hold.replica ?? null]);
         return { ok: true };
       });
     } catch (error) {
@@ -78,10 +92,12 @@ export class PostgresSpend implements SpendPort {
     }
   }
 
-  async settleAbandoned(): Promise<number> {
+  async settleAbandoned(abandoned?: AbandonedHolds): Promise<number> {
     try {
       return await transaction(this.pool, async (tx) => {
-        const holds = await rows<HoldRow>(tx, Q.takeHolds);
+        const holds = abandoned
+          ? await rows<HoldRow>(tx, Q.takeAbandoned, [abandoned.replica, abandoned.own, abandoned.liveMs])
+          : await rows<HoldRow>(tx, Q.takeHolds);
         for (const hold of holds) await release(tx, hold, null);
         return holds.length;
       });

@@ -8,6 +8,7 @@ import { PostgresActions, PostgresKnowledge } from './memory.js';
 import { migratePostgres } from './migrate.js';
 import { PostgresPeople } from './people.js';
 import { createPool, rows, statement, unreachable } from './pool.js';
+import { PostgresReplicas } from './replicas.js';
 import { PostgresRequestIds } from './request-ids.js';
 import { PostgresRooms } from './rooms.js';
 import { PostgresSpend } from './spend.js';
@@ -49,6 +50,8 @@ export class PostgresStore implements StorePort {
   readonly inbox: PostgresInbox;
   /** Blocks of request ids, unique across the bridges sharing this database. */
   readonly requestIds: PostgresRequestIds;
+  /** The registry of the bridges sharing this database. */
+  readonly replicas: PostgresReplicas;
   private closed: Promise<void> | undefined;
 
   /** Use `openPostgresStore`: the pool given here is migrated already. */
@@ -70,6 +73,7 @@ export class PostgresStore implements StorePort {
     this.leases = new PostgresLeases(pool);
     this.inbox = new PostgresInbox(pool);
     this.requestIds = new PostgresRequestIds(pool);
+    this.replicas = new PostgresReplicas(pool);
   }
 
   async ping(): Promise<void> {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { ReserveResult, SpendPort, SpendRow, SpendScope } from '../port.js';
+import type { AbandonedHolds, ReserveResult, SpendPort, SpendRow, SpendScope } from '../port.js';
 
 interface HoldRow {
   id: string;
@@ -17,7 +17,7 @@ type Hold = Parameters<SpendPort['reserve']>[0];
 export class SqliteSpend implements SpendPort {
   private readonly reserveTx: (hold: Hold) => ReserveResult;
   private readonly settleTx: (id: string, costs: ReadonlyMap<string, number> | null) => void;
-  private readonly abandonTx: () => number;
+  private readonly abandonTx: (abandoned?: AbandonedHolds) => number;
   private readonly q;
 
   constructor(db: Database.Database) {
@@ -32,9 +32,18 @@ export class SqliteSpend implements SpendPort {
       move: db.prepare(
         'UPDATE spend SET reserved = max(0, reserved - ?), spent = spent + ? WHERE day = ? AND scope = ?',
       ),
-      addHold: db.prepare('INSERT INTO spend_holds (id, day, scopes, created_at) VALUES (?, ?, ?, ?)'),
+      addHold: db.prepare('INSERT INTO spend_holds (id, day, scopes, created_at, replica) VALUES (?, ?, ?, ?, ?)'),
       getHold: db.prepare<[string], HoldRow>('SELECT id, day, scopes FROM spend_holds WHERE id = ?'),
       holds: db.prepare<[], HoldRow>('SELECT id, day, scopes FROM spend_holds ORDER BY created_at'),
+      // As on Postgres (the registry is empty here unless a test fills it): replicas not seen since $seen, and $replica's
+      // own when $own.
+      abandoned: db.prepare<{ replica: string; own: number; seen: number }, HoldRow>(
+        `SELECT id, day, scopes FROM spend_holds AS h
+         WHERE (:own AND h.replica = :replica)
+            OR (h.replica IS NOT :replica AND NOT EXISTS (
+                  SELECT 1 FROM replicas r WHERE r.id = h.replica AND r.seen_at > :seen))
+         ORDER BY created_at`,
+      ),
       dropHold: db.prepare('DELETE FROM spend_holds WHERE id = ?'),
       day: db.prepare<[string], SpendRow>('SELECT scope, spent, reserved FROM spend WHERE day = ? ORDER BY scope'),
       limits: db.prepare<[], { scope: string; limit_nano: number | null }>(
@@ -56,7 +65,7 @@ export class SqliteSpend implements SpendPort {
       }
       for (const { scope, amount } of hold.scopes) q.hold.run(hold.day, scope, amount);
       const kept = hold.scopes.map(({ scope, amount }: SpendScope) => ({ scope, amount }));
-      q.addHold.run(hold.id, hold.day, JSON.stringify(kept), hold.at);
+      q.addHold.run(hold.id, hold.day, JSON.stringify(kept), hold.at, hold.replica ?? null);
       return { ok: true };
     });
     const release = (hold: HoldRow, costs: ReadonlyMap<string, number> | null) => {
@@ -69,8 +78,14 @@ export class SqliteSpend implements SpendPort {
       const hold = q.getHold.get(id);
       if (hold) release(hold, costs);
     });
-    this.abandonTx = db.transaction(() => {
-      const holds = q.holds.all();
+    this.abandonTx = db.transaction((abandoned?: AbandonedHolds) => {
+      const holds = abandoned
+        ? q.abandoned.all({
+            replica: abandoned.replica,
+            own: abandoned.own ? 1 : 0,
+            seen: Date.now() - abandoned.liveMs,
+          })
+        : q.holds.all();
       for (const hold of holds) release(hold, null);
       return holds.length;
     });
@@ -84,8 +99,8 @@ export class SqliteSpend implements SpendPort {
     this.settleTx(id, costs);
   }
 
-  async settleAbandoned(): Promise<number> {
-    return this.abandonTx();
+  async settleAbandoned(abandoned?: AbandonedHolds): Promise<number> {
+    return this.abandonTx(abandoned);
   }
 
   async day(day: string): Promise<SpendRow[]> {

@@ -43,6 +43,7 @@ const CONTROLS: Record<Exclude<keyof FakeOpenAI, 'baseURL' | 'close'>, true> = {
   requests: true,
   embeddingRequests: true,
   failEmbeddings: true,
+  delayEmbeddings: true,
   respond: true,
   script: true,
 };

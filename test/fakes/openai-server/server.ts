@@ -68,6 +68,7 @@ class FakeOpenAIServer implements FakeOpenAI {
   private readonly cache: PromptCache | undefined;
   readonly embeddingRequests: Array<{ model: string; input: string[] }> = [];
   private embeddingsStatus: number | undefined;
+  private embeddingsDelay = 0;
 
   constructor(options: FakeOpenAIOptions) {
     this.responder = options.responder ?? passResponder;
@@ -274,6 +275,7 @@ class FakeOpenAIServer implements FakeOpenAI {
       return this.json(res, 400, errorBody(400, "'input' must be a string or a non-empty array of strings."));
     }
     this.embeddingRequests.push({ model: body.model, input: input as string[] });
+    if (this.embeddingsDelay > 0) await new Promise((resolve) => setTimeout(resolve, this.embeddingsDelay));
     if (this.embeddingsStatus !== undefined) {
       return this.json(res, this.embeddingsStatus, errorBody(this.embeddingsStatus));
     }
@@ -293,6 +295,10 @@ class FakeOpenAIServer implements FakeOpenAI {
 
   failEmbeddings(status: number | undefined): void {
     this.embeddingsStatus = status;
+  }
+
+  delayEmbeddings(ms: number): void {
+    this.embeddingsDelay = ms;
   }
 
   /** Whether the server has the model: any, without a fixed list; else as Ollama resolves `name` to `name:latest`. */

@@ -87,6 +87,8 @@ export interface FakeOpenAI {
   readonly embeddingRequests: ReadonlyArray<{ model: string; input: string[] }>;
   /** Answer `/v1/embeddings` with this error status from now on (undefined: answer normally again). */
   failEmbeddings(status: number | undefined): void;
+  /** Answer each `/v1/embeddings` request this many ms late from now on (0: at once). */
+  delayEmbeddings(ms: number): void;
   /** Replace the fallback responder, used when the model's script queue is empty. */
   respond(responder: Responder): void;
   /** Append replies to a per-model FIFO queue, consumed before the responder. */
