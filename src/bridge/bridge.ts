@@ -392,6 +392,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     ttlMs: settings.ROOM_LEASE_S * 1000,
     adopt: (record) => rooms.adopt(record),
     receive: (event) => reception.receive(event),
+    note: (note) => rooms.note(note),
     log,
   });
   return new Bridge(log, sink, {

@@ -1,12 +1,15 @@
 /**
  * With bridges sharing the store (replicas): taking up what no live bridge serves. Every third of a lease, this
  * bridge takes the rooms whose lease ended unreleased with work left (their bridge died, was cut off, or stopped in
- * the middle of a turn) and resumes them from the store, and takes the events other bridges kept for the rooms it
- * serves or nobody does (Slack gives each event to one bridge only; a room's bridge may die before storing one).
+ * the middle of a turn) and resumes them from the store, takes the events other bridges kept for the rooms it
+ * serves or nobody does (Slack gives each event to one bridge only; a room's bridge may die before storing one), and
+ * the notes other rooms' decisions wrote for them (a request settled in a room another bridge serves). A note is
+ * taken in the decision that removes its stored copy, so one that also reached its room as it was written is taken
+ * once.
  */
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
-import type { InboxPort, LeasePort, RoomRecord, RoomStore, StorePort } from '../store/port.js';
+import type { InboxPort, LeasePort, NoteRecord, RoomRecord, RoomStore, StorePort } from '../store/port.js';
 import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
 
@@ -23,6 +26,8 @@ export interface HandoverDeps {
   readonly resume: (actor: RoomActor, record: RoomRecord) => Promise<void>;
   /** Takes a kept event as if just received; 'elsewhere' when another bridge serves its room after all. */
   readonly receive: (event: Inbound) => Promise<'elsewhere' | undefined>;
+  /** Sends a stored note to its room (taking the room when nobody serves it). */
+  readonly note: (note: NoteRecord) => void;
   readonly log: Logger;
 }
 
@@ -30,7 +35,7 @@ export interface HandoverDeps {
 export function handoverFor(
   store: Pick<StorePort, 'leases' | 'inbox' | 'rooms' | 'tools'>,
   lease: { readonly replica: string } | undefined,
-  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'log'>,
+  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'note' | 'log'>,
 ): Handover | undefined {
   if (!lease || !store.leases || !store.inbox) return undefined;
   return new Handover({
@@ -64,7 +69,7 @@ export class Handover {
     await this.running;
   }
 
-  /** One round (one at a time): rooms left with work, then kept events. */
+  /** One round (one at a time): rooms left with work, then kept events, then notes. */
   tick(): Promise<void> {
     this.running ??= this.round()
       .catch((error: unknown) => this.deps.log.warn({ err: error }, 'taking up rooms from other bridges failed'))
@@ -104,5 +109,6 @@ export class Handover {
       if ((await this.deps.receive(event)) !== 'elsewhere') taken.push(kept.id);
     }
     await inbox.done(taken);
+    for (const note of await inbox.notes(replica)) this.deps.note(note);
   }
 }

@@ -107,6 +107,11 @@ export interface InboxPort {
   list(holder: string): Promise<InboxEvent[]>;
   /** Forgets events taken. */
   done(ids: readonly number[]): Promise<void>;
+  /**
+   * The notes not yet taken whose room `holder` serves or no bridge does, in the order written (a note whose room
+   * another live bridge serves is that bridge's to take).
+   */
+  notes(holder: string): Promise<NoteRecord[]>;
 }
 
 /** Blocks of request ids from a store several bridges share, so no two bridges give the same id. */
@@ -125,7 +130,8 @@ export interface RoomStore {
   all(): Promise<RoomRecord[]>;
   /**
    * Stores one decision: its writes and the room's new state, in one transaction. When a message it stores has a
-   * platform id the room already has, nothing is stored and the result is `duplicate`. `open` and `all` return the
+   * platform id the room already has, or a note it takes (`note-done`) was taken already, nothing is stored and the
+   * result is `duplicate`. `open` and `all` return the
    * state last committed (after a restart too). A decision that cannot be stored rejects with a StoreError:
    * `retryable` when the store cannot write now (a full disk, a lock held too long), so the same decision may be
    * tried again later; not when it would be refused again.

@@ -10,7 +10,8 @@ import { registry } from '../../src/metrics.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
-import { testConfig } from '../helpers/config.js';
+import { type TestAgent, testConfig } from '../helpers/config.js';
+import { agentOf, situationOf } from '../helpers/harness.js';
 import { migratedPostgres } from '../helpers/postgres-suite.js';
 import { SharedPlatform } from '../helpers/shared-platform.js';
 import { until } from '../helpers/until.js';
@@ -32,6 +33,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
   const running: Array<{ bridge: Bridge; store: PostgresStore }> = [];
   let database: string;
   afterEach(async () => {
+    llm.respond(() => ({ content: 'on it' }));
     for (const { bridge, store } of running.splice(0)) {
       await bridge.stop();
       await store.close();
@@ -39,13 +41,13 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     await pg.cluster().dropDatabase(database);
   });
 
-  async function replicas(names: string[]) {
+  async function replicas(names: string[], agents: TestAgent[] = [{ name: 'data', activation: 'mention' }]) {
     const db = await pg.cluster().createDatabase({ from: pg.migrated() });
     database = db.name;
     const platform = new SharedPlatform();
     const config = (replica: string) =>
       testConfig({
-        agents: [{ name: 'data', activation: 'mention' }],
+        agents,
         env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', REPLICA_ID: replica, ROOM_LEASE_S: String(LEASE_S) },
       });
     const start = async (replica: string) => {
@@ -158,6 +160,54 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       expect([...by]).toEqual([held.get(room)]);
     }
     expect(await b.store.inbox.list('nobody')).toEqual([]);
+  });
+
+  it('resumes a requester once when its request settles in a room another replica serves, without a restart', async () => {
+    const { platform, started } = await replicas(
+      ['a', 'b'],
+      [
+        { name: 'pm', tools: ['send_channel_message'] },
+        { name: 'data', activation: 'mention' },
+      ],
+    );
+    const [a, b] = started;
+    if (!a || !b) throw new Error('two replicas expected');
+    const resumed = (r: Parameters<typeof situationOf>[0]) => /request #\d+ has answered/.test(situationOf(r));
+    llm.respond((r) => {
+      const agent = agentOf(r);
+      if (agent === 'data') return { content: 'data says 42' };
+      if (resumed(r)) return { content: 'Everyone answered: thanks.' };
+      if (r.messages.at(-1)?.role === 'tool') return { content: 'Asked in room2.' };
+      const ask = { channel: 'shared:room2', message: '@data @alice numbers?', request_reply: ['data', 'alice'] };
+      return { toolCalls: [{ name: 'send_channel_message', arguments: ask }] };
+    });
+    // Both rooms go to a: the request is opened in room2 and data answers there.
+    platform.say('room1', '@pm ask data and alice in room2', 'a');
+    await until(() => platform.posts.some((p) => p.channel === 'room2' && p.text === 'data says 42'));
+    await until(() => platform.posts.some((p) => p.channel === 'room1' && p.text === 'Asked in room2.'));
+    await a.bridge.idle();
+    const room2 = (await a.store.rooms.all()).find((room) => room.channel === 'room2');
+    if (!room2) throw new Error('room2 is stored');
+    // room2 moves to b (as when a's lease on it lapses); a notices at its next renewal and stops serving it.
+    await a.store.leases.release('a', [room2.id]);
+    await until(() => a.bridge.leases?.held === 1);
+    // alice answers in room2, to b only: b takes the room, and the request settles there while its requester waits
+    // in room1, which a serves.
+    const answeredAt = Date.now();
+    platform.say('room2', 'alice says 42 too', 'b');
+    await until(() => platform.posts.some((p) => p.channel === 'room1' && p.text === 'Everyone answered: thanks.'));
+    // Within a third of a lease at worst (a's next look at the store), with room to spare on a busy machine.
+    expect(Date.now() - answeredAt).toBeLessThan(LEASE_S * 1000);
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    expect(platform.posts.filter((p) => p.channel === 'room1').map((p) => [p.by, p.text])).toEqual([
+      ['a', 'Asked in room2.'],
+      ['a', 'Everyone answered: thanks.'],
+    ]);
+    // Once its stored copy is gone nothing can deliver the note again: the requester was resumed once.
+    await until(async () => (await a.store.rooms.notes()).length === 0);
+    await a.bridge.idle();
+    expect(llm.requests.filter((r) => agentOf(r) === 'pm' && resumed(r))).toHaveLength(1);
+    expect((await a.store.rooms.requests())[0]).toMatchObject({ status: 'closed', origin: 'shared:room1' });
   });
 
   it('shows in /status which replica serves the room, and counts the leases it holds', async () => {
