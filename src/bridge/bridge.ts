@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { type Config, replicaId } from '../config/index.js';
 import { EmbeddingWorker } from '../llm/embedding-worker.js';
 import { embedderFor, storeServices } from '../llm/turn-services.js';
@@ -6,7 +6,6 @@ import type { Logger } from '../log.js';
 import { reportSpend } from '../metrics.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
 import type { RoomSetup } from '../room/state.js';
-import { redact } from '../secrets.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
 import type { RoomRecord, StorePort } from '../store/port.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
@@ -15,6 +14,7 @@ import { BatchTurns } from './batch-turns.js';
 import { budgetText } from './budget.js';
 import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
+import { Commands } from './commands.js';
 import { effectsRunner } from './effects.js';
 import { type Handover, handoverFor } from './handover.js';
 import { LeaseKeeper } from './leases.js';
@@ -49,9 +49,6 @@ export interface BridgeOptions {
   /** Runs the requests' deadlines (default: timers of the process, by `clock`). */
   readonly scheduler?: Scheduler;
 }
-
-const HELD_COMMAND = 'the bridge cannot save to its store right now; it is carried out as soon as it can.';
-const REFUSED_COMMAND = 'the bridge cannot save to its store right now, and too much waits already.';
 
 /** Messages kept in a turn's view of its room: the context window, at least. */
 const MIN_WINDOW = 64;
@@ -329,6 +326,14 @@ export function createBridge(options: BridgeOptions): Bridge {
       return store.rooms.seen(actor.record.id, event.messageId);
     },
   });
+  // With bridges sharing the store, commands are claimed there by their platform id.
+  const commands = new Commands({
+    rooms,
+    calls,
+    log,
+    clock,
+    claims: lease && store.commands ? { port: store.commands, replica: lease.replica } : undefined,
+  });
   const reception = new Reception({
     rooms,
     store: store.rooms,
@@ -359,25 +364,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     receive: async (event: Inbound) => {
       await reception.receive(event);
     },
-    command: async (event: CommandEvent) => {
-      const id = randomUUID();
-      const answer = calls.command(id);
-      try {
-        const actor = await rooms.get(event.platform, event.channel, event.direct?.agent);
-        const taken = await actor.deliver({
-          type: 'command',
-          command: { id, name: event.name, args: event.args, user: event.user.name, isOperator: event.isOperator },
-        });
-        if (taken === 'held') calls.answer(id, `/${event.name} waits: ${HELD_COMMAND}`);
-        else if (taken === 'refused') calls.answer(id, `/${event.name} could not be carried out: ${REFUSED_COMMAND}`);
-        else if (taken !== 'done') calls.answer(id, `/${event.name} could not be carried out (${taken}).`);
-        return redact(await answer);
-      } catch (error) {
-        log.error({ err: error, command: event.name }, 'command failed');
-        calls.answer(id, '');
-        return `/${event.name} failed: ${redact(String(error))}`;
-      }
-    },
+    command: (event: CommandEvent) => commands.receive(event),
     settled: async (platform, channel) => {
       const actor = await rooms.byKey(`${platform}:${channel}`);
       await actor?.idle();
@@ -389,6 +376,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     ...marks.sink(async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done'),
   };
   const handover = handoverFor(store, lease, {
+    commands: () => commands.takeWaiting(),
     ttlMs: settings.ROOM_LEASE_S * 1000,
     adopt: (record) => rooms.adopt(record),
     receive: (event) => reception.receive(event),
@@ -407,6 +395,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     handover,
     stoppers: [
       () => reception.stop(),
+      () => commands.stop(),
       () => poster.stop(),
       () => turns.stopAll(),
       () => timers.stop(),

@@ -3,7 +3,8 @@
  * bridge takes the rooms whose lease ended unreleased with work left (their bridge died, was cut off, or stopped in
  * the middle of a turn) and resumes them from the store, takes the events other bridges kept for the rooms it
  * serves or nobody does (Slack gives each event to one bridge only; a room's bridge may die before storing one), and
- * the notes other rooms' decisions wrote for them (a request settled in a room another bridge serves). A note is
+ * the notes other rooms' decisions wrote for them (a request settled in a room another bridge serves) and the
+ * operator commands other bridges claimed for them (carried out here, answered there). A note is
  * taken in the decision that removes its stored copy, so one that also reached its room as it was written is taken
  * once.
  */
@@ -26,6 +27,8 @@ export interface HandoverDeps {
   readonly resume: (actor: RoomActor, record: RoomRecord) => Promise<void>;
   /** Takes a kept event as if just received; 'elsewhere' when another bridge serves its room after all. */
   readonly receive: (event: Inbound) => Promise<'elsewhere' | undefined>;
+  /** Takes the operator commands other bridges left for the rooms this one serves, and carries them out. */
+  readonly commands: () => Promise<void>;
   /** Sends a stored note to its room (taking the room when nobody serves it). */
   readonly note: (note: NoteRecord) => void;
   readonly log: Logger;
@@ -35,7 +38,7 @@ export interface HandoverDeps {
 export function handoverFor(
   store: Pick<StorePort, 'leases' | 'inbox' | 'rooms' | 'tools'>,
   lease: { readonly replica: string } | undefined,
-  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'note' | 'log'>,
+  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'note' | 'commands' | 'log'>,
 ): Handover | undefined {
   if (!lease || !store.leases || !store.inbox) return undefined;
   return new Handover({
@@ -69,7 +72,7 @@ export class Handover {
     await this.running;
   }
 
-  /** One round (one at a time): rooms left with work, then kept events, then notes. */
+  /** One round (one at a time): rooms left with work, then kept events, notes and commands. */
   tick(): Promise<void> {
     this.running ??= this.round()
       .catch((error: unknown) => this.deps.log.warn({ err: error }, 'taking up rooms from other bridges failed'))
@@ -110,5 +113,6 @@ export class Handover {
     }
     await inbox.done(taken);
     for (const note of await inbox.notes(replica)) this.deps.note(note);
+    await this.deps.commands();
   }
 }

@@ -114,6 +114,36 @@ export interface InboxPort {
   notes(holder: string): Promise<NoteRecord[]>;
 }
 
+/** An operator command left in the store for the bridge serving its room. */
+export interface WaitingCommand {
+  /** `platform:` and the platform's id of the command. */
+  readonly id: string;
+  /** The command as the adapter gave it (JSON). */
+  readonly event: string;
+}
+
+/**
+ * Operator commands claimed by their platform id, for bridges sharing the store (replicas): a command several bridges
+ * receive is carried out once, by the bridge serving its room, and answered by the one that claimed it. SQLite has
+ * none: its one bridge serves every room.
+ */
+export interface CommandClaimPort {
+  /** Claims a command for `replica` (being carried out there); false when a bridge claimed it already. */
+  claim(id: string, platform: string, channel: string, event: string, replica: string, at: number): Promise<boolean>;
+  /** Leaves a claimed command for the bridge serving its room. */
+  wait(id: string): Promise<void>;
+  /** The commands waiting for rooms `holder` serves or no bridge does, oldest first. */
+  waiting(holder: string): Promise<WaitingCommand[]>;
+  /** Takes a waiting command to carry it out; false when another bridge took it first. */
+  take(id: string): Promise<boolean>;
+  /** Stores a command's answer. */
+  answer(id: string, text: string): Promise<void>;
+  /** A command's answer, once stored. */
+  answerOf(id: string): Promise<string | undefined>;
+  /** Forgets the commands received before `before` (ms since the epoch). */
+  forget(before: number): Promise<void>;
+}
+
 /** Blocks of request ids from a store several bridges share, so no two bridges give the same id. */
 export interface RequestIdBlocks {
   /** A block of fresh ids: `first` and the `count` that follow it. */
@@ -418,6 +448,8 @@ export interface StorePort {
   readonly leases?: LeasePort;
   /** Events kept for the bridge serving their room (with leases); absent on SQLite. */
   readonly inbox?: InboxPort;
+  /** Operator commands claimed once by their platform id (with leases); absent on SQLite. */
+  readonly commands?: CommandClaimPort;
   /** Request ids for bridges sharing the store; absent on SQLite (one bridge numbers on from the highest stored). */
   readonly requestIds?: RequestIdBlocks;
   /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */

@@ -210,6 +210,61 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     expect((await a.store.rooms.requests())[0]).toMatchObject({ status: 'closed', origin: 'shared:room1' });
   });
 
+  const pass = (id: string) => ({
+    platform: 'shared',
+    channel: 'room0',
+    name: 'pass' as const,
+    args: '',
+    user: { id: 'u1', name: 'alice' },
+    isOperator: true,
+    id,
+  });
+  const handBacks = async (store: PostgresStore, channel: string) => {
+    const room = (await store.rooms.all()).find((r) => r.channel === channel);
+    if (!room) return 0;
+    const records = await store.rooms.decisions(room.id, 0, Number.MAX_SAFE_INTEGER);
+    return records.filter((d) => d.record.kind === 'hand-back').length;
+  };
+
+  it('carries out an interaction that both replicas receive once, and answers it once', async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    const [a] = started;
+    if (!a) throw new Error('two replicas expected');
+    platform.say('room0', '@data hello');
+    await until(() => platform.answers('room0').length === 1);
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    const answers = await Promise.all([platform.command('a', pass('i1')), platform.command('b', pass('i1'))]);
+    expect(answers.filter((answer) => answer === undefined)).toHaveLength(1);
+    expect(answers.filter((answer) => answer !== undefined)).toEqual(['Control is with the humans.']);
+    expect(await handBacks(a.store, 'room0')).toBe(1);
+  });
+
+  it("carries out a command received by the replica that does not hold the room on the room's replica, and answers it", async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    const [a, b] = started;
+    if (!a || !b) throw new Error('two replicas expected');
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    llm.respond(async () => {
+      await gate;
+      return { content: 'too late' };
+    });
+    const asked = llm.requests.length;
+    platform.say('room0', '@data a slow question');
+    await until(() => llm.requests.length > asked);
+    const holder = (await holders(a.store)).get('room0');
+    const other = holder === 'a' ? 'b' : 'a';
+    const answer = await platform.command(other, pass('i2'));
+    expect(answer).toBe('Control is with the humans (1 agent turn stopped).');
+    release();
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    expect(platform.answers('room0')).toEqual([]);
+    expect(await handBacks(a.store, 'room0')).toBe(1);
+    expect((await holders(a.store)).get('room0')).toBe(holder);
+  });
+
   it('shows in /status which replica serves the room, and counts the leases it holds', async () => {
     const { platform, started } = await replicas(['solo']);
     const [solo] = started;
@@ -227,6 +282,6 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       user: { id: 'u1', name: 'alice' },
       isOperator: true,
     });
-    expect(status.split('\n').slice(0, 2)).toEqual(['Room shared:room0', 'Served by: replica solo']);
+    expect(String(status).split('\n').slice(0, 2)).toEqual(['Room shared:room0', 'Served by: replica solo']);
   });
 });

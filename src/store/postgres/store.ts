@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { StorePort } from '../port.js';
 import { PostgresChats } from './chats.js';
+import { PostgresCommandClaims } from './commands.js';
 import { PostgresEmbeddings } from './embeddings.js';
 import { PostgresInbox } from './inbox.js';
 import { PostgresLeases } from './leases.js';
@@ -47,6 +48,8 @@ export class PostgresStore implements StorePort {
   readonly leases: PostgresLeases;
   /** Events kept for the bridge serving their room (replicas). */
   readonly inbox: PostgresInbox;
+  /** Operator commands claimed once by their platform id (replicas). */
+  readonly commands: PostgresCommandClaims;
   /** Blocks of request ids, unique across the bridges sharing this database. */
   readonly requestIds: PostgresRequestIds;
   private closed: Promise<void> | undefined;
@@ -69,6 +72,7 @@ export class PostgresStore implements StorePort {
     this.summaries = new PostgresSummaries(pool);
     this.leases = new PostgresLeases(pool);
     this.inbox = new PostgresInbox(pool);
+    this.commands = new PostgresCommandClaims(pool);
     this.requestIds = new PostgresRequestIds(pool);
   }
 
