@@ -111,8 +111,12 @@ export class Bridge {
       readonly spend: Pick<SpendMeter, 'recover'>;
       /** Embeds stored messages in the background (EMBEDDINGS_MODEL set). */
       readonly embedding: EmbeddingWorker | undefined;
+      /** Listens for what other bridges sharing the store tell this one; returns how to stop. */
+      readonly listen: (() => () => Promise<void>) | undefined;
     },
   ) {}
+
+  private unlisten: (() => Promise<void>) | undefined;
 
   /**
    * Loads every room with work a previous run left (its turn in flight is taken again, its unsent posts go out
@@ -145,6 +149,7 @@ export class Bridge {
     // What the restart left waits until then (a room no adapter caught up is done now).
     for (const actor of adopted) void actor.deliver({ type: 'catch-up', phase: 'done' });
     this.parts.handover?.start();
+    this.unlisten = this.parts.listen?.();
   }
 
   /** Stops every turn, then the adapters and the sandbox. The store stays open (its owner closes it). */
@@ -152,6 +157,7 @@ export class Bridge {
     if (this.stopped) return;
     this.stopped = true;
     for (const stop of this.parts.stoppers) stop();
+    await this.unlisten?.();
     await this.parts.handover?.stop();
     for (const actor of this.parts.rooms.all()) actor.stop();
     // Nothing is decided here any more: other bridges may take these rooms at once, and take up their work.
@@ -383,6 +389,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     note: (note) => rooms.note(note),
     log,
   });
+  const signals = lease ? store.signals : undefined;
   return new Bridge(log, sink, {
     adapters: [...adapters.values()],
     store,
@@ -405,5 +412,17 @@ export function createBridge(options: BridgeOptions): Bridge {
     embedding,
     sandbox,
     spend,
+    // Replicas on Postgres: a signal makes the handover look at once (its regular look stays, for a missed one).
+    listen:
+      signals && handover
+        ? () =>
+            signals.listen(
+              (signal) => {
+                if (signal.kind === 'answer') commands.answered(signal.id);
+                else handover.soon();
+              },
+              { log, backoff },
+            )
+        : undefined,
   });
 }

@@ -38,12 +38,20 @@ export class Commands {
   private readonly pause = new Pause();
   private stopped = false;
   private forgotAt = 0;
+  /** Commands whose answer another bridge will store, by claim id: each wakes its waiter. */
+  private readonly answers = new Map<string, () => void>();
 
   constructor(private readonly deps: CommandsDeps) {}
 
   stop(): void {
     this.stopped = true;
     this.pause.stop();
+    for (const wake of this.answers.values()) wake();
+  }
+
+  /** Another bridge stored the answer of a command claimed here (a signal): it is read now. */
+  answered(id: string): void {
+    this.answers.get(id)?.();
   }
 
   /**
@@ -121,10 +129,16 @@ export class Commands {
   private async answerOf(id: string, name: string): Promise<string> {
     const port = this.deps.claims?.port;
     const until = this.deps.clock() + (this.deps.answerWaitMs ?? ANSWER_WAIT_MS);
-    while (port && !this.stopped && this.deps.clock() < until) {
-      const answer = await port.answerOf(id);
-      if (answer !== undefined) return answer;
-      await this.pause.wait(ANSWER_POLL_MS);
+    try {
+      while (port && !this.stopped && this.deps.clock() < until) {
+        // Registered before reading: an answer stored after the read wakes the wait at once.
+        const signalled = new Promise<void>((resolve) => this.answers.set(id, resolve));
+        const answer = await port.answerOf(id);
+        if (answer !== undefined) return answer;
+        await Promise.race([signalled, this.pause.wait(ANSWER_POLL_MS)]);
+      }
+    } finally {
+      this.answers.delete(id);
     }
     return `/${name} was handed to the bridge serving this room; its answer has not come back yet.`;
   }

@@ -57,6 +57,8 @@ export function handoverFor(
 export class Handover {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** A signal came during a round: another look follows it. */
+  private again = false;
 
   constructor(private readonly deps: HandoverDeps) {}
 
@@ -74,16 +76,34 @@ export class Handover {
 
   /** One round (one at a time): rooms left with work, then kept events, notes and commands. */
   tick(): Promise<void> {
-    this.running ??= this.round()
+    return this.go(true);
+  }
+
+  /**
+   * Another bridge kept something for a room (a signal): the kept events, notes and commands are looked at now,
+   * rather than at the next round (rooms left with work wait for that).
+   */
+  soon(): void {
+    if (!this.timer) return;
+    if (this.running) this.again = true;
+    else void this.go(false);
+  }
+
+  private go(full: boolean): Promise<void> {
+    this.running ??= (full ? this.round() : this.kept())
       .catch((error: unknown) => this.deps.log.warn({ err: error }, 'taking up rooms from other bridges failed'))
       .finally(() => {
         this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.soon();
+        }
       });
     return this.running;
   }
 
   private async round(): Promise<void> {
-    const { leases, inbox, replica, ttlMs } = this.deps;
+    const { leases, replica, ttlMs } = this.deps;
     const lapsed = new Set(await leases.lapsed());
     if (lapsed.size > 0) {
       for (const record of await this.deps.rooms.all()) {
@@ -99,6 +119,12 @@ export class Handover {
         await this.deps.resume(actor, record);
       }
     }
+    await this.kept();
+  }
+
+  /** Events, notes and commands other bridges kept for the rooms this one serves, or nobody does. */
+  private async kept(): Promise<void> {
+    const { inbox, replica } = this.deps;
     const taken: number[] = [];
     for (const kept of await inbox.list(replica)) {
       let event: Inbound;

@@ -4,6 +4,7 @@
  * messages, its state and its requests and notes are stored together, or not at all. No routing, model call or
  * platform I/O ever runs inside a store call.
  */
+import type { Logger } from '../log.js';
 import type { DecisionRecord, RequestRow, Write } from '../room/effects.js';
 import type { Note, ToolRun } from '../room/events.js';
 import type { Place } from '../room/privacy.js';
@@ -142,6 +143,27 @@ export interface CommandClaimPort {
   answerOf(id: string): Promise<string | undefined>;
   /** Forgets the commands received before `before` (ms since the epoch). */
   forget(before: number): Promise<void>;
+}
+
+/**
+ * What one bridge sharing the store tells the others (replicas): an event, a note or a command was kept for a room
+ * (the bridge serving it should look now), or a command's answer was stored. `reconnected`: the listening connection
+ * is back after a drop, and what was told meanwhile may have been missed.
+ */
+export type StoreSignal =
+  | { readonly kind: 'inbox' | 'note' | 'command' | 'reconnected' }
+  | { readonly kind: 'answer'; readonly id: string };
+
+/** Wake-ups between bridges sharing a server store (Postgres's LISTEN/NOTIFY); absent on SQLite. */
+export interface StoreSignals {
+  /**
+   * Calls `on` with each signal until the returned function is called. The listening connection is opened again
+   * after a drop, `backoff(tries)` ms after each failed try; it never throws.
+   */
+  listen(
+    on: (signal: StoreSignal) => void,
+    options: { readonly log: Logger; readonly backoff: (tries: number) => number },
+  ): () => Promise<void>;
 }
 
 /** Blocks of request ids from a store several bridges share, so no two bridges give the same id. */
@@ -448,6 +470,8 @@ export interface StorePort {
   readonly leases?: LeasePort;
   /** Events kept for the bridge serving their room (with leases); absent on SQLite. */
   readonly inbox?: InboxPort;
+  /** Wake-ups between bridges sharing the store (with leases); absent on SQLite. */
+  readonly signals?: StoreSignals;
   /** Operator commands claimed once by their platform id (with leases); absent on SQLite. */
   readonly commands?: CommandClaimPort;
   /** Request ids for bridges sharing the store; absent on SQLite (one bridge numbers on from the highest stored). */

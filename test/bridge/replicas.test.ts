@@ -4,9 +4,11 @@
  * message is answered once. A throw-away cluster for this file; outside CI, without Postgres, one line and skipped.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Backoff } from '../../src/bridge/backoff.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import { silentLogger } from '../../src/log.js';
 import { registry } from '../../src/metrics.js';
+import { LISTENER_NAME } from '../../src/store/postgres/signals.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
@@ -41,14 +43,23 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     await pg.cluster().dropDatabase(database);
   });
 
-  async function replicas(names: string[], agents: TestAgent[] = [{ name: 'data', activation: 'mention' }]) {
+  async function replicas(
+    names: string[],
+    agents: TestAgent[] = [{ name: 'data', activation: 'mention' }],
+    options: { leaseS?: number; backoff?: Backoff } = {},
+  ) {
     const db = await pg.cluster().createDatabase({ from: pg.migrated() });
     database = db.name;
     const platform = new SharedPlatform();
     const config = (replica: string) =>
       testConfig({
         agents,
-        env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', REPLICA_ID: replica, ROOM_LEASE_S: String(LEASE_S) },
+        env: {
+          OPENAI_BASE_URL: llm.baseURL,
+          LLM_MAX_RETRIES: '0',
+          REPLICA_ID: replica,
+          ROOM_LEASE_S: String(options.leaseS ?? LEASE_S),
+        },
       });
     const start = async (replica: string) => {
       const store = await openPostgresStore(db.url);
@@ -58,6 +69,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
         sandbox: new FakeSandbox(),
         adapters: [platform.adapter(replica)],
         logger: silentLogger(),
+        ...(options.backoff ? { backoff: options.backoff } : {}),
       });
       await bridge.start();
       const entry = { bridge, store };
@@ -263,6 +275,68 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     expect(platform.answers('room0')).toEqual([]);
     expect(await handBacks(a.store, 'room0')).toBe(1);
     expect((await holders(a.store)).get('room0')).toBe(holder);
+  });
+
+  /** How many replicas listen for signals now (their listening connections). */
+  const listening = async (store: PostgresStore) =>
+    (
+      await store.pool.query(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()',
+        [LISTENER_NAME],
+      )
+    ).rows[0].n as number;
+  /** Ends the replicas' listening connections, as a network drop or a restarted server would. */
+  const killListeners = (store: PostgresStore) =>
+    store.pool.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()',
+      [LISTENER_NAME],
+    );
+
+  /** room0 answered once; its holder's store, and the replica that does not hold it. */
+  async function heldRoom(started: Array<{ bridge: Bridge; store: PostgresStore }>, platform: SharedPlatform) {
+    platform.say('room0', '@data first');
+    await until(() => platform.answers('room0').length === 1);
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    const [a, b] = started;
+    if (!a || !b) throw new Error('two replicas expected');
+    const holder = (await holders(a.store)).get('room0');
+    const room = (await a.store.rooms.all()).find((r) => r.channel === 'room0');
+    if (!room || !holder) throw new Error('room0 is held');
+    const other = holder === 'a' ? 'b' : 'a';
+    /** How long until the room's holder stored a message given to the other replica only (as Slack does). */
+    const delay = async (text: string) => {
+      const at = Date.now();
+      const id = platform.say('room0', text, other);
+      await until(() => a.store.rooms.seen(room.id, id));
+      return Date.now() - at;
+    };
+    return { store: a.store, delay };
+  }
+
+  it('takes an event kept for its room at once when told (LISTEN/NOTIFY), not at its next look, and again once its listening connection is back', async () => {
+    // A lease of 300 s: the regular look comes every 100 s, so it cannot be what delivered within a second.
+    const { platform, started } = await replicas(['a', 'b'], undefined, { leaseS: 300 });
+    const { store, delay } = await heldRoom(started, platform);
+    await until(async () => (await listening(store)) === 2);
+    const first = await delay('@data kept by the other replica');
+    expect(first).toBeLessThan(1000);
+    await killListeners(store);
+    await until(async () => (await listening(store)) === 2);
+    const again = await delay('@data kept again');
+    expect(again).toBeLessThan(1000);
+    await until(() => platform.answers('room0').length === 3);
+  });
+
+  it('still takes kept events at its regular look while its listening connection is down, and listens again', async () => {
+    // Reconnecting waits 6 s; the regular look comes every second (a lease of 3 s).
+    const { platform, started } = await replicas(['a', 'b'], undefined, { backoff: () => 6000 });
+    const { store, delay } = await heldRoom(started, platform);
+    await until(async () => (await listening(store)) === 2);
+    await killListeners(store);
+    await until(async () => (await listening(store)) === 0);
+    expect(await delay('@data while nobody listens')).toBeLessThan(LEASE_S * 1000);
+    expect(await listening(store)).toBe(0);
+    await until(async () => (await listening(store)) === 2);
   });
 
   it('shows in /status which replica serves the room, and counts the leases it holds', async () => {

@@ -13,7 +13,12 @@ const Q = {
     `INSERT INTO command_claims (id, platform, channel, event, received_by, state, received_at)
      VALUES ($1, $2, $3, $4, $5, 'taken', $6) ON CONFLICT DO NOTHING`,
   ),
-  wait: statement('command-wait', `UPDATE command_claims SET state = 'waiting' WHERE id = $1 AND state = 'taken'`),
+  // The bridges are told at once (LISTEN/NOTIFY, signals.ts): the room's one takes it.
+  wait: statement(
+    'command-wait',
+    `WITH left_ AS (UPDATE command_claims SET state = 'waiting' WHERE id = $1 AND state = 'taken' RETURNING id)
+     SELECT pg_notify('roundtable', 'command') FROM left_`,
+  ),
   // Those of rooms this bridge serves or no bridge does (a room never opened has no lease: anyone's).
   waiting: statement(
     'command-waiting',
@@ -25,7 +30,12 @@ const Q = {
      ORDER BY k.received_at, k.id LIMIT 100`,
   ),
   take: statement('command-take', `UPDATE command_claims SET state = 'taken' WHERE id = $1 AND state = 'waiting'`),
-  answer: statement('command-answer', `UPDATE command_claims SET state = 'answered', answer = $2 WHERE id = $1`),
+  // The bridge that claimed it is told at once (LISTEN/NOTIFY, signals.ts).
+  answer: statement(
+    'command-answer',
+    `WITH answered AS (UPDATE command_claims SET state = 'answered', answer = $2 WHERE id = $1 RETURNING id)
+     SELECT pg_notify('roundtable', 'answer:' || id) FROM answered`,
+  ),
   answerOf: statement('command-answer-of', `SELECT answer FROM command_claims WHERE id = $1 AND state = 'answered'`),
   forget: statement('command-forget', 'DELETE FROM command_claims WHERE received_at < $1'),
 };

@@ -12,8 +12,11 @@ import { rows, run, statement } from './pool.js';
 const Q = {
   put: statement(
     'inbox-put',
-    `INSERT INTO room_inbox (platform, channel, platform_message_id, event, received_at) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT DO NOTHING`,
+    // The room's bridge is told at once (LISTEN/NOTIFY, signals.ts) when the event is new.
+    `WITH kept AS (
+       INSERT INTO room_inbox (platform, channel, platform_message_id, event, received_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT DO NOTHING RETURNING id)
+     SELECT pg_notify('roundtable', 'inbox') FROM kept`,
   ),
   // Events of rooms this bridge serves or no bridge does; those of rooms another live bridge serves are its own.
   list: statement(

@@ -11,6 +11,7 @@ import { PostgresPeople } from './people.js';
 import { createPool, rows, statement, unreachable } from './pool.js';
 import { PostgresRequestIds } from './request-ids.js';
 import { PostgresRooms } from './rooms.js';
+import { PostgresSignals } from './signals.js';
 import { PostgresSpend } from './spend.js';
 import { PostgresSummaries } from './summaries.js';
 import { PostgresToolJournal } from './tool-journal.js';
@@ -50,6 +51,8 @@ export class PostgresStore implements StorePort {
   readonly inbox: PostgresInbox;
   /** Operator commands claimed once by their platform id (replicas). */
   readonly commands: PostgresCommandClaims;
+  /** Wake-ups between the bridges sharing this database (LISTEN/NOTIFY), on a connection of its own. */
+  readonly signals: PostgresSignals;
   /** Blocks of request ids, unique across the bridges sharing this database. */
   readonly requestIds: PostgresRequestIds;
   private closed: Promise<void> | undefined;
@@ -73,6 +76,7 @@ export class PostgresStore implements StorePort {
     this.leases = new PostgresLeases(pool);
     this.inbox = new PostgresInbox(pool);
     this.commands = new PostgresCommandClaims(pool);
+    this.signals = new PostgresSignals(pool.options);
     this.requestIds = new PostgresRequestIds(pool);
   }
 
