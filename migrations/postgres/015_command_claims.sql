@@ -1,7 +1,8 @@
 -- Operator commands and interactions by their platform id, when several bridges share this database (replicas): a
 -- Discord interaction may reach every bridge, and the first to store it claims it; the others do nothing. A bridge
 -- that claims a command for a room another bridge serves leaves it here `waiting`; the room's bridge takes it, carries
--- it out and stores its `answer`, which the bridge that received it gives to the operator.
+-- it out and stores its `answer`, which the bridge that received it gives to the operator. An agent's post into a
+-- room another bridge serves is handed on the same way (id `action:<call>`; its answer is the action's result).
 CREATE TABLE command_claims (
   id          text   PRIMARY KEY,             -- platform:the platform's id of the command (interaction id, trigger id)
   platform    text   NOT NULL,

@@ -16,6 +16,7 @@ import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
 import { Commands } from './commands.js';
 import { effectsRunner } from './effects.js';
+import { HandedOn } from './handed-on.js';
 import { type Handover, handoverFor } from './handover.js';
 import { LeaseKeeper } from './leases.js';
 import { RoomMessaging } from './messaging.js';
@@ -241,7 +242,20 @@ export function createBridge(options: BridgeOptions): Bridge {
           meter: (members, room) => spend.forBatch(members, room),
         })
       : undefined;
-  const messagingDeps = { agents, calls, chats };
+  // A store several bridges may share (Postgres): a room is served only under its lease.
+  const lease = store.leases
+    ? new LeaseKeeper({
+        leases: store.leases,
+        replica: replicaId(settings),
+        ttlMs: settings.ROOM_LEASE_S * 1000,
+        clock,
+        log,
+      })
+    : undefined;
+  // With bridges sharing the store, commands and agents' actions for rooms another one serves are handed on there.
+  const handed =
+    lease && store.commands ? new HandedOn({ port: store.commands, replica: lease.replica, clock }) : undefined;
+  const messagingDeps = { agents, calls, chats, handed };
   const turns = new Turns({
     agents,
     runner,
@@ -295,16 +309,6 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
-  // A store several bridges may share (Postgres): a room is served only under its lease.
-  const lease = store.leases
-    ? new LeaseKeeper({
-        leases: store.leases,
-        replica: replicaId(settings),
-        ttlMs: settings.ROOM_LEASE_S * 1000,
-        clock,
-        log,
-      })
-    : undefined;
   const rooms = new Rooms({
     store: store.rooms,
     adapters,
@@ -338,7 +342,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     calls,
     log,
     clock,
-    claims: lease && store.commands ? { port: store.commands, replica: lease.replica } : undefined,
+    handed,
   });
   const reception = new Reception({
     rooms,
@@ -403,6 +407,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     stoppers: [
       () => reception.stop(),
       () => commands.stop(),
+      ...(handed ? [() => handed.stop()] : []),
       () => poster.stop(),
       () => turns.stopAll(),
       () => timers.stop(),
@@ -418,7 +423,7 @@ export function createBridge(options: BridgeOptions): Bridge {
         ? () =>
             signals.listen(
               (signal) => {
-                if (signal.kind === 'answer') commands.answered(signal.id);
+                if (signal.kind === 'answer') handed?.answered(signal.id);
                 else handover.soon();
               },
               { log, backoff },

@@ -2,24 +2,21 @@
  * Operator commands: each is carried out by the room it is issued in (the room's decision answers it). With bridges
  * sharing the store (replicas), a command that has a platform id is claimed once by that id: a bridge that finds it
  * claimed does nothing (the claiming one answers), and one that claims it for a room another bridge serves leaves it
- * in the store, where the room's bridge takes it, carries it out and stores the answer for the operator.
+ * in the store, where the room's bridge takes it, carries it out and stores the answer for the operator. Agents'
+ * actions for a room another bridge serves are taken the same way (handed-on.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { CommandEvent } from '../ports.js';
+import type { ActionResult } from '../room/effects.js';
 import { redact } from '../secrets.js';
-import type { CommandClaimPort } from '../store/port.js';
-import { Pause } from './backoff.js';
 import type { Calls } from './calls.js';
+import type { HandedAction, HandedOn } from './handed-on.js';
 import { RoomElsewhere, type Rooms } from './rooms.js';
 
 const HELD_COMMAND = 'the bridge cannot save to its store right now; it is carried out as soon as it can.';
 const REFUSED_COMMAND = 'the bridge cannot save to its store right now, and too much waits already.';
 
-/** How long the bridge that claimed a command waits for another bridge's answer (Discord's token lasts 15 minutes). */
-export const ANSWER_WAIT_MS = 10 * 60_000;
-/** How often it looks for that answer in the store. */
-const ANSWER_POLL_MS = 250;
 /** Claims are kept a day (a platform that delivers a command again within that finds it claimed), then forgotten. */
 const CLAIMS_KEPT_MS = 24 * 3_600_000;
 
@@ -28,30 +25,18 @@ export interface CommandsDeps {
   readonly calls: Calls;
   readonly log: Logger;
   readonly clock: () => number;
-  /** With bridges sharing the store: where commands are claimed, and this bridge's REPLICA_ID. */
-  readonly claims?: { readonly port: CommandClaimPort; readonly replica: string } | undefined;
-  /** How long to wait for another bridge's answer (default ANSWER_WAIT_MS). */
-  readonly answerWaitMs?: number;
+  /** With bridges sharing the store: where commands are claimed and handed on. */
+  readonly handed?: HandedOn | undefined;
 }
 
 export class Commands {
-  private readonly pause = new Pause();
   private stopped = false;
   private forgotAt = 0;
-  /** Commands whose answer another bridge will store, by claim id: each wakes its waiter. */
-  private readonly answers = new Map<string, () => void>();
 
   constructor(private readonly deps: CommandsDeps) {}
 
   stop(): void {
     this.stopped = true;
-    this.pause.stop();
-    for (const wake of this.answers.values()) wake();
-  }
-
-  /** Another bridge stored the answer of a command claimed here (a signal): it is read now. */
-  answered(id: string): void {
-    this.answers.get(id)?.();
   }
 
   /**
@@ -59,12 +44,12 @@ export class Commands {
    * bridge alone, or a command without a platform id, is carried out here at once, with no store call.
    */
   async receive(event: CommandEvent): Promise<string | undefined> {
-    const { claims } = this.deps;
-    if (!claims || event.id === undefined) return this.here(event);
+    const { handed } = this.deps;
+    if (!handed || event.id === undefined) return this.here(event);
     const id = `${event.platform}:${event.id}`;
     try {
       const json = JSON.stringify(event);
-      if (!(await claims.port.claim(id, event.platform, event.channel, json, claims.replica, this.deps.clock()))) {
+      if (!(await handed.port.claim(id, event.platform, event.channel, json, handed.replica, this.deps.clock()))) {
         this.deps.log.debug({ command: id }, 'a command another bridge claimed: it answers');
         return undefined;
       }
@@ -74,46 +59,49 @@ export class Commands {
     }
     // Another bridge serves the room: it takes the command from the store, and its answer comes back here.
     try {
-      await claims.port.wait(id);
-      return await this.answerOf(id, event.name);
+      const answer = await handed.leave(id);
+      return answer ?? `/${event.name} was handed to the bridge serving this room; its answer has not come back yet.`;
     } catch (error) {
       return this.failed(event, error);
     }
   }
 
   /**
-   * Takes the commands other bridges left for the rooms this bridge serves (or nobody does) and carries each out,
-   * storing its answer for the bridge that claimed it.
+   * Takes the commands and agents' actions other bridges left for the rooms this bridge serves (or nobody does) and
+   * carries each out, storing its answer for the bridge that left it.
    */
   async takeWaiting(): Promise<void> {
-    const { claims } = this.deps;
-    if (!claims || this.stopped) return;
+    const { handed } = this.deps;
+    if (!handed || this.stopped) return;
     const now = this.deps.clock();
     if (now - this.forgotAt > 3_600_000) {
       this.forgotAt = now;
-      await claims.port.forget(now - CLAIMS_KEPT_MS);
+      await handed.port.forget(now - CLAIMS_KEPT_MS);
     }
-    for (const waiting of await claims.port.waiting(claims.replica)) {
-      if (!(await claims.port.take(waiting.id))) continue;
-      let event: CommandEvent;
+    for (const waiting of await handed.port.waiting(handed.replica)) {
+      if (!(await handed.port.take(waiting.id))) continue;
+      let item: CommandEvent | HandedAction;
       try {
-        event = JSON.parse(waiting.event) as CommandEvent;
+        item = JSON.parse(waiting.event) as CommandEvent | HandedAction;
       } catch (error) {
-        this.deps.log.error({ err: error, command: waiting.id }, 'a waiting command is not JSON; answered as failed');
-        await claims.port.answer(waiting.id, 'The command could not be read.');
+        this.deps.log.error({ err: error, command: waiting.id }, 'a command left in the store is not JSON');
+        await handed.port.answer(waiting.id, 'The command could not be read.');
         continue;
       }
-      void this.carryOutFor(waiting.id, event);
+      void this.carryOutFor(waiting.id, item);
     }
   }
 
-  private async carryOutFor(id: string, event: CommandEvent): Promise<void> {
-    const port = this.deps.claims?.port;
+  private async carryOutFor(id: string, item: CommandEvent | HandedAction): Promise<void> {
+    const port = this.deps.handed?.port;
     if (!port) return;
     try {
       let answer: string;
       try {
-        answer = await this.here(event);
+        answer =
+          'kind' in item && item.kind === 'action'
+            ? JSON.stringify(await this.act(item))
+            : await this.here(item as CommandEvent);
       } catch (error) {
         if (!(error instanceof RoomElsewhere)) throw error;
         await port.wait(id); // the room moved meanwhile: it waits for its bridge again
@@ -125,22 +113,15 @@ export class Commands {
     }
   }
 
-  /** The answer another bridge stored for a command, waited for (the operator is told when it does not come). */
-  private async answerOf(id: string, name: string): Promise<string> {
-    const port = this.deps.claims?.port;
-    const until = this.deps.clock() + (this.deps.answerWaitMs ?? ANSWER_WAIT_MS);
-    try {
-      while (port && !this.stopped && this.deps.clock() < until) {
-        // Registered before reading: an answer stored after the read wakes the wait at once.
-        const signalled = new Promise<void>((resolve) => this.answers.set(id, resolve));
-        const answer = await port.answerOf(id);
-        if (answer !== undefined) return answer;
-        await Promise.race([signalled, this.pause.wait(ANSWER_POLL_MS)]);
-      }
-    } finally {
-      this.answers.delete(id);
-    }
-    return `/${name} was handed to the bridge serving this room; its answer has not come back yet.`;
+  /** An agent's action another bridge handed on, taken by its room here; its result. */
+  private async act(handed: HandedAction): Promise<ActionResult> {
+    const actor = await this.deps.rooms.get(handed.platform, handed.channel);
+    if (actor.setup.kind !== 'room') return { kind: 'failed', reason: `${actor.key} is a private room` };
+    const { call } = handed.action;
+    const result = this.deps.calls.action(call);
+    const taken = await actor.deliver({ type: 'action', action: handed.action });
+    if (taken !== 'done') this.deps.calls.forget(call, `the room could not take the message (${taken})`);
+    return result;
   }
 
   /** Carries a command out in its room, served here; throws RoomElsewhere when another bridge serves it. */

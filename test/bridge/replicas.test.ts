@@ -174,6 +174,47 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     expect(await b.store.inbox.list('nobody')).toEqual([]);
   });
 
+  it('asks agents and a human in a room another replica serves, and resumes the requester once when all answered', async () => {
+    const { platform, started } = await replicas(
+      ['a', 'b'],
+      [
+        { name: 'pm', tools: ['send_channel_message'] },
+        { name: 'data', activation: 'mention' },
+      ],
+    );
+    const [a, b] = started;
+    if (!a || !b) throw new Error('two replicas expected');
+    const resumed = (r: Parameters<typeof situationOf>[0]) => /request #\d+ has answered/.test(situationOf(r));
+    const before = llm.requests.length; // the fake model's requests of this test only
+    llm.respond((r) => {
+      const agent = agentOf(r);
+      if (agent === 'data') return { content: 'data says 42' };
+      if (resumed(r)) return { content: 'Everyone answered: thanks.' };
+      if (r.messages.at(-1)?.role === 'tool') return { content: 'Asked in room2.' };
+      const ask = { channel: 'shared:room2', message: '@data @alice numbers?', request_reply: ['data', 'alice'] };
+      return { toolCalls: [{ name: 'send_channel_message', arguments: ask }] };
+    });
+    // room2 is b's, room1 a's.
+    platform.say('room2', 'good morning', 'b');
+    await until(async () => (await holders(a.store)).get('room2') === 'b');
+    platform.say('room1', '@pm ask data and alice in room2', 'a');
+    await until(() => platform.posts.some((p) => p.channel === 'room2' && p.text === 'data says 42'));
+    await until(() => platform.posts.some((p) => p.channel === 'room1' && p.text === 'Asked in room2.'));
+    platform.say('room2', 'alice says 42 too');
+    await until(() => platform.posts.some((p) => p.channel === 'room1' && p.text === 'Everyone answered: thanks.'));
+    await until(async () => (await a.store.rooms.notes()).length === 0);
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    expect(platform.posts.map((p) => [p.channel, p.by, p.text])).toEqual([
+      ['room2', 'b', '@data @alice numbers?'],
+      ['room2', 'b', 'data says 42'],
+      ['room1', 'a', 'Asked in room2.'],
+      ['room1', 'a', 'Everyone answered: thanks.'],
+    ]);
+    expect(llm.requests.slice(before).filter((r) => agentOf(r) === 'pm' && resumed(r))).toHaveLength(1);
+    const [request] = await a.store.rooms.requests();
+    expect(request).toMatchObject({ status: 'closed', origin: 'shared:room1', target: 'shared:room2' });
+  });
+
   it('resumes a requester once when its request settles in a room another replica serves, without a restart', async () => {
     const { platform, started } = await replicas(
       ['a', 'b'],
@@ -185,6 +226,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     const [a, b] = started;
     if (!a || !b) throw new Error('two replicas expected');
     const resumed = (r: Parameters<typeof situationOf>[0]) => /request #\d+ has answered/.test(situationOf(r));
+    const before = llm.requests.length; // the fake model's requests of this test only
     llm.respond((r) => {
       const agent = agentOf(r);
       if (agent === 'data') return { content: 'data says 42' };
@@ -218,7 +260,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     // Once its stored copy is gone nothing can deliver the note again: the requester was resumed once.
     await until(async () => (await a.store.rooms.notes()).length === 0);
     await a.bridge.idle();
-    expect(llm.requests.filter((r) => agentOf(r) === 'pm' && resumed(r))).toHaveLength(1);
+    expect(llm.requests.slice(before).filter((r) => agentOf(r) === 'pm' && resumed(r))).toHaveLength(1);
     expect((await a.store.rooms.requests())[0]).toMatchObject({ status: 'closed', origin: 'shared:room1' });
   });
 
@@ -320,6 +362,8 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     await until(async () => (await listening(store)) === 2);
     const first = await delay('@data kept by the other replica');
     expect(first).toBeLessThan(1000);
+    await until(() => platform.answers('room0').length === 2);
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
     await killListeners(store);
     await until(async () => (await listening(store)) === 2);
     const again = await delay('@data kept again');
