@@ -115,10 +115,23 @@ export interface Posted {
   readonly messageIds: readonly string[];
 }
 
+/**
+ * What became of a platform message the bridge received. `kept`: stored, found a duplicate, kept for the bridge that
+ * serves its room, or nothing to keep (an echo of the bridge's own line); `held`: in memory while the store cannot
+ * write, stored once it can (unless the bridge stops first); `lost`: not kept in this run (the bridge was stopping,
+ * too much waits for the store already, its room could not be opened).
+ */
+export type Receipt = 'kept' | 'held' | 'lost';
+
 /** What the bridge offers an adapter. */
 export interface AdapterSink {
-  /** A platform message arrived. Resolves once it is stored (or found to be a duplicate). */
-  receive(event: Inbound): Promise<void>;
+  /**
+   * A platform message arrived. Resolves once it is stored (or found to be a duplicate), or held in memory while the
+   * store cannot write, with what became of it (a platform that redelivers what is not acknowledged acknowledges
+   * only `kept`; no receipt reads as `kept`).
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a sink that reports no receipt (a test's recorder) resolves with void
+  receive(event: Inbound): Promise<Receipt | void>;
   /**
    * An operator command arrived; resolves with the text to answer (ephemeral where the platform can), or undefined
    * when another bridge sharing the store claimed the same command (by its `id`): that one answers it.

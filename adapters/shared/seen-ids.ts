@@ -22,4 +22,9 @@ export class SeenIds {
     }
     return true;
   }
+
+  /** Forgets `key`: its next delivery is new again (the message was not kept, and the platform sends it again). */
+  delete(key: string): void {
+    this.keys.delete(key);
+  }
 }

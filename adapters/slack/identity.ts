@@ -1,16 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { App, HTTPReceiver, type SlashCommand, SocketModeReceiver, webApi } from '@slack/bolt';
+import { HTTPReceiver, type SlashCommand, SocketModeReceiver, webApi } from '@slack/bolt';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import { download } from '../shared/download.js';
 import { boltLogger } from './bolt-logger.js';
 import type { SlackMessageEvent } from './inbound.js';
 import { COMMANDS } from './manifest.js';
+import { StoredAckApp, verdictOf } from './stored-ack.js';
 import { webClientOptions, withRateLimitRetry } from './web-call.js';
 
 export interface IdentityHandlers {
-  /** A message or app_mention reached this identity (already acked). */
-  message(identity: SlackIdentity, event: SlackMessageEvent, teamId: string | undefined): void;
+  /**
+   * A message or app_mention reached this identity. Resolves true once it may be acknowledged (the bridge has it,
+   * or ignores it); false leaves it unacknowledged, so Slack sends it again.
+   */
+  message(identity: SlackIdentity, event: SlackMessageEvent, teamId: string | undefined): Promise<boolean>;
   /** A slash command reached this identity (the control app); answer through `respond`. */
   command(identity: SlackIdentity, command: SlashCommand, respond: (text: string) => Promise<void>): Promise<void>;
   /** The Socket Mode connection dropped (events may be missed until a catch-up). */
@@ -44,7 +48,8 @@ const COMMAND_LIST = COMMANDS.map((c) => c.command)
  * What to acknowledge an envelope with that this app has no listener for (interactive payloads such as block
  * actions and shortcuts, slash commands other than the operator commands on the control app), or undefined when a
  * listener handles it. Unacknowledged, Slack would deliver it again and show the user `dispatch_failed`.
- * Events need nothing here: Bolt acknowledges every event before its listeners run.
+ * Events need nothing here: message events are acknowledged once the bridge has them (stored-ack.ts), others as
+ * Bolt does, before its listeners run.
  */
 export function unhandledReply(body: unknown, control: boolean): string | undefined {
   const { type, command } = (body ?? {}) as { type?: unknown; command?: unknown };
@@ -148,11 +153,16 @@ export class SlackIdentity {
         signingSecret: this.options.signingSecret ?? '',
         endpoints: [eventsPath(this.agent)],
         logger,
+        // Commands and interactions are answered at once; a message event's ack waits for the store (stored-ack.ts).
         processBeforeResponse: false,
+        unhandledRequestHandler: ({ response }) => {
+          this.log.warn('a Slack event was not stored within 3 s: answered 503, so Slack sends it again');
+          if (!response.headersSent) response.writeHead(503).end();
+        },
       });
       receiver = this.http;
     }
-    const app = new App({
+    const app = new StoredAckApp({
       token: this.options.botToken,
       // Known from auth.test already: Bolt's self-filter and mention matching use them, no second call.
       botId: this.botId,
@@ -168,12 +178,13 @@ export class SlackIdentity {
       if (reply === undefined || !ack) return args.next();
       await ack(reply || undefined);
     });
-    app.event('message', async ({ event, body }) => {
-      handlers.message(this, event as unknown as SlackMessageEvent, body.team_id);
-    });
-    app.event('app_mention', async ({ event, body }) => {
-      handlers.message(this, event as unknown as SlackMessageEvent, body.team_id);
-    });
+    for (const type of ['message', 'app_mention'] as const) {
+      app.event(type, async ({ event, body, context }) => {
+        const verdict = verdictOf(context);
+        const acknowledge = await handlers.message(this, event as unknown as SlackMessageEvent, body.team_id);
+        if (verdict) verdict.acknowledge = acknowledge;
+      });
+    }
     if (this.control) {
       app.command(OPERATOR_COMMAND, async ({ command, ack, respond }) => {
         // Ack first: Slack shows an error if the answer takes over 3 s; the real answer follows via response_url.

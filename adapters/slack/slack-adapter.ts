@@ -8,6 +8,7 @@ import type {
   Outbound,
   Posted,
   PostOptions,
+  Receipt,
   StreamingPost,
 } from '../../src/ports.js';
 import { REPLY_FILE_NAME } from '../shared/post-cap.js';
@@ -56,7 +57,9 @@ export class SlackAdapter implements ChatAdapter {
   /** The DM conversation → the agent whose app it belongs to. */
   private readonly dmOwner = new Map<string, string>();
   private readonly commands: SlackCommands;
-  private readonly chains = new Map<string, Promise<void>>();
+  private readonly chains = new Map<string, Promise<unknown>>();
+  /** Live messages being handed to the bridge, by key: a redelivery (or another app's copy) waits for the same. */
+  private readonly pending = new Map<string, Promise<Receipt>>();
   private httpServer: SlackHttpServer | undefined;
   private sink: AdapterSink | undefined;
   private boundPort: number | undefined;
@@ -153,7 +156,7 @@ export class SlackAdapter implements ChatAdapter {
     for (const identity of this.identities) {
       this.directory.addAgent(identity.botUserId, identity.agent);
       identity.build({
-        message: (id, event, teamId) => this.onMessage(id, event, teamId),
+        message: async (id, event, teamId) => (await this.onMessage(id, event, teamId)) === 'kept',
         command: async (_identity, command, respond) => {
           if (this.sink) await this.commands.answer(this.sink, command, respond);
         },
@@ -255,14 +258,28 @@ export class SlackAdapter implements ChatAdapter {
 
   // ---- inbound ----
 
-  /** A live message is forwarded at once (in order per conversation), whatever a catch-up is reading meanwhile. */
-  private onMessage(identity: Identity, event: SlackMessageEvent, teamId: string | undefined): void {
-    if (!this.sink || !event.channel || !event.ts) return;
+  /**
+   * A live message is forwarded at once (in order per conversation), whatever a catch-up is reading meanwhile.
+   * Resolves with what became of it: Slack is acknowledged only when the bridge keeps it (or ignores it), so a
+   * message held in memory while the store cannot write, or not kept, comes again with Slack's next try.
+   */
+  private onMessage(identity: Identity, event: SlackMessageEvent, teamId: string | undefined): Promise<Receipt> {
+    // Not started, or stopping: unacknowledged, Slack sends it again (to this bridge once it is back, or another).
+    if (!this.sink) return Promise.resolve('lost');
+    if (!event.channel || !event.ts) return Promise.resolve('kept');
     const key = `${teamId ?? identity.teamId}:${event.channel}:${event.ts}`;
-    this.inOrder(event.channel, async () => {
-      if (!this.seen.add(key)) return;
-      await this.forward(identity, event);
+    const pending = this.pending.get(key);
+    if (pending) return pending;
+    const receipt = this.inOrder(event.channel, async () => {
+      if (!this.seen.add(key)) return 'kept';
+      const receipt = (await this.forward(identity, event))?.receipt ?? 'kept';
+      // Not stored yet: Slack's next try of it is forwarded again (the store's unique key keeps it once).
+      if (receipt !== 'kept') this.seen.delete(key);
+      return receipt;
     });
+    this.pending.set(key, receipt);
+    void receipt.then(() => this.pending.delete(key));
+    return receipt;
   }
 
   /**
@@ -271,24 +288,34 @@ export class SlackAdapter implements ChatAdapter {
    */
   private async forwardMissed(identity: Identity, event: SlackMessageEvent): Promise<string | undefined> {
     if (!this.seen.add(`${identity.teamId}:${event.channel}:${event.ts}`)) return undefined;
-    return this.forward(identity, event, true);
+    return (await this.forward(identity, event, true))?.room;
   }
 
-  /** Runs tasks of one Slack conversation one after another, so name lookups cannot reorder messages. */
-  private inOrder(channel: string, task: () => Promise<void>): void {
+  /**
+   * Runs tasks of one Slack conversation one after another, so name lookups cannot reorder messages; resolves with
+   * the task's receipt (`lost` when it failed).
+   */
+  private inOrder(channel: string, task: () => Promise<Receipt>): Promise<Receipt> {
     const previous = this.chains.get(channel) ?? Promise.resolve();
-    const next = previous.then(task).catch((error: unknown) => {
+    const next = previous.then(task).catch((error: unknown): Receipt => {
       this.log.error({ err: error, channel }, 'forwarding a slack message failed');
+      return 'lost';
     });
     this.chains.set(channel, next);
     void next.then(() => {
       if (this.chains.get(channel) === next) this.chains.delete(channel);
     });
+    return next;
   }
 
-  private async forward(identity: Identity, event: SlackMessageEvent, missed = false): Promise<string | undefined> {
+  /** Hands a message to the bridge; resolves with its room and receipt, or undefined when it is not a message to keep. */
+  private async forward(
+    identity: Identity,
+    event: SlackMessageEvent,
+    missed = false,
+  ): Promise<{ room?: string; receipt: Receipt } | undefined> {
     const sink = this.sink;
-    if (!sink) return undefined;
+    if (!sink) return { receipt: 'lost' };
     const ours = ourApp(event, this.identities);
     // A streamed preview is the bridge's to record (or it was deleted): never a new message.
     if (ours && (await this.echoes.isPreview(event.channel, event.ts))) return undefined;
@@ -306,10 +333,10 @@ export class SlackAdapter implements ChatAdapter {
     if (!inbound) return undefined;
     if (inbound.direct) this.dmOwner.set(event.channel, identity.agent);
     this.commands.active(event.channel, inbound.channel, inbound.direct?.agent);
-    await sink.receive(missed ? { ...inbound, missed } : inbound);
+    const receipt = (await sink.receive(missed ? { ...inbound, missed } : inbound)) ?? 'kept';
     // The room's next catch-up starts after it once the bridge has it (stored, or held while its store cannot write).
     if (!missed) this.marks.forwarded(inbound.channel, event.ts);
-    return inbound.channel;
+    return { room: inbound.channel, receipt };
   }
 
   /** A shared file, downloadable through the app that received it (its token, Slack's file host only). */

@@ -16,7 +16,7 @@ import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
 import { Commands } from './commands.js';
 import { effectsRunner } from './effects.js';
-import { HandedOn } from './handed-on.js';
+import { HandedOn, onSignal } from './handed-on.js';
 import { type Handover, handoverFor } from './handover.js';
 import { LeaseKeeper } from './leases.js';
 import { RoomMessaging } from './messaging.js';
@@ -337,13 +337,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     },
   });
   // With bridges sharing the store, commands are claimed there by their platform id.
-  const commands = new Commands({
-    rooms,
-    calls,
-    log,
-    clock,
-    handed,
-  });
+  const commands = new Commands({ rooms, calls, log, clock, handed });
   const reception = new Reception({
     rooms,
     store: store.rooms,
@@ -371,9 +365,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   }
 
   const sink: AdapterSink = {
-    receive: async (event: Inbound) => {
-      await reception.receive(event);
-    },
+    receive: (event: Inbound) => reception.receipt(event),
     command: (event: CommandEvent) => commands.receive(event),
     settled: async (platform, channel) => {
       const actor = await rooms.byKey(`${platform}:${channel}`);
@@ -418,16 +410,6 @@ export function createBridge(options: BridgeOptions): Bridge {
     sandbox,
     spend,
     // Replicas on Postgres: a signal makes the handover look at once (its regular look stays, for a missed one).
-    listen:
-      signals && handover
-        ? () =>
-            signals.listen(
-              (signal) => {
-                if (signal.kind === 'answer') handed?.answered(signal.id);
-                else handover.soon();
-              },
-              { log, backoff },
-            )
-        : undefined,
+    listen: signals && handover ? () => signals.listen(onSignal(handover, handed), { log, backoff }) : undefined,
   });
 }

@@ -7,7 +7,7 @@
 
 import type { ActionResult } from '../room/effects.js';
 import type { Action } from '../room/events.js';
-import type { CommandClaimPort } from '../store/port.js';
+import type { CommandClaimPort, StoreSignal } from '../store/port.js';
 import { Pause } from './backoff.js';
 
 /** How long the bridge that handed something on waits for its answer (Discord's token lasts 15 minutes). */
@@ -93,4 +93,18 @@ export class HandedOn {
     if (answer === undefined) return { kind: 'failed', reason: `the bridge serving ${room} did not answer in time` };
     return JSON.parse(answer) as ActionResult;
   }
+}
+
+/**
+ * What a signal from another bridge sharing the store sets going here: an answer wakes what waits for it; anything
+ * else (an event, a note or a command kept for a room, or the listening connection back) makes the handover look now.
+ */
+export function onSignal(
+  handover: { soon(): void },
+  handed: Pick<HandedOn, 'answered'> | undefined,
+): (signal: StoreSignal) => void {
+  return (signal) => {
+    if (signal.kind === 'answer') handed?.answered(signal.id);
+    else handover.soon();
+  };
 }

@@ -11,6 +11,7 @@
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
 import type { InboxPort, LeasePort, NoteRecord, RoomRecord, RoomStore, StorePort } from '../store/port.js';
+import type { Received } from './reception.js';
 import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
 
@@ -26,7 +27,7 @@ export interface HandoverDeps {
   /** Resumes a room taken up (its restart, then its catch-up done). */
   readonly resume: (actor: RoomActor, record: RoomRecord) => Promise<void>;
   /** Takes a kept event as if just received; 'elsewhere' when another bridge serves its room after all. */
-  readonly receive: (event: Inbound) => Promise<'elsewhere' | undefined>;
+  readonly receive: (event: Inbound) => Promise<Received>;
   /** Takes the operator commands other bridges left for the rooms this one serves, and carries them out. */
   readonly commands: () => Promise<void>;
   /** Sends a stored note to its room (taking the room when nobody serves it). */

@@ -5,16 +5,25 @@
  */
 import { StoreError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Inbound } from '../ports.js';
+import type { Inbound, Receipt } from '../ports.js';
 import type { InboxPort, RoomStore } from '../store/port.js';
 import { Pause } from './backoff.js';
 import type { CatchUpMarks } from './catch-up-marks.js';
 import type { Notices } from './notices.js';
 import type { Poster } from './poster.js';
-import type { RoomActor } from './room-actor.js';
+import type { RoomActor, Taken } from './room-actor.js';
 import { RoomElsewhere, type Rooms } from './rooms.js';
 import type { RoomPlace, StoreOutage } from './store-outage.js';
 import type { Prepared, Uploads } from './uploads.js';
+
+/** What became of a received event: its receipt, or `elsewhere` when it is kept for the bridge that serves its room. */
+export type Received = Receipt | 'elsewhere';
+
+/** A room's answer as the platform's sender sees it: stored or a duplicate is kept; stopped or refused is not. */
+function receiptOf(taken: Taken): Receipt {
+  if (taken === 'held') return 'held';
+  return taken === 'stopped' || taken === 'refused' ? 'lost' : 'kept';
+}
 
 export class Reception {
   private stopped = false;
@@ -48,47 +57,47 @@ export class Reception {
   }
 
   /**
-   * Resolves once the room has stored the event (or found it a duplicate), or holds it until the store can;
-   * 'elsewhere' when another bridge serves the room (the event is kept for it).
+   * Resolves once the room has stored the event (or found it a duplicate), or holds it until the store can, with what
+   * became of it; 'elsewhere' when another bridge serves the room (the event is kept for it), 'lost' when even that
+   * could not be written.
    */
-  async receive(input: Inbound): Promise<'elsewhere' | undefined> {
-    if (this.stopped) return;
+  async receive(input: Inbound): Promise<Received> {
+    if (this.stopped) return 'lost';
     const { uploads } = this.deps;
     const event: Prepared = uploads.holds(input) ? await uploads.take(input) : input;
-    if (this.stopped) return;
+    if (this.stopped) return 'lost';
     // The echo of the bridge's own unstored line (about the store) is not a message.
-    if (event.author.kind === 'agent' && (await this.deps.notices.isNotice(event.messageId))) return;
+    if (event.author.kind === 'agent' && (await this.deps.notices.isNotice(event.messageId))) return 'kept';
     const key = `${event.platform}:${event.channel}`;
     const waiting = this.unopened.get(key);
-    if (waiting) {
-      this.keep(key, waiting, event);
-      return;
-    }
+    if (waiting) return this.keep(key, waiting, event);
     let actor: RoomActor;
     try {
       actor = await this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
     } catch (error) {
       // Another bridge sharing the store serves the room: it receives the message too.
-      if (error instanceof RoomElsewhere) {
-        await this.keepElsewhere(event);
-        return 'elsewhere';
-      }
+      if (error instanceof RoomElsewhere) return (await this.keepElsewhere(event)) ? 'elsewhere' : 'lost';
       if (!(error instanceof StoreError && error.retryable)) {
         this.deps.log.error({ err: error, room: key, id: event.messageId }, 'the room could not be opened');
-        return;
+        return 'lost';
       }
       // A room the store cannot even open yet (its row cannot be written): its events wait, and it is tried again.
-      this.unopenable({ key, platform: event.platform, channel: event.channel }, event, error);
-      return;
+      return this.unopenable({ key, platform: event.platform, channel: event.channel }, event, error);
     }
-    await this.deliver(actor, event);
+    return this.deliver(actor, event);
   }
 
-  private async deliver(actor: RoomActor, event: Inbound): Promise<void> {
+  /** What the platform's adapter hears: an event kept for the bridge that serves its room is as safe as stored. */
+  async receipt(input: Inbound): Promise<Receipt> {
+    const received = await this.receive(input);
+    return received === 'elsewhere' ? 'kept' : received;
+  }
+
+  private async deliver(actor: RoomActor, event: Inbound): Promise<Receipt> {
     const at = event.at ?? this.deps.clock();
     if (event.edit) {
       // Agents' own edits (streamed replies) and the bridge's are never requests.
-      if (event.author.kind !== 'human') return;
+      if (event.author.kind !== 'human') return 'kept';
       const before = (await this.deps.store.addressedBy(actor.record.id, event.edit.of)) ?? [];
       const taken = await actor.deliver({
         type: 'edit',
@@ -104,7 +113,7 @@ export class Reception {
         },
       });
       if (taken === 'refused') this.lost(actor.key, event);
-      return;
+      return receiptOf(taken);
     }
     // Our own agents' messages are usually echoes of posts still being recorded: they wait for those posts.
     if (event.author.kind === 'agent') {
@@ -115,32 +124,35 @@ export class Reception {
           .settled(actor.key)
           .then(() => this.message(actor, event, at))
           .catch((error: unknown) => this.deps.log.error({ err: error, room: actor.key }, 'an echo was not taken'));
-        return;
+        // The post it echoes is the bridge's own, recorded with its outbox entry.
+        return 'kept';
       }
       await this.deps.poster.settled(actor.key);
     }
-    await this.message(actor, event, at);
+    return this.message(actor, event, at);
   }
 
   /**
    * An event for a room another bridge serves: kept in the store for it (Slack gives it to this bridge alone; on
    * Discord the room's bridge gets it too, and the second copy is a duplicate there). Stored before the adapter
-   * acknowledges it.
+   * acknowledges it. False when it could not be written.
    */
-  private async keepElsewhere(event: Inbound): Promise<void> {
+  private async keepElsewhere(event: Inbound): Promise<boolean> {
     const { inbox } = this.deps;
-    if (!inbox) return;
+    if (!inbox) return false;
     try {
       await inbox.put(event.platform, event.channel, event.messageId, JSON.stringify(event), this.deps.clock());
+      return true;
     } catch (error) {
       this.deps.log.error(
         { err: error, room: `${event.platform}:${event.channel}` },
         'an event for another bridge could not be kept',
       );
+      return false;
     }
   }
 
-  private async message(actor: RoomActor, event: Prepared, at: number): Promise<void> {
+  private async message(actor: RoomActor, event: Prepared, at: number): Promise<Receipt> {
     const taken = await actor.deliver(
       {
         type: 'message',
@@ -161,27 +173,28 @@ export class Reception {
     if (taken === 'duplicate')
       this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
     if (taken === 'refused') this.lost(actor.key, event);
+    return receiptOf(taken);
   }
 
   /** Holds an event of a room that cannot be opened yet, within the bound (past it, it is lost for this run). */
-  private keep(key: string, waiting: Inbound[], event: Inbound): void {
+  private keep(key: string, waiting: Inbound[], event: Inbound): Receipt {
     if (!this.deps.outage.hold()) {
       this.lost(key, event);
-      return;
+      return 'lost';
     }
     waiting.push(event);
+    return 'held';
   }
 
-  private unopenable(place: RoomPlace, event: Inbound, error: unknown): void {
+  private unopenable(place: RoomPlace, event: Inbound, error: unknown): Receipt {
     const already = this.unopened.get(place.key);
-    if (already) {
-      this.keep(place.key, already, event); // the same failed opening, seen by a message that arrived meanwhile
-      return;
-    }
+    // The same failed opening, seen by a message that arrived meanwhile.
+    if (already) return this.keep(place.key, already, event);
     const waiting: Inbound[] = [];
     this.unopened.set(place.key, waiting);
-    this.keep(place.key, waiting, event);
+    const receipt = this.keep(place.key, waiting, event);
     void this.openLater(place, event.direct?.agent, waiting, error);
+    return receipt;
   }
 
   /** Tries to open the room, waiting longer each time; then hands it what waited, in order. */

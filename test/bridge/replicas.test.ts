@@ -8,6 +8,7 @@ import type { Backoff } from '../../src/bridge/backoff.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import { silentLogger } from '../../src/log.js';
 import { registry } from '../../src/metrics.js';
+import type { StorePort } from '../../src/store/port.js';
 import { LISTENER_NAME } from '../../src/store/postgres/signals.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
@@ -61,11 +62,12 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
           ROOM_LEASE_S: String(options.leaseS ?? LEASE_S),
         },
       });
-    const start = async (replica: string) => {
+    /** Starts a replica; `wrap`: the store as its bridge sees it. */
+    const start = async (replica: string, wrap?: (store: PostgresStore) => StorePort) => {
       const store = await openPostgresStore(db.url);
       const bridge = createBridge({
         config: config(replica),
-        store,
+        store: wrap?.(store) ?? store,
         sandbox: new FakeSandbox(),
         adapters: [platform.adapter(replica)],
         logger: silentLogger(),
@@ -381,6 +383,39 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     expect(await delay('@data while nobody listens')).toBeLessThan(LEASE_S * 1000);
     expect(await listening(store)).toBe(0);
     await until(async () => (await listening(store)) === 2);
+  });
+
+  it("tells the receiving replica's adapter a message for another replica's room is kept once the inbox has it, and lost when it cannot", async () => {
+    const { platform, start } = await replicas(['a']);
+    let inboxWrites = true;
+    // Replica b's inbox writes fail on demand, as a database that cannot write fails them.
+    await start('b', (store) => {
+      const inbox = new Proxy(store.inbox, {
+        get: (target, name) =>
+          name === 'put'
+            ? async (...args: Parameters<PostgresStore['inbox']['put']>) => {
+                if (!inboxWrites) throw new Error('the database cannot write');
+                return target.put(...args);
+              }
+            : Reflect.get(target, name, target),
+      });
+      return new Proxy(store, {
+        get: (target, name) => (name === 'inbox' ? inbox : Reflect.get(target, name, target)),
+      });
+    });
+    platform.say('room0', '@data first', 'a');
+    await until(() => platform.answers('room0').length === 1);
+
+    const kept = platform.say('room0', '@data given to b', 'b');
+    await until(() => platform.receipts.has(`b:${kept}`));
+    expect(platform.receipts.get(`b:${kept}`)).toBe('kept');
+    await until(() => platform.answers('room0').length === 2);
+
+    inboxWrites = false;
+    const lost = platform.say('room0', '@data given to b while its inbox cannot write', 'b');
+    await until(() => platform.receipts.has(`b:${lost}`));
+    // Not acknowledged on Slack: it comes again.
+    expect(platform.receipts.get(`b:${lost}`)).toBe('lost');
   });
 
   it('shows in /status which replica serves the room, and counts the leases it holds', async () => {

@@ -1,4 +1,12 @@
-import type { AdapterSink, ChatAdapter, CommandEvent, Outbound, Posted, PostOptions } from '../../src/ports.js';
+import type {
+  AdapterSink,
+  ChatAdapter,
+  CommandEvent,
+  Outbound,
+  Posted,
+  PostOptions,
+  Receipt,
+} from '../../src/ports.js';
 
 /**
  * One platform every replica is connected to: each message and each post's echo reaches every replica, and a post
@@ -6,6 +14,8 @@ import type { AdapterSink, ChatAdapter, CommandEvent, Outbound, Posted, PostOpti
  */
 export class SharedPlatform {
   readonly posts: Array<Outbound & { id: string; by: string }> = [];
+  /** What each replica's bridge said became of each message it received (by message id), as an adapter hears it. */
+  readonly receipts = new Map<string, Receipt | undefined>();
   private readonly sinks = new Map<string, AdapterSink>();
   private next = 1;
   private readonly keys = new Map<string, string>();
@@ -65,7 +75,9 @@ export class SharedPlatform {
   ) {
     for (const [replica, sink] of this.sinks) {
       if (to !== undefined && replica !== to) continue;
-      void sink.receive({ platform: 'shared', channel, messageId: id, author, text });
+      void sink.receive({ platform: 'shared', channel, messageId: id, author, text }).then((receipt) => {
+        this.receipts.set(`${replica}:${id}`, receipt ?? undefined);
+      });
     }
   }
 

@@ -10,6 +10,7 @@ import type { Config } from '../../src/config/index.js';
 import { type Logger, silentLogger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, Inbound, Outbound, Posted, StreamingPost } from '../../src/ports.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
+import type { StorePort } from '../../src/store/port.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import {
@@ -37,8 +38,9 @@ class ObservedAdapter implements ChatAdapter {
     return this.inner.start({
       ...sink,
       receive: async (event) => {
-        await sink.receive(event);
+        const receipt = await sink.receive(event);
         this.received.push(event);
+        return receipt;
       },
     });
   }
@@ -104,6 +106,8 @@ export async function startSlackHarness(options: {
   clock?: () => number;
   /** The bridge's waits between tries of a store write or a post (default: the bridge's own). */
   backoff?: Backoff;
+  /** The store as every bridge of the harness sees it (default: the harness's store itself). */
+  wrapStore?: (store: SqliteStore) => StorePort;
 }): Promise<SlackHarness> {
   const slack = await startFakeSlack();
   const llm = await startFakeOpenAI();
@@ -129,13 +133,17 @@ export async function startSlackHarness(options: {
     },
   });
   const store = openStore(':memory:');
+  const bridgeStore = options.wrapStore?.(store) ?? store;
   const logger = options.logger ?? silentLogger();
   const build = () => {
     const adapter = new ObservedAdapter(
       new SlackAdapter({ config, logger, ...(options.clock ? { clock: options.clock } : {}) }),
     );
     const backoff = options.backoff ? { backoff: options.backoff } : {};
-    return { adapter, bridge: createBridge({ config, store, sandbox, adapters: [adapter], logger, ...backoff }) };
+    return {
+      adapter,
+      bridge: createBridge({ config, store: bridgeStore, sandbox, adapters: [adapter], logger, ...backoff }),
+    };
   };
   const first = build();
   const inner = first.adapter.inner;
