@@ -79,6 +79,11 @@ export interface CommandEvent {
   readonly isOperator: boolean;
   /** Set when the command is issued in an agent's DM room. */
   readonly direct?: { readonly agent: string };
+  /**
+   * The platform's id of this command (a Discord interaction's id, a Slack command's trigger_id), where several
+   * bridges sharing a store may receive it: it is carried out once, and answered by the bridge that claimed it.
+   */
+  readonly id?: string;
 }
 
 /** A message the bridge asks an adapter to post. */
@@ -127,8 +132,11 @@ export interface AdapterSink {
    */
   // biome-ignore lint/suspicious/noConfusingVoidType: a sink that reports no receipt (a test's recorder) resolves with void
   receive(event: Inbound): Promise<Receipt | void>;
-  /** An operator command arrived; resolves with the text to answer (ephemeral where the platform can). */
-  command(event: CommandEvent): Promise<string>;
+  /**
+   * An operator command arrived; resolves with the text to answer (ephemeral where the platform can), or undefined
+   * when another bridge sharing the store claimed the same command (by its `id`): that one answers it.
+   */
+  command(event: CommandEvent): Promise<string | undefined>;
   /**
    * Where a room's catch-up starts: the platform id up to which nothing is missing (what the adapter last
    * reported through `caughtUp`), else the newest id stored before this start — never one stored since.

@@ -254,10 +254,11 @@ export class ConsoleAdapter implements ChatAdapter {
     }
   }
 
-  private command(name: CommandName, args: string): Promise<string> {
+  private async command(name: CommandName, args: string): Promise<string> {
     const sink = this.sink;
-    if (!sink) return Promise.resolve('');
-    return sink.command({
+    if (!sink) return '';
+    // Without a platform id a command is always answered here (no other bridge receives it).
+    const answer = await sink.command({
       platform: CONSOLE_PLATFORM,
       channel: CONSOLE_ROOM,
       name,
@@ -265,6 +266,7 @@ export class ConsoleAdapter implements ChatAdapter {
       user: { id: this.user, name: this.user },
       isOperator: true, // the terminal user runs the bridge
     });
+    return answer ?? '';
   }
 
   private async handleLine(raw: string): Promise<void> {

@@ -147,6 +147,7 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
     },
     isOperator,
     ...(interaction.guildId ? {} : { direct: { agent: context.controlAgent } }),
+    id: interaction.id,
   };
   const answer = context.sink.command(event);
   let timer: NodeJS.Timeout | undefined;
@@ -155,13 +156,20 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
   });
   const first = await Promise.race([answer, slow]);
   clearTimeout(timer);
+  // Another bridge sharing the store claimed this interaction (every bridge's session may receive it): it answers.
+  if (first === undefined) return;
   let parts: string[];
   if (first !== 'slow') {
     parts = chunks(first);
     await interaction.reply({ content: parts[0] ?? 'Done.', flags: MessageFlags.Ephemeral });
   } else {
     await interaction.deferReply({ flags: MessageFlags.Ephemeral });
-    parts = chunks(await answer);
+    const later = await answer;
+    if (later === undefined) {
+      await interaction.deleteReply();
+      return;
+    }
+    parts = chunks(later);
     await interaction.editReply({ content: parts[0] ?? 'Done.' });
   }
   // A long answer (a /status with many agents) is split, never cut: the rest as ephemeral follow-ups.

@@ -42,7 +42,7 @@ export class SlackCommands {
       return;
     }
     const target: RoomRef = known ?? { room: command.channel_id, direct: owner };
-    let answer: string;
+    let answer: string | undefined;
     try {
       answer = await sink.command({
         platform: SLACK,
@@ -52,10 +52,13 @@ export class SlackCommands {
         user: { id: command.user_id, name: command.user_name },
         isOperator: this.deps.operators.has(command.user_id),
         ...(target.direct ? { direct: { agent: target.direct } } : {}),
+        id: command.trigger_id,
       });
     } catch (error) {
       answer = `/${name} failed: ${describeError(error)}`;
     }
+    // Another bridge sharing the store has this command already: it answers.
+    if (answer === undefined) return;
     const where = target.room !== command.channel_id ? 'In the latest thread here: ' : '';
     // A long answer (a /status with many agents) is split, never cut.
     for (const part of splitMessage(where + answer, SLACK_MESSAGE_LIMIT)) await respond(part);

@@ -257,7 +257,8 @@ export class Connections {
     }
     const sink = this.deps.sink();
     if (!sink) return 'The bridge is not running.';
-    return sink.command({
+    // Without a platform id a command is always answered here (no other bridge receives it).
+    const answer = await sink.command({
       platform: WEB_PLATFORM,
       channel: room,
       name: name as CommandName,
@@ -265,6 +266,7 @@ export class Connections {
       user: { id: `web:${viewer.name.toLowerCase()}`, name: viewer.name },
       isOperator: viewer.operator,
     });
+    return answer ?? '';
   }
 }
 

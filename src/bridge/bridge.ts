@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { type Config, replicaId } from '../config/index.js';
 import { EmbeddingWorker } from '../llm/embedding-worker.js';
 import { embedderFor, storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
 import { reportSpend } from '../metrics.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
-import { redact } from '../secrets.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
 import type { StorePort } from '../store/port.js';
 import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
@@ -14,7 +12,9 @@ import { BatchTurns } from './batch-turns.js';
 import { budgetText } from './budget.js';
 import { Calls } from './calls.js';
 import { CatchUpMarks } from './catch-up-marks.js';
+import { Commands } from './commands.js';
 import { effectsRunner } from './effects.js';
+import { HandedOn, onSignal } from './handed-on.js';
 import { type Handover, handoverFor } from './handover.js';
 import { LeaseKeeper } from './leases.js';
 import { RoomMessaging } from './messaging.js';
@@ -51,9 +51,6 @@ export interface BridgeOptions {
   readonly scheduler?: Scheduler;
 }
 
-const HELD_COMMAND = 'the bridge cannot save to its store right now; it is carried out as soon as it can.';
-const REFUSED_COMMAND = 'the bridge cannot save to its store right now, and too much waits already.';
-
 /** Messages kept in a turn's view of its room: the context window, at least. */
 const MIN_WINDOW = 64;
 
@@ -86,8 +83,12 @@ export class Bridge {
       readonly spend: Pick<SpendMeter, 'recover'>;
       /** Embeds stored messages in the background (EMBEDDINGS_MODEL set). */
       readonly embedding: EmbeddingWorker | undefined;
+      /** Listens for what other bridges sharing the store tell this one; returns how to stop. */
+      readonly listen: (() => () => Promise<void>) | undefined;
     },
   ) {}
+
+  private unlisten: (() => Promise<void>) | undefined;
 
   /**
    * Loads every room with work a previous run left (its turn in flight is taken again, its unsent posts go out
@@ -122,6 +123,7 @@ export class Bridge {
     // What the restart left waits until then (a room no adapter caught up is done now).
     for (const actor of adopted) void actor.deliver({ type: 'catch-up', phase: 'done' });
     this.parts.handover?.start();
+    this.unlisten = this.parts.listen?.();
   }
 
   /** Stops every turn, then the adapters and the sandbox. The store stays open (its owner closes it). */
@@ -129,6 +131,7 @@ export class Bridge {
     if (this.stopped) return;
     this.stopped = true;
     for (const stop of this.parts.stoppers) stop();
+    await this.unlisten?.();
     await this.parts.handover?.stop();
     for (const actor of this.parts.rooms.all()) actor.stop();
     // Nothing is decided here any more: other bridges may take these rooms at once, and take up their work.
@@ -219,7 +222,24 @@ export function createBridge(options: BridgeOptions): Bridge {
           meter: (members, room) => spend.forBatch(members, room),
         })
       : undefined;
-  const messagingDeps = { agents, calls, chats };
+  // A store several bridges may share (Postgres): each records itself among the replicas, and serves a room only
+  // under its lease.
+  const registry = registryFor(store, replica, { workspaces: settings.SANDBOX_WORKSPACES, sandbox, ttlMs, log });
+  const lease =
+    store.leases && replica !== undefined
+      ? new LeaseKeeper({
+          leases: store.leases,
+          replica,
+          ttlMs,
+          clock,
+          log,
+          beat: registry ? () => registry.beat() : undefined,
+        })
+      : undefined;
+  // With bridges sharing the store, commands and agents' actions for rooms another one serves are handed on there.
+  const handed =
+    lease && store.commands ? new HandedOn({ port: store.commands, replica: lease.replica, clock }) : undefined;
+  const messagingDeps = { agents, calls, chats, handed };
   const turns = new Turns({
     agents,
     runner,
@@ -274,20 +294,6 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
-  // A store several bridges may share (Postgres): each records itself among the replicas, and serves a room only
-  // under its lease.
-  const registry = registryFor(store, replica, { workspaces: settings.SANDBOX_WORKSPACES, sandbox, ttlMs, log });
-  const lease =
-    store.leases && replica !== undefined
-      ? new LeaseKeeper({
-          leases: store.leases,
-          replica,
-          ttlMs,
-          clock,
-          log,
-          beat: registry ? () => registry.beat() : undefined,
-        })
-      : undefined;
   const rooms = new Rooms({
     store: store.rooms,
     adapters,
@@ -315,6 +321,8 @@ export function createBridge(options: BridgeOptions): Bridge {
       return store.rooms.seen(actor.record.id, event.messageId);
     },
   });
+  // With bridges sharing the store, commands are claimed there by their platform id.
+  const commands = new Commands({ rooms, calls, log, clock, handed });
   const reception = new Reception({
     rooms,
     store: store.rooms,
@@ -343,25 +351,7 @@ export function createBridge(options: BridgeOptions): Bridge {
 
   const sink: AdapterSink = {
     receive: (event: Inbound) => reception.receipt(event),
-    command: async (event: CommandEvent) => {
-      const id = randomUUID();
-      const answer = calls.command(id);
-      try {
-        const actor = await rooms.get(event.platform, event.channel, event.direct?.agent);
-        const taken = await actor.deliver({
-          type: 'command',
-          command: { id, name: event.name, args: event.args, user: event.user.name, isOperator: event.isOperator },
-        });
-        if (taken === 'held') calls.answer(id, `/${event.name} waits: ${HELD_COMMAND}`);
-        else if (taken === 'refused') calls.answer(id, `/${event.name} could not be carried out: ${REFUSED_COMMAND}`);
-        else if (taken !== 'done') calls.answer(id, `/${event.name} could not be carried out (${taken}).`);
-        return redact(await answer);
-      } catch (error) {
-        log.error({ err: error, command: event.name }, 'command failed');
-        calls.answer(id, '');
-        return `/${event.name} failed: ${redact(String(error))}`;
-      }
-    },
+    command: (event: CommandEvent) => commands.receive(event),
     settled: async (platform, channel) => {
       const actor = await rooms.byKey(`${platform}:${channel}`);
       await actor?.idle();
@@ -382,8 +372,11 @@ export function createBridge(options: BridgeOptions): Bridge {
     },
     receive: (event) => reception.receive(event),
     abandoned: () => spend.settleDead(),
+    commands: () => commands.takeWaiting(),
+    note: (note) => rooms.note(note),
     log,
   });
+  const signals = lease ? store.signals : undefined;
   return new Bridge(log, sink, {
     adapters: [...adapters.values()],
     store,
@@ -397,6 +390,8 @@ export function createBridge(options: BridgeOptions): Bridge {
     handover,
     stoppers: [
       () => reception.stop(),
+      () => commands.stop(),
+      ...(handed ? [() => handed.stop()] : []),
       () => poster.stop(),
       () => turns.stopAll(),
       () => timers.stop(),
@@ -406,5 +401,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     embedding,
     sandbox,
     spend,
+    // Replicas on Postgres: a signal makes the handover look at once (its regular look stays, for a missed one).
+    listen: signals && handover ? () => signals.listen(onSignal(handover, handed), { log, backoff }) : undefined,
   });
 }

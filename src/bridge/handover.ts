@@ -1,13 +1,16 @@
 /**
  * With bridges sharing the store (replicas): taking up what no live bridge serves. Every third of a lease, this
  * bridge takes the rooms whose lease ended unreleased with work left (their bridge died, was cut off, or stopped in
- * the middle of a turn) and resumes them from the store, and takes the events other bridges kept for the rooms it
+ * the middle of a turn) and resumes them from the store, takes the events other bridges kept for the rooms it
  * serves or nobody does (Slack gives each event to one bridge only; a room's bridge may die before storing one), and
- * spends whole the spending holds of bridges that died (not seen within a lease).
+ * the notes other rooms' decisions wrote for them (a request settled in a room another bridge serves) and the
+ * operator commands other bridges claimed for them (carried out here, answered there), and spends whole the spending
+ * holds of bridges that died (not seen within a lease). A note is taken in the decision that removes its stored
+ * copy, so one that also reached its room as it was written is taken once.
  */
 import type { Logger } from '../log.js';
 import type { Inbound } from '../ports.js';
-import type { InboxPort, LeasePort, RoomRecord, RoomStore, StorePort } from '../store/port.js';
+import type { InboxPort, LeasePort, NoteRecord, RoomRecord, RoomStore, StorePort } from '../store/port.js';
 import type { Received } from './reception.js';
 import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
@@ -27,6 +30,10 @@ export interface HandoverDeps {
   readonly receive: (event: Inbound) => Promise<Received>;
   /** Spends whole the spending holds of replicas that died (their calls will never be settled). */
   readonly abandoned?: (() => Promise<void>) | undefined;
+  /** Takes the operator commands other bridges left for the rooms this one serves, and carries them out. */
+  readonly commands: () => Promise<void>;
+  /** Sends a stored note to its room (taking the room when nobody serves it). */
+  readonly note: (note: NoteRecord) => void;
   readonly log: Logger;
 }
 
@@ -34,7 +41,7 @@ export interface HandoverDeps {
 export function handoverFor(
   store: Pick<StorePort, 'leases' | 'inbox' | 'rooms' | 'tools'>,
   lease: { readonly replica: string } | undefined,
-  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'abandoned' | 'log'>,
+  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'abandoned' | 'note' | 'commands' | 'log'>,
 ): Handover | undefined {
   if (!lease || !store.leases || !store.inbox) return undefined;
   return new Handover({
@@ -53,6 +60,8 @@ export function handoverFor(
 export class Handover {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** A signal came during a round: another look follows it. */
+  private again = false;
 
   constructor(private readonly deps: HandoverDeps) {}
 
@@ -68,18 +77,36 @@ export class Handover {
     await this.running;
   }
 
-  /** One round (one at a time): rooms left with work, then kept events, then the holds of replicas that died. */
+  /** One round (one at a time): rooms left with work, kept events, notes and commands, then the holds of replicas that died. */
   tick(): Promise<void> {
-    this.running ??= this.round()
+    return this.go(true);
+  }
+
+  /**
+   * Another bridge kept something for a room (a signal): the kept events, notes and commands are looked at now,
+   * rather than at the next round (rooms left with work wait for that).
+   */
+  soon(): void {
+    if (!this.timer) return;
+    if (this.running) this.again = true;
+    else void this.go(false);
+  }
+
+  private go(full: boolean): Promise<void> {
+    this.running ??= (full ? this.round() : this.kept())
       .catch((error: unknown) => this.deps.log.warn({ err: error }, 'taking up rooms from other bridges failed'))
       .finally(() => {
         this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.soon();
+        }
       });
     return this.running;
   }
 
   private async round(): Promise<void> {
-    const { leases, inbox, replica, ttlMs } = this.deps;
+    const { leases, replica, ttlMs } = this.deps;
     const lapsed = new Set(await leases.lapsed());
     if (lapsed.size > 0) {
       for (const record of await this.deps.rooms.all()) {
@@ -95,6 +122,13 @@ export class Handover {
         await this.deps.resume(actor, record);
       }
     }
+    await this.kept();
+    await this.deps.abandoned?.();
+  }
+
+  /** Events, notes and commands other bridges kept for the rooms this one serves, or nobody does. */
+  private async kept(): Promise<void> {
+    const { inbox, replica } = this.deps;
     const taken: number[] = [];
     for (const kept of await inbox.list(replica)) {
       let event: Inbound;
@@ -108,6 +142,7 @@ export class Handover {
       if ((await this.deps.receive(event)) !== 'elsewhere') taken.push(kept.id);
     }
     await inbox.done(taken);
-    await this.deps.abandoned?.();
+    for (const note of await inbox.notes(replica)) this.deps.note(note);
+    await this.deps.commands();
   }
 }

@@ -5,19 +5,23 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig } from '../config/index.js';
-import type { TurnOrder } from '../room/effects.js';
-import type { Action, Participant } from '../room/events.js';
+import type { ActionResult, TurnOrder } from '../room/effects.js';
+import type { Participant } from '../room/events.js';
 import { pairKey } from '../room/guards.js';
 import { ActionRefused, type Messaging } from '../tools/tool.js';
 import type { Calls } from './calls.js';
+import type { HandedOn, PostAction } from './handed-on.js';
 import { CHAT_REQUESTS_PER_TURN, type PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM } from './private-rooms.js';
 import type { RoomActor } from './room-actor.js';
+import { RoomElsewhere } from './rooms.js';
 
 export interface MessagingDeps {
   readonly agents: readonly AgentConfig[];
   readonly calls: Calls;
   readonly chats: PrivateChats;
+  /** With bridges sharing the store: a post in a room another bridge serves is handed to it there. */
+  readonly handed?: Pick<HandedOn, 'act'> | undefined;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -33,8 +37,14 @@ export class RoomMessaging implements Messaging {
   ) {}
 
   async sendChannelMessage(input: { channel: string; message: string; requestReply: string[] }): Promise<string> {
-    const target = await this.resolve(input.channel);
-    if (target.setup.kind !== 'room') {
+    let target: RoomActor | { readonly elsewhere: string };
+    try {
+      target = await this.resolve(input.channel);
+    } catch (error) {
+      if (!(error instanceof RoomElsewhere && this.deps.handed)) throw error;
+      target = { elsewhere: error.key };
+    }
+    if ('setup' in target && target.setup.kind !== 'room') {
       throw new ActionRefused(`${input.channel} is a private room; use send_dm or chat instead`);
     }
     const where = { posted: `in ${input.channel}`, name: input.channel };
@@ -96,7 +106,7 @@ export class RoomMessaging implements Messaging {
 
   /** Posts as this agent in `target` (which may refuse), awaiting `awaited` there. */
   private async post(
-    target: RoomActor,
+    target: RoomActor | { readonly elsewhere: string },
     text: string,
     awaited: readonly Participant[],
     where: { readonly posted: string; readonly name: string },
@@ -104,7 +114,7 @@ export class RoomMessaging implements Messaging {
   ): Promise<string> {
     const { ask } = this.order;
     const call = randomUUID();
-    const action: Action = {
+    const action: PostAction = {
       kind: 'post',
       call,
       from: {
@@ -119,10 +129,18 @@ export class RoomMessaging implements Messaging {
       requestReply: awaited,
       ...(fresh ? { fresh: true } : {}),
     };
-    const result = this.deps.calls.action(call);
-    const taken = await target.deliver({ type: 'action', action });
-    if (taken !== 'done') this.deps.calls.forget(call, `the room could not take the message (${taken})`);
-    const outcome = await result;
+    let outcome: ActionResult;
+    if ('elsewhere' in target) {
+      // Another bridge serves the room: the action goes to it through the store, and its result comes back.
+      const handed = this.deps.handed;
+      if (!handed) throw new Error(`room ${target.elsewhere} is served by another bridge`);
+      outcome = await handed.act(target.elsewhere, action);
+    } else {
+      const result = this.deps.calls.action(call);
+      const taken = await target.deliver({ type: 'action', action });
+      if (taken !== 'done') this.deps.calls.forget(call, `the room could not take the message (${taken})`);
+      outcome = await result;
+    }
     switch (outcome.kind) {
       case 'refused':
         throw new ActionRefused(`the humans have control in ${where.name} (${outcome.reason}); nothing was posted`);
@@ -133,7 +151,7 @@ export class RoomMessaging implements Messaging {
       case 'posted': {
         const waiting = outcome.awaited ?? [];
         const request = outcome.request !== undefined && waiting.length > 0 ? outcome.request : undefined;
-        if (target.setup.kind === 'direct') {
+        if ('setup' in target && target.setup.kind === 'direct') {
           return request === undefined
             ? `Sent ${where.posted} privately.`
             : `Sent ${where.posted} privately. You will be resumed when they answer (request #${request}).`;

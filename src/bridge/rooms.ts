@@ -92,12 +92,20 @@ export class Rooms {
     return actor ? actor.deliver(event, options) : 'stopped';
   }
 
-  /** A note for a room: taken there, and its stored copy removed in the same decision. */
+  /**
+   * A note for a room: taken there, and its stored copy removed in the same decision (a note taken already makes that
+   * decision a duplicate). One for a room another bridge serves stays in the store for that bridge.
+   */
   note(record: NoteRecord): void {
-    void this.send(
+    this.send(
       record.room,
       { type: 'note', note: record.note },
       { urgent: true, extra: [{ type: 'note-done', id: record.id }] },
+    ).catch((error: unknown) =>
+      this.deps.actor.log.warn(
+        { err: error, room: record.room, note: record.id },
+        'a note was not taken; it stays stored',
+      ),
     );
   }
 

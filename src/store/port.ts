@@ -5,10 +5,38 @@
  * platform I/O ever runs inside a store call.
  */
 import type { DecisionRecord, RequestRow, Write } from '../room/effects.js';
-import type { Note, ToolRun } from '../room/events.js';
+import type { ToolRun } from '../room/events.js';
 import type { Place } from '../room/privacy.js';
 import type { RoomState } from '../room/state.js';
 import type { RoomMessage } from '../room/types.js';
+import type {
+  CommandClaimPort,
+  Fence,
+  InboxPort,
+  LeasePort,
+  NoteRecord,
+  ReplicaPort,
+  RequestIdBlocks,
+  StoreSignals,
+} from './replica-ports.js';
+
+// The ports of bridges sharing one store (replicas), and the notes between rooms they pass on: in replica-ports.ts.
+export type {
+  CommandClaimPort,
+  Fence,
+  InboxEvent,
+  InboxPort,
+  Lease,
+  LeasePort,
+  NoteRecord,
+  ReplicaInfo,
+  ReplicaPort,
+  ReplicaRecord,
+  RequestIdBlocks,
+  StoreSignal,
+  StoreSignals,
+  WaitingCommand,
+} from './replica-ports.js';
 
 export type {
   AbandonedHolds,
@@ -29,13 +57,6 @@ export interface RoomRecord {
   readonly key: string;
   readonly directAgent: string | null;
   readonly state: RoomState | null;
-}
-
-/** A note for a room, written by another room's decision and not yet taken. */
-export interface NoteRecord {
-  readonly id: string;
-  readonly room: string;
-  readonly note: Note;
 }
 
 export type CommitResult = 'done' | 'duplicate';
@@ -62,102 +83,6 @@ export interface DecisionRow {
   readonly at: number;
 }
 
-/**
- * The lease a decision is committed under, when several bridges share the store (replicas): its fencing token. A
- * commit whose token is no longer the room's (the lease ended or changed hands) stores nothing and throws
- * `LeaseLostError`. SQLite has one bridge per data folder, which owns every room: it takes no fence.
- */
-export interface Fence {
-  readonly token: number;
-}
-
-/** A room held by this bridge: its fencing token, and when the lease ends (ms since the epoch, the database's clock). */
-export interface Lease {
-  readonly roomId: number;
-  readonly token: number;
-  readonly expiresAt: number;
-}
-
-/**
- * Room leases, for bridges sharing one database (replicas): one holder per room at a time, for a time counted by the
- * database's clock; a change of hands gives a larger fencing token. SQLite has none: its one bridge owns every room.
- */
-export interface LeasePort {
-  /** Takes (or keeps) a room for `holder` for `ttlMs`; undefined while another holder's lease is live. */
-  acquire(roomId: number, holder: string, ttlMs: number): Promise<Lease | undefined>;
-  /** Extends `holder`'s live leases on these rooms by `ttlMs`; resolves with those it still holds. */
-  renew(holder: string, roomIds: readonly number[], ttlMs: number): Promise<Lease[]>;
-  /** Ends `holder`'s leases at once (these rooms, or all): another replica may take them now. */
-  release(holder: string, roomIds?: readonly number[]): Promise<number[]>;
-  /** Every live lease: which replica serves which room. */
-  holders(): Promise<Array<Lease & { holder: string }>>;
-  /** Ends `holder`'s leases on rooms with work left at once, for another bridge to take up (see `lapsed`). */
-  handOver(holder: string, roomIds: readonly number[]): Promise<number[]>;
-  /** The rooms whose lease ended unreleased: their bridge died, was cut off, or handed them over with work left. */
-  lapsed(): Promise<number[]>;
-}
-
-/** A platform event kept for the bridge that serves its room. */
-export interface InboxEvent {
-  readonly id: number;
-  readonly platform: string;
-  readonly channel: string;
-  /** The event as the adapter gave it (JSON). */
-  readonly event: string;
-}
-
-/**
- * Events a bridge received for a room another bridge serves (replicas): kept until the room's holder takes them.
- * SQLite has none: its one bridge serves every room.
- */
-export interface InboxPort {
-  /** Keeps an event (once per platform message id). */
-  put(platform: string, channel: string, platformId: string, event: string, at: number): Promise<void>;
-  /** The events kept for rooms `holder` serves or no bridge does (their lease lapsed, or none), oldest first. */
-  list(holder: string): Promise<InboxEvent[]>;
-  /** Forgets events taken. */
-  done(ids: readonly number[]): Promise<void>;
-}
-
-/** A bridge sharing the store (a replica), as it records itself. */
-export interface ReplicaInfo {
-  /** REPLICA_ID. */
-  readonly id: string;
-  /** The host name it runs on. */
-  readonly host: string;
-  /** Its sandbox engine's identity (Docker's engine ID); null when none is known. */
-  readonly engine: string | null;
-  /** SANDBOX_WORKSPACES: bind or volume. */
-  readonly workspaces: string;
-}
-
-export interface ReplicaRecord extends ReplicaInfo {
-  /** When it started and when it was last seen (ms since the epoch, the database's clock). */
-  readonly startedAt: number;
-  readonly seenAt: number;
-}
-
-/**
- * The registry of the bridges sharing the store (replicas): each records itself at start and is marked seen with
- * every renewal of its leases, so the others know which are live. SQLite has none: its one bridge is alone.
- */
-export interface ReplicaPort {
-  /** Records the replica as started now (its previous run's row, under the same id, replaced). */
-  join(replica: ReplicaInfo): Promise<void>;
-  /** Marks the replica seen now (its row written again when it is missing). */
-  beat(replica: ReplicaInfo): Promise<void>;
-  /** The replicas seen within `liveMs` (the database's clock), by id. */
-  live(liveMs: number): Promise<ReplicaRecord[]>;
-  /** Forgets the replica (a clean stop, or a start refused). */
-  leave(id: string): Promise<void>;
-}
-
-/** Blocks of request ids from a store several bridges share, so no two bridges give the same id. */
-export interface RequestIdBlocks {
-  /** A block of fresh ids: `first` and the `count` that follow it. */
-  reserve(): Promise<{ first: number; count: number }>;
-}
-
 export interface RoomStore {
   /**
    * The room's row, created on first sight (with its state as stored, or null when new). A row that cannot be
@@ -168,7 +93,8 @@ export interface RoomStore {
   all(): Promise<RoomRecord[]>;
   /**
    * Stores one decision: its writes and the room's new state, in one transaction. When a message it stores has a
-   * platform id the room already has, nothing is stored and the result is `duplicate`. `open` and `all` return the
+   * platform id the room already has, or a note it takes (`note-done`) was taken already, nothing is stored and the
+   * result is `duplicate`. `open` and `all` return the
    * state last committed (after a restart too). A decision that cannot be stored rejects with a StoreError:
    * `retryable` when the store cannot write now (a full disk, a lock held too long), so the same decision may be
    * tried again later; not when it would be refused again.
@@ -410,6 +336,10 @@ export interface StorePort {
   readonly inbox?: InboxPort;
   /** The registry of the bridges sharing the store; absent on SQLite. */
   readonly replicas?: ReplicaPort;
+  /** Wake-ups between bridges sharing the store (with leases); absent on SQLite. */
+  readonly signals?: StoreSignals;
+  /** Operator commands claimed once by their platform id (with leases); absent on SQLite. */
+  readonly commands?: CommandClaimPort;
   /** Request ids for bridges sharing the store; absent on SQLite (one bridge numbers on from the highest stored). */
   readonly requestIds?: RequestIdBlocks;
   /** Proves the store can be written now (the health check); rejects with the reason when it cannot. */

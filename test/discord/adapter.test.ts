@@ -5,6 +5,7 @@ import { silentLogger } from '../../src/log.js';
 import type { AdapterSink, ChatAdapter, CommandEvent, Inbound } from '../../src/ports.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { testConfig } from '../helpers/config.js';
+import { until } from '../helpers/until.js';
 
 /** A sink that records what the adapter hands over, like the bridge would receive it. */
 class RecordingSink implements AdapterSink {
@@ -19,8 +20,12 @@ class RecordingSink implements AdapterSink {
     for (const wake of this.waiters.splice(0)) wake();
   }
 
-  async command(event: CommandEvent): Promise<string> {
+  /** As the bridge says when another bridge sharing its store claimed the command: it answers, not this one. */
+  claimedElsewhere = false;
+
+  async command(event: CommandEvent): Promise<string | undefined> {
     this.commands.push(event);
+    if (this.claimedElsewhere) return undefined;
     return `${event.name} ${event.args} operator=${event.isOperator}`;
   }
 
@@ -317,6 +322,22 @@ describe('Discord adapter against the fake', () => {
     );
     expect(nowhere).toMatchObject({ content: NO_ROOM, ephemeral: true });
     expect(sink.commands).toHaveLength(1);
+  });
+
+  it('gives the bridge the interaction id, and leaves an interaction another bridge claimed unanswered', async () => {
+    const callbacks = () => fake.requests.filter((entry) => entry.path.endsWith('/callback')).length;
+    const before = callbacks();
+    sink.claimedElsewhere = true;
+    void fake.slash('code-bot', 'alice', 'general', 'status');
+    await until(() => sink.commands.length === 1);
+    sink.claimedElsewhere = false;
+    const answered = await fake.slash('code-bot', 'alice', 'general', 'status');
+    expect(answered.content).toBe('status  operator=true');
+    const [claimed, next] = sink.commands;
+    expect(claimed?.id).toMatch(/^\d+$/);
+    expect(next?.id).toMatch(/^\d+$/);
+    expect(claimed?.id).not.toBe(next?.id);
+    expect(callbacks() - before).toBe(1);
   });
 
   it('fetches what was posted while every bot was disconnected, once', async () => {

@@ -63,8 +63,8 @@ export class SharedPlatform {
     return id;
   }
 
-  /** An operator command, as one replica's adapter receives it; resolves with the answer. */
-  async command(replica: string, event: CommandEvent): Promise<string> {
+  /** An operator command, as one replica's adapter receives it; resolves with the answer (none: another answers). */
+  async command(replica: string, event: CommandEvent): Promise<string | undefined> {
     const sink = this.sinks.get(replica);
     if (!sink) throw new Error(`replica ${replica} is not connected`);
     return sink.command(event);

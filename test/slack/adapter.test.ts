@@ -251,6 +251,7 @@ describe('Slack adapter with a recording sink', () => {
         args: 'code',
         user: { id: operator.id, name: 'olga' },
         isOperator: true,
+        id: expect.any(String),
       },
       {
         platform: 'slack',
@@ -259,11 +260,32 @@ describe('Slack adapter with a recording sink', () => {
         args: '',
         user: { id: alice.id, name: 'alice' },
         isOperator: false,
+        id: expect.any(String),
       },
     ]);
+    // Each carries its own trigger_id, by which bridges sharing a store claim it once.
+    expect(new Set(sink.commands.map((event) => event.id)).size).toBe(2);
     expect(slack.slashResponses.map((r) => r.body)).toEqual([
       { response_type: 'ephemeral', text: 'In the latest thread here: done (pass)' },
       { response_type: 'ephemeral', text: 'In the latest thread here: done (status)' },
+    ]);
+  });
+
+  it('leaves a slash command another bridge claimed unanswered', async () => {
+    const { sink } = await start();
+    sink.command = async (event) => {
+      sink.commands.push(event);
+      return event.name === 'status' ? undefined : 'done';
+    };
+    const room = slack.addChannel('claimed', [alice, operator, data, code]);
+    const before = slack.slashResponses.length;
+    slack.slashCommand(data, { command: '/status', user: operator, channel: room });
+    await slack.waitFor(() => sink.commands.length === 1, 5000, 'the claimed command');
+    slack.slashCommand(data, { command: '/pass', user: operator, channel: room });
+    await slack.waitFor(() => slack.slashResponses.length > before, 5000, 'an answer');
+    await slack.waitFor(() => sink.commands.length === 2, 5000, 'both commands');
+    expect(slack.slashResponses.slice(before).map((r) => r.body)).toEqual([
+      { response_type: 'ephemeral', text: 'done' },
     ]);
   });
 

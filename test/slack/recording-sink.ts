@@ -12,7 +12,7 @@ export class RecordingSink implements AdapterSink {
     this.received.push(event);
   }
 
-  async command(event: CommandEvent): Promise<string> {
+  async command(event: CommandEvent): Promise<string | undefined> {
     this.commands.push(event);
     return `${this.answer} (${event.name})`;
   }

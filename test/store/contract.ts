@@ -517,6 +517,24 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         );
         expect((await store.rooms.notes()).map((n) => n.id)).toEqual(['a:3']);
       });
+
+      it('takes a note once: a second decision that takes it is a duplicate and stores nothing', async () => {
+        const a = await store.rooms.open('test', 'a');
+        const b = await store.rooms.open('test', 'b');
+        const note: Note = { kind: 'cancel-requests', ids: [7] };
+        await store.rooms.commit(a.id, [{ type: 'note', id: 'a:1', room: 'test:b', note }], EMPTY_STATE);
+        const m1 = human(1, 'taken with the note', ['m1']);
+        const taking = (m: Message) => [message(m), { type: 'note-done' as const, id: 'a:1' }];
+        expect(await store.rooms.commit(b.id, taking(m1), stateAfter(EMPTY_STATE, m1))).toBe('done');
+        const m2 = human(2, 'taken with it again', ['m2']);
+        expect(await store.rooms.commit(b.id, taking(m2), stateAfter(stateAfter(EMPTY_STATE, m1), m2))).toBe(
+          'duplicate',
+        );
+        expect(await store.rooms.commit(b.id, [{ type: 'note-done', id: 'a:1' }], EMPTY_STATE)).toBe('duplicate');
+        await reopen();
+        expect((await store.rooms.history(b.id, 10)).map((m) => m.content)).toEqual(['taken with the note']);
+        expect(await store.rooms.notes()).toEqual([]);
+      });
     });
 
     describe('transcripts and the reasons for decisions', () => {

@@ -79,6 +79,27 @@ describe.runIf(plan.run)('room leases on Postgres', () => {
     expect(await b.leases.lapsed()).toEqual([]);
   });
 
+  it('lists the notes of rooms a replica serves or nobody does, never those of a room another live replica serves', async () => {
+    const other = (await a.rooms.open('test', 'other')).id;
+    const note = { kind: 'cancel-requests' as const, ids: [1] };
+    await a.rooms.commit(
+      room,
+      ['test:room', 'test:other', 'test:unopened'].map((to, i) => ({
+        type: 'note' as const,
+        id: `n${i}`,
+        room: to,
+        note,
+      })),
+      EMPTY_STATE,
+    );
+    await a.leases.acquire(room, 'a', LONG);
+    await b.leases.acquire(other, 'b', LONG);
+    expect((await a.inbox.notes('a')).map((n) => n.room)).toEqual(['test:room', 'test:unopened']);
+    expect((await b.inbox.notes('b')).map((n) => n.room)).toEqual(['test:other', 'test:unopened']);
+    await b.leases.release('b');
+    expect((await a.inbox.notes('a')).map((n) => n.room)).toEqual(['test:room', 'test:other', 'test:unopened']);
+  });
+
   it('gives each bridge its own blocks of request ids, one after another, however many ask at once', async () => {
     const blocks = await Promise.all([a, b, a, b].map((store) => store.requestIds.reserve()));
     expect(blocks.every((block) => block.count === 1000)).toBe(true);

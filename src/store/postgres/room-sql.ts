@@ -72,7 +72,10 @@ export const ROOM_SQL = {
   requestStatus: statement('request-status', 'UPDATE requests SET status = $1 WHERE id = $2'),
   insertNote: statement(
     'insert-note',
-    'INSERT INTO notes (id, room, note, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
+    // The bridge serving the note's room is told when the decision commits (LISTEN/NOTIFY, signals.ts).
+    `WITH kept AS (
+       INSERT INTO notes (id, room, note, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING id)
+     SELECT pg_notify('roundtable', 'note') FROM kept`,
   ),
   deleteNote: statement('delete-note', 'DELETE FROM notes WHERE id = $1'),
   insertDecision: statement(

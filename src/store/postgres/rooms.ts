@@ -238,7 +238,8 @@ export class PostgresRooms implements RoomStore {
         await run(sql, Q.insertNote, [write.id, write.room, JSON.stringify(write.note), this.clock()]);
         return;
       case 'note-done':
-        await run(sql, Q.deleteNote, [write.id]);
+        // Taken already (it reached the room twice: as it was written, and from the store): nothing of this is stored.
+        if ((await run(sql, Q.deleteNote, [write.id])) === 0) throw DUPLICATE;
         return;
       case 'privacy':
         await run(sql, Q.setPrivacy, [write.mode, roomId]);

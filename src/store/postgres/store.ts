@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { StorePort } from '../port.js';
 import { PostgresChats } from './chats.js';
+import { PostgresCommandClaims } from './commands.js';
 import { PostgresEmbeddings } from './embeddings.js';
 import { PostgresInbox } from './inbox.js';
 import { PostgresLeases } from './leases.js';
@@ -11,6 +12,7 @@ import { createPool, rows, statement, unreachable } from './pool.js';
 import { PostgresReplicas } from './replicas.js';
 import { PostgresRequestIds } from './request-ids.js';
 import { PostgresRooms } from './rooms.js';
+import { PostgresSignals } from './signals.js';
 import { PostgresSpend } from './spend.js';
 import { PostgresSummaries } from './summaries.js';
 import { PostgresToolJournal } from './tool-journal.js';
@@ -48,6 +50,10 @@ export class PostgresStore implements StorePort {
   readonly leases: PostgresLeases;
   /** Events kept for the bridge serving their room (replicas). */
   readonly inbox: PostgresInbox;
+  /** Operator commands claimed once by their platform id (replicas). */
+  readonly commands: PostgresCommandClaims;
+  /** Wake-ups between the bridges sharing this database (LISTEN/NOTIFY), on a connection of its own. */
+  readonly signals: PostgresSignals;
   /** Blocks of request ids, unique across the bridges sharing this database. */
   readonly requestIds: PostgresRequestIds;
   /** The registry of the bridges sharing this database. */
@@ -72,6 +78,8 @@ export class PostgresStore implements StorePort {
     this.summaries = new PostgresSummaries(pool);
     this.leases = new PostgresLeases(pool);
     this.inbox = new PostgresInbox(pool);
+    this.commands = new PostgresCommandClaims(pool);
+    this.signals = new PostgresSignals(pool.options);
     this.requestIds = new PostgresRequestIds(pool);
     this.replicas = new PostgresReplicas(pool);
   }

@@ -191,7 +191,8 @@ export class SqliteRooms implements RoomStore {
           q.insertNote.run(write.id, write.room, JSON.stringify(write.note), clock());
           return;
         case 'note-done':
-          q.deleteNote.run(write.id);
+          // Taken already (it reached the room twice: as it was written, and from the store): nothing of this is stored.
+          if (q.deleteNote.run(write.id).changes === 0) throw DUPLICATE;
           return;
         case 'privacy':
           q.setPrivacy.run(write.mode, roomId);
