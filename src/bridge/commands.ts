@@ -115,11 +115,20 @@ export class Commands {
 
   /** An agent's action another bridge handed on, taken by its room here; its result. */
   private async act(handed: HandedAction): Promise<ActionResult> {
-    const actor = await this.deps.rooms.get(handed.platform, handed.channel);
-    if (actor.setup.kind !== 'room') return { kind: 'failed', reason: `${actor.key} is a private room` };
-    const { call } = handed.action;
+    const actor = await this.deps.rooms.get(handed.platform, handed.channel, handed.direct);
+    const { action } = handed;
+    if (action.kind !== 'post') {
+      // A chat request or its answer: the pair's room takes it (the recipient's turn follows there).
+      const taken = await actor.deliver({ type: 'action', action });
+      return taken === 'done'
+        ? { kind: 'done', text: '' }
+        : { kind: 'failed', reason: `${actor.key} could not take it (${taken})` };
+    }
+    if (!handed.anyRoom && actor.setup.kind !== 'room')
+      return { kind: 'failed', reason: `${actor.key} is a private room` };
+    const { call } = action;
     const result = this.deps.calls.action(call);
-    const taken = await actor.deliver({ type: 'action', action: handed.action });
+    const taken = await actor.deliver({ type: 'action', action });
     if (taken !== 'done') this.deps.calls.forget(call, `the room could not take the message (${taken})`);
     return result;
   }
