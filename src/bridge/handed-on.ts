@@ -82,9 +82,12 @@ export class HandedOn {
     this.waiters.get(id)?.();
   }
 
-  /** Leaves a claimed item for the bridge serving its room, and waits for its answer; undefined if none came. */
-  async leave(id: string): Promise<string | undefined> {
-    await this.deps.port.wait(id);
+  /**
+   * Leaves a claimed item for the bridge serving its room, and waits for its answer; undefined if none came. `reply`:
+   * the adapter's route for that bridge to answer the operator itself, should this one be gone.
+   */
+  async leave(id: string, reply?: string): Promise<string | undefined> {
+    await this.deps.port.wait(id, reply);
     const until = this.deps.clock() + (this.deps.waitMs ?? ANSWER_WAIT_MS);
     try {
       while (!this.stopped && this.deps.clock() < until) {

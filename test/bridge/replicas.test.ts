@@ -419,13 +419,39 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     await until(() => llm.requests.length > asked);
     const holder = (await holders(a.store)).get('room0');
     const other = holder === 'a' ? 'b' : 'a';
-    const answer = await platform.command(other, pass('i2'));
+    const answer = await platform.command(other, { ...pass('i2'), reply: 'route-i2' });
     expect(answer).toBe('Control is with the humans (1 agent turn stopped).');
+    // The replica that claimed it is live: it answered, and the room's replica did not answer again.
+    expect(platform.replies).toEqual([]);
     release();
     await Promise.all(started.map(({ bridge }) => bridge.idle()));
     expect(platform.answers('room0')).toEqual([]);
     expect(await handBacks(a.store, 'room0')).toBe(1);
     expect((await holders(a.store)).get('room0')).toBe(holder);
+  });
+
+  it("answers a handed-on command's operator from the room's replica when the replica that claimed it is gone", async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    const [a] = started;
+    if (!a) throw new Error('two replicas expected');
+    platform.say('room0', '@data hello');
+    await until(() => platform.answers('room0').length === 1);
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    const holder = (await holders(a.store)).get('room0');
+    // Replica c claimed a /pass for room0 and left it with its reply route, then died (it is not live).
+    const commands = a.store.commands;
+    if (!commands) throw new Error('Postgres claims commands');
+    const event = JSON.stringify(pass('i3'));
+    expect(await commands.claim('shared:i3', 'shared', 'room0', event, 'c', Date.now())).toBe(true);
+    await commands.wait('shared:i3', 'route-i3');
+    await until(() => platform.replies.length > 0);
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    expect(platform.replies).toEqual([{ by: holder, reply: 'route-i3', text: 'Control is with the humans.' }]);
+    expect(await commands.answerOf('shared:i3')).toBe('Control is with the humans.');
+    expect(await handBacks(a.store, 'room0')).toBe(1);
+    // The route is a secret: it is not kept once the command is answered.
+    const { rows } = await a.store.pool.query('SELECT reply FROM command_claims WHERE id = $1', ['shared:i3']);
+    expect(rows).toEqual([{ reply: null }]);
   });
 
   /** How many replicas listen for signals now (their listening connections). */
