@@ -20,6 +20,11 @@ const REDACT_PATHS = [
   '*.botToken',
   '*.appToken',
   '*.signingSecret',
+  // A command's reply route (an interaction's token, a response_url) answers for its operator from anywhere.
+  'reply',
+  '*.reply',
+  'response_url',
+  '*.response_url',
 ];
 
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };

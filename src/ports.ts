@@ -84,6 +84,11 @@ export interface CommandEvent {
    * bridges sharing a store may receive it: it is carried out once, and answered by the bridge that claimed it.
    */
   readonly id?: string;
+  /**
+   * The adapter's route to answer this command from any bridge (`answerCommand`), for one that carries out a command
+   * another bridge claimed and can no longer answer: a secret (an interaction's token, a response_url), never logged.
+   */
+  readonly reply?: string;
 }
 
 /** A message the bridge asks an adapter to post. */
@@ -198,6 +203,8 @@ export interface ChatAdapter {
   resolveChannel?(reference: string): Promise<string | undefined>;
   /** Whether every identity is connected to the platform now (`/healthz`); absent means always. */
   connected?(): boolean;
+  /** Answers an operator's command through the route it gave with it (`CommandEvent.reply`), from any bridge. */
+  answerCommand?(reply: string, text: string): Promise<void>;
 }
 
 export interface ExecResult {

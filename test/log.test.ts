@@ -24,6 +24,23 @@ describe('log redaction', () => {
     }
   });
 
+  it("keeps a command's reply route (an interaction token, a response_url) out of the log wherever it is", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'rt-log-'));
+    try {
+      const file = path.join(dir, 'rt.log');
+      const logger = createLogger({ level: 'info', file });
+      logger.info({ command: { name: 'pass', reply: '{"token":"itoken-secret-1"}' } }, 'a command');
+      logger.info({ reply: 'https://hooks.example/commands/T1/secret-2' }, 'a route');
+      logger.info({ payload: { response_url: 'https://hooks.example/commands/T1/secret-3' } }, 'a slash command');
+      await until(() => readFileSync(file, 'utf8').split('\n').length > 3);
+      const text = readFileSync(file, 'utf8');
+      expect(text).not.toMatch(/secret-1|secret-2|secret-3/);
+      expect(text.match(/\[redacted\]/g)).toHaveLength(3);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('redacts Discord-shaped bot tokens', () => {
     const token = `MTA${'x'.repeat(21)}.Gabcde.${'y'.repeat(30)}`;
     expect(redact(`login with ${token} failed`)).toBe('login with [redacted] failed');

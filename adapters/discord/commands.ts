@@ -5,10 +5,15 @@
  */
 import {
   type ChatInputCommandInteraction,
+  DiscordAPIError,
+  HTTPError,
   MessageFlags,
   PermissionFlagsBits,
+  type REST,
   type RESTPutAPIApplicationCommandsJSONBody,
+  Routes,
 } from 'discord.js';
+import { AdapterError } from '../../src/errors.js';
 import type { AdapterSink, CommandEvent, CommandName } from '../../src/ports.js';
 import { splitMessage } from '../shared/split.js';
 import { DISCORD_MESSAGE_LIMIT, PLATFORM } from './inbound.js';
@@ -148,6 +153,8 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
     isOperator,
     ...(interaction.guildId ? {} : { direct: { agent: context.controlAgent } }),
     id: interaction.id,
+    // Another bridge can answer through the interaction's webhook (for 15 minutes) should this one be gone.
+    reply: JSON.stringify({ application: interaction.applicationId, token: interaction.token }),
   };
   const answer = context.sink.command(event);
   let timer: NodeJS.Timeout | undefined;
@@ -174,6 +181,28 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
   }
   // A long answer (a /status with many agents) is split, never cut: the rest as ephemeral follow-ups.
   for (const part of parts.slice(1)) await interaction.followUp({ content: part, flags: MessageFlags.Ephemeral });
+}
+
+/**
+ * Answers an interaction another bridge deferred, through its webhook (`reply`: its application id and token, valid
+ * 15 minutes from any process): the deferred reply edited in, the rest as ephemeral follow-ups. An error names the
+ * status only, never the token.
+ */
+export async function answerByRoute(rest: REST, reply: string, text: string): Promise<void> {
+  const { application, token } = JSON.parse(reply) as { application: string; token: string };
+  const [first = 'Done.', ...more] = chunks(text);
+  try {
+    await rest.patch(Routes.webhookMessage(application, token, '@original'), { body: { content: first }, auth: false });
+    for (const part of more) {
+      await rest.post(Routes.webhook(application, token), {
+        body: { content: part, flags: MessageFlags.Ephemeral },
+        auth: false,
+      });
+    }
+  } catch (error) {
+    const status = error instanceof DiscordAPIError || error instanceof HTTPError ? ` (${error.status})` : '';
+    throw new AdapterError(PLATFORM, `the interaction could not be answered through its webhook${status}`);
+  }
 }
 
 function chunks(text: string): string[] {

@@ -24,7 +24,7 @@ import { type StreamClock, systemClock } from '../shared/streaming-post.js';
 import { attachmentFile } from './attachments.js';
 import { CatchUpRooms, fetchMissed } from './catch-up.js';
 import { type ClientSettings, createClient } from './client.js';
-import { answerCommand, SentChannels } from './commands.js';
+import { answerByRoute, answerCommand, SentChannels } from './commands.js';
 import {
   DISCORD_MESSAGE_LIMIT,
   editId,
@@ -202,6 +202,13 @@ export class DiscordAdapter implements ChatAdapter {
     };
     this.dmOwner.set(channel.id, identity.agent.name);
     return channel.id;
+  }
+
+  /** Answers a command another bridge received and deferred, through the interaction's webhook (see answerByRoute). */
+  async answerCommand(reply: string, text: string): Promise<void> {
+    const identity = this.identities[0];
+    if (!identity) throw new AdapterError(PLATFORM, 'no Discord bot is connected');
+    await answerByRoute(identity.client.rest, reply, text);
   }
 
   /** `#name`, a name, `<#id>` or an id of a text channel the bots can see. */

@@ -4,7 +4,7 @@
  * cut. What a command does is the bridge's business.
  */
 import type { SlashCommand } from '@slack/bolt';
-import { describeError } from '../../src/errors.js';
+import { AdapterError, describeError } from '../../src/errors.js';
 import type { AdapterSink, CommandName } from '../../src/ports.js';
 import { splitMessage } from '../shared/split.js';
 import { SLACK } from './inbound.js';
@@ -53,6 +53,8 @@ export class SlackCommands {
         isOperator: this.deps.operators.has(command.user_id),
         ...(target.direct ? { direct: { agent: target.direct } } : {}),
         id: command.trigger_id,
+        // Another bridge can answer through it (Slack takes 5 answers within 30 minutes) should this one be gone.
+        reply: command.response_url,
       });
     } catch (error) {
       answer = `/${name} failed: ${describeError(error)}`;
@@ -62,5 +64,28 @@ export class SlackCommands {
     const where = target.room !== command.channel_id ? 'In the latest thread here: ' : '';
     // A long answer (a /status with many agents) is split, never cut.
     for (const part of splitMessage(where + answer, SLACK_MESSAGE_LIMIT)) await respond(part);
+  }
+}
+
+/**
+ * Answers a command another bridge received, through its `response_url` (`reply`), ephemerally; split, never cut.
+ * An error names the status only, never the URL.
+ */
+export async function answerByResponseUrl(reply: string, text: string): Promise<void> {
+  for (const part of splitMessage(text, SLACK_MESSAGE_LIMIT)) {
+    let status: string;
+    try {
+      const response = await fetch(reply, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ response_type: 'ephemeral', text: part }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (response.ok) continue;
+      status = ` (${response.status})`;
+    } catch {
+      status = '';
+    }
+    throw new AdapterError(SLACK, `the command could not be answered through its response_url${status}`);
   }
 }

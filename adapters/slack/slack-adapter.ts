@@ -16,7 +16,7 @@ import { ReplyPoster } from '../shared/reply-posting.js';
 import { RoomMarks } from '../shared/room-marks.js';
 import { SeenIds } from '../shared/seen-ids.js';
 import { compareTs, SlackCatchUp } from './catch-up.js';
-import { SlackCommands } from './commands.js';
+import { answerByResponseUrl, SlackCommands } from './commands.js';
 import { Directory } from './directory.js';
 import { SlackHttpServer } from './http-server.js';
 import { type SlackIdentity as Identity, SlackIdentity } from './identity.js';
@@ -361,6 +361,11 @@ export class SlackAdapter implements ChatAdapter {
   }
 
   /** The DM between an agent's app and a human it has seen (by their `@name`), for send_dm. */
+  /** Answers a command another bridge received, through its response_url. */
+  async answerCommand(reply: string, text: string): Promise<void> {
+    await answerByResponseUrl(reply, text);
+  }
+
   async openDirect(agent: string, user: string): Promise<string | undefined> {
     const identity = this.identities.find((i) => i.agent.toLowerCase() === agent.toLowerCase());
     const userId = this.directory.idFor(user.replace(/^@/, ''));

@@ -322,7 +322,8 @@ export function createBridge(options: BridgeOptions): Bridge {
     },
   });
   // With bridges sharing the store, commands are claimed there by their platform id.
-  const commands = new Commands({ rooms, calls, log, clock, handed });
+  const live = registry ? (id: string) => registry.isLive(id) : undefined;
+  const commands = new Commands({ rooms, calls, log, clock, handed, adapters, live });
   const reception = new Reception({
     rooms,
     store: store.rooms,

@@ -7,9 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
-import type { CommandEvent } from '../ports.js';
+import type { ChatAdapter, CommandEvent } from '../ports.js';
 import type { ActionResult } from '../room/effects.js';
 import { redact } from '../secrets.js';
+import type { WaitingCommand } from '../store/port.js';
 import type { Calls } from './calls.js';
 import type { HandedAction, HandedOn } from './handed-on.js';
 import { RoomElsewhere, type Rooms } from './rooms.js';
@@ -27,6 +28,10 @@ export interface CommandsDeps {
   readonly clock: () => number;
   /** With bridges sharing the store: where commands are claimed and handed on. */
   readonly handed?: HandedOn | undefined;
+  /** The adapters by platform: a command whose claimer is gone is answered through its own. */
+  readonly adapters?: ReadonlyMap<string, ChatAdapter> | undefined;
+  /** Whether a replica is live (the registry of replicas): a command's claimer that is not cannot answer it. */
+  readonly live?: ((replica: string) => Promise<boolean>) | undefined;
 }
 
 export class Commands {
@@ -48,7 +53,9 @@ export class Commands {
     if (!handed || event.id === undefined) return this.here(event);
     const id = `${event.platform}:${event.id}`;
     try {
-      const json = JSON.stringify(event);
+      // The reply route is a secret: stored apart from the command, only when it is handed on, until it is answered.
+      const { reply: _secret, ...command } = event;
+      const json = JSON.stringify(command);
       if (!(await handed.port.claim(id, event.platform, event.channel, json, handed.replica, this.deps.clock()))) {
         this.deps.log.debug({ command: id }, 'a command another bridge claimed: it answers');
         return undefined;
@@ -59,7 +66,7 @@ export class Commands {
     }
     // Another bridge serves the room: it takes the command from the store, and its answer comes back here.
     try {
-      const answer = await handed.leave(id);
+      const answer = await handed.leave(id, event.reply);
       return answer ?? `/${event.name} was handed to the bridge serving this room; its answer has not come back yet.`;
     } catch (error) {
       return this.failed(event, error);
@@ -88,11 +95,15 @@ export class Commands {
         await handed.port.answer(waiting.id, 'The command could not be read.');
         continue;
       }
-      void this.carryOutFor(waiting.id, item);
+      void this.carryOutFor(waiting.id, item, waiting);
     }
   }
 
-  private async carryOutFor(id: string, item: CommandEvent | HandedAction): Promise<void> {
+  private async carryOutFor(
+    id: string,
+    item: CommandEvent | HandedAction,
+    claim: Pick<WaitingCommand, 'receivedBy' | 'reply'>,
+  ): Promise<void> {
     const port = this.deps.handed?.port;
     if (!port) return;
     try {
@@ -108,18 +119,53 @@ export class Commands {
         return;
       }
       await port.answer(id, answer);
+      if (claim.reply !== null && !('kind' in item)) await this.answerForGone(id, item, claim, answer);
     } catch (error) {
       this.deps.log.error({ err: error, command: id }, 'a command taken from the store failed');
     }
   }
 
+  /** The bridge that claimed a command is gone (not live): its operator is answered from here, through its route. */
+  private async answerForGone(
+    id: string,
+    event: CommandEvent,
+    claim: Pick<WaitingCommand, 'receivedBy' | 'reply'>,
+    answer: string,
+  ): Promise<void> {
+    const { live, adapters, log } = this.deps;
+    const adapter = adapters?.get(event.platform);
+    if (!claim.reply || !live || !adapter?.answerCommand || (await live(claim.receivedBy))) return;
+    try {
+      await adapter.answerCommand(claim.reply, answer);
+      log.info(
+        { command: id, claimer: claim.receivedBy },
+        "a command's claimer is gone: its operator was answered here",
+      );
+    } catch (error) {
+      // The route's error may carry it (a token in a URL): only its redacted text is logged.
+      log.warn(
+        { command: id, error: redact(String(error)) },
+        "a command's answer could not be given for its gone claimer",
+      );
+    }
+  }
+
   /** An agent's action another bridge handed on, taken by its room here; its result. */
   private async act(handed: HandedAction): Promise<ActionResult> {
-    const actor = await this.deps.rooms.get(handed.platform, handed.channel);
-    if (actor.setup.kind !== 'room') return { kind: 'failed', reason: `${actor.key} is a private room` };
-    const { call } = handed.action;
+    const actor = await this.deps.rooms.get(handed.platform, handed.channel, handed.direct);
+    const { action } = handed;
+    if (action.kind !== 'post') {
+      // A chat request or its answer: the pair's room takes it (the recipient's turn follows there).
+      const taken = await actor.deliver({ type: 'action', action });
+      return taken === 'done'
+        ? { kind: 'done', text: '' }
+        : { kind: 'failed', reason: `${actor.key} could not take it (${taken})` };
+    }
+    if (!handed.anyRoom && actor.setup.kind !== 'room')
+      return { kind: 'failed', reason: `${actor.key} is a private room` };
+    const { call } = action;
     const result = this.deps.calls.action(call);
-    const taken = await actor.deliver({ type: 'action', action: handed.action });
+    const taken = await actor.deliver({ type: 'action', action });
     if (taken !== 'done') this.deps.calls.forget(call, `the room could not take the message (${taken})`);
     return result;
   }

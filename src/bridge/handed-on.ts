@@ -20,10 +20,31 @@ export interface HandedAction {
   readonly kind: 'action';
   readonly platform: string;
   readonly channel: string;
-  readonly action: PostAction;
+  readonly action: Action;
+  /** A post by send_dm or chat, which may go into a DM or a private room (send_channel_message posts in rooms only). */
+  readonly anyRoom?: boolean | undefined;
+  /** A DM room's agent (its room is made with it). */
+  readonly direct?: string | undefined;
 }
 
 export type PostAction = Extract<Action, { kind: 'post' }>;
+
+/** Where an action is handed on: any room, or rooms only; and a DM room's agent. */
+export interface HandedTo {
+  readonly anyRoom?: boolean | undefined;
+  readonly direct?: string | undefined;
+}
+
+/** The claim id of an action: each is handed on once, however often its turn asks again. */
+function actionId(action: Action): string {
+  switch (action.kind) {
+    case 'post':
+      return `action:${action.call}`;
+    case 'chat-request':
+    case 'chat-response':
+      return `action:${action.kind}:${action.id}`;
+  }
+}
 
 export class HandedOn {
   private readonly pause = new Pause();
@@ -61,9 +82,12 @@ export class HandedOn {
     this.waiters.get(id)?.();
   }
 
-  /** Leaves a claimed item for the bridge serving its room, and waits for its answer; undefined if none came. */
-  async leave(id: string): Promise<string | undefined> {
-    await this.deps.port.wait(id);
+  /**
+   * Leaves a claimed item for the bridge serving its room, and waits for its answer; undefined if none came. `reply`:
+   * the adapter's route for that bridge to answer the operator itself, should this one be gone.
+   */
+  async leave(id: string, reply?: string): Promise<string | undefined> {
+    await this.deps.port.wait(id, reply);
     const until = this.deps.clock() + (this.deps.waitMs ?? ANSWER_WAIT_MS);
     try {
       while (!this.stopped && this.deps.clock() < until) {
@@ -83,10 +107,17 @@ export class HandedOn {
    * An agent's action in a room another bridge serves (`platform:channel`): handed to that bridge; its result once
    * the room decided (and, for a post, once it is on the platform).
    */
-  async act(room: string, action: PostAction): Promise<ActionResult> {
+  async act(room: string, action: Action, to: HandedTo = {}): Promise<ActionResult> {
     const at = room.indexOf(':');
-    const handed: HandedAction = { kind: 'action', platform: room.slice(0, at), channel: room.slice(at + 1), action };
-    const id = `action:${action.call}`;
+    const handed: HandedAction = {
+      kind: 'action',
+      platform: room.slice(0, at),
+      channel: room.slice(at + 1),
+      action,
+      ...(to.anyRoom ? { anyRoom: true } : {}),
+      ...(to.direct !== undefined ? { direct: to.direct } : {}),
+    };
+    const id = actionId(action);
     const { port, replica } = this.deps;
     await port.claim(id, handed.platform, handed.channel, JSON.stringify(handed), replica, this.deps.clock());
     const answer = await this.leave(id);

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig } from '../config/index.js';
 import type { ActionResult, TurnOrder } from '../room/effects.js';
-import type { Participant } from '../room/events.js';
+import type { Action, Participant } from '../room/events.js';
 import { pairKey } from '../room/guards.js';
 import { ActionRefused, type Messaging } from '../tools/tool.js';
 import type { Calls } from './calls.js';
@@ -20,11 +20,18 @@ export interface MessagingDeps {
   readonly agents: readonly AgentConfig[];
   readonly calls: Calls;
   readonly chats: PrivateChats;
-  /** With bridges sharing the store: a post in a room another bridge serves is handed to it there. */
+  /** With bridges sharing the store: an action in a room another bridge serves is handed to it there. */
   readonly handed?: Pick<HandedOn, 'act'> | undefined;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** A room another bridge serves (`platform:channel`), the action handed to it there; `direct`: a DM room's agent. */
+interface Elsewhere {
+  readonly elsewhere: string;
+  readonly direct?: string | undefined;
+}
+type Target = RoomActor | Elsewhere;
 
 export class RoomMessaging implements Messaging {
   private chatRequestsThisTurn = 0;
@@ -37,17 +44,11 @@ export class RoomMessaging implements Messaging {
   ) {}
 
   async sendChannelMessage(input: { channel: string; message: string; requestReply: string[] }): Promise<string> {
-    let target: RoomActor | { readonly elsewhere: string };
-    try {
-      target = await this.resolve(input.channel);
-    } catch (error) {
-      if (!(error instanceof RoomElsewhere && this.deps.handed)) throw error;
-      target = { elsewhere: error.key };
-    }
+    const target = await this.reach(() => this.resolve(input.channel));
     if ('setup' in target && target.setup.kind !== 'room') {
       throw new ActionRefused(`${input.channel} is a private room; use send_dm or chat instead`);
     }
-    const where = { posted: `in ${input.channel}`, name: input.channel };
+    const where = { posted: `in ${input.channel}`, name: input.channel, anyRoom: false };
     return this.post(target, input.message, this.participants(input.requestReply), where);
   }
 
@@ -59,7 +60,10 @@ export class RoomMessaging implements Messaging {
     if (!adapter.openDirect) throw new ActionRefused(`${adapter.platform} cannot open direct messages`);
     const channel = await adapter.openDirect(this.agent.name, input.to);
     if (!channel) throw new ActionRefused(`@${input.to} cannot be reached by direct message`);
-    const dm = await this.actor.others.get(adapter.platform, channel, this.agent.name);
+    const dm = await this.reach(
+      () => this.actor.others.get(adapter.platform, channel, this.agent.name),
+      this.agent.name,
+    );
     const awaited: Participant[] = input.requestReply ? [{ name: input.to, kind: 'human' }] : [];
     return this.post(dm, input.message, awaited, { posted: `to @${input.to}`, name: `the DM with @${input.to}` });
   }
@@ -71,9 +75,12 @@ export class RoomMessaging implements Messaging {
     }
     const request = await this.deps.chats.request(this.agent, other, input.reason);
     const pair = await this.pairRoom(other.name);
-    await pair.deliver({
-      type: 'action',
-      action: { kind: 'chat-request', id: request.id, from: this.agent.name, to: other.name, reason: request.reason },
+    await this.tell(pair, {
+      kind: 'chat-request',
+      id: request.id,
+      from: this.agent.name,
+      to: other.name,
+      reason: request.reason,
     });
     return `Chat request #${request.id} sent to @${other.name}; they are asked to accept or decline now.`;
   }
@@ -81,7 +88,7 @@ export class RoomMessaging implements Messaging {
   async chatResponse(input: { requestId: number; accept: boolean }): Promise<string> {
     const request = await this.deps.chats.respond(this.agent, input.requestId, input.accept);
     const pair = await this.pairRoom(request.from);
-    await pair.deliver({ type: 'action', action: { kind: 'chat-response', id: request.id, accept: input.accept } });
+    await this.tell(pair, { kind: 'chat-response', id: request.id, accept: input.accept });
     return input.accept
       ? `Accepted chat request #${request.id} from @${request.from}; use chat to talk with them privately.`
       : `Declined chat request #${request.id} from @${request.from}.`;
@@ -104,12 +111,40 @@ export class RoomMessaging implements Messaging {
     return this.deps.chats.look(this.agent, this.actor.state.humans);
   }
 
+  /** Tells `target` a chat request or its answer (the room may be served by another bridge). */
+  private async tell(target: Target, action: Exclude<Action, { kind: 'post' }>): Promise<void> {
+    if (!('elsewhere' in target)) {
+      await target.deliver({ type: 'action', action });
+      return;
+    }
+    const outcome = await this.handOn(target, action);
+    if (outcome.kind === 'failed') throw new Error(`the private chat could not be reached: ${outcome.reason}`);
+  }
+
+  /** An action for a room another bridge serves, handed to it through the store; its result there. */
+  private handOn(target: Elsewhere, action: Action, anyRoom = true): Promise<ActionResult> {
+    const handed = this.deps.handed;
+    if (!handed) throw new Error(`room ${target.elsewhere} is served by another bridge`);
+    return handed.act(target.elsewhere, action, { anyRoom, direct: target.direct });
+  }
+
+  /** The room `get` makes here, or the room another bridge serves (with bridges sharing the store). */
+  private async reach(get: () => Promise<RoomActor>, direct?: string): Promise<Target> {
+    try {
+      return await get();
+    } catch (error) {
+      if (!(error instanceof RoomElsewhere && this.deps.handed)) throw error;
+      return { elsewhere: error.key, ...(direct !== undefined ? { direct } : {}) };
+    }
+  }
+
   /** Posts as this agent in `target` (which may refuse), awaiting `awaited` there. */
   private async post(
-    target: RoomActor | { readonly elsewhere: string },
+    target: Target,
     text: string,
     awaited: readonly Participant[],
-    where: { readonly posted: string; readonly name: string },
+    /** anyRoom: false for send_channel_message, which posts in rooms only (not DMs or private chats). */
+    where: { readonly posted: string; readonly name: string; readonly anyRoom?: boolean },
     fresh = false,
   ): Promise<string> {
     const { ask } = this.order;
@@ -132,9 +167,7 @@ export class RoomMessaging implements Messaging {
     let outcome: ActionResult;
     if ('elsewhere' in target) {
       // Another bridge serves the room: the action goes to it through the store, and its result comes back.
-      const handed = this.deps.handed;
-      if (!handed) throw new Error(`room ${target.elsewhere} is served by another bridge`);
-      outcome = await handed.act(target.elsewhere, action);
+      outcome = await this.handOn(target, action, where.anyRoom ?? true);
     } else {
       const result = this.deps.calls.action(call);
       const taken = await target.deliver({ type: 'action', action });
@@ -151,7 +184,7 @@ export class RoomMessaging implements Messaging {
       case 'posted': {
         const waiting = outcome.awaited ?? [];
         const request = outcome.request !== undefined && waiting.length > 0 ? outcome.request : undefined;
-        if ('setup' in target && target.setup.kind === 'direct') {
+        if ('setup' in target ? target.setup.kind === 'direct' : target.direct !== undefined) {
           return request === undefined
             ? `Sent ${where.posted} privately.`
             : `Sent ${where.posted} privately. You will be resumed when they answer (request #${request}).`;
@@ -163,8 +196,8 @@ export class RoomMessaging implements Messaging {
     }
   }
 
-  private pairRoom(other: string): Promise<RoomActor> {
-    return this.actor.others.get(PRIVATE_PLATFORM, pairKey(this.agent.name, other));
+  private pairRoom(other: string): Promise<Target> {
+    return this.reach(() => this.actor.others.get(PRIVATE_PLATFORM, pairKey(this.agent.name, other)));
   }
 
   private agentNamed(name: string): AgentConfig | undefined {

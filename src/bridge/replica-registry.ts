@@ -73,6 +73,11 @@ export class ReplicaRegistry {
     return this.deps.replicas.live(this.deps.ttlMs);
   }
 
+  /** Whether this replica is seen within a lease. */
+  async isLive(id: string): Promise<boolean> {
+    return (await this.live()).some((replica) => replica.id === id);
+  }
+
   /** A clean stop: this replica is no longer live at once. */
   async leave(): Promise<void> {
     if (!this.info) return;

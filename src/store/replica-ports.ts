@@ -81,6 +81,10 @@ export interface WaitingCommand {
   readonly id: string;
   /** The command as the adapter gave it (JSON). */
   readonly event: string;
+  /** REPLICA_ID of the bridge that claimed it (it answers the operator while live). */
+  readonly receivedBy: string;
+  /** The adapter's route to answer the operator from any bridge (a secret), if it gave one. */
+  readonly reply: string | null;
 }
 
 /**
@@ -91,8 +95,11 @@ export interface WaitingCommand {
 export interface CommandClaimPort {
   /** Claims a command for `replica` (being carried out there); false when a bridge claimed it already. */
   claim(id: string, platform: string, channel: string, event: string, replica: string, at: number): Promise<boolean>;
-  /** Leaves a claimed command for the bridge serving its room. */
-  wait(id: string): Promise<void>;
+  /**
+   * Leaves a claimed command for the bridge serving its room; `reply`: the adapter's route to answer its operator from
+   * any bridge (a secret, kept until the command is answered).
+   */
+  wait(id: string, reply?: string): Promise<void>;
   /** The commands waiting for rooms `holder` serves or no bridge does, oldest first. */
   waiting(holder: string): Promise<WaitingCommand[]>;
   /** Takes a waiting command to carry it out; false when another bridge took it first. */

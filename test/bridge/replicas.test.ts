@@ -15,9 +15,10 @@ import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { type TestAgent, testConfig } from '../helpers/config.js';
-import { agentOf, situationOf } from '../helpers/harness.js';
+import { agentOf, newestOf, situationOf, toolResultsOf } from '../helpers/harness.js';
 import { migratedPostgres } from '../helpers/postgres-suite.js';
 import { SharedPlatform } from '../helpers/shared-platform.js';
+import { history } from '../helpers/store-views.js';
 import { until } from '../helpers/until.js';
 
 const pg = migratedPostgres();
@@ -305,6 +306,73 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     expect((await a.store.rooms.requests())[0]).toMatchObject({ status: 'closed', origin: 'shared:room1' });
   });
 
+  it("holds an agent's private chat in the pair's room another replica serves, once, each side answered once", async () => {
+    const chatting = ['chat_request' as const, 'chat_response' as const, 'chat' as const];
+    const { platform, started } = await replicas(['a', 'b'], {
+      agents: [
+        { name: 'pm', tools: chatting },
+        { name: 'data', activation: 'mention', tools: chatting },
+      ],
+    });
+    const [a, b] = started;
+    if (!a || !b) throw new Error('two replicas expected');
+    // The pair's private room is b's (as when an earlier chat of theirs took it up there).
+    const pair = await b.store.rooms.open('private', 'data+pm');
+    expect(await b.store.leases.acquire(pair.id, 'b', 60_000)).toBeDefined();
+    const before = llm.requests.length; // the fake model's requests of this test only
+    llm.respond((r) => {
+      const agent = agentOf(r);
+      const tools = toolResultsOf(r);
+      const request = /asks you for a private chat \(request #(\d+)\)/.exec(situationOf(r));
+      if (agent === 'data' && request) {
+        return tools.length === 0
+          ? { toolCalls: [{ name: 'chat_response', arguments: { request_id: Number(request[1]), accept: true } }] }
+          : { content: 'the real number is 42' };
+      }
+      if (agent === 'data' && newestOf(r).includes('thanks for the number')) return { content: 'you are welcome' };
+      if (agent === 'pm' && newestOf(r).endsWith('@pm sort it out with data privately')) {
+        return tools.length === 0
+          ? { toolCalls: [{ name: 'chat_request', arguments: { to: 'data', reason: 'budget details' } }] }
+          : { content: 'I asked data for a word.' };
+      }
+      if (agent === 'pm' && newestOf(r).endsWith('@pm thank data')) {
+        return { toolCalls: [{ name: 'chat', arguments: { to: 'data', message: 'thanks for the number' } }] };
+      }
+      if (agent === 'pm' && newestOf(r).includes('the real number is 42')) return { content: 'Understood.' };
+      return { content: '[pass]' };
+    });
+    // room1 is a's: pm's turn runs there, and its chat goes to b through the store.
+    platform.say('room1', 'hello', 'a');
+    await until(async () => (await holders(a.store)).get('room1') === 'a');
+    platform.say('room1', '@pm sort it out with data privately', 'a');
+    await until(() => platform.posts.some((p) => p.channel === 'room1' && p.text === 'I asked data for a word.'));
+    await until(async () => (await history(b.store, 'private', 'data+pm')).length === 2);
+    platform.say('room1', '@pm thank data', 'a');
+    await until(async () => (await history(b.store, 'private', 'data+pm')).length === 4);
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    expect((await history(b.store, 'private', 'data+pm')).map((m) => [m.author, m.content])).toEqual([
+      ['data', 'the real number is 42'],
+      ['pm', 'Understood.'],
+      ['pm', 'thanks for the number'],
+      ['data', 'you are welcome'],
+    ]);
+    const [chat] = await a.store.chats.involving('pm');
+    expect(chat).toMatchObject({ from: 'pm', to: 'data', status: 'accepted' });
+    // Served by b all along; nothing private was posted on the platform.
+    expect((await holders(a.store)).get('data+pm')).toBe('b');
+    expect(platform.posts.map((p) => [p.channel, p.by, p.text])).toEqual([['room1', 'a', 'I asked data for a word.']]);
+    const mine = llm.requests.slice(before);
+    const pmResults = mine.filter((r) => agentOf(r) === 'pm').flatMap((r) => toolResultsOf(r));
+    expect(pmResults).toContain(`Chat request #${chat?.id} sent to @data; they are asked to accept or decline now.`);
+    // Each side answered once: data's acceptance and reply, pm's answer, data's answer to the thanks.
+    const first = mine.filter((r) => toolResultsOf(r).length === 0);
+    expect(
+      first.filter((r) => agentOf(r) === 'data' && situationOf(r).includes('asks you for a private chat')),
+    ).toHaveLength(1);
+    expect(first.filter((r) => agentOf(r) === 'pm' && newestOf(r).includes('the real number is 42'))).toHaveLength(1);
+    expect(first.filter((r) => agentOf(r) === 'data' && newestOf(r).includes('thanks for the number'))).toHaveLength(1);
+  });
+
   const pass = (id: string) => ({
     platform: 'shared',
     channel: 'room0',
@@ -351,13 +419,39 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     await until(() => llm.requests.length > asked);
     const holder = (await holders(a.store)).get('room0');
     const other = holder === 'a' ? 'b' : 'a';
-    const answer = await platform.command(other, pass('i2'));
+    const answer = await platform.command(other, { ...pass('i2'), reply: 'route-i2' });
     expect(answer).toBe('Control is with the humans (1 agent turn stopped).');
+    // The replica that claimed it is live: it answered, and the room's replica did not answer again.
+    expect(platform.replies).toEqual([]);
     release();
     await Promise.all(started.map(({ bridge }) => bridge.idle()));
     expect(platform.answers('room0')).toEqual([]);
     expect(await handBacks(a.store, 'room0')).toBe(1);
     expect((await holders(a.store)).get('room0')).toBe(holder);
+  });
+
+  it("answers a handed-on command's operator from the room's replica when the replica that claimed it is gone", async () => {
+    const { platform, started } = await replicas(['a', 'b']);
+    const [a] = started;
+    if (!a) throw new Error('two replicas expected');
+    platform.say('room0', '@data hello');
+    await until(() => platform.answers('room0').length === 1);
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    const holder = (await holders(a.store)).get('room0');
+    // Replica c claimed a /pass for room0 and left it with its reply route, then died (it is not live).
+    const commands = a.store.commands;
+    if (!commands) throw new Error('Postgres claims commands');
+    const event = JSON.stringify(pass('i3'));
+    expect(await commands.claim('shared:i3', 'shared', 'room0', event, 'c', Date.now())).toBe(true);
+    await commands.wait('shared:i3', 'route-i3');
+    await until(() => platform.replies.length > 0);
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    expect(platform.replies).toEqual([{ by: holder, reply: 'route-i3', text: 'Control is with the humans.' }]);
+    expect(await commands.answerOf('shared:i3')).toBe('Control is with the humans.');
+    expect(await handBacks(a.store, 'room0')).toBe(1);
+    // The route is a secret: it is not kept once the command is answered.
+    const { rows } = await a.store.pool.query('SELECT reply FROM command_claims WHERE id = $1', ['shared:i3']);
+    expect(rows).toEqual([{ reply: null }]);
   });
 
   /** How many replicas listen for signals now (their listening connections). */

@@ -422,6 +422,49 @@ describe('Discord slash commands that take a while', () => {
   });
 });
 
+describe('Discord slash commands answered by another bridge', () => {
+  it('answers a deferred interaction through its webhook from another bridge, the one that received it gone', async () => {
+    const fake = await startFakeDiscord({ bots: [{ token: 'tok-data', name: 'data-bot' }] });
+    const sink = new RecordingSink();
+    sink.command = (event) => {
+      sink.commands.push(event);
+      return new Promise<string>(() => {}); // the bridge that received it dies while it waits
+    };
+    const config = testConfig({
+      agents: [{ name: 'data', discord: { token: 'tok-data', control: true } }],
+      env: { DISCORD_API_URL: fake.apiURL },
+    });
+    const options = { config, logger: silentLogger(), rest: { globalRequestsPerSecond: 10_000 }, commandDeferMs: 0 };
+    const receiver = createDiscordAdapter(options);
+    const other = createDiscordAdapter(options);
+    try {
+      await receiver.start(sink);
+      // Every bridge's session of the bot receives the interaction: the other finds it claimed, and leaves it.
+      const elsewhere = new RecordingSink();
+      elsewhere.claimedElsewhere = true;
+      await other.start(elsewhere);
+      const reply = fake.slash('data-bot', 'alice', 'general', 'pass');
+      await fake.until(() =>
+        fake.requests.some(
+          (entry) => entry.path.endsWith('/callback') && (entry.body as { type?: number })?.type === 5,
+        ),
+      );
+      await receiver.stop();
+      const route = sink.commands[0]?.reply;
+      if (route === undefined) throw new Error('the command came with its reply route');
+      await other.answerCommand?.(route, 'Control is with the humans.');
+      expect(await reply).toEqual({ content: 'Control is with the humans.', ephemeral: true, deferred: true });
+      // Once answered the interaction's reply is gone: a second answer fails with one short line, and no token.
+      const again = other.answerCommand?.(route, 'twice');
+      await expect(again).rejects.toThrow('the interaction could not be answered through its webhook (404)');
+    } finally {
+      await other.stop();
+      await receiver.stop();
+      await fake.close();
+    }
+  });
+});
+
 describe('Discord slash command answers longer than a message', () => {
   it('splits a long /status into the reply and ephemeral follow-ups, never cutting it', async () => {
     const fake = await startFakeDiscord({ bots: [{ token: 'tok-data', name: 'data-bot' }] });

@@ -19,6 +19,8 @@ export class SharedPlatform {
   readonly receipts = new Map<string, Receipt | undefined>();
   /** Replicas whose posts the platform refuses for now, for a reason that passes (a 503). */
   readonly refusing = new Set<string>();
+  /** Commands answered through the route they came with (`answerCommand`): by which replica, the route, the text. */
+  readonly replies: Array<{ by: string; reply: string; text: string }> = [];
   /** How many times each replica tried to post. */
   readonly tries = new Map<string, number>();
   private readonly sinks = new Map<string, AdapterSink>();
@@ -33,6 +35,9 @@ export class SharedPlatform {
       },
       stop: async () => {
         this.sinks.delete(replica);
+      },
+      answerCommand: async (reply: string, text: string) => {
+        this.replies.push({ by: replica, reply, text });
       },
       post: async (message: Outbound, options?: PostOptions): Promise<Posted> => {
         this.tries.set(replica, (this.tries.get(replica) ?? 0) + 1);

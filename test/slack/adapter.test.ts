@@ -252,6 +252,7 @@ describe('Slack adapter with a recording sink', () => {
         user: { id: operator.id, name: 'olga' },
         isOperator: true,
         id: expect.any(String),
+        reply: expect.stringContaining('/response/'),
       },
       {
         platform: 'slack',
@@ -261,6 +262,7 @@ describe('Slack adapter with a recording sink', () => {
         user: { id: alice.id, name: 'alice' },
         isOperator: false,
         id: expect.any(String),
+        reply: expect.stringContaining('/response/'),
       },
     ]);
     // Each carries its own trigger_id, by which bridges sharing a store claim it once.
@@ -269,6 +271,26 @@ describe('Slack adapter with a recording sink', () => {
       { response_type: 'ephemeral', text: 'In the latest thread here: done (pass)' },
       { response_type: 'ephemeral', text: 'In the latest thread here: done (status)' },
     ]);
+  });
+
+  it('answers a command another bridge received through its response_url, that bridge gone', async () => {
+    const { sink, adapter } = await start();
+    sink.command = (event) => {
+      sink.commands.push(event);
+      return new Promise<string>(() => {}); // the bridge that received it dies while it waits
+    };
+    const room = slack.addChannel('handed', [alice, operator, data, code]);
+    const before = slack.slashResponses.length;
+    slack.slashCommand(data, { command: '/pass', user: operator, channel: room });
+    await slack.waitFor(() => sink.commands.length === 1, 5000, 'the command');
+    const route = sink.commands[0]?.reply;
+    if (route === undefined) throw new Error('the command came with its response_url');
+    await adapter.answerCommand?.(route, 'Control is with the humans.');
+    expect(slack.slashResponses.slice(before).map((r) => r.body)).toEqual([
+      { response_type: 'ephemeral', text: 'Control is with the humans.' },
+    ]);
+    const gone = adapter.answerCommand?.('http://127.0.0.1:1/response/x', 'again');
+    await expect(gone).rejects.toThrow(/^slack: the command could not be answered through its response_url$/);
   });
 
   it('leaves a slash command another bridge claimed unanswered', async () => {

@@ -16,13 +16,14 @@ const Q = {
   // The bridges are told at once (LISTEN/NOTIFY, signals.ts): the room's one takes it.
   wait: statement(
     'command-wait',
-    `WITH left_ AS (UPDATE command_claims SET state = 'waiting' WHERE id = $1 AND state = 'taken' RETURNING id)
+    `WITH left_ AS (UPDATE command_claims SET state = 'waiting', reply = coalesce($2, reply)
+                    WHERE id = $1 AND state = 'taken' RETURNING id)
      SELECT pg_notify('roundtable', 'command') FROM left_`,
   ),
   // Those of rooms this bridge serves or no bridge does (a room never opened has no lease: anyone's).
   waiting: statement(
     'command-waiting',
-    `SELECT k.id, k.event FROM command_claims k
+    `SELECT k.id, k.event, k.received_by AS "receivedBy", k.reply FROM command_claims k
      LEFT JOIN channels c ON c.platform = k.platform AND c.channel = k.channel
      LEFT JOIN room_leases l ON l.room_id = c.id
      WHERE k.state = 'waiting'
@@ -30,10 +31,10 @@ const Q = {
      ORDER BY k.received_at, k.id LIMIT 100`,
   ),
   take: statement('command-take', `UPDATE command_claims SET state = 'taken' WHERE id = $1 AND state = 'waiting'`),
-  // The bridge that claimed it is told at once (LISTEN/NOTIFY, signals.ts).
+  // The bridge that claimed it is told at once (LISTEN/NOTIFY, signals.ts). The reply route is no longer needed.
   answer: statement(
     'command-answer',
-    `WITH answered AS (UPDATE command_claims SET state = 'answered', answer = $2 WHERE id = $1 RETURNING id)
+    `WITH answered AS (UPDATE command_claims SET state = 'answered', answer = $2, reply = NULL WHERE id = $1 RETURNING id)
      SELECT pg_notify('roundtable', 'answer:' || id) FROM answered`,
   ),
   answerOf: statement('command-answer-of', `SELECT answer FROM command_claims WHERE id = $1 AND state = 'answered'`),
@@ -47,8 +48,8 @@ export class PostgresCommandClaims implements CommandClaimPort {
     return (await run(this.pool, Q.claim, [id, platform, channel, event, replica, at])) > 0;
   }
 
-  async wait(id: string): Promise<void> {
-    await run(this.pool, Q.wait, [id]);
+  async wait(id: string, reply?: string): Promise<void> {
+    await run(this.pool, Q.wait, [id, reply ?? null]);
   }
 
   async waiting(holder: string): Promise<WaitingCommand[]> {

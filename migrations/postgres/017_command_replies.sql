@@ -1,0 +1,4 @@
+-- How the room's bridge can answer a handed-on command's operator itself when the bridge that claimed it is gone: the
+-- adapter's reply route (a Discord interaction's application id and token, a Slack command's response_url). A
+-- secret, never logged; kept no longer than its claim.
+ALTER TABLE command_claims ADD COLUMN reply text;
