@@ -206,7 +206,9 @@ export class ChannelContainers {
 
   private async prepare(state: ChannelState, retry = true): Promise<LiveContainer> {
     let info = await this.inspect(state.name);
-    if (info && !info.State.Running) {
+    // A container the engine is removing (after an out-of-memory kill, or a removal of ours) may still say it runs:
+    // its removal is waited out, and a fresh one takes its name.
+    if (info && (!info.State.Running || info.State.Status === 'removing' || info.State.Status === 'dead')) {
       this.log.info({ channel: state.key, status: info.State.Status }, 'sandbox container stopped; recreating it');
       await this.remove(state.name);
       info = undefined;
@@ -233,8 +235,13 @@ export class ChannelContainers {
   ): Promise<LiveContainer> {
     const container = this.options.docker.getContainer(info.Id);
     const probe = await probeContainer(container, this.options.probeTimeoutMs).catch((error: unknown) => {
-      // It died between inspect and probe (killed by hand, OOM): start over once with a fresh one.
-      if (hasStatus(error, 404, 409) && retry) return undefined;
+      // It died between inspect and probe (killed by hand, OOM, being removed): start over once with a fresh one.
+      if (
+        retry &&
+        (hasStatus(error, 404, 409) || (hasStatus(error, 500) && /not running/i.test(engineMessage(error))))
+      ) {
+        return undefined;
+      }
       throw error;
     });
     if (!probe || (retry && probe.exitCode === EXEC_FAILED_EXIT && EXEC_FAILED.test(probe.output))) {

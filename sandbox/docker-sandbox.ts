@@ -222,6 +222,12 @@ class DockerSandbox implements Sandbox {
       // Stopped on purpose (the disk quota's note says so); the container may have died meanwhile.
       const gone = await containerStopped(live, access);
       end = gone && { ...gone, stopped: true };
+      if (!gone && inMemory) {
+        // In memory the files written stay charged to this container, so the next command (the `rm` that frees
+        // them included) could run out of memory here: it runs in a fresh container, files in /workspace kept.
+        if (state.live?.id === live.id) this.containers.forget(state);
+        await this.containers.remove(state.name).catch(() => undefined);
+      }
     } else if (!outcome.timedOut && (outcome.exitCode === SIGKILL_EXIT || outcome.exitCode === null)) {
       end = await explainKill(live, access, outcome, this.settings.SANDBOX_MEMORY);
     }
