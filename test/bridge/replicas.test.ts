@@ -218,7 +218,10 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     expect(await b.store.inbox.list('nobody')).toEqual([]);
   });
 
-  it('asks agents and a human in a room another replica serves, and resumes the requester once when all answered', async () => {
+  const resumed = (r: Parameters<typeof situationOf>[0]) => /request #\d+ has answered/.test(situationOf(r));
+
+  /** Replicas a and b with agents pm and data; pm, asked in room1, asks data and alice in room2 with request_reply. */
+  async function pmAsksInRoom2() {
     const { platform, started } = await replicas(['a', 'b'], {
       agents: [
         { name: 'pm', tools: ['send_channel_message'] },
@@ -227,7 +230,6 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     });
     const [a, b] = started;
     if (!a || !b) throw new Error('two replicas expected');
-    const resumed = (r: Parameters<typeof situationOf>[0]) => /request #\d+ has answered/.test(situationOf(r));
     const before = llm.requests.length; // the fake model's requests of this test only
     llm.respond((r) => {
       const agent = agentOf(r);
@@ -237,6 +239,11 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       const ask = { channel: 'shared:room2', message: '@data @alice numbers?', request_reply: ['data', 'alice'] };
       return { toolCalls: [{ name: 'send_channel_message', arguments: ask }] };
     });
+    return { platform, started, a, b, before };
+  }
+
+  it('asks agents and a human in a room another replica serves, and resumes the requester once when all answered', async () => {
+    const { platform, started, a, before } = await pmAsksInRoom2();
     // room2 is b's, room1 a's.
     platform.say('room2', 'good morning', 'b');
     await until(async () => (await holders(a.store)).get('room2') === 'b');
@@ -264,24 +271,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
   });
 
   it('resumes a requester once when its request settles in a room another replica serves, without a restart', async () => {
-    const { platform, started } = await replicas(['a', 'b'], {
-      agents: [
-        { name: 'pm', tools: ['send_channel_message'] },
-        { name: 'data', activation: 'mention' },
-      ],
-    });
-    const [a, b] = started;
-    if (!a || !b) throw new Error('two replicas expected');
-    const resumed = (r: Parameters<typeof situationOf>[0]) => /request #\d+ has answered/.test(situationOf(r));
-    const before = llm.requests.length; // the fake model's requests of this test only
-    llm.respond((r) => {
-      const agent = agentOf(r);
-      if (agent === 'data') return { content: 'data says 42' };
-      if (resumed(r)) return { content: 'Everyone answered: thanks.' };
-      if (r.messages.at(-1)?.role === 'tool') return { content: 'Asked in room2.' };
-      const ask = { channel: 'shared:room2', message: '@data @alice numbers?', request_reply: ['data', 'alice'] };
-      return { toolCalls: [{ name: 'send_channel_message', arguments: ask }] };
-    });
+    const { platform, started, a, before } = await pmAsksInRoom2();
     // Both rooms go to a: the request is opened in room2 and data answers there.
     platform.say('room1', '@pm ask data and alice in room2', 'a');
     await until(() => platform.posts.some((p) => p.channel === 'room2' && p.text === 'data says 42'));
