@@ -3,6 +3,7 @@
  * the process tests run no commands), for tests that kill, pause and resume it: it is `ready` once it runs.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface BridgeChild {
@@ -47,4 +48,28 @@ export function startBridgeChild(env: NodeJS.ProcessEnv): BridgeChild {
     },
     stderr: () => errors,
   };
+}
+
+/**
+ * Writes the agent the process tests run in `dir/agents`: `code`, the control bot on Discord and Slack, answering
+ * when mentioned; returns that folder.
+ */
+export function writeAnsweringAgent(dir: string): string {
+  const agents = path.join(dir, 'agents');
+  mkdirSync(agents);
+  writeFileSync(
+    path.join(agents, 'code.md'),
+    [
+      '---',
+      'name: code',
+      'model: fake',
+      'activation: mention',
+      'tools: []',
+      'discord: { token_env: DISCORD_TOKEN_CODE, control: true }',
+      'slack: { bot_token_env: SLACK_BOT_TOKEN_CODE, app_token_env: SLACK_APP_TOKEN_CODE, control: true }',
+      '---',
+      'You answer questions.',
+    ].join('\n'),
+  );
+  return agents;
 }

@@ -3,8 +3,9 @@
  * and Slack fakes at once, and started again each time: no human message is lost, every question is answered,
  * and no answer is posted twice. KILL_TEST_LOG=1 keeps the bridge's debug log and data folder, and prints the log's end.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +14,7 @@ import { openStore } from '../../src/store/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { type FakeOpenAI, type RecordedRequest, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
+import { writeAnsweringAgent } from '../helpers/bridge-child.js';
 import { roomMessagesOf } from '../helpers/harness.js';
 import { history } from '../helpers/store-views.js';
 
@@ -87,22 +89,7 @@ describe('killed at random points (a real process, SIGKILL)', () => {
       delayMs: 30 + ((index * 7919) % 200),
     }));
 
-    const agents = path.join(dir, 'agents');
-    mkdirSync(agents);
-    writeFileSync(
-      path.join(agents, 'code.md'),
-      [
-        '---',
-        'name: code',
-        'model: fake',
-        'activation: mention',
-        'tools: []',
-        'discord: { token_env: DISCORD_TOKEN_CODE, control: true }',
-        'slack: { bot_token_env: SLACK_BOT_TOKEN_CODE, app_token_env: SLACK_APP_TOKEN_CODE, control: true }',
-        '---',
-        'You answer questions.',
-      ].join('\n'),
-    );
+    const agents = writeAnsweringAgent(dir);
     const env = {
       PATH: process.env.PATH ?? '',
       ROUNDTABLE_CWD: dir,

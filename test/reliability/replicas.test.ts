@@ -10,7 +10,7 @@
  * A throw-away cluster for this file; outside CI, without Postgres, one line and skipped. REPLICAS_TEST_LOG=1 keeps
  * the replicas' debug logs and prints where.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,7 +19,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { type FakeOpenAI, type RecordedRequest, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { type FakeSlack, startFakeSlack } from '../fakes/slack/index.js';
-import { type BridgeChild, startBridgeChild } from '../helpers/bridge-child.js';
+import { type BridgeChild, startBridgeChild, writeAnsweringAgent } from '../helpers/bridge-child.js';
 import { roomMessagesOf } from '../helpers/harness.js';
 import { migratedPostgres } from '../helpers/postgres-suite.js';
 import { type ProxiedRequest, type RecordingProxy, startRecordingProxy } from '../helpers/recording-proxy.js';
@@ -149,22 +149,7 @@ describe.runIf(pgSuite.plan.run)('replicas as real processes (SIGKILL, SIGSTOP/S
       return { content: `re: ${marker} by ${replica}`, delayMs };
     });
 
-    const agents = path.join(dir, 'agents');
-    mkdirSync(agents);
-    writeFileSync(
-      path.join(agents, 'code.md'),
-      [
-        '---',
-        'name: code',
-        'model: fake',
-        'activation: mention',
-        'tools: []',
-        'discord: { token_env: DISCORD_TOKEN_CODE, control: true }',
-        'slack: { bot_token_env: SLACK_BOT_TOKEN_CODE, app_token_env: SLACK_APP_TOKEN_CODE, control: true }',
-        '---',
-        'You answer questions.',
-      ].join('\n'),
-    );
+    const agents = writeAnsweringAgent(dir);
     // Each replica reaches the platforms' APIs through its own proxy: the proxy's records say what that process sent.
     for (const replica of ['a', 'b'])
       proxies.set(
