@@ -42,7 +42,12 @@ export class Access {
 
   /** Whether a session is still open (revoked and expired ones are not). */
   async stillOpen(session: string): Promise<boolean> {
-    return (await this.options.people.session(session, this.options.clock())) !== undefined;
+    return (await this.identity(session)) !== undefined;
+  }
+
+  /** Who a session is now (an operator or not, as the store says); undefined once it ended. */
+  identity(session: string): Promise<WebIdentity | undefined> {
+    return this.options.people.session(session, this.options.clock());
   }
 
   /** GET /signin/<code>: says whose link it is and offers the button; uses nothing. */

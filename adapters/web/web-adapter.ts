@@ -77,6 +77,7 @@ export class WebAdapter implements ChatAdapter {
     this.connections = new Connections({
       feed: (room) => this.feed(room),
       sink: () => this.sink,
+      identity: (session) => this.access.identity(session),
       files,
       posting: new RateLimit(10, 1000),
       beatMs: options.beatMs ?? BEAT_MS,
