@@ -70,6 +70,7 @@ export class WebAdapter implements ChatAdapter {
     this.access = new Access({
       people: options.people,
       sessionDays: settings.WEB_SESSION_DAYS,
+      idleHours: settings.WEB_SESSION_IDLE_HOURS,
       secure: publicUrl?.startsWith('https://') ?? false,
       clock: this.clock,
     });

@@ -183,6 +183,7 @@ const settingsSchema = z.object({
     })
     .transform((rooms) => (rooms.length > 0 ? [...new Set(rooms.map((room) => room.toLowerCase()))] : ['general'])),
   WEB_SESSION_DAYS: int(30, 1, 3650),
+  WEB_SESSION_IDLE_HOURS: int(72, 1, 87_600),
   WEB_MAX_FILE_MB: int(20, 0, 1024),
 });
 

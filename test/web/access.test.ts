@@ -73,6 +73,19 @@ describe('signing in with a one-time link', () => {
     expect(answer.headers.get('set-cookie')).toContain('Max-Age=172800;');
   });
 
+  it('ends a session unused for WEB_SESSION_IDLE_HOURS, and keeps one in use', async () => {
+    let now = Date.now();
+    h = await startWebHarness({ env: { WEB_SESSION_IDLE_HOURS: '2' }, clock: () => now });
+    const idle = await signIn(await h.invite('ana'));
+    const used = await signIn(await h.invite('ben'));
+    const me = (cookie: string) => fetch(`${h.url}/api/me`, { headers: { cookie } });
+    now += 90 * 60_000;
+    expect((await me(used)).status).toBe(200);
+    now += 90 * 60_000;
+    expect((await me(used)).status).toBe(200);
+    expect((await me(idle)).status).toBe(401);
+  });
+
   it('limits sign-in attempts from one address', async () => {
     h = await startWebHarness();
     const statuses: number[] = [];
