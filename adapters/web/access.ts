@@ -142,6 +142,25 @@ export function signedOutPage(): string {
   );
 }
 
+/** What a person who is not an operator sees at /ops. */
+export function notOperatorPage(room: string): string {
+  return plainPage(
+    'Operators only',
+    `<p>The operator console is for operators. An operator can make you one
+(<code>npm run web:invite -- &lt;your name&gt; --operator</code>).</p>
+<p><a href="/room/${escapeHtml(room)}">Back to the room</a></p>`,
+  );
+}
+
+/** A request sent to a name that is not the room's (DNS rebinding, or WEB_PUBLIC_URL not set to the address used). */
+export function wrongHostPage(): string {
+  return plainPage(
+    'Not this address',
+    `<p>The web room answers only at its own address: the one in <code>WEB_PUBLIC_URL</code>, <code>localhost</code>
+or an IP address. Whoever runs the bridge sets <code>WEB_PUBLIC_URL</code> to the address people open.</p>`,
+  );
+}
+
 /** A room name that is not in WEB_ROOMS: the rooms there are. */
 export function noSuchRoomPage(rooms: readonly string[]): string {
   const links = rooms.map((room) => `<li><a href="/room/${escapeHtml(room)}">#${escapeHtml(room)}</a></li>`).join('');

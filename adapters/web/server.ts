@@ -13,10 +13,10 @@ import { WebSocketServer } from 'ws';
 import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink } from '../../src/ports.js';
-import { type Access, noSuchRoomPage, signedOutPage, type Viewer } from './access.js';
+import { type Access, noSuchRoomPage, notOperatorPage, signedOutPage, type Viewer, wrongHostPage } from './access.js';
 import { type Connections, PAGE_SIZE, roomKey, wireMessage } from './connections.js';
 import type { HeldFiles } from './held-files.js';
-import { clientAddress, readBody, refuse, sameOrigin, send, sendJson, TooLarge } from './http.js';
+import { clientAddress, ownHost, readBody, refuse, sameOrigin, send, sendJson, TooLarge } from './http.js';
 import type { OpsApi } from './ops-api.js';
 import type { RateLimit } from './rate-limit.js';
 
@@ -33,6 +33,10 @@ export interface WebServerDeps {
   readonly port: number;
   /** WEB_PUBLIC_URL's origin: requests that change something must come from there (else from the Host's). */
   readonly publicOrigin: string | undefined;
+  /** WEB_PUBLIC_URL's host name: requests must be sent to it, a loopback name or an address. */
+  readonly publicHost: string | undefined;
+  /** WEB_TRUST_PROXY: reverse proxies whose X-Forwarded-For names the client (for rate limits). */
+  readonly trustedProxies: ReadonlySet<string>;
   readonly rooms: readonly string[];
   readonly agents: readonly string[];
   readonly publicDir: string;
@@ -104,6 +108,10 @@ export class WebServer {
     const url = new URL(request.url ?? '/', 'http://room');
     const method = request.method ?? 'GET';
     const changes = method !== 'GET' && method !== 'HEAD';
+    if (!ownHost(request, deps.publicHost)) {
+      send(response, 421, wrongHostPage(), 'text/html; charset=utf-8');
+      return;
+    }
     if (!sameOrigin(request, deps.publicOrigin, changes)) {
       refuse(response, 403, 'cross-site requests are refused');
       return;
@@ -120,7 +128,7 @@ export class WebServer {
       return;
     }
     if (segments[0] === 'signin' && segments.length === 2) {
-      if (!deps.signingIn.take(clientAddress(request), deps.clock())) {
+      if (!deps.signingIn.take(clientAddress(request, deps.trustedProxies), deps.clock())) {
         refuse(response, 429, 'too many sign-in attempts: wait a minute');
         return;
       }
@@ -166,7 +174,7 @@ export class WebServer {
     }
     if (method === 'GET' && first === 'ops' && segments.length === 1) {
       if (viewer.operator) this.asset(response, 'ops.html');
-      else refuse(response, 403, 'the operator console is for operators');
+      else send(response, 403, notOperatorPage(deps.rooms[0] ?? 'general'), 'text/html; charset=utf-8');
       return;
     }
     if (first !== 'api') {
@@ -251,6 +259,7 @@ export class WebServer {
     const refuseUpgrade = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
+    if (!ownHost(request, deps.publicHost)) return refuseUpgrade(421, 'Misdirected Request');
     if (url.pathname !== '/ws' || !deps.rooms.includes(room)) return refuseUpgrade(404, 'Not Found');
     if (!sameOrigin(request, deps.publicOrigin, true)) return refuseUpgrade(403, 'Forbidden');
     const viewer = await deps.access.viewer(request);

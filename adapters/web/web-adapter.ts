@@ -17,6 +17,7 @@ import { Access } from './access.js';
 import { Connections, WEB_PLATFORM } from './connections.js';
 import { RoomFeed } from './feed.js';
 import { HeldFiles } from './held-files.js';
+import { hostName, plainAddress } from './http.js';
 import { OpsApi } from './ops-api.js';
 import type { WireMessage } from './protocol.js';
 import { RateLimit } from './rate-limit.js';
@@ -89,6 +90,8 @@ export class WebAdapter implements ChatAdapter {
       host: settings.WEB_HOST,
       port: settings.WEB_PORT,
       publicOrigin: publicUrl ? new URL(publicUrl).origin : undefined,
+      publicHost: publicUrl ? hostName(new URL(publicUrl).host) : undefined,
+      trustedProxies: new Set(settings.WEB_TRUST_PROXY.map(plainAddress)),
       rooms: this.rooms,
       agents: agents.map((a) => a.name),
       publicDir: packagePath('adapters', 'web', 'public'),
