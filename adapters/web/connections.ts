@@ -210,6 +210,7 @@ export class Connections {
     this.storing.set(messageId, storing);
     try {
       await storing;
+      this.deps.files.release(files);
       send(ws, { type: 'ack', id: parsed.id });
     } catch (error) {
       this.deps.log.error({ err: error, room }, 'a web room message could not be taken');

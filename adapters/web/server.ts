@@ -20,6 +20,8 @@ import { clientAddress, ownHost, readBody, refuse, sameOrigin, send, sendJson, T
 import type { OpsApi } from './ops-api.js';
 import type { RateLimit } from './rate-limit.js';
 
+const MB = 1024 * 1024;
+
 /** The page's files, by name: read once at start. */
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -238,16 +240,27 @@ export class WebServer {
       return;
     }
     const name = (url.searchParams.get('name') ?? '').slice(0, 255) || 'file';
+    const full = () =>
+      refuse(
+        response,
+        503,
+        `too many uploaded files are waiting for their messages (${Math.round(deps.files.totalBytes / MB)} MB in all): send yours, or try again in a few minutes`,
+      );
+    if (!deps.files.fits(Number(request.headers['content-length'] ?? 0))) {
+      request.resume();
+      return full();
+    }
     let bytes: Buffer;
     try {
       bytes = await readBody(request, deps.maxUploadBytes);
     } catch (error) {
       if (!(error instanceof TooLarge)) throw error;
-      refuse(response, 413, `the file is larger than the ${Math.round(deps.maxUploadBytes / 1024 / 1024)} MB limit`);
+      refuse(response, 413, `the file is larger than the ${Math.round(deps.maxUploadBytes / MB)} MB limit`);
       return;
     }
     const type = request.headers['content-type'];
     const id = deps.files.hold({ owner: viewer.name, room, name, mimeType: type || undefined, bytes });
+    if (id === undefined) return full();
     sendJson(response, 201, { file: id, name, size: bytes.byteLength });
   }
 

@@ -28,6 +28,8 @@ import { toolStatus } from './tool-status.js';
 const MESSAGE_LIMIT = 40_000;
 /** A tool's output shown on the page, at most. */
 const TOOL_OUTPUT_SHOWN = 20_000;
+/** Uploads held for their messages together hold at most this many times WEB_MAX_FILE_MB. */
+const HELD_FILES = 5;
 /** How often open pages' sessions are checked (a revoked person's pages close within this). */
 const SESSION_CHECK_MS = 1000;
 /** How often each page gets a beat and a ping, by default (a connection that misses one is ended). */
@@ -75,7 +77,8 @@ export class WebAdapter implements ChatAdapter {
       secure: publicUrl?.startsWith('https://') ?? false,
       clock: this.clock,
     });
-    const files = new HeldFiles(this.clock);
+    // Uploads waiting for their message, all together: five of the largest.
+    const files = new HeldFiles(this.clock, HELD_FILES * settings.WEB_MAX_FILE_MB * 1024 * 1024);
     this.connections = new Connections({
       feed: (room) => this.feed(room),
       sink: () => this.sink,
