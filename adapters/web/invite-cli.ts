@@ -35,7 +35,11 @@ export function roomAddress(config: Config): string {
   const { WEB_PUBLIC_URL, WEB_HOST, WEB_PORT } = config.settings;
   if (WEB_PUBLIC_URL) return WEB_PUBLIC_URL;
   if (WEB_PORT === undefined) {
-    throw new ConfigError('environment', 'WEB_PORT', 'is not set, so the web room is off (set it, and WEB_PUBLIC_URL)');
+    throw new ConfigError(
+      'environment',
+      'WEB_PORT',
+      'is not set, so the web room is off (set it, and WEB_PUBLIC_URL, in .env: npm start and web:invite both read it)',
+    );
   }
   if (WEB_PORT === 0) {
     throw new ConfigError(
