@@ -119,6 +119,7 @@ describe('terminal room', () => {
     agentFile('echo', 'activation: always');
     llm.respond(() => ({ content: 'hi' }));
     const { printed } = await room(['/budget']);
+    expect(printed).toMatch(/^\[system\]: Roundtable terminal room\. .*Commands: .*\/budget/m);
     expect(printed).not.toContain('Unknown command');
     expect(printed).toMatch(/\[system\]: Spending on \d{4}-\d{2}-\d{2} \(/);
     expect(printed).toContain('- bridge: $0');
