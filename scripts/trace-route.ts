@@ -31,6 +31,15 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  type CollaboratorFigures,
+  countCollaborators,
+  type EventFigures,
+  eventGoalsOf,
+  eventName,
+  eventsOf,
+} from './trace/event-figures.js';
+import { ROOM_LOOP } from './trace/events.js';
 import type { RawEntry, TraceRun } from './trace/protocol.js';
 import {
   countRoute,
@@ -51,8 +60,16 @@ export interface RouteReport {
   readonly run: TraceRun;
   readonly route: readonly RawEntry[];
   readonly background: readonly RawEntry[];
+  /** File level, the whole route (to the echo taken), and its part up to the reply's POST. */
   readonly figures: RouteFigures;
+  readonly toPost: RouteFigures;
+  /** Collaborator level, the whole route, and each event on it. */
+  readonly collaborators: CollaboratorFigures;
+  readonly events: readonly EventFigures[];
+  /** The goals `--check` checks: per event and for the whole route, at collaborator level. */
   readonly goals: readonly Goal[];
+  /** The earlier goals, at file level (printed, not checked). */
+  readonly fileGoals: readonly Goal[];
 }
 
 /** Runs the traced process and returns what it recorded. */
@@ -91,7 +108,33 @@ export function traceRoute(options: { warm?: boolean } = {}): Promise<TraceRun> 
 export function analyse(run: TraceRun): RouteReport {
   const { route, background } = separateRoute(run.entries);
   const figures = countRoute(route);
-  return { run, route, background, figures, goals: goalsOf(figures) };
+  const collaborators = countCollaborators(route);
+  const events = eventsOf(route, run.events, new Set(run.closures));
+  return {
+    run,
+    route,
+    background,
+    figures,
+    toPost: countRoute(separateRoute(run.entries.slice(0, run.postedAt)).route),
+    collaborators,
+    events,
+    goals: eventGoalsOf(events, collaborators),
+    fileGoals: goalsOf(figures),
+  };
+}
+
+/** One event's lines: its figures, and what is on its route. */
+function eventLines(event: EventFigures): string[] {
+  const { figures } = event;
+  const lines = [
+    `  ${eventName(event)}${event.by ? `, handed to the loop by ${event.by}` : ''}: ${event.entries.length} entries, ` +
+      `${figures.hops.length} collaborator hops, ${figures.returnsOutsideLoop.length} returns outside the loop, ` +
+      `loop entered ${figures.loopEntries} times`,
+    `    ${figures.path.join(' > ') || '(no collaborator)'}`,
+  ];
+  if (event.closures.length > 0) lines.push(`    composition closures: ${event.closures.join(', ')}`);
+  if (event.getters.length > 0) lines.push(`    cross-file getters: ${event.getters.join(', ')}`);
+  return lines;
 }
 
 const at = (entry: Entry) => `${entry.file}:${entry.fn}`;
@@ -103,10 +146,25 @@ export function formatReport(report: RouteReport): string {
   const traced = run.warm ? 'the second message (the first, untraced, warmed the room)' : 'the first message';
   lines.push(`Route of one Discord message, ${traced}: "${run.sent}" -> reply "${run.reply}"`);
   lines.push(
-    `  ${run.instrumented} project functions instrumented; ${run.entries.length} entries recorded in ` +
-      `${run.ms.toFixed(1)} ms (instrumented), ${figures.entries} on the route, ${background.length} background`,
+    `  ${run.instrumented} project functions instrumented; ${run.entries.length} entries recorded until the echo ` +
+      `of the reply was taken, ${figures.entries} on the route, ${background.length} background; ` +
+      `${run.ms.toFixed(1)} ms to the reply's POST (instrumented)`,
   );
-  lines.push(`  entries ${figures.entries}, hops ${figures.hops.length}, returns ${figures.returns.length}`);
+  const { toPost, collaborators } = report;
+  lines.push(
+    `  file level: entries ${figures.entries}, hops ${figures.hops.length}, returns ${figures.returns.length} ` +
+      `(to the reply's POST: entries ${toPost.entries}, hops ${toPost.hops.length}, returns ${toPost.returns.length})`,
+  );
+  lines.push(
+    `  collaborator level: hops ${collaborators.hops.length}, returns ${collaborators.returns.length}, ` +
+      `the loop (${ROOM_LOOP.file}) entered ${collaborators.loopEntries} times`,
+  );
+  lines.push('');
+  lines.push(
+    `Route per event (an event's work: from its arrival to the loop's ${ROOM_LOOP.deliver}, the decision on it, ` +
+      'and the effects handed on until the next event reaches the loop):',
+  );
+  for (const event of report.events) lines.push(...eventLines(event));
   lines.push('');
   lines.push('Entries per file (function entries; hops into the file, of which returns):');
   for (const file of figures.files) {
@@ -145,12 +203,18 @@ export function formatReport(report: RouteReport): string {
     }
     for (const [key, count] of groups) lines.push(`  ${String(count).padStart(5)}  ${key}`);
   }
+  const goalLines = (goals: readonly Goal[]) => {
+    for (const goal of goals) {
+      lines.push(`  ${goal.name}: ${goal.figure} (goal ${goal.limit}): ${goal.met ? 'met' : 'MISSED'}`);
+      for (const where of goal.where) lines.push(`    ${where}`);
+    }
+  };
   lines.push('');
-  lines.push('Goals:');
-  for (const goal of report.goals) {
-    lines.push(`  ${goal.name}: ${goal.figure} (goal ${goal.limit}): ${goal.met ? 'met' : 'MISSED'}`);
-    for (const where of goal.where) lines.push(`    ${where}`);
-  }
+  lines.push('Goals (collaborator level; --check exits 1 when one is missed):');
+  goalLines(report.goals);
+  lines.push('');
+  lines.push('Earlier goals (file level, the whole route; not checked):');
+  goalLines(report.fileGoals);
   return lines.join('\n');
 }
 
