@@ -8,9 +8,10 @@
  * of each function body, a call that records (file, function). It starts the fake Discord and the fake model server
  * (test/fakes), a bridge with one `mention` agent ("agent", its own bot), waits until the bridge is started and idle,
  * then records from sending ONE human message, "@agent hello" (as Discord delivers it: a mention of the agent's bot),
- * to the moment the reply's POST reaches the fake. `--warm` first sends one message, untraced, so that the traced
- * one finds its room and clients already made. `--check` exits 1 when a goal is missed (else this exits 0: it is a
- * measurement).
+ * until the bridge has taken the echo of its reply (the fake sends the bot's own message back through the gateway)
+ * and is idle again; it notes where the reply's POST reached the fake. `--warm` first sends one message, untraced,
+ * so that the traced one finds its room and clients already made. `--check` exits 1 when a goal is missed (else this
+ * exits 0: it is a measurement).
  *
  * Definitions (the docs use the same):
  *  - entry: one recorded call of a project function (a generator or async function: when it is called);
@@ -18,15 +19,28 @@
  *    asynchronous resource that existed before the message was sent and whose work it descends from (each resource
  *    counts as created by the context that created it; a promise that existed before and was resolved during the
  *    recording counts as made by whoever resolved it). The route is every entry whose origin is the one the message
- *    arrived on: the origin of the first entry into adapters/discord/ (the gateway connection's socket). Entries
- *    from any other origin (timers and intervals set earlier, gateway heartbeats, other sockets) are background:
- *    left out of the figures and listed apart;
- *  - collaborator: a source file of the project (src/**, adapters/**);
- *  - hop: two consecutive entries of the route in different files (the route is in time order: work that runs
- *    concurrently, such as the typing indicator beside the model call, interleaves as it ran);
- *  - return: a hop into a file that an earlier entry of the route was in (entered before and left since);
- *  - entries into a file: the hops into it (the route's first entry is no hop).
- * Goals: at most 30 hops, at most 10 returns, no shell file (src/bridge/*) entered more than 3 times.
+ *    arrived on: the origin of the first entry into adapters/discord/ (the gateway connection's socket, which the
+ *    echo arrives on too). Entries from any other origin (timers and intervals set earlier, gateway heartbeats, other
+ *    sockets, the harness asking whether the bridge is idle) are background: left out of the figures, listed apart;
+ *  - file level: each source file is one; a hop is two consecutive entries of the route in different files (the
+ *    route is in time order: work that runs concurrently, such as the typing indicator beside the model call,
+ *    interleaves as it ran); a return is a hop into a file that an earlier entry of the route was in (entered before
+ *    and left since); entries into a file: the hops into it (the route's first entry is no hop);
+ *  - collaborator level: each file of the shell (src/bridge/**) is a collaborator, each adapter folder
+ *    (adapters/<name>/) one, src/llm one, every other file of src/ its own; entries into src/room, src/store and
+ *    src/tools are passed through (no hop into them: a hop is counted between the collaborators before and after
+ *    them). Hops and returns as at file level, between collaborators;
+ *  - events: the route split by the events the room's loop takes (scripts/trace/events.ts: its file and entry
+ *    functions are one constant, ROOM_LOOP). An event's work is what descends from it: from its arrival to the
+ *    loop's `deliver` (a platform event from its socket), the decision on it and the effects handed on, until the
+ *    next event is handed to the loop from within that work (a turn's answer, a post's outcome). Per event: its
+ *    collaborator hops, its returns outside the loop (into any collaborator but the loop's file), how often it
+ *    enters the loop's file, the composition root's closures (functions written inside `createBridge`) and the
+ *    cross-file getters (a collaborator's get accessor entered from another file) on its route.
+ * Goals (`--check`): per event, the loop entered once, at most 5 collaborator hops, no return outside the loop, no
+ * composition closure or cross-file getter; for the message with its reply and echo, at most 20 collaborator hops.
+ * The earlier file-level goals (at most 30 hops, at most 10 returns, no shell file entered more than 3 times) are
+ * printed beside them, not checked.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
