@@ -3,8 +3,9 @@
  * to it (`deliver`) and later taken (`take`). An event's work is what descends from it (causality.ts chains): for a
  * platform event, from its arrival on the socket to the loop; then the loop's decision on it and the effects that
  * decision hands on, up to the next event handed to the loop from within that work (a turn's answer, a post's
- * outcome), which starts a chain of its own. An event taken later by a loop still busy with another (it was queued)
- * is taken in that one's chain: there the next event waiting starts its own chain.
+ * outcome), which starts a chain of its own (what the same callback does after handing it on counts with it too). An
+ * event taken later by a loop still busy with another (it was queued) is taken in that one's chain: there the next
+ * event waiting starts its own chain. Work that never reaches the loop belongs to no event.
  */
 import type { LoopEvent } from './protocol.js';
 
