@@ -14,13 +14,14 @@ import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink } from '../../src/ports.js';
 import { type Access, noSuchRoomPage, notOperatorPage, signedOutPage, type Viewer, wrongHostPage } from './access.js';
-import { type Connections, PAGE_SIZE, roomKey, wireMessage } from './connections.js';
+import { type Connections, MAX_FILES, MAX_TEXT, PAGE_SIZE, roomKey, wireMessage } from './connections.js';
 import type { HeldFiles } from './held-files.js';
 import { clientAddress, ownHost, readBody, refuse, sameOrigin, send, sendJson, TooLarge } from './http.js';
 import type { OpsApi } from './ops-api.js';
 import type { RateLimit } from './rate-limit.js';
 
 const MB = 1024 * 1024;
+
 /** The largest WebSocket message a page may send (a post of 16,000 characters is far less). */
 export const MAX_FRAME_BYTES = 256 * 1024;
 
@@ -208,6 +209,8 @@ export class WebServer {
         rooms: deps.rooms,
         agents: deps.agents,
         people: await deps.people(),
+        // What the page refuses itself, as the server would: a longer message, more files, a larger file.
+        limits: { text: MAX_TEXT, files: MAX_FILES, fileBytes: deps.maxUploadBytes },
       });
       return;
     }
