@@ -96,6 +96,9 @@ describe('the web room’s Markdown', () => {
     ).toBe(
       '<p>see <a href="https://example.com/a_b">the docs</a> or <a href="https://example.com/x_y_z">https://example.com/x_y_z</a>. <span class="mention">@code</span> @nobody</p>',
     );
+    expect(show('**https://x.io/a_b** _https://x.io_ **[a](https://x.io)**')).toBe(
+      '<p><strong><a href="https://x.io/a_b">https://x.io/a_b</a></strong> <em><a href="https://x.io/">https://x.io</a></em> <strong><a href="https://x.io/">a</a></strong></p>',
+    );
     expect(show('[x](javascript:alert(1)) snake_case_name 2*3*4 ~~~no~~~ ** a ** `unclosed')).toBe(
       '<p>[x](javascript:alert(1)) snake_case_name 2<em>3</em>4 ~~~no~~~ ** a ** `unclosed</p>',
     );

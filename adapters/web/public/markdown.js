@@ -17,7 +17,8 @@ const SPACE = /\s/u;
 const BEFORE_NAME = /[\p{L}\p{N}_.@+-]/u;
 const NAME = /[\p{L}\p{N}_](?:[\p{L}\p{N}\p{M}_.-]*[\p{L}\p{N}\p{M}_])?/uy;
 const URL_END = /[\s<>]/g;
-const LINK_TRAIL = `.,;:!?'")]`;
+// A bare link ends before trailing punctuation and emphasis marks (`**https://example.com**` is a bold link).
+const LINK_TRAIL = `.,;:!?'")]*_~`;
 
 /** The address if it is one a link may go to (http, https, mailto), else null. */
 export function safeHref(raw) {
