@@ -81,6 +81,8 @@ export class WebServer {
       request.on('error', (error) => deps.log.debug({ err: error }, 'a web room request broke off'));
       response.on('error', (error) => deps.log.debug({ err: error }, 'a web room answer could not be sent'));
       this.route(request, response).catch((error: unknown) => {
+        // The client went away (an upload cut off): nobody to answer, and nothing wrong with the bridge.
+        if (request.destroyed && !request.complete) return;
         deps.log.error({ err: error, method: request.method }, 'web room request failed');
         refuse(response, 500, `the request failed: ${describeError(error)}`);
       });

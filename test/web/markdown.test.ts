@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 /** A module of the page (plain JS, untyped): loaded by its address. */
 const pageModule = (name: string) =>
@@ -161,8 +161,11 @@ describe('the web room’s Markdown', () => {
     };
     const message = (id: string, text: string) => ({ id, author: 'ana', role: 'human', text, at: 0, tools: [] });
     failOn = 'strong';
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const broken = messageItem(message('1', 'a **b** c'), new Set());
     expect(html(broken)).toContain('<pre class="plain">a **b** c</pre>');
+    expect(warn).toHaveBeenCalledOnce();
+    warn.mockRestore();
     failOn = undefined;
     expect(html(messageItem(message('2', 'a **b** c'), new Set()))).toContain('<p>a <strong>b</strong> c</p>');
   });
