@@ -106,6 +106,8 @@ describe('the web room’s Markdown', () => {
       '<p class="heading"><strong>Title</strong></p><ul><li>one</li><li><strong>two</strong></li></ul>' +
         '<blockquote><p>said</p></blockquote><pre><code class="language-js">let *x*;</code></pre><p>line one<br>line two</p>',
     );
+    // Control characters are not letters: `_` after one still opens.
+    expect(show('a\u0010_b_ é_b_ 9_b_')).toBe('<p>a\u0010<em>b</em> é_b_ 9_b_</p>');
     expect(show('**a *b* c** *a **b** c*')).toBe(
       '<p><strong>a <em>b</em> c</strong> <em>a <strong>b</strong> c</em></p>',
     );

@@ -92,9 +92,10 @@ function isSpace(c) {
 /** Whether a character is a letter, a digit or `_`. */
 function isWord(c) {
   if (c === undefined) return false;
-  const code = c.charCodeAt(0) | 32;
-  if (c.charCodeAt(0) < 128) return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || c === '_';
-  return WORD.test(c);
+  const code = c.charCodeAt(0);
+  if (code >= 128) return WORD.test(c);
+  const lower = code | 32; // A-Z as a-z
+  return (lower >= 97 && lower <= 122) || (code >= 48 && code <= 57) || code === 95;
 }
 
 /** Whether a run of `mark` between `before` and `after` (undefined at the ends) may open and may close emphasis. */
