@@ -5,8 +5,8 @@
  * each bad socket is closed with the code that says why, and another person's page and the Discord room go on.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -28,17 +28,6 @@ async function within<T>(what: string, read: () => T | undefined | false, timeou
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A seeded generator (mulberry32): the same fuzz on every run. */
@@ -91,14 +80,13 @@ describe('the web room under hostile input (the bridge as its own process)', { t
     const app = slack.addApp('code');
     llm = await startFakeOpenAI();
     llm.respond(() => ({ content: 'still here' }));
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
+    const logFile = path.join(dir, 'bridge.log');
     child = startBridgeChild({
       PATH: process.env.PATH ?? '',
       ROUNDTABLE_CWD: dir,
       AGENTS_DIR: writeAnsweringAgent(dir),
       DATA_DIR: path.join(dir, 'data'),
-      LOG_FILE: path.join(dir, 'bridge.log'),
+      LOG_FILE: logFile,
       OPENAI_BASE_URL: llm.baseURL,
       OPENAI_API_KEY: 'test-key',
       LLM_MAX_RETRIES: '0',
@@ -107,11 +95,19 @@ describe('the web room under hostile input (the bridge as its own process)', { t
       SLACK_API_URL: slack.apiUrl,
       SLACK_BOT_TOKEN_CODE: app.botToken,
       SLACK_APP_TOKEN_CODE: app.appToken,
-      WEB_PORT: String(port),
+      WEB_PORT: '0',
       WEB_ROOMS: 'general',
       WEB_MAX_FILE_MB: '1',
     });
     expect(await child.ready, child.stderr()).toBe(true);
+    // WEB_PORT 0 picks a free port; the log says which.
+    const port = await within('the web room to listen', () => {
+      const line = (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '')
+        .split('\n')
+        .find((l) => l.includes('"msg":"web room listening"'));
+      return line ? (JSON.parse(line) as { port: number }).port : undefined;
+    });
+    const base = `http://127.0.0.1:${port}`;
     const store = openStore(path.join(dir, 'data', 'roundtable.db'));
     let ana: string;
     let ben: string;
@@ -253,7 +249,7 @@ describe('the web room under hostile input (the bridge as its own process)', { t
     );
     await alive();
     // Each refused frame left one line in the log.
-    const log = readFileSync(path.join(dir, 'bridge.log'), 'utf8');
+    const log = readFileSync(logFile, 'utf8');
     expect(log).toMatch(/Max payload size exceeded/);
     expect(log).toMatch(/invalid UTF-8 sequence/);
     expect(log).not.toMatch(/Unhandled 'error' event/);
