@@ -155,6 +155,9 @@ describe('the web room under hostile input (the bridge as its own process)', { t
         random() < 0.5 ? JSON.stringify(value) : JSON.stringify(value).slice(0, 1 + Math.floor(random() * 8)),
       );
     }
+    // JSON nested 100,000 deep (200 KB, under the frame limit).
+    odd.ws.send(`${'['.repeat(100_000)}${']'.repeat(100_000)}`);
+    odd.ws.send(`{"type":"post","id":"deep-post-1","text":${'['.repeat(50_000)}${']'.repeat(50_000)}}`);
     odd.ws.send('{"type":"post","id":"fragmented-post-1",', { fin: false });
     odd.ws.send('"text":"in two pieces"}', { fin: true });
     await odd.next('ack', (f) => f.id === 'fragmented-post-1');
