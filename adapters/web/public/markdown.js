@@ -11,6 +11,8 @@
 
 /** Emphasis nested deeper than this shows its markers as text. */
 const MAX_DEPTH = 16;
+/** Inline elements (emphasis, code, links, names) one message makes at most; past them its marks show as text. */
+const MAX_ELEMENTS = 2_000;
 const TAGS = { '*': ['em', 'strong'], _: ['em', 'strong'], '~': ['del', 'del'] };
 const WORD = /[\p{L}\p{N}_]/u;
 const SPACE = /\s/u;
@@ -108,8 +110,11 @@ function flanks(mark, before, after) {
   return { opens: !spaceAfter && !wordBefore, closes: !spaceBefore && !wordAfter };
 }
 
-/** Inline text as nodes. `names`: the known names (lower case); a known @name is marked. */
-export function renderInline(text, names) {
+/**
+ * Inline text as nodes. `names`: the known names (lower case); a known @name is marked. `budget.left`: how many more
+ * inline elements the message may make (shared by its lines).
+ */
+export function renderInline(text, names, budget = { left: MAX_ELEMENTS }) {
   // The open emphasis, innermost last; each holds what has been read inside it so far (strings and nodes).
   const root = { mark: '', count: 0, children: [] };
   const stack = [root];
@@ -148,6 +153,7 @@ export function renderInline(text, names) {
       for (const child of frame.children) inside.push(child);
     }
     const node = element(TAGS[mark][use - 1], '', inside);
+    budget.left--;
     opener.count -= use;
     if (opener.count > 0) opener.children = [node];
     else {
@@ -163,7 +169,7 @@ export function renderInline(text, names) {
     while (text[j] === mark) j++;
     let count = j - i;
     const { opens, closes } = flanks(mark, text[i - 1], text[j]);
-    if ((mark === '~' && count !== 2) || (!opens && !closes)) return j;
+    if ((mark === '~' && count !== 2) || (!opens && !closes) || budget.left <= 0) return j;
     token(i, j);
     while (closes && count > 0 && opened[mark] > 0) count -= close(mark, count);
     if (count > 0 && opens && stack.length <= MAX_DEPTH) {
@@ -176,26 +182,30 @@ export function renderInline(text, names) {
     let j = i;
     while (text[j] === '`') j++;
     const end = nextCode(i, j - i);
-    return end === -1 ? j : token(i, end + (j - i), element('code', '', [text.slice(j, end)]));
+    if (end === -1 || budget.left <= 0) return j;
+    budget.left--;
+    return token(i, end + (j - i), element('code', '', [text.slice(j, end)]));
   };
   const bracket = (i) => {
     const end = nextBracket(i + 1);
-    if (end <= i + 1 || text[end + 1] !== '(') return i + 1;
+    if (end <= i + 1 || text[end + 1] !== '(' || budget.left <= 0) return i + 1;
     const paren = nextParen(end + 2);
     const space = nextSpace(end + 2);
     if (paren <= end + 2 || (space !== -1 && space < paren)) return i + 1;
     const href = safeHref(text.slice(end + 2, paren));
     const whole = text.slice(i, paren + 1);
+    budget.left--;
     return token(i, paren + 1, href ? link(text.slice(i + 1, end), href) : whole);
   };
   const bare = (i) => {
     const prefix = text.startsWith('https://', i) ? 8 : text.startsWith('http://', i) ? 7 : 0;
-    if (!prefix) return i + 1;
+    if (!prefix || budget.left <= 0) return i + 1;
     URL_END.lastIndex = i + prefix;
     let end = URL_END.exec(text)?.index ?? text.length;
     while (end > i + prefix && LINK_TRAIL.includes(text[end - 1])) end--;
     if (end === i + prefix) return i + 1;
     const href = safeHref(text.slice(i, end));
+    budget.left--;
     return token(i, end, href ? link(text.slice(i, end), href) : text.slice(i, end));
   };
   const mention = (i) => {
@@ -203,7 +213,8 @@ export function renderInline(text, names) {
     NAME.lastIndex = i + 1;
     const name = NAME.exec(text)?.[0];
     if (!name) return i + 1;
-    const known = names?.has(name.toLowerCase());
+    const known = budget.left > 0 && names?.has(name.toLowerCase());
+    if (known) budget.left--;
     return token(i, i + 1 + name.length, known ? element('span', 'mention', [`@${name}`]) : `@${name}`);
   };
   const readers = { '`': code, '*': emphasis, _: emphasis, '~': emphasis, '[': bracket, h: bare, '@': mention };
@@ -225,11 +236,11 @@ export function renderInline(text, names) {
 }
 
 /** Lines joined with line breaks, each rendered inline. */
-function lines(list, names) {
+function lines(list, names, budget) {
   const out = [];
   list.forEach((line, i) => {
     if (i > 0) out.push(document.createElement('br'));
-    for (const node of renderInline(line, names)) out.push(node);
+    for (const node of renderInline(line, names, budget)) out.push(node);
   });
   return out;
 }
@@ -254,6 +265,7 @@ function headingText(line) {
 /** A message's text as a fragment of safe nodes. */
 export function renderMarkdown(text, names) {
   const fragment = document.createDocumentFragment();
+  const budget = { left: MAX_ELEMENTS };
   const source = text.replace(/\r\n?/g, '\n').split('\n');
   let i = 0;
   const take = (pattern) => {
@@ -277,7 +289,7 @@ export function renderMarkdown(text, names) {
     } else if (!line.trim()) {
       i++;
     } else if (QUOTE.test(line)) {
-      fragment.append(element('blockquote', '', [element('p', '', lines(take(QUOTE), names))]));
+      fragment.append(element('blockquote', '', [element('p', '', lines(take(QUOTE), names, budget))]));
     } else if (BULLET.test(line) || NUMBERED.test(line)) {
       const numbered = NUMBERED.test(line) && !BULLET.test(line);
       const items = take(numbered ? NUMBERED : BULLET);
@@ -285,11 +297,11 @@ export function renderMarkdown(text, names) {
         element(
           numbered ? 'ol' : 'ul',
           '',
-          items.map((item) => element('li', '', renderInline(item, names))),
+          items.map((item) => element('li', '', renderInline(item, names, budget))),
         ),
       );
     } else if (HEADING.test(line)) {
-      fragment.append(element('p', 'heading', [element('strong', '', renderInline(headingText(line), names))]));
+      fragment.append(element('p', 'heading', [element('strong', '', renderInline(headingText(line), names, budget))]));
       i++;
     } else {
       const paragraph = [];
@@ -304,7 +316,7 @@ export function renderMarkdown(text, names) {
       ) {
         paragraph.push(source[i++]);
       }
-      fragment.append(element('p', '', lines(paragraph, names)));
+      fragment.append(element('p', '', lines(paragraph, names, budget)));
     }
   }
   return fragment;
