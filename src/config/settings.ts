@@ -37,7 +37,13 @@ const MAX_TIMER_S = 2_147_483;
 /** A Postgres connection URL (libpq's form); what else is wrong with one, connecting tells (naming the variable). */
 const databaseUrl = z
   .string()
-  .regex(/^postgres(?:ql)?:\/\//i, 'expected a URL that starts with postgres:// or postgresql://');
+  .regex(/^postgres(?:ql)?:\/\//i, 'expected a URL that starts with postgres:// or postgresql://')
+  // A password with an unencoded "/" (or ":" after an "@") makes no URL at all; the driver would only say "Invalid URL".
+  .refine(
+    (value) => URL.canParse(value),
+    'is not a valid URL: percent-encode the user name and password (@ as %40, : as %3A, / as %2F, # as %23, ' +
+      `? as %3F, % as %25; node -p "encodeURIComponent(process.argv[1])" 'the password' prints it)`,
+  );
 
 const bool = (fallback: boolean) =>
   z
