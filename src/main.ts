@@ -156,10 +156,8 @@ async function start(input: {
   consoleFlag: boolean;
   lock: { release(): void };
 }): Promise<Running> {
-  const { options, config, dataDir, template, consoleRoom, lock } = input;
+  const { config, dataDir, consoleRoom } = input;
   const settings = config.settings;
-  const wantsDiscord = config.agents.some((a) => a.discord);
-  const wantsSlack = config.agents.some((a) => a.slack);
   // The terminal room's stdout is the transcript: logs go to a file then.
   const logFile = settings.LOG_FILE ?? (consoleRoom ? path.join(dataDir, 'roundtable.log') : undefined);
   const logger = createLogger({
@@ -168,6 +166,22 @@ async function start(input: {
     secrets: config.secrets,
     format: settings.LOG_FORMAT,
   });
+  try {
+    return await wire({ ...input, logger, logFile });
+  } catch (error) {
+    // The operator reads stderr; the log keeps the detail beside what led to it.
+    logger.fatal({ err: error }, 'the bridge could not start');
+    throw error;
+  }
+}
+
+async function wire(
+  input: Parameters<typeof start>[0] & { logger: Logger; logFile: string | undefined },
+): Promise<Running> {
+  const { options, config, dataDir, template, consoleRoom, lock, logger, logFile } = input;
+  const settings = config.settings;
+  const wantsDiscord = config.agents.some((a) => a.discord);
+  const wantsSlack = config.agents.some((a) => a.slack);
   const warnings = startupWarnings(config);
   for (const warning of warnings) logger.warn(warning);
 
