@@ -315,9 +315,8 @@ async function sandboxCheck(sandbox: Sandbox, logger: Logger): Promise<readonly 
 /** What the operator should know before the first message (also logged). */
 export function startupWarnings(config: Config): string[] {
   const keyless = config.agents.filter(lacksOpenAiKey).map((a) => `@${a.name}`);
-  return keyless.length > 0
-    ? [`OPENAI_API_KEY is not set, so ${keyless.join(', ')} will be refused by api.openai.com (npm start -- --check)`]
-    : [];
+  const key = `OPENAI_API_KEY is not set, so ${keyless.join(', ')} will be refused by api.openai.com (npm start -- --check)`;
+  return [...(keyless.length > 0 ? [key] : []), ...(config.warnings ?? [])];
 }
 
 /** `npm start`: run until the terminal room ends or a signal arrives. */

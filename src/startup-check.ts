@@ -93,7 +93,8 @@ export async function selfCheck(options: {
       probe: async () => {
         config = loadConfig(env, cwd);
         const names = config.agents.map((a) => `@${a.name}`).join(', ');
-        return one(true, 'agent files', `${config.agents.length} in ${settings.AGENTS_DIR} (${names})`);
+        const notes = (config.warnings ?? []).map((warning) => `; ${warning}`).join('');
+        return one(true, 'agent files', `${config.agents.length} in ${settings.AGENTS_DIR} (${names})${notes}`);
       },
     },
     { item: 'rooms', probe: async () => (config ? roomsLine(config, options.consoleFlag ?? false) : []) },

@@ -1,4 +1,5 @@
-import { hostname } from 'node:os';
+import { homedir, hostname } from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { redact } from '../secrets.js';
@@ -45,6 +46,15 @@ const databaseUrl = z
       `? as %3F, % as %25; node -p "encodeURIComponent(process.argv[1])" 'the password' prints it)`,
   );
 
+/**
+ * A file or folder path. A shell expands `~` before a program sees it, but .env and compose do not: `~` and `~/...` are
+ * the home folder here too (else a folder named `~` appears); `~name` is refused rather than guessed.
+ */
+const filePath = z
+  .string()
+  .refine((value) => !/^~[^/]/.test(value), 'only ~ and ~/ (your home folder) are expanded: write the full path')
+  .transform((value) => (value === '~' || value.startsWith('~/') ? path.join(homedir(), value.slice(1)) : value));
+
 const bool = (fallback: boolean) =>
   z
     .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])
@@ -56,8 +66,8 @@ const bool = (fallback: boolean) =>
  * `.env.example` documents each one; keep the two in step.
  */
 const settingsSchema = z.object({
-  AGENTS_DIR: z.string().default('./agents'),
-  DATA_DIR: z.string().default('./data'),
+  AGENTS_DIR: filePath.default('./agents'),
+  DATA_DIR: filePath.default('./data'),
   // The store: SQLite in DATA_DIR unless a Postgres database is named (several bridges may share one later).
   DATABASE_URL: databaseUrl.optional(),
   // Bridges sharing DATABASE_URL (replicas): this one's name (default: host name and process id), and how long it
@@ -72,7 +82,7 @@ const settingsSchema = z.object({
   TURN_LIMIT: int(20, 1),
   OPERATORS: list,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  LOG_FILE: z.string().optional(),
+  LOG_FILE: filePath.optional(),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   MAX_TOOL_ROUNDS: int(25, 1),
   LLM_TIMEOUT_S: int(60, 1, MAX_TIMER_S),
@@ -128,7 +138,7 @@ const settingsSchema = z.object({
     .default('none'),
   SANDBOX_TIMEOUT_S: int(30, 1, MAX_TIMER_S),
   SANDBOX_IDLE_MINUTES: int(30, 0),
-  SANDBOX_TEMPLATE_DIR: z.string().optional(),
+  SANDBOX_TEMPLATE_DIR: filePath.optional(),
   SANDBOX_KEEP_ON_EXIT: bool(false),
   SANDBOX_DISK: z
     .string()
@@ -144,7 +154,7 @@ const settingsSchema = z.object({
     .regex(/^(unix|tcp):\/\//, 'expected unix:///path/to/docker.sock or tcp://host:port')
     .optional(),
   DOCKER_TLS_VERIFY: bool(false),
-  DOCKER_CERT_PATH: z.string().optional(),
+  DOCKER_CERT_PATH: filePath.optional(),
   // Reliability: a reply's posts at most (the rest attached as a file), messages fetched per room after a restart
   MAX_REPLY_POSTS: int(5, 1, 100),
   CATCHUP_MAX: int(1000, 0),
@@ -168,7 +178,7 @@ const settingsSchema = z.object({
   CHAT_REQUEST_TIMEOUT_S: int(600, 1, MAX_TIMER_S),
   PRIVACY: z.enum(['off', 'mentions']).default('off'),
   PRIVACY_ROOMS: list,
-  PRIVATE_CHAT_LOG: z.string().optional(),
+  PRIVATE_CHAT_LOG: filePath.optional(),
   // Platform messages
   EDIT_WAKE_MINUTES: int(5, 0, MAX_TIMER_S),
   // Health and metrics (off unless HEALTH_PORT is set)
