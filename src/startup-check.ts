@@ -13,9 +13,9 @@ import {
   type Settings,
   templateDir,
 } from './config/index.js';
-import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
+import { checkDataFiles, dataDirSpace, lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError, RoundtableError } from './errors.js';
-import { cannotCreate, unwritable, writeProblem } from './file-access.js';
+import { bytesLabel, cannotCreate, freeBytes, unwritable, writeProblem } from './file-access.js';
 import { checkEndpoint, hasModel, lacksOpenAiKey, type ModelList, someModels } from './llm/endpoint-check.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
 import { checkStoreFrom } from './store/index.js';
@@ -76,7 +76,11 @@ export async function selfCheck(options: {
           if (!(error instanceof RoundtableError && error.code === 'locked')) throw error;
           running = ' (a bridge is running on it now)';
         }
-        return one(true, 'data folder', `${dir} is writable${running}`);
+        const crowded = dataDirSpace(dir);
+        if (crowded) return one(false, 'data folder', `DATA_DIR: ${crowded}`);
+        const free = freeBytes(dir);
+        const room = free === undefined ? '' : `, ${bytesLabel(free)} free`;
+        return one(true, 'data folder', `${dir} is writable${room}${running}`);
       },
     },
     // DATABASE_URL: reachable, its schema this code's (or one start brings up to date), its clock in step.

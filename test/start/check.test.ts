@@ -81,9 +81,12 @@ describe('npm start -- --check', () => {
       DATA_SLACK_BOT: slackApp.botToken,
       DATA_SLACK_APP: slackApp.appToken,
     });
+    expect(lines[1]).toMatch(
+      new RegExp(`^✓ data folder: ${path.join(dir, 'data')} is writable, [\\d.]+ [KMG]iB free$`),
+    );
     expect(lines).toEqual([
       '✓ environment: every setting is valid',
-      `✓ data folder: ${path.join(dir, 'data')} is writable`,
+      lines[1],
       '✓ sandbox template folder: not set (new workspaces start empty)',
       '✓ agent files: 2 in ./agents (@code, @data)',
       '✓ rooms: Discord as @data; Slack as @data',
