@@ -65,6 +65,8 @@ export class ConsoleAdapter implements ChatAdapter {
   /** Bumped by every sign of work, so watching the room goes on while it keeps coming. */
   private activity = 0;
   private lastInterrupt: number | undefined;
+  /** After /quit or Ctrl-D: the agents leaving was said to wait for. */
+  private leaving: Set<string> | undefined;
   /** Ctrl-C quit: finish at once, the bridge stops the turns. */
   private interrupted = false;
   private lines = 0;
@@ -163,6 +165,11 @@ export class ConsoleAdapter implements ChatAdapter {
   }
 
   async typing(_channel: string, agent: string): Promise<void> {
+    // Leaving waits for the whole room: an agent asked after /quit named the others is waited for too, and said so.
+    if (this.leaving && !this.leaving.has(agent)) {
+      this.leaving.add(agent);
+      this.print(`[system]: leaving once @${agent} finishes too`);
+    }
     if (!this.options.interactive) return;
     this.screen.setStatus(thinking(agent));
     void this.watch();
@@ -200,6 +207,7 @@ export class ConsoleAdapter implements ChatAdapter {
   /** Leaving waits for the room to be done: says for whom, and how not to wait. */
   private sayWhatQuitWaitsFor(): void {
     const agents = this.sink?.working?.(CONSOLE_PLATFORM, CONSOLE_ROOM) ?? [];
+    this.leaving = new Set(agents);
     if (agents.length > 0) {
       const names = agents.map((name) => `@${name}`);
       const who =
