@@ -65,7 +65,7 @@ export class ConsoleAdapter implements ChatAdapter {
   /** Bumped by every sign of work, so watching the room goes on while it keeps coming. */
   private activity = 0;
   private lastInterrupt: number | undefined;
-  /** After /quit or Ctrl-D: the agents leaving was said to wait for. */
+  /** After /quit or Ctrl-D named whom leaving waits for: those agents (later ones are named as they start). */
   private leaving: Set<string> | undefined;
   /** Ctrl-C quit: finish at once, the bridge stops the turns. */
   private interrupted = false;
@@ -207,8 +207,8 @@ export class ConsoleAdapter implements ChatAdapter {
   /** Leaving waits for the room to be done: says for whom, and how not to wait. */
   private sayWhatQuitWaitsFor(): void {
     const agents = this.sink?.working?.(CONSOLE_PLATFORM, CONSOLE_ROOM) ?? [];
-    this.leaving = new Set(agents);
     if (agents.length > 0) {
+      this.leaving = new Set(agents);
       const names = agents.map((name) => `@${name}`);
       const who =
         names.length === 1 ? `${names[0]} finishes` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)} finish`;
