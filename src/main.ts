@@ -349,6 +349,7 @@ export async function main(options: RunOptions = {}): Promise<number> {
       probes: checkProbes,
       write: (line) => out.write(`${line}\n`),
       consoleFlag: flags.console,
+      stdin: options.stdin ?? process.stdin,
     });
     return passed ? EXIT.ok : EXIT.failed;
   }

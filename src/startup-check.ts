@@ -3,6 +3,7 @@
  * DATABASE_URL is set), the template folder, agent files, model endpoints, Docker, platform tokens. Docker and the
  * platforms are probed by their own modules, handed in by main.ts (the composition root).
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
   type AgentConfig,
@@ -19,7 +20,7 @@ import { bytesLabel, cannotCreate, freeBytes, unwritable, writeProblem } from '.
 import { checkEndpoint, hasModel, lacksOpenAiKey, type ModelList, someModels } from './llm/endpoint-check.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
 import { checkStoreFrom } from './store/index.js';
-import { opensTerminalRoom } from './terminal-input.js';
+import { endsAtOnce, nothingToServe, opensTerminalRoom } from './terminal-input.js';
 
 export interface CheckProbes {
   docker(settings: Settings): Promise<readonly CheckResult[]>;
@@ -51,6 +52,10 @@ export async function selfCheck(options: {
   write: (line: string) => void;
   /** `--console` given with `--check`: the terminal room would be the only room. */
   consoleFlag?: boolean;
+  /** What `npm start` would read the terminal room from (default: none known, as at a terminal). */
+  stdin?: (NodeJS.ReadableStream & { isTTY?: boolean }) | undefined;
+  /** Whether this runs in a container (default: asked of the file system). */
+  inContainer?: boolean;
 }): Promise<boolean> {
   const { env, cwd, probes, write } = options;
   let settings: Settings;
@@ -101,7 +106,24 @@ export async function selfCheck(options: {
         return one(true, 'agent files', `${config.agents.length} in ${settings.AGENTS_DIR} (${names})${notes}`);
       },
     },
-    { item: 'rooms', probe: async () => (config ? roomsLine(config, options.consoleFlag ?? false) : []) },
+    {
+      item: 'rooms',
+      probe: async () => {
+        if (!config) return [];
+        const consoleFlag = options.consoleFlag ?? false;
+        const unserved = opensTerminalRoom(config, consoleFlag) ? await nobodyAtTheTerminal(options) : undefined;
+        if (unserved === 'input over') return one(false, 'rooms', nothingToServe(config, consoleFlag));
+        if (unserved === 'container') {
+          return one(
+            false,
+            'rooms',
+            'the terminal room only, in a container with no terminal (as docker compose up runs it), so the bridge ' +
+              `would stop at once. ${nothingToServe(config, consoleFlag).replace(/^.*?\. /, '')}`,
+          );
+        }
+        return roomsLine(config, consoleFlag);
+      },
+    },
     {
       item: 'log file',
       probe: async () => {
@@ -133,6 +155,26 @@ export async function selfCheck(options: {
     })),
     write,
   );
+}
+
+/** Files a container engine puts at the root of every container (Docker, Podman). */
+const CONTAINER_MARKS = ['/.dockerenv', '/run/.containerenv'];
+
+/**
+ * Why the terminal room would serve nobody: its input is already over (/dev/null, an empty file), or this is a
+ * container with no terminal (a compose service has none: `docker compose run -T` checks as the service runs;
+ * `--console` asks for the terminal room on purpose). A terminal, in a container or not, has someone at it.
+ */
+async function nobodyAtTheTerminal(options: {
+  stdin?: (NodeJS.ReadableStream & { isTTY?: boolean }) | undefined;
+  inContainer?: boolean;
+  consoleFlag?: boolean;
+}): Promise<'input over' | 'container' | undefined> {
+  const { stdin } = options;
+  if (!stdin || stdin.isTTY) return undefined;
+  if (await endsAtOnce(stdin)) return 'input over';
+  const inContainer = options.inContainer ?? CONTAINER_MARKS.some((mark) => existsSync(mark));
+  return inContainer && !options.consoleFlag ? 'container' : undefined;
 }
 
 /** Which rooms `npm start` would open: the terminal room, or each platform with its agents' identities. */
