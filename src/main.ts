@@ -18,6 +18,7 @@ import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError } from './errors.js';
 import { type HealthServer, startHealthServer } from './health.js';
 import { lacksOpenAiKey } from './llm/endpoint-check.js';
+import { checkPromptsFit } from './llm/prompt-fit.js';
 import { createLogger, type Logger } from './log.js';
 import { meteredAdapter, meteredSandbox } from './metrics.js';
 import type { ChatAdapter, Sandbox } from './ports.js';
@@ -124,6 +125,7 @@ export async function run(options: RunOptions = {}): Promise<Running> {
   const cwd = options.cwd ?? process.cwd();
   const env = environmentWithDotenv(cwd, options.env ?? process.env);
   const config = loadConfig(env, cwd);
+  checkPromptsFit(config);
   const settings = config.settings;
   const dataDir = path.resolve(cwd, settings.DATA_DIR);
   const template = templateDir(settings, cwd);

@@ -18,6 +18,7 @@ import { checkDataFiles, dataDirSpace, lockDataDir, prepareDataDir } from './dat
 import { ConfigError, describeError, RoundtableError } from './errors.js';
 import { bytesLabel, cannotCreate, freeBytes, unwritable, writeProblem } from './file-access.js';
 import { checkEndpoint, hasModel, lacksOpenAiKey, type ModelList, someModels } from './llm/endpoint-check.js';
+import { checkPromptsFit } from './llm/prompt-fit.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
 import { checkStoreFrom } from './store/index.js';
 import { endsAtOnce, nothingToServe, opensTerminalRoom } from './terminal-input.js';
@@ -101,6 +102,7 @@ export async function selfCheck(options: {
       item: 'agent files',
       probe: async () => {
         config = loadConfig(env, cwd);
+        checkPromptsFit(config);
         const names = config.agents.map((a) => `@${a.name}`).join(', ');
         const notes = (config.warnings ?? []).map((warning) => `; ${warning}`).join('');
         return one(true, 'agent files', `${config.agents.length} in ${settings.AGENTS_DIR} (${names})${notes}`);

@@ -153,6 +153,33 @@ function checkSpendLimits(settings: Settings, agents: readonly AgentConfig[]): v
   }
 }
 
+/** Where a platform token was read from. */
+interface TokenSource {
+  readonly file: string;
+  readonly variable: string;
+  readonly field: string;
+}
+
+/**
+ * Each agent is its own bot: two agents on one token would be one identity answering as both (every message
+ * received twice, each post under the same name). The second file is refused, naming the first.
+ */
+function sameToken(seen: Map<string, TokenSource>, token: string, source: TokenSource, what: string): void {
+  const other = seen.get(token);
+  if (!other) {
+    seen.set(token, source);
+    return;
+  }
+  const portal =
+    what === 'bot' ? 'one application per agent in the developer portal' : 'create one per agent at api.slack.com/apps';
+  throw new ConfigError(
+    source.file,
+    source.field,
+    `${source.variable} holds the same ${what} token as ${other.variable} of ${other.file}: each agent is its own ` +
+      `${what}, with its own token (${portal})`,
+  );
+}
+
 /** Loads and validates everything; the first problem found throws a ConfigError naming file and field. */
 export function loadConfig(env: Env, cwd = process.cwd()): Config {
   const settings = readSettings(env);
@@ -172,6 +199,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
   const agents: AgentConfig[] = [];
   const secrets: string[] = [];
   const seen = new Map<string, string>();
+  const botTokens = new Map<string, TokenSource>();
   for (const fileName of files) {
     const file = path.join(settings.AGENTS_DIR, fileName);
     const { front, body } = parseAgentFile(file, readFileSync(path.join(agentsDir, fileName), 'utf8'));
@@ -202,6 +230,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     if (front.discord) {
       const token = secretFrom(env, front.discord.token_env, file, 'discord.token_env');
       secrets.push(token);
+      sameToken(botTokens, token, { file, variable: front.discord.token_env, field: 'discord.token_env' }, 'bot');
       discord = { token, control: front.discord.control ?? front.control ?? false };
     }
     let slack: AgentConfig['slack'];
@@ -217,6 +246,12 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
         throw new ConfigError(file, 'slack', 'needs app_token_env (Socket Mode) or signing_secret_env (HTTP mode)');
       }
       secrets.push(botToken, ...[appToken, signingSecret].filter((s): s is string => Boolean(s)));
+      sameToken(
+        botTokens,
+        botToken,
+        { file, variable: front.slack.bot_token_env, field: 'slack.bot_token_env' },
+        'Slack app',
+      );
       slack = { botToken, appToken, signingSecret, control: front.slack.control ?? front.control ?? false };
     }
 
