@@ -93,7 +93,8 @@ function openLogFile(file: string): LineSink {
           );
         }
       }
-      process.stderr.write(text);
+      // A person at the terminal (the terminal room's transcript is there too) reads short lines, not JSON traces.
+      process.stderr.write(process.stderr.isTTY ? prettyLine(text) : text);
     },
   };
 }

@@ -73,6 +73,28 @@ describe('a log file that fails at run time', () => {
   });
 });
 
+describe('a log file that fills up while a person watches the terminal', () => {
+  it('goes on in short readable lines on the terminal, never JSON with stack traces', async () => {
+    const written: string[] = [];
+    const write = process.stderr.write;
+    const tty = Object.getOwnPropertyDescriptor(process.stderr, 'isTTY');
+    Object.defineProperty(process.stderr, 'isTTY', { value: true, configurable: true });
+    process.stderr.write = ((chunk: string | Uint8Array) =>
+      written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    try {
+      const logger = createLogger({ level: 'info', file: '/dev/full' });
+      logger.error({ err: new Error('disk I/O error') }, 'a message could not be stored');
+      await until(() => written.some((line) => line.includes('could not be stored')));
+    } finally {
+      process.stderr.write = write;
+      if (tty) Object.defineProperty(process.stderr, 'isTTY', tty);
+      else delete (process.stderr as { isTTY?: boolean }).isTTY;
+    }
+    const line = written.find((text) => text.includes('could not be stored')) ?? '';
+    expect(line).toMatch(/^\d\d:\d\d:\d\d ERROR a message could not be stored \(disk I\/O error\)\n$/);
+  });
+});
+
 describe('readable logs in a terminal', () => {
   it('turns a JSON line into time, level, message, error and fields', async () => {
     const { prettyLine } = await import('../src/log.js');
