@@ -5,7 +5,7 @@ import { rememberSecrets, urlSecrets } from '../secrets.js';
 import { type FrontMatter, KNOWN_TOOLS, parseAgentFile, RESERVED_NAMES, type ToolName } from './agent-file.js';
 import { readDotenv } from './dotenv.js';
 import { agentFiles } from './folders.js';
-import { type Env, readSettings, type Settings } from './settings.js';
+import { type Env, misspeltSettings, readSettings, type Settings } from './settings.js';
 
 /** seed 004: how an agent's context budget is shared, in percent (they add up to 100). */
 export interface Allocations {
@@ -189,12 +189,14 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     const below = nested.length > 0 ? ` (only in subfolders, which are not read: ${nested.join(', ')})` : '';
     throw new ConfigError(agentsDir, undefined, `no agent files (*.md) found${below}`);
   }
-  const warnings =
-    nested.length > 0
+  const warnings = [
+    ...misspeltSettings(env),
+    ...(nested.length > 0
       ? [
           `agent files in subfolders of ${settings.AGENTS_DIR} are not read: ${nested.join(', ')} (move them up to use them)`,
         ]
-      : [];
+      : []),
+  ];
 
   const agents: AgentConfig[] = [];
   const secrets: string[] = [];

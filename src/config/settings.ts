@@ -207,6 +207,42 @@ export type Settings = z.output<typeof settingsSchema>;
 /** Every variable name the bridge reads (docs tests check each is documented). */
 export const SETTING_NAMES = Object.keys(settingsSchema.shape) as Array<keyof Settings>;
 
+/** Letters to change, add or drop to turn one name into the other (Levenshtein). */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      next.push(Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + cost));
+    }
+    row = next;
+  }
+  return row[b.length] ?? 0;
+}
+
+/** `SANDBOX_*` variables `npm run sandbox:build` reads, not the bridge. */
+const OTHER_SANDBOX_VARIABLES = new Set(['SANDBOX_MIRROR', 'SANDBOX_SUITE']);
+
+/**
+ * `SANDBOX_*` variables that are no setting (`SANDBOX_MEMROY`): not read, so the real one keeps its default without
+ * a word. One warning each, with the nearest setting's name when it is close.
+ */
+export function misspeltSettings(env: Env): string[] {
+  const known = SETTING_NAMES as readonly string[];
+  return Object.keys(env)
+    .filter((name) => name.startsWith('SANDBOX_') && !known.includes(name) && !OTHER_SANDBOX_VARIABLES.has(name))
+    .sort()
+    .map((name) => {
+      const nearest = known
+        .filter((setting) => setting.startsWith('SANDBOX_'))
+        .map((setting) => ({ setting, far: distance(name, setting) }))
+        .sort((x, y) => x.far - y.far)[0];
+      const hint = nearest && nearest.far <= 3 ? `did you mean ${nearest.setting}? ` : '';
+      return `${name} is not a setting, so it is not read (${hint}.env.example lists them all)`;
+    });
+}
+
 /** Reads the global settings; an invalid value names the variable. */
 export function readSettings(env: Env): Settings {
   const present: Record<string, string> = {};

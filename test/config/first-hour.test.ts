@@ -78,6 +78,16 @@ describe('folders', () => {
   });
 });
 
+describe('a misspelt sandbox setting', () => {
+  it('is named in a warning with the setting it may mean, since it is not read', () => {
+    writeFileSync(path.join(dir, 'agents', 'alpha.md'), agent('name: alpha\nmodel: m'));
+    const config = loadConfig({ SANDBOX_MEMROY: '1g', SANDBOX_MEMORY: '512m', SANDBOX_CPUS: '1' }, dir);
+    expect(config.warnings).toEqual([
+      'SANDBOX_MEMROY is not a setting, so it is not read (did you mean SANDBOX_MEMORY? .env.example lists them all)',
+    ]);
+  });
+});
+
 describe('agent files', () => {
   it('trims spaces around the model name', () => {
     write('alpha.md', agent('name: alpha\nmodel: "gpt-4o-mini "'));
