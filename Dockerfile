@@ -1,6 +1,7 @@
 # The bridge's image: only the bridge (the agents' sandbox image is separate, see sandbox/).
 #
-#   docker build -t roundtable .          # needs BuildKit (the default since Docker 23)
+#   docker build -t roundtable .          # needs BuildKit: the default since Docker 23;
+#                                         # Debian 12 (docker.io 20.10): DOCKER_BUILDKIT=1 docker build ...
 #   docker compose up -d                  # see compose.yaml and docs/deploying.md
 #
 # Stage `build` installs every dependency (with a toolchain for better-sqlite3), compiles the

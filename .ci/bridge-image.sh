@@ -113,6 +113,7 @@ docker run --rm --network host \
   -v /var/run/docker.sock:/var/run/docker.sock --group-add "$(stat -c %g /var/run/docker.sock)" \
   -v "$data:$data" -e "DATA_DIR=$data" \
   -e "OPENAI_BASE_URL=http://127.0.0.1:$port/v1" -e "SANDBOX_IMAGE=$SANDBOX_IMAGE" \
+  -e "WEB_PORT=8081" \
   "$IMAGE" --check
 
 if ! command -v docker-compose >/dev/null 2>&1; then

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { chmod, rm, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type Dockerode from 'dockerode';
 import type { SandboxError } from '../src/errors.js';
+import { createFolders } from '../src/file-access.js';
 import { shortHash } from './channel-key.js';
 import { containerSpec, LABEL_PROJECT, LABEL_SCOPE, PROJECT, WORKSPACE_MOUNT } from './container-spec.js';
 import { Deadline, DeadlinePassed } from './deadline.js';
@@ -57,7 +58,8 @@ export async function tryContainer(input: {
   let creating: Promise<Dockerode.Container> | undefined;
   try {
     try {
-      await mkdir(folder, { recursive: true });
+      // Not Node's recursive mkdir: under /proc it retries for ever at full CPU (see createFolders).
+      createFolders(folder);
       // Readable by the container's unprivileged user whatever the umask.
       await chmod(folder, 0o755);
       await writeFile(path.join(folder, marker), token, { mode: 0o644 });

@@ -1,5 +1,6 @@
 import { chmod, chown, cp, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { createFolders } from '../src/file-access.js';
 
 /** The uid/gid of the `sandbox` user in the project's images (Dockerfile and offline build). */
 export const SANDBOX_UID = 1000;
@@ -14,7 +15,7 @@ export async function prepareWorkspace(dir: string, templateDir: string | undefi
     () => false,
   );
   if (exists) return false;
-  await mkdir(path.dirname(dir), { recursive: true });
+  createFolders(path.dirname(dir));
   if (templateDir) {
     await cp(templateDir, dir, { recursive: true, errorOnExist: false, force: true });
   } else {

@@ -2,7 +2,15 @@ import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError, RoundtableError } from './errors.js';
-import { createFolders, unwritable, writeProblem } from './file-access.js';
+import {
+  bytesLabel,
+  createFolders,
+  diskFullAdvice,
+  freeBytes,
+  isDiskFull,
+  unwritable,
+  writeProblem,
+} from './file-access.js';
 
 /** Why a data folder cannot be used, from the error code of creating or probing it. */
 export function dataDirProblem(code: string | undefined): string {
@@ -31,6 +39,19 @@ export function prepareDataDir(dir: string): void {
   } catch (error) {
     throw new ConfigError('environment', 'DATA_DIR', `${dir} ${dataDirProblem((error as NodeJS.ErrnoException).code)}`);
   }
+}
+
+/** Below this much free space, `--check` fails the data folder: a new database alone takes about 0.6 MB. */
+export const MIN_FREE_BYTES = 16 * 1024 ** 2;
+
+/** Why the data folder's disk is too full for the bridge, or undefined when it has room (or cannot tell). */
+export function dataDirSpace(dir: string): string | undefined {
+  const free = freeBytes(dir);
+  if (free === undefined || free >= MIN_FREE_BYTES) return undefined;
+  return (
+    `${dir} has only ${bytesLabel(free)} free: the database needs room to grow (a new one takes about 0.6 MB, ` +
+    'and every message adds to it); free some space, or move DATA_DIR to a larger disk'
+  );
 }
 
 /** The database, the files SQLite keeps beside it, and the lock: what the bridge writes in DATA_DIR. */
@@ -81,7 +102,8 @@ export function lockDataDir(dir: string): DataDirLock {
         `another Roundtable bridge is running on DATA_DIR ${dir} (it holds ${file}); stop it first, or give this one its own DATA_DIR`,
       );
     }
-    throw new ConfigError('environment', 'DATA_DIR', `cannot lock ${file}: ${(error as Error).message}`);
+    const full = isDiskFull(error) ? `: ${diskFullAdvice(file)}` : '';
+    throw new ConfigError('environment', 'DATA_DIR', `cannot lock ${file}: ${(error as Error).message}${full}`);
   }
   const holder = db;
   return {

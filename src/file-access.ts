@@ -154,3 +154,35 @@ export function userLabel(uid: number): string {
   const name = names.get(uid);
   return name ? `${name} (uid ${uid})` : `uid ${uid}`;
 }
+
+/** Bytes this process may still write on the file system holding `folder` (or the nearest folder above it). */
+export function freeBytes(folder: string): number | undefined {
+  const found = nearestExisting(folder);
+  if (!found) return undefined;
+  try {
+    const stats = statfsSync(found.stats.isDirectory() ? found.path : path.dirname(found.path));
+    return stats.bavail * stats.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `512 KiB`, `3.4 MiB`, `12.0 GiB`. */
+export function bytesLabel(bytes: number): string {
+  if (bytes < 1024 ** 2) return `${Math.round(bytes / 1024)} KiB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+}
+
+/** Whether a SQLite or system error says the disk is full (SQLite reports some of those as an I/O error). */
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(SQLITE_FULL|SQLITE_IOERR|ENOSPC|EDQUOT)/.test(code);
+}
+
+/** What to do about a full disk under `file`, with the space left there. */
+export function diskFullAdvice(file: string): string {
+  const free = freeBytes(path.dirname(file));
+  const left = free === undefined ? 'too little space' : `${bytesLabel(free)} free`;
+  return `the file system holding it has ${left}; free some space, or move DATA_DIR to a larger disk`;
+}

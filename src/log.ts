@@ -1,4 +1,4 @@
-import { createWriteStream, openSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
@@ -46,12 +46,18 @@ export function prettyLine(line: string): string {
   return `${when} ${LEVELS[Number(level)] ?? String(level)} ${String(msg ?? '')}${error}${fields.length ? ` ${fields.join(' ')}` : ''}\n`;
 }
 
+/** Where log lines go: written before `write` returns, so no way of exiting loses the last ones. */
+interface LineSink {
+  write(text: string): void;
+}
+
 /** A stream that redacts each log line (and, for a terminal, makes it readable) before passing it on. */
-function redactingStream(target: NodeJS.WritableStream, pretty: boolean): Writable {
+function redactingStream(target: LineSink, pretty: boolean): Writable {
   return new Writable({
     write(chunk: Buffer, _encoding, done) {
       const line = redact(chunk.toString('utf8'));
-      target.write(pretty ? prettyLine(line) : line, () => done());
+      target.write(pretty ? prettyLine(line) : line);
+      done();
     },
   });
 }
@@ -59,8 +65,11 @@ function redactingStream(target: NodeJS.WritableStream, pretty: boolean): Writab
 /**
  * Opens the log file for appending, now: a file that cannot be opened (a folder, root's, a path
  * under a file) is one line naming LOG_FILE before anything starts, never a stack trace later.
+ * Lines are written synchronously (as pino's `sync` destination does): the bridge exits with
+ * `process.exit` after end of input, a signal or a fatal error, and an asynchronous write still
+ * queued then never reaches the file.
  */
-function openLogFile(file: string): NodeJS.WritableStream {
+function openLogFile(file: string): LineSink {
   let fd: number;
   try {
     createFolders(path.dirname(file));
@@ -68,28 +77,26 @@ function openLogFile(file: string): NodeJS.WritableStream {
   } catch (error) {
     throw new ConfigError('environment', 'LOG_FILE', `${file} ${writeProblem(file, error as NodeJS.ErrnoException)}`);
   }
-  const stream = createWriteStream(file, { fd });
   // A write that fails later (a full disk, say) must not take the bridge down: lines go to stderr from then on.
   let failed = false;
-  const fail = (error: Error) => {
-    if (failed) return;
-    failed = true;
-    process.stderr.write(`the log file ${file} cannot be written (${error.message}); logging to stderr\n`);
-  };
-  stream.on('error', fail);
-  return new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      if (failed) process.stderr.write(chunk, () => done());
-      else
-        stream.write(chunk, (error) => {
-          if (error) {
-            fail(error);
-            process.stderr.write(chunk);
-          }
-          done();
-        });
+  return {
+    write(text) {
+      if (!failed) {
+        try {
+          const bytes = Buffer.from(text, 'utf8');
+          for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+          return;
+        } catch (error) {
+          failed = true;
+          process.stderr.write(
+            `the log file ${file} cannot be written (${(error as Error).message}); logging to stderr\n`,
+          );
+        }
+      }
+      // A person at the terminal (the terminal room's transcript is there too) reads short lines, not JSON traces.
+      process.stderr.write(process.stderr.isTTY ? prettyLine(text) : text);
     },
-  });
+  };
 }
 
 export interface LogOptions {
@@ -105,7 +112,7 @@ export interface LogOptions {
 /** pino with redaction by field name and by value (known secrets, URL credentials, token shapes). */
 export function createLogger(options: LogOptions): Logger {
   rememberSecrets(options.secrets ?? []);
-  let target: NodeJS.WritableStream = process.stderr;
+  let target: LineSink = { write: (text) => process.stderr.write(text) };
   // JSON lines for files and pipes; short readable lines when a person watches stderr.
   const pretty = options.format === 'pretty' || (options.format !== 'json' && !options.file && process.stderr.isTTY);
   if (options.file) target = openLogFile(options.file);

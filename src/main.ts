@@ -18,6 +18,7 @@ import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError } from './errors.js';
 import { type HealthServer, startHealthServer } from './health.js';
 import { lacksOpenAiKey } from './llm/endpoint-check.js';
+import { checkPromptsFit } from './llm/prompt-fit.js';
 import { createLogger, type Logger } from './log.js';
 import { meteredAdapter, meteredSandbox } from './metrics.js';
 import type { ChatAdapter, Sandbox } from './ports.js';
@@ -124,6 +125,7 @@ export async function run(options: RunOptions = {}): Promise<Running> {
   const cwd = options.cwd ?? process.cwd();
   const env = environmentWithDotenv(cwd, options.env ?? process.env);
   const config = loadConfig(env, cwd);
+  checkPromptsFit(config);
   const settings = config.settings;
   const dataDir = path.resolve(cwd, settings.DATA_DIR);
   const template = templateDir(settings, cwd);
@@ -156,10 +158,8 @@ async function start(input: {
   consoleFlag: boolean;
   lock: { release(): void };
 }): Promise<Running> {
-  const { options, config, dataDir, template, consoleRoom, lock } = input;
+  const { config, dataDir, consoleRoom } = input;
   const settings = config.settings;
-  const wantsDiscord = config.agents.some((a) => a.discord);
-  const wantsSlack = config.agents.some((a) => a.slack);
   // The terminal room's stdout is the transcript: logs go to a file then.
   const logFile = settings.LOG_FILE ?? (consoleRoom ? path.join(dataDir, 'roundtable.log') : undefined);
   const logger = createLogger({
@@ -168,6 +168,22 @@ async function start(input: {
     secrets: config.secrets,
     format: settings.LOG_FORMAT,
   });
+  try {
+    return await wire({ ...input, logger, logFile });
+  } catch (error) {
+    // The operator reads stderr; the log keeps the detail beside what led to it.
+    logger.fatal({ err: error }, 'the bridge could not start');
+    throw error;
+  }
+}
+
+async function wire(
+  input: Parameters<typeof start>[0] & { logger: Logger; logFile: string | undefined },
+): Promise<Running> {
+  const { options, config, dataDir, template, consoleRoom, lock, logger, logFile } = input;
+  const settings = config.settings;
+  const wantsDiscord = config.agents.some((a) => a.discord);
+  const wantsSlack = config.agents.some((a) => a.slack);
   const warnings = startupWarnings(config);
   for (const warning of warnings) logger.warn(warning);
 
@@ -301,9 +317,8 @@ async function sandboxCheck(sandbox: Sandbox, logger: Logger): Promise<readonly 
 /** What the operator should know before the first message (also logged). */
 export function startupWarnings(config: Config): string[] {
   const keyless = config.agents.filter(lacksOpenAiKey).map((a) => `@${a.name}`);
-  return keyless.length > 0
-    ? [`OPENAI_API_KEY is not set, so ${keyless.join(', ')} will be refused by api.openai.com (npm start -- --check)`]
-    : [];
+  const key = `OPENAI_API_KEY is not set, so ${keyless.join(', ')} will be refused by api.openai.com (npm start -- --check)`;
+  return [...(keyless.length > 0 ? [key] : []), ...(config.warnings ?? [])];
 }
 
 /** `npm start`: run until the terminal room ends or a signal arrives. */
@@ -336,6 +351,7 @@ export async function main(options: RunOptions = {}): Promise<number> {
       probes: checkProbes,
       write: (line) => out.write(`${line}\n`),
       consoleFlag: flags.console,
+      stdin: options.stdin ?? process.stdin,
     });
     return passed ? EXIT.ok : EXIT.failed;
   }

@@ -13,8 +13,25 @@ const MIN_SECRET_LENGTH = 6;
 const SECRET_PARAM =
   /^(?:[\w.]*[-_])?(?:key|apikey|token|secret|password|passwd|pwd|auth|authorization|sig|signature|credentials?)$/i;
 
-/** `scheme://userinfo@`: everything before the `@` is a credential (a user name alone is often the key itself). */
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]*@/gi;
+/** `scheme://` and the run of characters after it that may hold `userinfo@host`. */
+const URL_START = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s"'<>]*)/gi;
+
+/** A host (name, IPv4 or bracketed IPv6) and port, up to the path: what follows the `@` that ends the userinfo. */
+const HOST_AFTER = /^(?:[\w.-]+|\[[\da-f:.]+\])(?::\d*)?(?=[/?#]|$)/i;
+
+/**
+ * Where the userinfo of `rest` (what follows `scheme://`) ends: the last `@` followed by a host. A password with an
+ * unencoded `@`, `:` or `/` still ends there, so none of it shows; an `@` in a path (`/users/@me`) is no userinfo.
+ */
+function userinfoEnd(rest: string): number {
+  const authority = /^[^/?#]*/.exec(rest)?.[0] ?? '';
+  if (!authority.includes('@')) return -1;
+  let end = authority.lastIndexOf('@');
+  for (let at = rest.indexOf('@', end + 1); at !== -1; at = rest.indexOf('@', at + 1)) {
+    if (HOST_AFTER.test(rest.slice(at + 1))) end = at;
+  }
+  return end;
+}
 
 /** `name=value` after `?`, `&`, `;`, a space or a quote: query strings, in URLs or quoted alone. */
 const PARAM = /(^|[?&;\s"'(,])([\w.-]+)=([^&#\s"'<>]*)/g;
@@ -78,7 +95,10 @@ export function urlSecrets(url: string, options: { userIsSecret?: boolean } = {}
 /** A URL (or text holding URLs) with its credentials replaced: `https://[redacted]@host/v1?api-key=[redacted]`. */
 export function redactUrl(text: string): string {
   return text
-    .replace(URL_USERINFO, `$1${REDACTED}@`)
+    .replace(URL_START, (whole, scheme: string, rest: string) => {
+      const end = userinfoEnd(rest);
+      return end === -1 ? whole : `${scheme}${REDACTED}${rest.slice(end)}`;
+    })
     .replace(PARAM, (whole, before: string, name: string, value: string) =>
       value && value !== REDACTED && SECRET_PARAM.test(name) ? `${before}${name}=${REDACTED}` : whole,
     );

@@ -3,6 +3,7 @@
  * DATABASE_URL is set), the template folder, agent files, model endpoints, Docker, platform tokens. Docker and the
  * platforms are probed by their own modules, handed in by main.ts (the composition root).
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
   type AgentConfig,
@@ -13,13 +14,14 @@ import {
   type Settings,
   templateDir,
 } from './config/index.js';
-import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
+import { checkDataFiles, dataDirSpace, lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError, RoundtableError } from './errors.js';
-import { cannotCreate, unwritable, writeProblem } from './file-access.js';
+import { bytesLabel, cannotCreate, freeBytes, unwritable, writeProblem } from './file-access.js';
 import { checkEndpoint, hasModel, lacksOpenAiKey, type ModelList, someModels } from './llm/endpoint-check.js';
+import { checkPromptsFit } from './llm/prompt-fit.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
 import { checkStoreFrom } from './store/index.js';
-import { opensTerminalRoom } from './terminal-input.js';
+import { endsAtOnce, nothingToServe, opensTerminalRoom } from './terminal-input.js';
 
 export interface CheckProbes {
   docker(settings: Settings): Promise<readonly CheckResult[]>;
@@ -51,6 +53,10 @@ export async function selfCheck(options: {
   write: (line: string) => void;
   /** `--console` given with `--check`: the terminal room would be the only room. */
   consoleFlag?: boolean;
+  /** What `npm start` would read the terminal room from (default: none known, as at a terminal). */
+  stdin?: (NodeJS.ReadableStream & { isTTY?: boolean }) | undefined;
+  /** Whether this runs in a container (default: asked of the file system). */
+  inContainer?: boolean;
 }): Promise<boolean> {
   const { env, cwd, probes, write } = options;
   let settings: Settings;
@@ -76,7 +82,11 @@ export async function selfCheck(options: {
           if (!(error instanceof RoundtableError && error.code === 'locked')) throw error;
           running = ' (a bridge is running on it now)';
         }
-        return one(true, 'data folder', `${dir} is writable${running}`);
+        const crowded = dataDirSpace(dir);
+        if (crowded) return one(false, 'data folder', `DATA_DIR: ${crowded}`);
+        const free = freeBytes(dir);
+        const room = free === undefined ? '' : `, ${bytesLabel(free)} free`;
+        return one(true, 'data folder', `${dir} is writable${room}${running}`);
       },
     },
     // DATABASE_URL: reachable, its schema this code's (or one start brings up to date), its clock in step.
@@ -92,11 +102,30 @@ export async function selfCheck(options: {
       item: 'agent files',
       probe: async () => {
         config = loadConfig(env, cwd);
+        checkPromptsFit(config);
         const names = config.agents.map((a) => `@${a.name}`).join(', ');
-        return one(true, 'agent files', `${config.agents.length} in ${settings.AGENTS_DIR} (${names})`);
+        const notes = (config.warnings ?? []).map((warning) => `; ${warning}`).join('');
+        return one(true, 'agent files', `${config.agents.length} in ${settings.AGENTS_DIR} (${names})${notes}`);
       },
     },
-    { item: 'rooms', probe: async () => (config ? roomsLine(config, options.consoleFlag ?? false) : []) },
+    {
+      item: 'rooms',
+      probe: async () => {
+        if (!config) return [];
+        const consoleFlag = options.consoleFlag ?? false;
+        const unserved = opensTerminalRoom(config, consoleFlag) ? await nobodyAtTheTerminal(options) : undefined;
+        if (unserved === 'input over') return one(false, 'rooms', nothingToServe(config, consoleFlag));
+        if (unserved === 'container') {
+          return one(
+            false,
+            'rooms',
+            'the terminal room only, in a container with no terminal (as docker compose up runs it), so the bridge ' +
+              `would stop at once. ${nothingToServe(config, consoleFlag).replace(/^.*?\. /, '')}`,
+          );
+        }
+        return roomsLine(config, consoleFlag);
+      },
+    },
     {
       item: 'log file',
       probe: async () => {
@@ -128,6 +157,26 @@ export async function selfCheck(options: {
     })),
     write,
   );
+}
+
+/** Files a container engine puts at the root of every container (Docker, Podman). */
+const CONTAINER_MARKS = ['/.dockerenv', '/run/.containerenv'];
+
+/**
+ * Why the terminal room would serve nobody: its input is already over (/dev/null, an empty file), or this is a
+ * container with no terminal (a compose service has none: `docker compose run -T` checks as the service runs;
+ * `--console` asks for the terminal room on purpose). A terminal, in a container or not, has someone at it.
+ */
+async function nobodyAtTheTerminal(options: {
+  stdin?: (NodeJS.ReadableStream & { isTTY?: boolean }) | undefined;
+  inContainer?: boolean;
+  consoleFlag?: boolean;
+}): Promise<'input over' | 'container' | undefined> {
+  const { stdin } = options;
+  if (!stdin || stdin.isTTY) return undefined;
+  if (await endsAtOnce(stdin)) return 'input over';
+  const inContainer = options.inContainer ?? CONTAINER_MARKS.some((mark) => existsSync(mark));
+  return inContainer && !options.consoleFlag ? 'container' : undefined;
 }
 
 /** Which rooms `npm start` would open: the terminal room, or each platform with its agents' identities. */

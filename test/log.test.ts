@@ -1,9 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../src/log.js';
 import { redact } from '../src/secrets.js';
+import { type FakeOpenAI, startFakeOpenAI } from './fakes/openai-server/index.js';
+import { startBridgeProcess } from './helpers/bridge-process.js';
+import { builtBridge } from './helpers/built-bridge.js';
 import { until } from './helpers/until.js';
 
 describe('log redaction', () => {
@@ -69,6 +73,28 @@ describe('a log file that fails at run time', () => {
   });
 });
 
+describe('a log file that fills up while a person watches the terminal', () => {
+  it('goes on in short readable lines on the terminal, never JSON with stack traces', async () => {
+    const written: string[] = [];
+    const write = process.stderr.write;
+    const tty = Object.getOwnPropertyDescriptor(process.stderr, 'isTTY');
+    Object.defineProperty(process.stderr, 'isTTY', { value: true, configurable: true });
+    process.stderr.write = ((chunk: string | Uint8Array) =>
+      written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    try {
+      const logger = createLogger({ level: 'info', file: '/dev/full' });
+      logger.error({ err: new Error('disk I/O error') }, 'a message could not be stored');
+      await until(() => written.some((line) => line.includes('could not be stored')));
+    } finally {
+      process.stderr.write = write;
+      if (tty) Object.defineProperty(process.stderr, 'isTTY', tty);
+      else delete (process.stderr as { isTTY?: boolean }).isTTY;
+    }
+    const line = written.find((text) => text.includes('could not be stored')) ?? '';
+    expect(line).toMatch(/^\d\d:\d\d:\d\d ERROR a message could not be stored \(disk I\/O error\)\n$/);
+  });
+});
+
 describe('readable logs in a terminal', () => {
   it('turns a JSON line into time, level, message, error and fields', async () => {
     const { prettyLine } = await import('../src/log.js');
@@ -85,3 +111,86 @@ describe('readable logs in a terminal', () => {
     expect(prettyLine('not json\n')).toBe('not json\n');
   });
 });
+
+describe('the log file on every way the bridge exits', { timeout: 300_000 }, () => {
+  let dir: string;
+  let llm: FakeOpenAI;
+  beforeAll(async () => {
+    llm = await startFakeOpenAI({ responder: () => ({ content: 'noted' }) });
+    builtBridge();
+  }, 600_000);
+  afterAll(() => llm.close());
+  beforeEach(() => {
+    llm.respond(() => ({ content: 'noted' }));
+    dir = mkdtempSync(path.join(tmpdir(), 'rt-log-exit-'));
+    mkdirSync(path.join(dir, 'agents'));
+    writeFileSync(
+      path.join(dir, 'agents', 'bob.md'),
+      '---\nname: bob\nmodel: m\nactivation: always\n---\nYou are bob.\n',
+    );
+    return () => rmSync(dir, { recursive: true, force: true });
+  });
+  const logFile = () => path.join(dir, 'bridge.log');
+  const logged = () => (existsSync(logFile()) ? readFileSync(logFile(), 'utf8') : '');
+  const env = (extra: Record<string, string> = {}) => ({
+    PATH: process.env.PATH ?? '',
+    HOME: dir,
+    OPENAI_BASE_URL: llm.baseURL,
+    OPENAI_API_KEY: 'sk-log-exit-test-key-0000',
+    LOG_FILE: logFile(),
+    LOG_LEVEL: 'debug',
+    ...extra,
+  });
+
+  it('keeps every line up to "bridge stopped" when piped input ends', async () => {
+    const bridge = startBridgeProcess({ cwd: dir, env: env(), stdin: 'pipe', timeoutMs: 240_000 });
+    bridge.child.stdin?.end('hello @bob\nhow are you?\nthanks, bye\n');
+    const exit = await bridge.exited;
+    expect(exit.code, exit.stderr).toBe(0);
+    const lines = logged().trimEnd().split('\n');
+    expect(lines.at(-1)).toContain('"msg":"bridge stopped"');
+    expect(lines.filter((line) => line.includes('"msg":"bridge started"'))).toHaveLength(1);
+  });
+
+  it('keeps every line up to "bridge stopped" when stopped by SIGTERM', async () => {
+    const bridge = startBridgeProcess({ cwd: dir, env: env(), stdin: 'pipe', timeoutMs: 240_000 });
+    await vi.waitFor(() => expect(logged()).toContain('"msg":"bridge started"'), { timeout: 120_000, interval: 50 });
+    // Stopped in the middle of a model call: the turn's abort is logged on the way out too.
+    llm.respond(() => ({ hang: true }));
+    const asked = llm.requests.length;
+    bridge.child.stdin?.write('hello @bob\n');
+    await vi.waitFor(() => expect(llm.requests.length).toBeGreaterThan(asked), { timeout: 120_000, interval: 50 });
+    bridge.child.kill('SIGTERM');
+    const exit = await bridge.exited;
+    expect(exit.code, exit.stderr).toBe(0);
+    expect(logged().trimEnd().split('\n').at(-1)).toContain('"msg":"bridge stopped"');
+  });
+
+  it('keeps the lines before a fatal start-up error, and the error itself', async () => {
+    const port = await closedPort();
+    const bridge = startBridgeProcess({
+      cwd: dir,
+      env: env({
+        DATABASE_URL: `postgres://rt@127.0.0.1:${port}/rt`,
+        OPENAI_BASE_URL: 'https://api.openai.com/v1',
+        OPENAI_API_KEY: '',
+      }),
+      stdin: 'pipe',
+      timeoutMs: 240_000,
+    });
+    const exit = await bridge.exited;
+    expect(exit.code).toBe(1);
+    const text = logged();
+    expect(text).toContain('OPENAI_API_KEY is not set');
+    expect(text.trimEnd().split('\n').at(-1)).toMatch(/"level":60.*"msg":"the bridge could not start"/);
+  });
+});
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

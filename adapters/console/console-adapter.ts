@@ -65,6 +65,8 @@ export class ConsoleAdapter implements ChatAdapter {
   /** Bumped by every sign of work, so watching the room goes on while it keeps coming. */
   private activity = 0;
   private lastInterrupt: number | undefined;
+  /** After /quit or Ctrl-D named whom leaving waits for: those agents (later ones are named as they start). */
+  private leaving: Set<string> | undefined;
   /** Ctrl-C quit: finish at once, the bridge stops the turns. */
   private interrupted = false;
   private lines = 0;
@@ -163,6 +165,11 @@ export class ConsoleAdapter implements ChatAdapter {
   }
 
   async typing(_channel: string, agent: string): Promise<void> {
+    // Leaving waits for the whole room: an agent asked after /quit named the others is waited for too, and said so.
+    if (this.leaving && !this.leaving.has(agent)) {
+      this.leaving.add(agent);
+      this.print(`[system]: leaving once @${agent} finishes too`);
+    }
     if (!this.options.interactive) return;
     this.screen.setStatus(thinking(agent));
     void this.watch();
@@ -201,6 +208,7 @@ export class ConsoleAdapter implements ChatAdapter {
   private sayWhatQuitWaitsFor(): void {
     const agents = this.sink?.working?.(CONSOLE_PLATFORM, CONSOLE_ROOM) ?? [];
     if (agents.length > 0) {
+      this.leaving = new Set(agents);
       const names = agents.map((name) => `@${name}`);
       const who =
         names.length === 1 ? `${names[0]} finishes` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)} finish`;

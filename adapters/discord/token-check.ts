@@ -15,12 +15,26 @@ export async function checkDiscordTokens(config: Config): Promise<CheckResult[]>
       results.push({ ok: true, item, detail: `token accepted (bot user ${user.username ?? '?'})` });
     } catch (error) {
       const status = (error as { status?: number }).status;
+      const unreachable = status === undefined ? networkCode(error) : undefined;
+      const api = config.settings.DISCORD_API_URL ?? 'https://discord.com/api';
       const detail =
         status === 401
           ? 'token refused (401): copy the bot token again from the developer portal (Bot → Reset Token)'
-          : `GET /users/@me failed: ${(error as Error).message}`;
+          : unreachable
+            ? `cannot reach Discord at ${api} (${unreachable}): the token was not tried; check the network, a proxy or DISCORD_API_URL`
+            : `GET /users/@me failed: ${(error as Error).message}`;
       results.push({ ok: false, item, detail });
     }
   }
   return results;
+}
+
+/** The system's code of a failure to reach the server at all (refused, no such host, timed out), if it was one. */
+function networkCode(error: unknown): string | undefined {
+  for (let at: unknown = error, depth = 0; at && depth < 4; at = (at as { cause?: unknown }).cause, depth++) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code)) return code;
+    if ((at as Error).name === 'AbortError' || (at as Error).name === 'TimeoutError') return 'no answer in time';
+  }
+  return undefined;
 }

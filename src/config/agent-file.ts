@@ -24,6 +24,18 @@ const percent = z.number().min(0).max(100);
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
+/**
+ * Names an agent may not take, and why: each is already someone in the rooms (the terminal room's person, the
+ * bridge's lines, the hand-back to the people) or a platform's ping of everybody.
+ */
+export const RESERVED_NAMES: Readonly<Record<string, string>> = {
+  user: 'the terminal room shows the person typing as [user]',
+  human: 'the bridge hands control back to the people as @human',
+  system: "the bridge's own lines are [system]",
+  everyone: '@everyone pings a whole Discord server',
+  here: '@here pings everyone online in a Discord or Slack channel',
+};
+
 /** Front matter of an agent file, exactly these keys. */
 export const frontMatterSchema = z
   .object({
@@ -31,7 +43,8 @@ export const frontMatterSchema = z
     name: z
       .string()
       .regex(/^[\p{L}\p{N}_-]+$/u, 'use only letters (any script), digits, "_" and "-": no spaces, dots or "@"'),
-    model: z.string().min(1),
+    // A space copied with the name (`"gpt-4o "`) would make every call ask for a model nobody has.
+    model: z.string().trim().min(1),
     endpoint: endpointUrl.optional(),
     api_key_env: envName.optional(),
     activation: z.enum(['always', 'mention']).default('mention'),

@@ -1,10 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseEnv } from 'node:util';
 import { ConfigError } from '../errors.js';
 import { rememberSecrets, urlSecrets } from '../secrets.js';
-import { type FrontMatter, KNOWN_TOOLS, parseAgentFile, type ToolName } from './agent-file.js';
-import { type Env, readSettings, type Settings } from './settings.js';
+import { type FrontMatter, KNOWN_TOOLS, parseAgentFile, RESERVED_NAMES, type ToolName } from './agent-file.js';
+import { readDotenv } from './dotenv.js';
+import { agentFiles } from './folders.js';
+import { type Env, misspeltSettings, readSettings, type Settings } from './settings.js';
 
 /** seed 004: how an agent's context budget is shared, in percent (they add up to 100). */
 export interface Allocations {
@@ -66,19 +67,15 @@ export interface Config {
    * configuration makes them known to redaction (src/secrets.ts).
    */
   readonly secrets: readonly string[];
+  /** What the operator should know of the configuration read (files it found and did not read). */
+  readonly warnings?: readonly string[];
 }
 
 /** Reads `.env` (if present) under the real environment, which wins. */
 export function environmentWithDotenv(cwd: string, env: Env = process.env): Env {
   const file = path.join(cwd, '.env');
   if (!existsSync(file)) return env;
-  let fromFile: Record<string, string>;
-  try {
-    fromFile = parseEnv(readFileSync(file, 'utf8')) as Record<string, string>;
-  } catch (error) {
-    throw new ConfigError(file, undefined, `cannot be read: ${(error as Error).message}`);
-  }
-  return { ...fromFile, ...env };
+  return { ...readDotenv(file), ...env };
 }
 
 function secretFrom(env: Env, variable: string, file: string, field: string): string {
@@ -156,23 +153,67 @@ function checkSpendLimits(settings: Settings, agents: readonly AgentConfig[]): v
   }
 }
 
+/** Where a platform token was read from. */
+interface TokenSource {
+  readonly file: string;
+  readonly variable: string;
+  readonly field: string;
+}
+
+/**
+ * Each agent is its own bot: two agents on one token would be one identity answering as both (every message
+ * received twice, each post under the same name). The second file is refused, naming the first.
+ */
+function sameToken(seen: Map<string, TokenSource>, token: string, source: TokenSource, what: string): void {
+  const other = seen.get(token);
+  if (!other) {
+    seen.set(token, source);
+    return;
+  }
+  const portal =
+    what === 'bot' ? 'one application per agent in the developer portal' : 'create one per agent at api.slack.com/apps';
+  throw new ConfigError(
+    source.file,
+    source.field,
+    `${source.variable} holds the same ${what} token as ${other.variable} of ${other.file}: each agent is its own ` +
+      `${what}, with its own token (${portal})`,
+  );
+}
+
 /** Loads and validates everything; the first problem found throws a ConfigError naming file and field. */
 export function loadConfig(env: Env, cwd = process.cwd()): Config {
   const settings = readSettings(env);
   const agentsDir = path.resolve(cwd, settings.AGENTS_DIR);
-  if (!existsSync(agentsDir)) throw new ConfigError('environment', 'AGENTS_DIR', `folder ${agentsDir} does not exist`);
-  const files = readdirSync(agentsDir)
-    .filter((name) => name.endsWith('.md') && !name.startsWith('.') && name.toLowerCase() !== 'readme.md')
-    .sort();
-  if (files.length === 0) throw new ConfigError(agentsDir, undefined, 'no agent files (*.md) found');
+  const { files, nested } = agentFiles(agentsDir);
+  if (files.length === 0) {
+    const below = nested.length > 0 ? ` (only in subfolders, which are not read: ${nested.join(', ')})` : '';
+    throw new ConfigError(agentsDir, undefined, `no agent files (*.md) found${below}`);
+  }
+  const warnings = [
+    ...misspeltSettings(env),
+    ...(nested.length > 0
+      ? [
+          `agent files in subfolders of ${settings.AGENTS_DIR} are not read: ${nested.join(', ')} (move them up to use them)`,
+        ]
+      : []),
+  ];
 
   const agents: AgentConfig[] = [];
   const secrets: string[] = [];
   const seen = new Map<string, string>();
+  const botTokens = new Map<string, TokenSource>();
   for (const fileName of files) {
     const file = path.join(settings.AGENTS_DIR, fileName);
     const { front, body } = parseAgentFile(file, readFileSync(path.join(agentsDir, fileName), 'utf8'));
     const key = front.name.toLowerCase();
+    const reserved = Object.hasOwn(RESERVED_NAMES, key) ? RESERVED_NAMES[key] : undefined;
+    if (reserved) {
+      throw new ConfigError(
+        file,
+        'name',
+        `"${front.name}" is reserved: ${reserved}, so an agent of that name could not be told apart`,
+      );
+    }
     const other = seen.get(key);
     if (other) throw new ConfigError(file, 'name', `"${front.name}" is already used by ${other}`);
     seen.set(key, file);
@@ -191,6 +232,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
     if (front.discord) {
       const token = secretFrom(env, front.discord.token_env, file, 'discord.token_env');
       secrets.push(token);
+      sameToken(botTokens, token, { file, variable: front.discord.token_env, field: 'discord.token_env' }, 'bot');
       discord = { token, control: front.discord.control ?? front.control ?? false };
     }
     let slack: AgentConfig['slack'];
@@ -206,6 +248,12 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
         throw new ConfigError(file, 'slack', 'needs app_token_env (Socket Mode) or signing_secret_env (HTTP mode)');
       }
       secrets.push(botToken, ...[appToken, signingSecret].filter((s): s is string => Boolean(s)));
+      sameToken(
+        botTokens,
+        botToken,
+        { file, variable: front.slack.bot_token_env, field: 'slack.bot_token_env' },
+        'Slack app',
+      );
       slack = { botToken, appToken, signingSecret, control: front.slack.control ?? front.control ?? false };
     }
 
@@ -247,5 +295,5 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
   for (const url of urls) if (url) secrets.push(...urlSecrets(url));
   if (settings.DATABASE_URL) secrets.push(...urlSecrets(settings.DATABASE_URL, { userIsSecret: false }));
   rememberSecrets(secrets);
-  return { settings, agents, secrets: [...new Set(secrets)] };
+  return { settings, agents, secrets: [...new Set(secrets)], warnings };
 }

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
-import { hostname } from 'node:os';
+import { homedir, hostname } from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { redact } from '../secrets.js';
@@ -38,7 +39,22 @@ const MAX_TIMER_S = 2_147_483;
 /** A Postgres connection URL (libpq's form); what else is wrong with one, connecting tells (naming the variable). */
 const databaseUrl = z
   .string()
-  .regex(/^postgres(?:ql)?:\/\//i, 'expected a URL that starts with postgres:// or postgresql://');
+  .regex(/^postgres(?:ql)?:\/\//i, 'expected a URL that starts with postgres:// or postgresql://')
+  // A password with an unencoded "/" (or ":" after an "@") makes no URL at all; the driver would only say "Invalid URL".
+  .refine(
+    (value) => URL.canParse(value),
+    'is not a valid URL: percent-encode the user name and password (@ as %40, : as %3A, / as %2F, # as %23, ' +
+      `? as %3F, % as %25; node -p "encodeURIComponent(process.argv[1])" 'the password' prints it)`,
+  );
+
+/**
+ * A file or folder path. A shell expands `~` before a program sees it, but .env and compose do not: `~` and `~/...` are
+ * the home folder here too (else a folder named `~` appears); `~name` is refused rather than guessed.
+ */
+const filePath = z
+  .string()
+  .refine((value) => !/^~[^/]/.test(value), 'only ~ and ~/ (your home folder) are expanded: write the full path')
+  .transform((value) => (value === '~' || value.startsWith('~/') ? path.join(homedir(), value.slice(1)) : value));
 
 const bool = (fallback: boolean) =>
   z
@@ -51,8 +67,8 @@ const bool = (fallback: boolean) =>
  * `.env.example` documents each one; keep the two in step.
  */
 const settingsSchema = z.object({
-  AGENTS_DIR: z.string().default('./agents'),
-  DATA_DIR: z.string().default('./data'),
+  AGENTS_DIR: filePath.default('./agents'),
+  DATA_DIR: filePath.default('./data'),
   // The store: SQLite in DATA_DIR unless a Postgres database is named (several bridges may share one later).
   DATABASE_URL: databaseUrl.optional(),
   // Bridges sharing DATABASE_URL (replicas): this one's name (default: host name and process id), and how long it
@@ -67,7 +83,7 @@ const settingsSchema = z.object({
   TURN_LIMIT: int(20, 1),
   OPERATORS: list,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  LOG_FILE: z.string().optional(),
+  LOG_FILE: filePath.optional(),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   MAX_TOOL_ROUNDS: int(25, 1),
   LLM_TIMEOUT_S: int(60, 1, MAX_TIMER_S),
@@ -123,7 +139,7 @@ const settingsSchema = z.object({
     .default('none'),
   SANDBOX_TIMEOUT_S: int(30, 1, MAX_TIMER_S),
   SANDBOX_IDLE_MINUTES: int(30, 0),
-  SANDBOX_TEMPLATE_DIR: z.string().optional(),
+  SANDBOX_TEMPLATE_DIR: filePath.optional(),
   SANDBOX_KEEP_ON_EXIT: bool(false),
   SANDBOX_DISK: z
     .string()
@@ -139,7 +155,7 @@ const settingsSchema = z.object({
     .regex(/^(unix|tcp):\/\//, 'expected unix:///path/to/docker.sock or tcp://host:port')
     .optional(),
   DOCKER_TLS_VERIFY: bool(false),
-  DOCKER_CERT_PATH: z.string().optional(),
+  DOCKER_CERT_PATH: filePath.optional(),
   // Reliability: a reply's posts at most (the rest attached as a file), messages fetched per room after a restart
   MAX_REPLY_POSTS: int(5, 1, 100),
   CATCHUP_MAX: int(1000, 0),
@@ -163,7 +179,7 @@ const settingsSchema = z.object({
   CHAT_REQUEST_TIMEOUT_S: int(600, 1, MAX_TIMER_S),
   PRIVACY: z.enum(['off', 'mentions']).default('off'),
   PRIVACY_ROOMS: list,
-  PRIVATE_CHAT_LOG: z.string().optional(),
+  PRIVATE_CHAT_LOG: filePath.optional(),
   // Platform messages
   EDIT_WAKE_MINUTES: int(5, 0, MAX_TIMER_S),
   // Health and metrics (off unless HEALTH_PORT is set)
@@ -195,6 +211,42 @@ export type Settings = z.output<typeof settingsSchema>;
 
 /** Every variable name the bridge reads (docs tests check each is documented). */
 export const SETTING_NAMES = Object.keys(settingsSchema.shape) as Array<keyof Settings>;
+
+/** Letters to change, add or drop to turn one name into the other (Levenshtein). */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      next.push(Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + cost));
+    }
+    row = next;
+  }
+  return row[b.length] ?? 0;
+}
+
+/** `SANDBOX_*` variables `npm run sandbox:build` reads, not the bridge. */
+const OTHER_SANDBOX_VARIABLES = new Set(['SANDBOX_MIRROR', 'SANDBOX_SUITE']);
+
+/**
+ * `SANDBOX_*` variables that are no setting (`SANDBOX_MEMROY`): not read, so the real one keeps its default without
+ * a word. One warning each, with the nearest setting's name when it is close.
+ */
+export function misspeltSettings(env: Env): string[] {
+  const known = SETTING_NAMES as readonly string[];
+  return Object.keys(env)
+    .filter((name) => name.startsWith('SANDBOX_') && !known.includes(name) && !OTHER_SANDBOX_VARIABLES.has(name))
+    .sort()
+    .map((name) => {
+      const nearest = known
+        .filter((setting) => setting.startsWith('SANDBOX_'))
+        .map((setting) => ({ setting, far: distance(name, setting) }))
+        .sort((x, y) => x.far - y.far)[0];
+      const hint = nearest && nearest.far <= 3 ? `did you mean ${nearest.setting}? ` : '';
+      return `${name} is not a setting, so it is not read (${hint}.env.example lists them all)`;
+    });
+}
 
 /** Reads the global settings; an invalid value names the variable. */
 export function readSettings(env: Env): Settings {

@@ -9,7 +9,7 @@ import type { TokenCounter } from './tokens.js';
  */
 export const TURN_SHARE = 0.25;
 /** Below this, an agent's budget has no useful room left once its fixed parts are in. */
-const MIN_FREE_TOKENS = 256;
+export const MIN_FREE_TOKENS = 256;
 
 /** An agent's context budget, in tokens as counted. */
 export interface BudgetPlan {

@@ -66,6 +66,15 @@ export function someModels(ids: readonly string[], count = 5): string {
 interface Answer {
   readonly status: number;
   readonly body: unknown;
+  /** The title of an HTML page answered instead of JSON ('' when it has none); undefined for anything else. */
+  readonly page?: string | undefined;
+}
+
+/** An HTML page (a proxy's sign-in page, a web site) rather than an API's answer: its title, or ''. */
+function pageTitle(contentType: string | null, text: string): string | undefined {
+  if (!/\btext\/html\b/i.test(contentType ?? '') && !/^\s*<(!doctype|html)/i.test(text)) return undefined;
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim() ?? '';
+  return title.replace(/\s+/g, ' ').slice(0, 80);
 }
 
 async function getJson(url: string, apiKey: string | undefined, timeoutMs: number): Promise<Answer> {
@@ -80,7 +89,7 @@ async function getJson(url: string, apiKey: string | undefined, timeoutMs: numbe
   } catch {
     body = undefined;
   }
-  return { status: response.status, body };
+  return { status: response.status, body, page: pageTitle(response.headers.get('content-type'), text) };
 }
 
 /**
@@ -138,6 +147,16 @@ export async function checkEndpoint(
     return {
       ok: false,
       detail: apiKey ? `the key was refused (GET /models: ${status})` : `it wants an API key (GET /models: ${status})`,
+      models: UNKNOWN,
+    };
+  }
+  if (answer.page !== undefined && status < 400) {
+    const title = answer.page ? ` ("${answer.page}")` : '';
+    return {
+      ok: false,
+      detail:
+        `GET /models answered a web page${title}, not the OpenAI API: a proxy or a sign-in page is in the way, ` +
+        'or the URL is a web site; set the API address',
       models: UNKNOWN,
     };
   }

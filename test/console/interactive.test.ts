@@ -226,6 +226,26 @@ describe('the terminal room on a terminal', () => {
     await adapter.finished;
   });
 
+  it('/quit names each agent it goes on waiting for: one that starts after it is named too', async () => {
+    const { terminal, room, adapter } = await open();
+    room.work();
+    room.agents = ['data'];
+    await adapter.typing('main', 'data');
+    terminal.type('/quit\r');
+    await until(() => terminal.written.includes('leaving once'));
+    // @data hands the question on: the room is not done, and leaving now waits for @code.
+    room.agents = ['code'];
+    await adapter.typing('main', 'code');
+    await adapter.typing('main', 'code');
+    await until(() => terminal.written.includes('finishes too'));
+    expect((await terminal.screen()).filter((row) => row.startsWith('[system]'))).toEqual([
+      '[system]: leaving once @data finishes (Ctrl-C leaves now)',
+      '[system]: leaving once @code finishes too',
+    ]);
+    room.idle();
+    await adapter.finished;
+  });
+
   it('Ctrl-D while an agent works says whom it waits for, as /quit does', async () => {
     const { terminal, room, adapter } = await open();
     room.work();

@@ -25,6 +25,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BUILT_MAIN, builtBridge, ROOT } from './built-bridge.js';
+import { recordBuiltImage } from './built-images.js';
 
 const REPOSITORY = 'roundtable-bridge';
 
@@ -117,7 +118,10 @@ export function bridgeImage(sandboxImage: string): string {
         '',
       ].join('\n'),
     );
-    execFileSync(build.command, [...build.args, '-q', '-t', base, baseDir], { env: build.env, stdio: 'pipe' });
+    if (!imageExists(base)) {
+      execFileSync(build.command, [...build.args, '-q', '-t', base, baseDir], { env: build.env, stdio: 'pipe' });
+      recordBuiltImage(base);
+    }
 
     const context = path.join(work, 'context');
     mkdirSync(context);
@@ -144,6 +148,7 @@ export function bridgeImage(sandboxImage: string): string {
       ],
       { env: build.env, stdio: 'pipe' },
     );
+    recordBuiltImage(tag);
     return tag;
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -4,8 +4,6 @@
  * run it at the same time take turns through a lock, so one of them builds and the others wait.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -18,11 +16,8 @@ export function builtBridge(): string {
   if (built) return BUILT_MAIN;
   const ensure = [process.execPath, path.join(ROOT, 'scripts', 'ensure-built.mjs')];
   const hasFlock = spawnSync('flock', ['--version'], { stdio: 'ignore' }).status === 0;
-  const lock = path.join(
-    tmpdir(),
-    `roundtable-build-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}.lock`,
-  );
-  const [command = '', ...args] = hasFlock ? ['flock', lock, ...ensure] : ensure;
+  // The lock is taken on the checkout's own folder: nothing is made for it, so nothing is left behind.
+  const [command = '', ...args] = hasFlock ? ['flock', ROOT, ...ensure] : ensure;
   execFileSync(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
   built = true;
   return BUILT_MAIN;

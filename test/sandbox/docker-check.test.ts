@@ -22,6 +22,22 @@ describe('--check: Docker without an engine', () => {
   });
 });
 
+describe('--check: the throw-away container with DATA_DIR where no folder can be made', () => {
+  it('fails at once, naming the workspace folder, instead of spinning on /proc', async () => {
+    // The engine is never reached: preparing the workspace folder fails first.
+    const docker = new Dockerode({ socketPath: '/nonexistent/docker.sock' });
+    const settings = readSettings({ DATA_DIR: '/proc/roundtable-check-data' });
+    const outcome = await Promise.race([
+      tryContainer({ docker, settings, timeoutMs: 5000 }),
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 20_000).unref()),
+    ]);
+    expect(outcome).not.toBe('hung');
+    expect(outcome).toMatchObject({ kind: 'failed' });
+    const error = (outcome as { error: Error }).error;
+    expect(error.message).toContain('/proc/roundtable-check-data/workspaces/.roundtable-check');
+  }, 30_000);
+});
+
 describe.runIf(runDockerTests)('--check: Docker (real engine)', { timeout: DOCKER_TEST_TIMEOUT }, () => {
   requireDocker();
   const docker = new Dockerode();

@@ -3,8 +3,12 @@
  * integration tests can run (an engine answers, the sandbox image exists). Outside CI they are
  * skipped with one line saying why; with CI set they run, and a missing engine or image fails them.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import Dockerode from 'dockerode';
 import type { TestProject } from 'vitest/node';
+import { IMAGES_RECORD, removeRecordedImages } from '../helpers/built-images.js';
 
 export interface DockerTestPlan {
   /** Whether the Docker test suites run at all. */
@@ -71,9 +75,16 @@ async function probe(image: string): Promise<{ engineError?: string; imagePresen
   }
 }
 
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => void> {
   const image = process.env.SANDBOX_IMAGE?.trim() || DEFAULT_IMAGE;
   const { note, ...plan } = planDockerTests({ ci: isCi(process.env.CI), image, ...(await probe(image)) });
   if (note) console.warn(note);
   project.provide('docker', plan);
+  // The bridge images this run builds are removed when it ends (test processes inherit the variable).
+  const record = path.join(mkdtempSync(path.join(tmpdir(), 'rt-test-images-')), 'images');
+  process.env[IMAGES_RECORD] = record;
+  return () => {
+    removeRecordedImages(record);
+    rmSync(path.dirname(record), { recursive: true, force: true });
+  };
 }

@@ -63,6 +63,8 @@ describe.runIf(runDockerTests)(
         OPENAI_BASE_URL: llm.baseURL,
         SANDBOX_IMAGE: sandboxImage,
         LOG_LEVEL: 'silent',
+        // A room with no terminal needed: run without one (and maybe in a container), the terminal room serves nobody.
+        WEB_PORT: '0',
       };
       const done = await exec(command, args, { cwd: dir, env, timeout: 90_000 }).then(
         (result) => ({ code: 0, out: result.stdout }),

@@ -50,7 +50,9 @@ async function start(argv: string[], env: Record<string, string> = {}) {
   const write = process.stderr.write;
   process.stderr.write = ((chunk: string) => stderr.push(String(chunk)) > 0) as typeof process.stderr.write;
   try {
-    const code = await main({ argv, cwd: dir, env: { LOG_LEVEL: 'silent', ...env }, stdout });
+    // As from a terminal: the terminal room would have someone to serve.
+    const stdin = Object.assign(new PassThrough(), { isTTY: true });
+    const code = await main({ argv, cwd: dir, env: { LOG_LEVEL: 'silent', ...env }, stdout, stdin });
     return { code, lines: printed.trimEnd().split('\n'), stderr: stderr.join('') };
   } finally {
     process.stderr.write = write;
@@ -81,9 +83,12 @@ describe('npm start -- --check', () => {
       DATA_SLACK_BOT: slackApp.botToken,
       DATA_SLACK_APP: slackApp.appToken,
     });
+    expect(lines[1]).toMatch(
+      new RegExp(`^✓ data folder: ${path.join(dir, 'data')} is writable, [\\d.]+ [KMG]iB free$`),
+    );
     expect(lines).toEqual([
       '✓ environment: every setting is valid',
-      `✓ data folder: ${path.join(dir, 'data')} is writable`,
+      lines[1],
       '✓ sandbox template folder: not set (new workspaces start empty)',
       '✓ agent files: 2 in ./agents (@code, @data)',
       '✓ rooms: Discord as @data; Slack as @data',

@@ -91,5 +91,10 @@ export async function transaction<T>(pool: pg.Pool, work: (tx: Sql) => Promise<T
 /** Why a database cannot be used, in one line naming DATABASE_URL (its password redacted). */
 export function unreachable(url: string, error: unknown): RoundtableError {
   const reason = error instanceof Error ? error.message || (error as NodeJS.ErrnoException).code : String(error);
-  return new RoundtableError('store', `DATABASE_URL: ${redactUrl(url)} cannot be used: ${reason}`, { cause: error });
+  // The URL reader takes the last "@" as the end of the password; libpq and other tools do not.
+  const authority = /^[^:]+:\/\/([^/?#]*)/.exec(url)?.[1] ?? '';
+  const hint = authority.split('@').length > 2 ? ' (the user name or password holds an "@": write it as %40)' : '';
+  return new RoundtableError('store', `DATABASE_URL: ${redactUrl(url)} cannot be used: ${reason}${hint}`, {
+    cause: error,
+  });
 }

@@ -7,6 +7,7 @@ import { SqliteChats } from './chats.js';
 import { SqliteEmbeddings } from './embeddings.js';
 import { SqliteActions, SqliteKnowledge } from './memory.js';
 import { migrate } from './migrate.js';
+import { openProblem } from './open-errors.js';
 import { SqlitePeople } from './people.js';
 import { SqliteRooms } from './rooms.js';
 import { SqliteSpend } from './spend.js';
@@ -49,7 +50,7 @@ export class SqliteStore implements StorePort {
       migrate(db);
     } catch (error) {
       db.close();
-      throw error;
+      throw file === ':memory:' ? error : openProblem(file, error);
     }
     this.db = db;
     this.rooms = new SqliteRooms(db, options.clock ?? Date.now);
