@@ -172,11 +172,7 @@ async function start(input: {
   for (const warning of warnings) logger.warn(warning);
 
   // SQLite in the data folder, or the Postgres database DATABASE_URL names.
-  const store = await openStoreFrom(settings, {
-    dataDir,
-    log: logger,
-    onError: (error) => logger.warn({ err: error }, 'a database connection failed while idle; the pool opens another'),
-  });
+  const store = await openStoreFrom(settings, { dataDir, log: logger });
   const sandbox = await (options.sandbox ?? dockerSandbox)(
     {
       ...config,
