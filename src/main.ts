@@ -2,8 +2,9 @@
  * Composition root: load config, open the store, build the sandbox and the adapters, wire them
  * to the bridge. The only file in src/ that imports adapters/ and sandbox/.
  */
+import { hostname } from 'node:os';
 import path from 'node:path';
-import { CONSOLE_PLATFORM, CONSOLE_ROOM, ConsoleAdapter } from '../adapters/console/index.js';
+import { CONSOLE_PLATFORM, ConsoleAdapter, terminalChannel } from '../adapters/console/index.js';
 import { type Bridge, createBridge, type LlmFactory } from './bridge/index.js';
 import { EXIT, parseFlags, UsageError } from './cli.js';
 import {
@@ -190,6 +191,8 @@ async function start(input: {
       input: stdin,
       output: options.stdout ?? process.stdout,
       interactive: Boolean(stdin.isTTY),
+      // With a shared store each replica's terminal is a room of its own.
+      channel: terminalChannel(settings.DATABASE_URL ? (settings.REPLICA_ID ?? hostname()) : undefined),
     });
     adapters.push(consoleAdapter);
   } else {
@@ -261,7 +264,7 @@ async function start(input: {
         (logFile ?? 'stderr');
     consoleAdapter.print(`[system]: ${banner}`);
     // After a restart: how much of the room's history the agents will see again.
-    const consoleRoom = await store.rooms.open(CONSOLE_PLATFORM, CONSOLE_ROOM);
+    const consoleRoom = await store.rooms.open(CONSOLE_PLATFORM, consoleAdapter.channel);
     const loaded = (await store.rooms.history(consoleRoom.id, settings.HISTORY_LIMIT)).length;
     if (loaded > 0)
       consoleAdapter.print(`[system]: ${loaded} message${loaded === 1 ? '' : 's'} of history loaded for this room.`);
