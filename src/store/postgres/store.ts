@@ -25,6 +25,8 @@ export interface PostgresOptions {
   readonly clock?: (() => number) | undefined;
   /** Connections at most (pg's default: 10). */
   readonly maxConnections?: number | undefined;
+  /** A connection's error, idle or held (the server restarted, the network dropped it): reported, never thrown. */
+  readonly onError?: ((error: Error) => void) | undefined;
   /** Where a dropped connection, and the database answering again, is told (one line each per outage). */
   readonly log?: Logger | undefined;
 }
@@ -106,7 +108,10 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
   let watch: ConnectionWatch | undefined;
   const pool = createPool(url, {
     ...(options.maxConnections !== undefined ? { max: options.maxConnections } : {}),
-    onError: (error) => watch?.dropped(error),
+    onError: (error) => {
+      watch?.dropped(error);
+      options.onError?.(error);
+    },
   });
   try {
     await migratePostgres(pool);
