@@ -39,13 +39,21 @@ function writeDiscordAgent(dir: string): string {
   return agents;
 }
 
-/** The question a model request answers: the newest human line with a marker (`question q3`). */
-const questionOf = (request: RecordedRequest) =>
-  [...roomMessagesOf(request)]
-    .reverse()
-    .filter((m) => m.role === 'user')
-    .map((m) => /question (q\d+)/.exec(String(m.content))?.[1])
-    .find(Boolean);
+/**
+ * The question a model request answers: the oldest human line with a marker (`question q3`) that the agent's own lines
+ * have not answered yet (two questions stored together, after a fault, are answered in turn).
+ */
+function questionOf(request: RecordedRequest): string | undefined {
+  const asked: string[] = [];
+  const answered = new Set<string>();
+  for (const m of roomMessagesOf(request)) {
+    const marker = /(?:question|re:) (q\d+)/.exec(String(m.content))?.[1];
+    if (!marker) continue;
+    if (m.role === 'user') asked.push(marker);
+    else answered.add(marker);
+  }
+  return asked.find((marker) => !answered.has(marker));
+}
 
 describe.runIf(pgSuite.plan.run)('Postgres connections cut under a running bridge (a real process)', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'rt-pg-faults-'));
