@@ -2,8 +2,9 @@
  * Composition root: load config, open the store, build the sandbox and the adapters, wire them
  * to the bridge. The only file in src/ that imports adapters/ and sandbox/.
  */
+import { hostname } from 'node:os';
 import path from 'node:path';
-import { CONSOLE_PLATFORM, CONSOLE_ROOM, ConsoleAdapter } from '../adapters/console/index.js';
+import { CONSOLE_PLATFORM, ConsoleAdapter, terminalChannel } from '../adapters/console/index.js';
 import { type Bridge, createBridge, type LlmFactory } from './bridge/index.js';
 import { EXIT, parseFlags, UsageError } from './cli.js';
 import {
@@ -188,11 +189,7 @@ async function wire(
   for (const warning of warnings) logger.warn(warning);
 
   // SQLite in the data folder, or the Postgres database DATABASE_URL names.
-  const store = await openStoreFrom(settings, {
-    dataDir,
-    log: logger,
-    onError: (error) => logger.warn({ err: error }, 'a database connection failed while idle; the pool opens another'),
-  });
+  const store = await openStoreFrom(settings, { dataDir, log: logger });
   const sandbox = await (options.sandbox ?? dockerSandbox)(
     {
       ...config,
@@ -210,6 +207,8 @@ async function wire(
       input: stdin,
       output: options.stdout ?? process.stdout,
       interactive: Boolean(stdin.isTTY),
+      // With a shared store each replica's terminal is a room of its own.
+      channel: terminalChannel(settings.DATABASE_URL ? (settings.REPLICA_ID ?? hostname()) : undefined),
     });
     adapters.push(consoleAdapter);
   } else {
@@ -281,7 +280,7 @@ async function wire(
         (logFile ?? 'stderr');
     consoleAdapter.print(`[system]: ${banner}`);
     // After a restart: how much of the room's history the agents will see again.
-    const consoleRoom = await store.rooms.open(CONSOLE_PLATFORM, CONSOLE_ROOM);
+    const consoleRoom = await store.rooms.open(CONSOLE_PLATFORM, consoleAdapter.channel);
     const loaded = (await store.rooms.history(consoleRoom.id, settings.HISTORY_LIMIT)).length;
     if (loaded > 0)
       consoleAdapter.print(`[system]: ${loaded} message${loaded === 1 ? '' : 's'} of history loaded for this room.`);

@@ -210,6 +210,11 @@ export interface ChatAdapter {
   connected?(): boolean;
   /** Answers an operator's command through the route it gave with it (`CommandEvent.reply`), from any bridge. */
   answerCommand?(reply: string, text: string): Promise<void>;
+  /**
+   * Whether a room of this platform may be served by this process (the terminal room: only its own channel, never
+   * another replica's, even one left with work); absent means every room.
+   */
+  ownsChannel?(channel: string): boolean;
 }
 
 export interface ExecResult {

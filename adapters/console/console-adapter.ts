@@ -8,6 +8,15 @@ import { safeForTerminal } from './terminal-text.js';
 
 export const CONSOLE_PLATFORM = 'console';
 export const CONSOLE_ROOM = 'main';
+
+/**
+ * The terminal room's channel: `main`, or with bridges that may share the store (DATABASE_URL) `main@<replica>`
+ * (REPLICA_ID, else the host name): a terminal is one process's own, so each replica's is a room of its own, and a
+ * replica started again under its name finds its room's history.
+ */
+export function terminalChannel(replica: string | undefined): string {
+  return replica === undefined ? CONSOLE_ROOM : `${CONSOLE_ROOM}@${replica}`;
+}
 const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'clear', 'budget'];
 const RESULT_SHOWN = 500;
 /** The prompt that continues a multi-line paste until Enter sends it. */
@@ -41,16 +50,21 @@ export interface ConsoleAdapterOptions {
   readonly userName?: string;
   /** The clock that times a second Ctrl-C (tests pass their own). */
   readonly now?: () => number;
+  /** The room's channel (`terminalChannel`); `main` by default. */
+  readonly channel?: string;
 }
 
 /**
- * The terminal room: one room (`console:main`), one human (`@user`, an operator), every agent.
+ * The terminal room: one room (`console:main`; with a shared store one per replica, `terminalChannel`), one human
+ * (`@user`, an operator), every agent.
  * Piped input: each line is one message, sent once the room has settled; at end of input the room
  * finishes what it is doing and `finished` resolves. On a terminal: a prompt, a "thinking" line
  * while an agent works, Ctrl-C to clear a typed line, stop the agents or quit, and bracketed paste.
  */
 export class ConsoleAdapter implements ChatAdapter {
   readonly platform = CONSOLE_PLATFORM;
+  /** This terminal's room (`console:<channel>`). */
+  readonly channel: string;
   /** Resolves at end of input, `/quit` or Ctrl-C; after the room has settled unless Ctrl-C quit. */
   readonly finished: Promise<void>;
   private resolveFinished!: () => void;
@@ -75,11 +89,17 @@ export class ConsoleAdapter implements ChatAdapter {
 
   constructor(private readonly options: ConsoleAdapterOptions) {
     this.user = options.userName ?? 'user';
+    this.channel = options.channel ?? CONSOLE_ROOM;
     this.screen = new Screen(options.output, options.interactive);
     this.now = options.now ?? Date.now;
     this.finished = new Promise((resolve) => {
       this.resolveFinished = resolve;
     });
+  }
+
+  /** Only this terminal's room is served here (another replica's terminal room is that process's own). */
+  ownsChannel(channel: string): boolean {
+    return channel === this.channel;
   }
 
   /** Lines read from the input so far (empty ones and commands too). */
@@ -187,7 +207,7 @@ export class ConsoleAdapter implements ChatAdapter {
   }
 
   private async settle(): Promise<void> {
-    await this.sink?.settled?.(CONSOLE_PLATFORM, CONSOLE_ROOM);
+    await this.sink?.settled?.(CONSOLE_PLATFORM, this.channel);
   }
 
   /** Tracks that the room is at work until it settles; the thinking line goes with it. */
@@ -206,7 +226,7 @@ export class ConsoleAdapter implements ChatAdapter {
 
   /** Leaving waits for the room to be done: says for whom, and how not to wait. */
   private sayWhatQuitWaitsFor(): void {
-    const agents = this.sink?.working?.(CONSOLE_PLATFORM, CONSOLE_ROOM) ?? [];
+    const agents = this.sink?.working?.(CONSOLE_PLATFORM, this.channel) ?? [];
     if (agents.length > 0) {
       this.leaving = new Set(agents);
       const names = agents.map((name) => `@${name}`);
@@ -268,7 +288,7 @@ export class ConsoleAdapter implements ChatAdapter {
     // Without a platform id a command is always answered here (no other bridge receives it).
     const answer = await sink.command({
       platform: CONSOLE_PLATFORM,
-      channel: CONSOLE_ROOM,
+      channel: this.channel,
       name,
       args,
       user: { id: this.user, name: this.user },
@@ -300,7 +320,7 @@ export class ConsoleAdapter implements ChatAdapter {
     if (!this.options.interactive) this.print(`[@${this.user}]: ${line}`);
     await sink.receive({
       platform: CONSOLE_PLATFORM,
-      channel: CONSOLE_ROOM,
+      channel: this.channel,
       messageId: `console-${randomUUID()}`,
       author: { id: this.user, name: this.user, kind: 'human' },
       text: line,

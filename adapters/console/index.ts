@@ -1,1 +1,7 @@
-export { CONSOLE_PLATFORM, CONSOLE_ROOM, ConsoleAdapter, type ConsoleAdapterOptions } from './console-adapter.js';
+export {
+  CONSOLE_PLATFORM,
+  CONSOLE_ROOM,
+  ConsoleAdapter,
+  type ConsoleAdapterOptions,
+  terminalChannel,
+} from './console-adapter.js';

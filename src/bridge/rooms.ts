@@ -41,6 +41,7 @@ export class Rooms {
     if (!actor) {
       const adapter = this.deps.adapters.get(platform);
       if (!adapter) return Promise.reject(new Error(`no adapter for platform "${platform}"`));
+      if (adapter.ownsChannel && !adapter.ownsChannel(channel)) return Promise.reject(new RoomElsewhere(key));
       actor = this.deps.store.open(platform, channel, directAgent).then(async (record) => {
         if (this.deps.lease && !(await this.deps.lease.take(record.id))) throw new RoomElsewhere(key);
         return this.make(record, adapter);
@@ -54,7 +55,7 @@ export class Rooms {
   /** A room by its stored row (after a restart); undefined when its platform is not here or another bridge serves it. */
   async adopt(record: RoomRecord): Promise<RoomActor | undefined> {
     const adapter = this.deps.adapters.get(record.platform);
-    if (!adapter) return undefined;
+    if (!adapter || (adapter.ownsChannel && !adapter.ownsChannel(record.channel))) return undefined;
     let actor = this.actors.get(record.key);
     if (!actor) {
       if (this.deps.lease && !(await this.deps.lease.take(record.id))) return undefined;

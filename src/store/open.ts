@@ -20,9 +20,12 @@ export interface OpenOptions {
   readonly dataDir: string;
   /** When notes are written (ms since the epoch). */
   readonly clock?: (() => number) | undefined;
-  /** A pooled Postgres connection's error while idle (reported, never thrown). */
+  /** A Postgres connection's error, idle or held (reported, never thrown; the pool opens another). */
   readonly onError?: ((error: Error) => void) | undefined;
-  /** Where a store problem that does not stop it is told (SQLite: sqlite-vec not loading). */
+  /**
+   * Where a store problem that does not stop it is told (SQLite: sqlite-vec not loading; Postgres: its connections
+   * dropping and coming back, one line each per outage).
+   */
   readonly log?: Logger | undefined;
 }
 
@@ -31,7 +34,11 @@ export async function openStoreFrom(settings: StoreChoice, options: OpenOptions)
   if (!settings.DATABASE_URL)
     return openStore(path.join(options.dataDir, SQLITE_FILE), { clock: options.clock, log: options.log });
   const { openPostgresStore } = await import('./postgres/store.js');
-  return openPostgresStore(settings.DATABASE_URL, { clock: options.clock, onError: options.onError });
+  return openPostgresStore(settings.DATABASE_URL, {
+    clock: options.clock,
+    onError: options.onError,
+    log: options.log,
+  });
 }
 
 /** `--check`'s lines for the database DATABASE_URL names (none without it: the data folder's line covers SQLite). */

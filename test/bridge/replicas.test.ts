@@ -58,6 +58,8 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     readonly backoff?: Backoff;
     /** The store as the replica's bridge sees it. */
     readonly wrap?: (store: PostgresStore) => StorePort;
+    /** Which rooms are a replica's own (as a terminal room is its process's); every room by default. */
+    readonly owns?: (replica: string, channel: string) => boolean;
   }
 
   async function replicas(names: string[], options: ReplicaOptions = {}) {
@@ -84,7 +86,11 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
         config: config(replica, more),
         store: more.wrap?.(store) ?? store,
         sandbox: new FakeSandbox(undefined, more.engine === undefined ? {} : { engine: more.engine }),
-        adapters: [platform.adapter(replica)],
+        adapters: [
+          more.owns
+            ? { ...platform.adapter(replica), ownsChannel: (channel: string) => more.owns?.(replica, channel) ?? true }
+            : platform.adapter(replica),
+        ],
         logger: silentLogger(),
         backoff: more.backoff ?? doubling(50, 200),
       });
@@ -177,6 +183,35 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       expect((await b.store.rooms.history(room.id, 100)).filter((m) => m.author === 'alice')).toHaveLength(2);
     }
   });
+
+  it("never takes up another replica's own room (its terminal room) left with work, though it takes up the others", async () => {
+    // `main@<replica>` is that replica's own, as each replica's terminal room is.
+    const owns = (replica: string, channel: string) => !channel.startsWith('main@') || channel === `main@${replica}`;
+    const { platform, started, start } = await replicas(['a', 'b'], { owns });
+    const [a, b] = started;
+    if (!a || !b) throw new Error('two replicas expected');
+    llm.respond(() => ({ content: 'on it', delayMs: 1_500 }));
+    // a is asked in its own room and in a shared one, and dies while both turns are under way.
+    const asked = llm.requests.length;
+    platform.say('main@a', '@data in the terminal', 'a');
+    platform.say('room0', '@data in a shared room', 'a');
+    await until(() => llm.requests.length >= asked + 2);
+    platform.detach('a');
+    await a.store.close();
+    await a.bridge.stop();
+    // b takes up the shared room (its work is answered) but never a's own.
+    await until(() => platform.posts.some((p) => p.channel === 'room0' && p.by === 'b'));
+    await b.bridge.idle();
+    expect(platform.posts.filter((p) => p.channel === 'main@a' && p.by === 'b')).toEqual([]);
+    // b's own room is b's: a message there is answered by b.
+    platform.say('main@b', '@data in b terminal', 'b');
+    await until(() => platform.answers('main@b').length === 1);
+    // a started again takes up its own room's work.
+    running.splice(running.indexOf(a), 1);
+    await start('a', { owns });
+    await until(() => platform.posts.some((p) => p.channel === 'main@a' && p.by === 'a'));
+    expect(platform.posts.filter((p) => p.channel === 'main@a').map((p) => p.by)).toEqual(['a']);
+  }, 90_000);
 
   it("leaves a post it could not make to the room's new holder once its lease is lost, and tries it no more", async () => {
     const { platform, started } = await replicas(['a', 'b']);

@@ -85,6 +85,10 @@ export interface PostgresCluster {
   createDatabase(options?: { from?: string }): Promise<TestDatabaseUrl>;
   /** Drops a database, closing whatever is still connected to it. */
   dropDatabase(name: string): Promise<void>;
+  /** Stops the server (an outage: `pg_ctl stop -m fast`), keeping its data and port for `resume()`. */
+  pause(): Promise<void>;
+  /** Starts the paused server again on the same port. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -120,11 +124,14 @@ export async function startCluster(
   const settings = { ...FAST, ...options.settings };
   const flags = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`);
   let port = 0;
+  const startServer = () => {
+    const server = [`-p ${port}`, `-k ${dir}`, '-c listen_addresses=127.0.0.1', ...flags].join(' ');
+    return run(...owned(pgCtl, ['-D', data, '-l', log, '-o', server, '-w', '-t', '120', 'start']));
+  };
   for (let attempt = 1; ; attempt++) {
     port = await freePort();
-    const server = [`-p ${port}`, `-k ${dir}`, '-c listen_addresses=127.0.0.1', ...flags].join(' ');
     try {
-      await run(...owned(pgCtl, ['-D', data, '-l', log, '-o', server, '-w', '-t', '120', 'start']));
+      await startServer();
       break;
     } catch (error) {
       // The port may have been taken between finding it free and the server binding it.
@@ -170,6 +177,12 @@ export async function startCluster(
     },
     dropDatabase: async (name) => {
       await admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+    pause: async () => {
+      await run(...owned(pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop']));
+    },
+    resume: async () => {
+      await startServer();
     },
     stop: async () => {
       process.removeListener('exit', stopSync);

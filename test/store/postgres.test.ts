@@ -4,7 +4,7 @@
  * CI, without Postgres installed, this file says so in one line and is skipped.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -299,7 +299,8 @@ describe.runIf(plan.run)('Postgres', () => {
         const store = await openPostgresStore(database().url);
         try {
           const [console] = await store.rooms.all();
-          expect(console?.key).toBe('console:main');
+          // Its own room (each replica's terminal is), named by the host without REPLICA_ID.
+          expect(console?.key).toBe(`console:main@${hostname()}`);
           const messages = await store.rooms.history(console?.id ?? 0, 10);
           expect(messages.map((m) => `${m.author}: ${m.content}`)).toEqual(['user: hi @data', 'data: hello from data']);
         } finally {

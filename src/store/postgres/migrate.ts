@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { type Migration, POSTGRES_MIGRATIONS_DIR, pendingMigrations, readMigrations } from '../migrations.js';
+import { borrow } from './pool.js';
 
 /**
  * The advisory lock migrations are applied under, so that bridges starting together on one database take turns: the
@@ -30,7 +31,7 @@ export async function migratePostgres(
   migrations: readonly Migration[] = postgresMigrations(),
 ): Promise<number[]> {
   const lock = MIGRATION_LOCK.toString();
-  const client = await pool.connect();
+  const { client, release } = await borrow(pool);
   let broken: Error | undefined;
   try {
     await client.query('SELECT pg_advisory_lock($1)', [lock]);
@@ -55,6 +56,6 @@ export async function migratePostgres(
     broken = error instanceof Error ? error : new Error(String(error));
     throw error;
   } finally {
-    client.release(broken);
+    release(broken);
   }
 }

@@ -45,7 +45,10 @@ const INT8_OID = 20;
 export interface PoolOptions {
   /** Connections at most (pg's default: 10). */
   readonly max?: number;
-  /** An idle connection's error (the server restarted, the network dropped it): reported, never thrown. */
+  /**
+   * A connection's error (the server restarted, the network dropped it, its backend was ended), idle or handed out:
+   * reported, never thrown. The connection is closed; the pool opens another for the next statement.
+   */
   readonly onError?: (error: Error) => void;
 }
 
@@ -61,9 +64,39 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
     connectionTimeoutMillis: 15_000,
     keepAlive: true,
   });
-  // Without a listener, an idle connection's error would end the process.
+  // Without a listener, an idle connection's error would end the process (`borrow` reports a held one's here too).
   pool.on('error', (error) => options.onError?.(error));
   return pool;
+}
+
+/** A connection taken from the pool for several statements; `release` gives it back (or closes it). */
+export interface Borrowed {
+  readonly client: pg.PoolClient;
+  /** Back to the pool; closed instead when `error` is given or the connection failed while held. */
+  release(error?: Error): void;
+}
+
+/**
+ * Takes a connection from the pool for several statements. pg leaves a handed-out connection without an 'error'
+ * listener (the pool's is for idle ones), so a drop while it is held (between two statements of a transaction, or
+ * during one: pg emits 'error' after failing the statement) would end the process; here it is kept, told to the
+ * pool's listener, and the connection is closed at release rather than handed out again.
+ */
+export async function borrow(pool: pg.Pool): Promise<Borrowed> {
+  const client = await pool.connect();
+  let failed: Error | undefined;
+  const onError = (error: Error) => {
+    failed ??= error;
+    pool.emit('error', error, client);
+  };
+  client.on('error', onError);
+  return {
+    client,
+    release: (error) => {
+      client.off('error', onError);
+      client.release(failed ?? error);
+    },
+  };
 }
 
 /**
@@ -71,7 +104,7 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
  * is thrown on). A connection whose rollback failed is closed, never handed out again.
  */
 export async function transaction<T>(pool: pg.Pool, work: (tx: Sql) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+  const { client, release } = await borrow(pool);
   let broken: Error | undefined;
   try {
     await client.query('BEGIN');
@@ -84,7 +117,7 @@ export async function transaction<T>(pool: pg.Pool, work: (tx: Sql) => Promise<T
     });
     throw error;
   } finally {
-    client.release(broken);
+    release(broken);
   }
 }
 

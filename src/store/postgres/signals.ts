@@ -2,12 +2,14 @@
  * Wake-ups between bridges sharing this database (replicas), by `LISTEN/NOTIFY`: the statements that keep an event, a
  * note or a command for another bridge's room, or store a command's answer, also `pg_notify` on one channel (in the
  * same statement, so the signal goes out when — and only if — the transaction commits). Each bridge listens on one
- * connection of its own, outside the pool; when that connection drops it is opened again with growing waits, logged,
- * and the bridge is told (`reconnected`) so it looks at the store for what it may have missed. The bridges' regular
+ * connection of its own, outside the pool; when that connection drops it is opened again with growing waits (the drop
+ * and the return are one log line each, naming the database with its password redacted; the failed tries between are
+ * debug lines), and the bridge is told (`reconnected`) so it looks at the store for what it may have missed. The bridges' regular
  * looks stay: a signal only makes the next one come at once.
  */
 import pg from 'pg';
 import type { Logger } from '../../log.js';
+import { redactUrl } from '../../secrets.js';
 import type { StoreSignal, StoreSignals } from '../port.js';
 
 /** The channel every bridge listens on; payloads are `inbox`, `note`, `command` and `answer:<command id>`. */
@@ -60,6 +62,12 @@ class Listener {
     await client?.end().catch(() => undefined);
   }
 
+  /** The database, as the log names it (its password redacted). */
+  private where(): string {
+    const { connectionString, host, port, database } = this.config;
+    return connectionString ? redactUrl(connectionString) : `${host ?? 'localhost'}:${port ?? 5432}/${database ?? ''}`;
+  }
+
   private async connect(): Promise<void> {
     if (this.stopped) return;
     const client = new pg.Client({ ...this.config, application_name: LISTENER_NAME });
@@ -72,7 +80,17 @@ class Listener {
       if (this.stopped) return;
       this.tries += 1;
       const wait = this.backoff(this.tries);
-      this.log.warn({ err: error, retryInMs: wait }, 'the store listening connection dropped; connecting again');
+      if (this.tries === 1) {
+        const reason = error instanceof Error ? error.message || (error as NodeJS.ErrnoException).code : String(error);
+        this.log.warn(
+          { err: error, retryInMs: wait },
+          `the store listening connection to ${this.where()} dropped (${reason}); connecting again`,
+        );
+      } else
+        this.log.debug(
+          { err: error, tries: this.tries, retryInMs: wait },
+          'the store listening connection failed again',
+        );
       this.timer = setTimeout(() => void this.connect(), wait);
       this.timer.unref();
     };
@@ -98,7 +116,7 @@ class Listener {
     const again = this.tries > 0;
     this.tries = 0;
     if (again) {
-      this.log.info('the store listening connection is back');
+      this.log.info(`the store listening connection to ${this.where()} is back`);
       // What was signalled while it was down is looked for now.
       this.on({ kind: 'reconnected' });
     }

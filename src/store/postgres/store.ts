@@ -1,7 +1,9 @@
 import type pg from 'pg';
+import type { Logger } from '../../log.js';
 import type { StorePort } from '../port.js';
 import { PostgresChats } from './chats.js';
 import { PostgresCommandClaims } from './commands.js';
+import { ConnectionWatch } from './connection-watch.js';
 import { PostgresEmbeddings } from './embeddings.js';
 import { PostgresInbox } from './inbox.js';
 import { PostgresLeases } from './leases.js';
@@ -23,8 +25,10 @@ export interface PostgresOptions {
   readonly clock?: (() => number) | undefined;
   /** Connections at most (pg's default: 10). */
   readonly maxConnections?: number | undefined;
-  /** An idle connection's error (the server restarted, the network dropped it): reported, never thrown. */
+  /** A connection's error, idle or held (the server restarted, the network dropped it): reported, never thrown. */
   readonly onError?: ((error: Error) => void) | undefined;
+  /** Where a dropped connection, and the database answering again, is told (one line each per outage). */
+  readonly log?: Logger | undefined;
 }
 
 // A real write that changes nothing: a read-only server (a standby, default_transaction_read_only) or a full disk shows.
@@ -65,6 +69,7 @@ export class PostgresStore implements StorePort {
     /** The pool (its own tools and tests may use it; the bridge goes through the port). */
     readonly pool: pg.Pool,
     options: PostgresOptions = {},
+    private readonly watch?: ConnectionWatch,
   ) {
     this.rooms = new PostgresRooms(pool, options.clock ?? Date.now);
     this.tools = new PostgresToolJournal(pool);
@@ -89,6 +94,7 @@ export class PostgresStore implements StorePort {
   }
 
   async close(): Promise<void> {
+    this.watch?.stop();
     this.closed ??= this.pool.end();
     await this.closed;
   }
@@ -99,9 +105,13 @@ export class PostgresStore implements StorePort {
  * turns). A database that cannot be reached or used rejects with one line naming DATABASE_URL, its password redacted.
  */
 export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
+  let watch: ConnectionWatch | undefined;
   const pool = createPool(url, {
     ...(options.maxConnections !== undefined ? { max: options.maxConnections } : {}),
-    ...(options.onError ? { onError: options.onError } : {}),
+    onError: (error) => {
+      watch?.dropped(error);
+      options.onError?.(error);
+    },
   });
   try {
     await migratePostgres(pool);
@@ -109,5 +119,10 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     await pool.end().catch(() => undefined);
     throw unreachable(url, error);
   }
-  return new PostgresStore(pool, options);
+  if (options.log) {
+    const watching = new ConnectionWatch({ pool, url, log: options.log });
+    pool.on('connect', () => watching.connected());
+    watch = watching;
+  }
+  return new PostgresStore(pool, options, watch);
 }
