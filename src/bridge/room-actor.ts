@@ -11,7 +11,7 @@ import { LeaseLostError, StoreError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ChatAdapter } from '../ports.js';
 import { decide } from '../room/decide.js';
-import type { Decision, DecisionRecord, Effect, Write } from '../room/effects.js';
+import type { Decision, Effect } from '../room/effects.js';
 import type { RoomEvent } from '../room/events.js';
 import type { RoomSetup, RoomState } from '../room/state.js';
 import type { Fence, NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
@@ -30,8 +30,6 @@ type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : n
 
 interface Queued {
   readonly event: Incoming;
-  /** The shell's own writes to commit with the decision (a note taken). */
-  readonly extra?: readonly Write[] | undefined;
   /** Says what became of the event (once: a `held` event's later outcome goes to `committed` only). */
   readonly done: (taken: Taken) => void;
   /** Runs once its decision is committed. */
@@ -123,16 +121,12 @@ export class RoomActor {
    * (`refused`). `urgent`: an outcome of this bridge's own work or a note, taken before platform events still
    * waiting (it waits for the store, however long).
    */
-  deliver(
-    event: Incoming,
-    options: { urgent?: boolean; extra?: readonly Write[]; committed?: () => void } = {},
-  ): Promise<Taken> {
+  deliver(event: Incoming, options: { urgent?: boolean; committed?: () => void } = {}): Promise<Taken> {
     if (this.stopped) return Promise.resolve('stopped');
     return new Promise<Taken>((done) => {
       const urgent = options.urgent === true;
       const queued: Queued = {
         event,
-        extra: options.extra,
         done,
         committed: options.committed,
         platform: !urgent && fromPlatform(event),
@@ -229,32 +223,17 @@ export class RoomActor {
       event.now = this.deps.clock();
       let decision: Decision;
       try {
-        decision = decide(this.setup, this.current, event, { nextRequestId: this.deps.ids.next() });
+        decision = decide(this.setup, this.current, event, {
+          nextRequestId: this.deps.ids.next(),
+          idBlock: randomUUID(),
+        });
       } catch (error) {
         // A bug in the rules must not take the room down: the event is dropped and the log says which.
         this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the room could not decide on an event');
         return 'done';
       }
       this.deps.ids.took(decision.requestsOpened);
-      // Notes to other rooms are stored with the decision, so a crash cannot lose one.
-      const notes: NoteRecord[] = decision.effects.flatMap((effect) =>
-        effect.type === 'note' ? [{ id: randomUUID(), room: effect.room, note: effect.note }] : [],
-      );
-      const writes: Write[] = [
-        ...decision.writes,
-        ...notes.map((note) => ({ type: 'note' as const, ...note })),
-        ...(queued.extra ?? []),
-      ];
-      // Why the room decided so (the operator console shows it beside each message), kept with the decision.
-      for (const effect of decision.effects) {
-        if (effect.type !== 'record') continue;
-        writes.push({
-          type: 'decision',
-          seq: aboutSeq(effect.record, decision.state.seq),
-          record: effect.record,
-          at: event.now,
-        });
-      }
+      const { writes } = decision;
       let result: Awaited<ReturnType<RoomStore['commit']>>;
       const { lease } = this.deps;
       const fence = lease?.fence(this.record.id);
@@ -290,7 +269,9 @@ export class RoomActor {
         this,
         decision.effects.filter((effect) => effect.type !== 'note'),
       );
-      for (const note of notes) this.deps.notes(note);
+      for (const effect of decision.effects) {
+        if (effect.type === 'note') this.deps.notes({ id: effect.id, room: effect.room, note: effect.note });
+      }
       return 'done';
     }
   }
@@ -332,19 +313,5 @@ export class RoomActor {
     this.failing = false;
     const messages = [parked, ...this.events].filter((queued) => queued.counted && queued.event.type === 'message');
     this.deps.outage.recovered(this.record, messages.length);
-  }
-}
-
-/** The message a record is about: the one routed, the one a turn answered, else the room's newest. */
-function aboutSeq(record: DecisionRecord, newest: number): number {
-  switch (record.kind) {
-    case 'routed':
-      return record.seq;
-    case 'passed':
-    case 'failed':
-    case 'stopped':
-      return record.about;
-    default:
-      return newest;
   }
 }

@@ -97,15 +97,12 @@ export class Rooms {
    * decision a duplicate). One for a room another bridge serves stays in the store for that bridge.
    */
   note(record: NoteRecord): void {
-    this.send(
-      record.room,
-      { type: 'note', note: record.note },
-      { urgent: true, extra: [{ type: 'note-done', id: record.id }] },
-    ).catch((error: unknown) =>
-      this.deps.actor.log.warn(
-        { err: error, room: record.room, note: record.id },
-        'a note was not taken; it stays stored',
-      ),
+    this.send(record.room, { type: 'note', note: record.note, id: record.id }, { urgent: true }).catch(
+      (error: unknown) =>
+        this.deps.actor.log.warn(
+          { err: error, room: record.room, note: record.id },
+          'a note was not taken; it stays stored',
+        ),
     );
   }
 

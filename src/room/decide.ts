@@ -58,6 +58,8 @@ export function decide(setup: RoomSetup, state: RoomState, event: RoomEvent, con
       command(d, event.command);
       break;
     case 'note':
+      // Taking a note removes its stored copy in the same commit (a note taken already makes it a duplicate).
+      if (event.id !== undefined) d.write({ type: 'note-done', id: event.id });
       note(d, event.note);
       break;
     case 'catch-up':

@@ -25,8 +25,8 @@ export type Effect =
   | { readonly type: 'drop-post'; readonly post: number }
   /** The turn's reply will not be posted: remove whatever preview of it is shown. */
   | { readonly type: 'discard'; readonly ask: number }
-  /** Tell another room (or this one, later) something. */
-  | { readonly type: 'note'; readonly room: string; readonly note: Note }
+  /** Tell another room (or this one, later) something: the note is stored with the decision under `id`. */
+  | { readonly type: 'note'; readonly id: string; readonly room: string; readonly note: Note }
   /** Deliver a deadline event at `at` (ms since the epoch). */
   | { readonly type: 'timer'; readonly at: number; readonly request: number }
   /** The result of an agent's messaging action, for the model. */
@@ -93,14 +93,14 @@ export type Write =
   | { readonly type: 'request'; readonly request: RequestRow }
   /** A settled request's requester resumed (or will not): it is closed. */
   | { readonly type: 'request-status'; readonly id: number; readonly status: 'closed' }
-  /** A note for another room, kept until that room has taken it (the shell adds these for `note` effects). */
+  /** A note for another room, kept until that room has taken it (written with each `note` effect). */
   | { readonly type: 'note'; readonly id: string; readonly room: string; readonly note: Note }
-  /** A note this room has taken (the shell adds it to the decision that took it). */
+  /** A note this room has taken (written by the decision that took it). */
   | { readonly type: 'note-done'; readonly id: string }
   | { readonly type: 'privacy'; readonly mode: 'off' | 'mentions' | null }
   /**
-   * Why: one of the decision's records, kept for the operator console (the shell adds these for `record` effects).
-   * `seq`: the message it is about.
+   * Why: one of the decision's records, kept for the operator console (written with each `record` effect). `seq`:
+   * the message it is about.
    */
   | { readonly type: 'decision'; readonly seq: number; readonly record: DecisionRecord; readonly at: number };
 
@@ -116,4 +116,9 @@ export interface Decision {
 export interface DecideContext {
   /** The next unused request id (unique across rooms). */
   readonly nextRequestId: number;
+  /**
+   * A prefix no other decision is given (the shell makes one per decision): the ids of the notes this decision writes
+   * are this prefix and a number. Absent: `room seq`-free ids from the request id (tests that write no notes).
+   */
+  readonly idBlock?: string | undefined;
 }

@@ -184,7 +184,8 @@ export type RoomEvent = { readonly now: number } & (
   | { readonly type: 'action'; readonly action: Action }
   | { readonly type: 'deadline'; readonly request: number }
   | { readonly type: 'command'; readonly command: Command }
-  | { readonly type: 'note'; readonly note: Note }
+  /** A note from another room (or this one), with its stored id: taking it removes the stored copy (`note-done`). */
+  | { readonly type: 'note'; readonly note: Note; readonly id?: string | undefined }
   /** A catch-up of missed messages starts (their asks wait) or is done (the room's queue runs). */
   | { readonly type: 'catch-up'; readonly phase: 'start' | 'done' }
   /** The bridge started again: what was in flight goes on (`cut`: the current turn had run tools). */
