@@ -44,6 +44,18 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
+  it("gives the room's executors a room handle, never the room actor", () => {
+    // Turns, batches, posts, timers and the effects that start them know a room by its handle and report by event.
+    const executors = ['turns.ts', 'batch-turns.ts', 'poster.ts', 'timers.ts', 'effects.ts', 'agent-runner.ts'];
+    const offenders = executors.flatMap((name) => {
+      const file = path.join('src', 'bridge', name);
+      return importsOf(file)
+        .filter((spec) => /room-actor(\.js)?$/.test(spec))
+        .map((spec) => `${file} imports ${spec}`);
+    });
+    expect(offenders).toEqual([]);
+  });
+
   it('keeps every source file of src/, adapters/ and sandbox/ within 420 lines (one concept per file)', () => {
     const offenders = ['src', 'adapters', 'sandbox'].flatMap((dir) =>
       sources(dir).flatMap((file) => {

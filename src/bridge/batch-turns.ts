@@ -17,10 +17,10 @@ import { visibleTo } from '../room/privacy.js';
 import type { RoomStore } from '../store/port.js';
 import type { LlmFactory } from './agent-runner.js';
 import { BatchQueue, type QueuedTurn } from './batch-queue.js';
-import type { RoomActor } from './room-actor.js';
+import type { RoomHandle } from './room-handle.js';
 
 interface Queued extends QueuedTurn {
-  readonly actor: RoomActor;
+  readonly room: RoomHandle;
   readonly agent: AgentConfig;
   readonly ask: number;
   readonly transcript: string;
@@ -74,9 +74,9 @@ export class BatchTurns {
    * Asks these observers together. Observers that see the room alike share calls (under privacy some may not); each
    * answer goes to the room as soon as its call is answered, and one that no batch can take answers `alone`.
    */
-  start(actor: RoomActor, orders: readonly TurnOrder[]): void {
+  start(room: RoomHandle, orders: readonly TurnOrder[]): void {
     const controller = new AbortController();
-    const key = `${actor.key}#${orders[0]?.ask.id}`;
+    const key = `${room.key}#${orders[0]?.ask.id}`;
     this.calls.set(key, controller);
     const left = new Set(orders.map((order) => order.ask.id));
     // Resolves once the room has taken the answer (so a round it ends withdraws the rest before the next tick).
@@ -84,9 +84,9 @@ export class BatchTurns {
       if (!left.delete(ask)) return;
       if (left.size === 0 && this.calls.get(key) === controller) this.calls.delete(key);
       if (this.stopped || controller.signal.aborted) return;
-      await actor.deliver({ type: 'batch', answers: [{ ask, answer: value }] }, { urgent: true });
+      await room.report({ type: 'batch', answers: [{ ask, answer: value }] });
     };
-    void this.queueTurns(actor, orders, controller.signal, answer);
+    void this.queueTurns(room, orders, controller.signal, answer);
   }
 
   /** Withdraws a batched call's observers still waiting (the round ended, a human spoke, an operator stopped it). */
@@ -103,7 +103,7 @@ export class BatchTurns {
   }
 
   private async queueTurns(
-    actor: RoomActor,
+    room: RoomHandle,
     orders: readonly TurnOrder[],
     signal: AbortSignal,
     answer: (ask: number, value: BatchAnswer) => Promise<void>,
@@ -114,7 +114,7 @@ export class BatchTurns {
     });
     for (const order of orders) if (!members.some((m) => m.ask === order.ask.id)) void answer(order.ask.id, ALONE);
     try {
-      const history = await this.deps.rooms.history(actor.record.id, this.deps.window);
+      const history = await this.deps.rooms.history(room.id, this.deps.window);
       // Who may share a call: those who see the same messages of the room.
       const views = new Map<string, typeof members>();
       for (const member of members) {
@@ -137,8 +137,8 @@ export class BatchTurns {
           agentNames: this.deps.agents.map((a) => a.name),
           history: visibleTo(first.agent.name, history),
           // Batches take public exchanges only (rule 14.1): the exchange's audience is the first ask's, null.
-          place: { room: actor.key, audience: orders[0]?.ask.audience ?? null },
-          roomId: actor.record.id,
+          place: { room: room.key, audience: orders[0]?.ask.audience ?? null },
+          roomId: room.id,
           settings: this.deps.settings,
           sources: this.deps.sources,
         });
@@ -149,10 +149,10 @@ export class BatchTurns {
           const ask = group.find((m) => m.agent === member.agent)?.ask ?? 0;
           let done = false;
           const turn: Queued = {
-            actor,
+            room,
             agent: member.agent,
             ask,
-            group: `${actor.key}\n${first.ask}`,
+            group: `${room.key}\n${first.ask}`,
             contextTokens: member.agent.contextTokens,
             sharedTokens: prepared.sharedTokens,
             segmentTokens: member.tokens,
@@ -171,7 +171,7 @@ export class BatchTurns {
         this.queue.submit(turns);
       }
     } catch (error) {
-      this.deps.log.warn({ err: error, room: actor.key }, 'could not prepare a batch: each agent is asked on its own');
+      this.deps.log.warn({ err: error, room: room.key }, 'could not prepare a batch: each agent is asked on its own');
       for (const member of members) void answer(member.ask, ALONE);
     }
   }
@@ -187,11 +187,11 @@ export class BatchTurns {
   private async send(batch: Queued[]): Promise<void> {
     const [first] = batch;
     if (!first) return;
-    const { actor } = first;
+    const { room } = first;
     const { log } = this.deps;
     const temperatures = new Set(batch.map((t) => t.agent.temperature));
     try {
-      for (const turn of batch) void actor.adapter.typing?.(actor.record.channel, turn.agent.name)?.catch(() => {});
+      for (const turn of batch) void room.adapter.typing?.(room.channel, turn.agent.name)?.catch(() => {});
       const answer = await callBatch({
         client: this.deps.llm(first.agent),
         model: first.agent.model,
@@ -201,17 +201,17 @@ export class BatchTurns {
         agents: batch.map((t) => t.segment),
         sharedTokens: first.sharedTokens,
         segmentTokens: batch.map((t) => t.segmentTokens),
-        onUsage: (agent, usage) => this.deps.sources?.recordUsage?.(agent, actor.key, usage),
+        onUsage: (agent, usage) => this.deps.sources?.recordUsage?.(agent, room.key, usage),
         log,
         maxOutputTokens: batch.reduce((sum, t) => sum + t.agent.maxOutputTokens, 0),
         meter: this.deps.meter?.(
           batch.map((t) => ({ agent: t.agent, weight: first.sharedTokens / batch.length + t.segmentTokens })),
-          actor.key,
+          room.key,
         ),
       });
       if (!answer.ok) {
         log.warn(
-          { room: actor.key, agents: batch.map((t) => t.agent.name), reason: answer.reason },
+          { room: room.key, agents: batch.map((t) => t.agent.name), reason: answer.reason },
           'batch answer rejected: each agent is asked on its own',
         );
       }
@@ -223,7 +223,7 @@ export class BatchTurns {
         }),
       );
     } catch (error) {
-      log.warn({ err: error, room: actor.key }, 'batch call failed: each agent is asked on its own');
+      log.warn({ err: error, room: room.key }, 'batch call failed: each agent is asked on its own');
       await Promise.all(batch.map((turn) => turn.settle({ kind: 'alone' })));
     }
   }

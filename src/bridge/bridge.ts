@@ -239,14 +239,14 @@ export function createBridge(options: BridgeOptions): Bridge {
   // With bridges sharing the store, commands and agents' actions for rooms another one serves are handed on there.
   const handed =
     lease && store.commands ? new HandedOn({ port: store.commands, replica: lease.replica, clock }) : undefined;
-  const messagingDeps = { agents, calls, chats, handed };
+
   const turns = new Turns({
     agents,
     runner,
     rooms: store.rooms,
     journal: store.tools,
     window,
-    messaging: (actor, order, agent) => new RoomMessaging(messagingDeps, actor, order, agent),
+    messaging: (room, order, agent) => new RoomMessaging({ agents, calls, chats, handed, rooms }, room, order, agent),
     notes,
     meter: (agent, room) => spend.forCall(agent, room),
     timeZone: settings.SPEND_TZ,
@@ -256,6 +256,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   const poster = new Poster({
     preview: (room, ask) => turns.preview(room, ask),
     ready: connected,
+    serving: lease ? (roomId) => lease.fence(roomId) !== undefined : undefined,
     backoff,
     clock,
     log,
@@ -268,8 +269,10 @@ export function createBridge(options: BridgeOptions): Bridge {
     calls,
     sandbox,
     rooms: store.rooms,
-    status: (actor) =>
-      statusText(
+    status: async (key) => {
+      const actor = await rooms.byKey(key);
+      if (!actor) return `Room ${key} is not served here.`;
+      return statusText(
         {
           agents,
           store,
@@ -282,8 +285,9 @@ export function createBridge(options: BridgeOptions): Bridge {
           replicas: registry && leases ? () => liveReplicas(registry, leases) : undefined,
         },
         actor,
-      ),
-    budget: (actor, args) => budgetText({ meter: spend, agents, timeZone: settings.SPEND_TZ, clock }, actor.key, args),
+      );
+    },
+    budget: (key, args) => budgetText({ meter: spend, agents, timeZone: settings.SPEND_TZ, clock }, key, args),
     log,
   });
   const notices = new Notices({ adapters, log });

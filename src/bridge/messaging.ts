@@ -14,7 +14,8 @@ import type { HandedOn, PostAction } from './handed-on.js';
 import { CHAT_REQUESTS_PER_TURN, type PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM } from './private-rooms.js';
 import type { RoomActor } from './room-actor.js';
-import { RoomElsewhere } from './rooms.js';
+import type { RoomHandle } from './room-handle.js';
+import { RoomElsewhere, type Rooms } from './rooms.js';
 
 export interface MessagingDeps {
   readonly agents: readonly AgentConfig[];
@@ -22,6 +23,8 @@ export interface MessagingDeps {
   readonly chats: PrivateChats;
   /** With bridges sharing the store: an action in a room another bridge serves is handed to it there. */
   readonly handed?: Pick<HandedOn, 'act'> | undefined;
+  /** The rooms the agents act on (made on first use): by platform and channel (a DM: with its agent), or by key. */
+  readonly rooms: Pick<Rooms, 'get' | 'byKey'>;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -38,7 +41,7 @@ export class RoomMessaging implements Messaging {
 
   constructor(
     private readonly deps: MessagingDeps,
-    private readonly actor: RoomActor,
+    private readonly room: RoomHandle,
     private readonly order: TurnOrder,
     private readonly agent: AgentConfig,
   ) {}
@@ -56,14 +59,11 @@ export class RoomMessaging implements Messaging {
     if (this.agentNamed(input.to)) {
       throw new ActionRefused(`@${input.to} is an agent: use chat_request to talk with an agent privately`);
     }
-    const adapter = this.actor.adapter;
+    const adapter = this.room.adapter;
     if (!adapter.openDirect) throw new ActionRefused(`${adapter.platform} cannot open direct messages`);
     const channel = await adapter.openDirect(this.agent.name, input.to);
     if (!channel) throw new ActionRefused(`@${input.to} cannot be reached by direct message`);
-    const dm = await this.reach(
-      () => this.actor.others.get(adapter.platform, channel, this.agent.name),
-      this.agent.name,
-    );
+    const dm = await this.reach(() => this.deps.rooms.get(adapter.platform, channel, this.agent.name), this.agent.name);
     const awaited: Participant[] = input.requestReply ? [{ name: input.to, kind: 'human' }] : [];
     return this.post(dm, input.message, awaited, { posted: `to @${input.to}`, name: `the DM with @${input.to}` });
   }
@@ -103,12 +103,12 @@ export class RoomMessaging implements Messaging {
     const pair = await this.pairRoom(other.name);
     // Starting (or restarting) the chat from a room of its own gives the pair a fresh turn count.
     const where = { posted: `to @${other.name}`, name: `the private chat with @${other.name}` };
-    await this.post(pair, input.message, [], where, pair !== this.actor);
+    await this.post(pair, input.message, [], where, 'elsewhere' in pair || pair.key !== this.room.key);
     return `Sent privately to @${other.name}.`;
   }
 
   async look(): Promise<string> {
-    return this.deps.chats.look(this.agent, this.actor.state.humans);
+    return this.deps.chats.look(this.agent, (await this.deps.rooms.byKey(this.room.key))?.state.humans ?? []);
   }
 
   /** Tells `target` a chat request or its answer (the room may be served by another bridge). */
@@ -154,7 +154,7 @@ export class RoomMessaging implements Messaging {
       call,
       from: {
         agent: this.agent.name,
-        room: this.actor.key,
+        room: this.room.key,
         ask: ask.id,
         requests: ask.requests,
         people: ask.people ?? [],
@@ -197,7 +197,7 @@ export class RoomMessaging implements Messaging {
   }
 
   private pairRoom(other: string): Promise<Target> {
-    return this.reach(() => this.actor.others.get(PRIVATE_PLATFORM, pairKey(this.agent.name, other)));
+    return this.reach(() => this.deps.rooms.get(PRIVATE_PLATFORM, pairKey(this.agent.name, other)));
   }
 
   private agentNamed(name: string): AgentConfig | undefined {
@@ -226,12 +226,11 @@ export class RoomMessaging implements Messaging {
   /** `here`, a room key (`platform:channel`), a reference the platform resolves, or a channel id. */
   private async resolve(reference: string): Promise<RoomActor> {
     const ref = reference.trim();
-    if (!ref || ref === 'here' || ref === 'this') return this.actor;
-    const byKey = ref.includes(':') ? await this.actor.others.byKey(ref) : undefined;
+    if (!ref || ref === 'here' || ref === 'this') return this.deps.rooms.get(this.room.platform, this.room.channel);
+    const byKey = ref.includes(':') ? await this.deps.rooms.byKey(ref) : undefined;
     if (byKey) return byKey;
-    const platform = this.actor.record.platform;
-    const resolved = (await this.actor.adapter.resolveChannel?.(ref)) ?? (ref.startsWith('#') ? undefined : ref);
+    const resolved = (await this.room.adapter.resolveChannel?.(ref)) ?? (ref.startsWith('#') ? undefined : ref);
     if (!resolved) throw new ActionRefused(`there is no channel ${ref} here`);
-    return this.actor.others.get(platform, resolved);
+    return this.deps.rooms.get(this.room.platform, resolved);
   }
 }

@@ -16,6 +16,7 @@ import type { RoomEvent } from '../room/events.js';
 import type { RoomSetup, RoomState } from '../room/state.js';
 import type { Fence, NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
 import { Pause } from './backoff.js';
+import type { RoomHandle, RoomInput } from './room-handle.js';
 import type { StoreOutage } from './store-outage.js';
 
 /**
@@ -24,12 +25,8 @@ import type { StoreOutage } from './store-outage.js';
  */
 export type Taken = 'done' | 'duplicate' | 'stopped' | 'held' | 'refused';
 
-/** An event for the room, without its time (the actor stamps it when it is decided). */
-export type Incoming = DistributiveOmit<RoomEvent, 'now'>;
-type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
-
 interface Queued {
-  readonly event: Incoming;
+  readonly event: RoomInput;
   /** Says what became of the event (once: a `held` event's later outcome goes to `committed` only). */
   readonly done: (taken: Taken) => void;
   /** Runs once its decision is committed. */
@@ -44,7 +41,7 @@ interface Queued {
  * Events from a platform (or the start): held while the store fails, their senders going on. Outcomes of the bridge's
  * own work and agents' actions wait instead (a turn's tool call waits for its action's result).
  */
-const fromPlatform = (event: Incoming) =>
+const fromPlatform = (event: RoomInput) =>
   event.type === 'message' ||
   event.type === 'edit' ||
   event.type === 'command' ||
@@ -52,16 +49,14 @@ const fromPlatform = (event: Incoming) =>
   event.type === 'restart';
 
 /** Platform events an outage counts against its bound, and may refuse past it (a catch-up's end or a restart never). */
-const countable = (event: Incoming) => event.type === 'message' || event.type === 'edit' || event.type === 'command';
+const countable = (event: RoomInput) => event.type === 'message' || event.type === 'edit' || event.type === 'command';
 
 export interface ActorDeps {
   readonly store: RoomStore;
   /** Carries out a decision's effects (after its writes are committed). */
-  readonly effects: (actor: RoomActor, effects: readonly Effect[]) => void;
+  readonly effects: (room: RoomHandle, effects: readonly Effect[]) => void;
   /** Sends a note (stored with the decision that wrote it) to its room. */
   readonly notes: (note: NoteRecord) => void;
-  /** Other rooms, for the actions of this room's agents (made on first use). */
-  readonly others: OtherRooms;
   /** Fresh request ids, unique across rooms: the next one, and how many a decision took. */
   readonly ids: { next(): number; took(count: number): void };
   /** Keeps count of what waits while the store fails, and tells the room. */
@@ -77,12 +72,6 @@ export interface ActorDeps {
   readonly lease?: { fence(roomId: number): Fence | undefined; forget(roomId: number): void } | undefined;
 }
 
-/** How a room reaches other rooms: by platform and channel (a DM: with its agent), or by key. */
-export interface OtherRooms {
-  get(platform: string, channel: string, directAgent?: string): Promise<RoomActor>;
-  byKey(key: string): Promise<RoomActor | undefined>;
-}
-
 export class RoomActor {
   private readonly urgent: Queued[] = [];
   private readonly events: Queued[] = [];
@@ -92,6 +81,10 @@ export class RoomActor {
   /** The store could not take the event being decided: it is tried again, and what arrives waits in memory. */
   private failing = false;
   private readonly pause = new Pause();
+  /** `platform:channel`. */
+  readonly key: string;
+  /** What the executors of this room's effects know of it, and their one way back. */
+  readonly handle: RoomHandle;
 
   constructor(
     readonly record: RoomRecord,
@@ -99,15 +92,19 @@ export class RoomActor {
     private current: RoomState,
     readonly adapter: ChatAdapter,
     private readonly deps: ActorDeps,
-  ) {}
-
-  get key(): string {
-    return this.record.key;
-  }
-
-  /** Other rooms, for this room's agents' actions. */
-  get others(): OtherRooms {
-    return this.deps.others;
+  ) {
+    this.key = record.key;
+    this.handle = {
+      key: record.key,
+      id: record.id,
+      platform: record.platform,
+      channel: record.channel,
+      kind: setup.kind,
+      adapter,
+      report: async (outcome) => {
+        await this.deliver(outcome, { urgent: true });
+      },
+    };
   }
 
   /** The room's state as last committed. */
@@ -121,7 +118,7 @@ export class RoomActor {
    * (`refused`). `urgent`: an outcome of this bridge's own work or a note, taken before platform events still
    * waiting (it waits for the store, however long).
    */
-  deliver(event: Incoming, options: { urgent?: boolean; committed?: () => void } = {}): Promise<Taken> {
+  deliver(event: RoomInput, options: { urgent?: boolean; committed?: () => void } = {}): Promise<Taken> {
     if (this.stopped) return Promise.resolve('stopped');
     return new Promise<Taken>((done) => {
       const urgent = options.urgent === true;
@@ -173,16 +170,6 @@ export class RoomActor {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const wake of waiters) wake();
-  }
-
-  /**
-   * Whether this bridge may still act for the room: not stopped, and (with replicas) surely within its lease. A post
-   * a bridge that lost the room was still trying is left to the room's new holder, which sends it from the outbox.
-   */
-  get serving(): boolean {
-    if (this.stopped) return false;
-    const { lease } = this.deps;
-    return !lease || lease.fence(this.record.id) !== undefined;
   }
 
   /** Stops taking events (shutdown): what is queued is left for the next start. */
@@ -266,7 +253,7 @@ export class RoomActor {
       this.current = decision.state;
       queued.committed?.();
       this.deps.effects(
-        this,
+        this.handle,
         decision.effects.filter((effect) => effect.type !== 'note'),
       );
       for (const effect of decision.effects) {

@@ -7,7 +7,8 @@ import type { ChatAdapter } from '../ports.js';
 import { EMPTY_STATE, type RoomSetup } from '../room/state.js';
 import type { NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
 import type { LeaseKeeper } from './leases.js';
-import { type ActorDeps, type Incoming, RoomActor, type Taken } from './room-actor.js';
+import { type ActorDeps, RoomActor, type Taken } from './room-actor.js';
+import type { RoomInput } from './room-handle.js';
 
 /** The room is served by another bridge sharing the store (it holds the room's lease). */
 export class RoomElsewhere extends RoundtableError {
@@ -26,7 +27,7 @@ export class Rooms {
       readonly adapters: ReadonlyMap<string, ChatAdapter>;
       /** The room's fixed facts (configuration) for its row. */
       readonly setup: (record: RoomRecord) => RoomSetup;
-      readonly actor: Omit<ActorDeps, 'notes' | 'others' | 'lease'>;
+      readonly actor: Omit<ActorDeps, 'notes' | 'lease'>;
       /** With bridges sharing the store (replicas): a room is served only while this bridge holds its lease. */
       readonly lease?: LeaseKeeper | undefined;
     },
@@ -81,7 +82,7 @@ export class Rooms {
   }
 
   /** Sends an event to a room by key; 'stopped' when the room's platform is not connected. */
-  async send(key: string, event: Incoming, options: Parameters<RoomActor['deliver']>[1] = {}): Promise<Taken> {
+  async send(key: string, event: RoomInput, options: Parameters<RoomActor['deliver']>[1] = {}): Promise<Taken> {
     let actor: RoomActor | undefined;
     try {
       actor = await this.byKey(key);
@@ -132,7 +133,6 @@ export class Rooms {
       ...this.deps.actor,
       lease: this.deps.lease,
       notes: (note) => this.note(note),
-      others: { get: (...args) => this.get(...args), byKey: (key) => this.byKey(key) },
     });
     this.made.push(actor);
     return actor;

@@ -21,7 +21,7 @@ import { reachedLimit } from '../spend/reached.js';
 import type { RoomStore, ToolJournal } from '../store/port.js';
 import type { Messaging } from '../tools/tool.js';
 import type { AgentRunner } from './agent-runner.js';
-import type { RoomActor } from './room-actor.js';
+import type { RoomHandle } from './room-handle.js';
 import { StreamPreview } from './stream-preview.js';
 import { journaledTools } from './tool-journal.js';
 
@@ -67,7 +67,7 @@ export interface TurnsDeps {
   /** How many of a room's newest messages a turn is given (the context builder keeps what fits). */
   readonly window: number;
   /** The messaging actions of an agent's turn. */
-  readonly messaging: (actor: RoomActor, order: TurnOrder, agent: AgentConfig) => Messaging;
+  readonly messaging: (room: RoomHandle, order: TurnOrder, agent: AgentConfig) => Messaging;
   /** Lines the agent reads at the start of a turn (its pending chat requests, how its requests ended). */
   readonly notes: (agent: AgentConfig) => Promise<string>;
   /** Spending limits: the meter of an agent's calls in a room (none: not held). */
@@ -85,36 +85,36 @@ export class Turns {
   constructor(private readonly deps: TurnsDeps) {}
 
   /** Starts one agent's turn; its outcome goes to the room as an `answer`. */
-  start(actor: RoomActor, order: TurnOrder): void {
+  start(room: RoomHandle, order: TurnOrder): void {
     const agent = this.deps.agents.find((a) => same(a.name, order.ask.agent));
-    const key = `${actor.key}#${order.ask.id}`;
+    const key = `${room.key}#${order.ask.id}`;
     if (!agent) {
-      void actor.deliver({ type: 'answer', ask: order.ask.id, outcome: { kind: 'failed', reason: 'no such agent' } });
+      void room.report({ type: 'answer', ask: order.ask.id, outcome: { kind: 'failed', reason: 'no such agent' } });
       return;
     }
     const running: Running = {
       agent: agent.name,
       controller: new AbortController(),
-      preview: new StreamPreview(actor.adapter, actor.record.channel, agent.name),
+      preview: new StreamPreview(room.adapter, room.channel, agent.name),
     };
     this.running.set(key, running);
     metrics.agentTurns.inc({ agent: agent.name });
-    void this.run(actor, order, agent, running).then((outcome) => {
+    void this.run(room, order, agent, running).then((outcome) => {
       // A shutdown cuts the turn: it is taken again after the restart, not reported now.
       if (this.stopped) return;
-      void actor.deliver({ type: 'answer', ask: order.ask.id, outcome }, { urgent: true });
+      void room.report({ type: 'answer', ask: order.ask.id, outcome });
     });
   }
 
-  private async run(actor: RoomActor, order: TurnOrder, agent: AgentConfig, running: Running): Promise<TurnOutcome> {
+  private async run(room: RoomHandle, order: TurnOrder, agent: AgentConfig, running: Running): Promise<TurnOutcome> {
     const { deps } = this;
     const { ask } = order;
     const started = Date.now();
     try {
-      const history = visibleTo(agent.name, await deps.rooms.history(actor.record.id, deps.window));
-      const earlier = order.again ? await deps.journal.runs(actor.key, ask.id) : [];
+      const history = visibleTo(agent.name, await deps.rooms.history(room.id, deps.window));
+      const earlier = order.again ? await deps.journal.runs(room.key, ask.id) : [];
       const situation = [
-        renderSituation(situationOf(order, actor.setup.kind), agent.prompts),
+        renderSituation(situationOf(order, room.kind), agent.prompts),
         await deps.notes(agent),
         order.again
           ? resumeNote(earlier.map((r) => ({ tool: r.tool, input: r.input || r.args, status: r.status })))
@@ -123,21 +123,20 @@ export class Turns {
         .filter(Boolean)
         .join('\n\n');
       const preview = running.preview;
-      const output = await deps.runner.run(actor.adapter, {
+      const output = await deps.runner.run(room.adapter, {
         agent,
-        channel: actor.record.channel,
-        channelKey: actor.key,
-        place: { room: actor.key, audience: ask.audience },
-        roomId: actor.record.id,
+        channel: room.channel,
+        channelKey: room.key,
+        place: { room: room.key, audience: ask.audience },
+        roomId: room.id,
         history,
         situation,
         signal: running.controller.signal,
-        messaging: deps.messaging(actor, order, agent),
+        messaging: deps.messaging(room, order, agent),
         onText: preview.enabled ? (text) => preview.show(text) : undefined,
         log: deps.log,
-        wrapTools: (tools) =>
-          journaledTools(tools, deps.journal, { room: actor.key, ask: ask.id }, earlier, deps.clock),
-        meter: deps.meter?.(agent, actor.key),
+        wrapTools: (tools) => journaledTools(tools, deps.journal, { room: room.key, ask: ask.id }, earlier, deps.clock),
+        meter: deps.meter?.(agent, room.key),
       });
       return {
         kind: 'reply',
@@ -147,14 +146,14 @@ export class Turns {
       };
     } catch (error) {
       if (running.controller.signal.aborted) {
-        deps.log.info({ room: actor.key, agent: agent.name }, 'turn stopped');
+        deps.log.info({ room: room.key, agent: agent.name }, 'turn stopped');
         return { kind: 'stopped' };
       }
       if (error instanceof SpendLimitError) {
-        deps.log.info({ room: actor.key, agent: agent.name, limit: error.reached }, 'turn stopped by a spending limit');
+        deps.log.info({ room: room.key, agent: agent.name, limit: error.reached }, 'turn stopped by a spending limit');
         return { kind: 'over-limit', limit: reachedLimit(error.reached, deps.timeZone ?? 'UTC') };
       }
-      deps.log.error({ err: error, room: actor.key, agent: agent.name, ms: Date.now() - started }, 'agent turn failed');
+      deps.log.error({ err: error, room: room.key, agent: agent.name, ms: Date.now() - started }, 'agent turn failed');
       return { kind: 'failed', reason: redact(describeError(error)) };
     }
   }
