@@ -83,26 +83,32 @@ export class CatchUpMarks {
     this.write(room, at);
   }
 
-  /** `caughtUp` tells the room its catch-up is done; the mark is stored once the room has taken that. */
+  /**
+   * `caughtUp` tells the room its catch-up is done; the mark is stored once the room has taken that. `taken` resolves
+   * once the room has taken every event that arrived before (a live mark: stored then, with no decision).
+   */
   sink(
     caughtUp: (room: string) => Promise<boolean>,
-  ): Pick<AdapterSink, 'lastMessageId' | 'caughtUp' | 'rooms' | 'directRooms'> {
+    taken: (room: string) => Promise<boolean>,
+  ): Pick<AdapterSink, 'lastMessageId' | 'caughtUp' | 'forwarded' | 'rooms' | 'directRooms'> {
+    const mark = (platform: string, channel: string, id: string, after: (room: string) => Promise<boolean>) => {
+      const key = `${platform}:${channel}`;
+      const at = this.pinned.has(key) ? this.pinned.get(key) : id;
+      if (at !== undefined) this.marks.set(key, at);
+      void after(key).then(
+        (done) => {
+          if (done && at !== undefined) this.write(key, at);
+        },
+        (error: unknown) => this.log.error({ err: error, room: key }, 'a catch-up could not be finished'),
+      );
+    };
     return {
       lastMessageId: (platform, channel) => {
         const key = `${platform}:${channel}`;
         return this.marks.has(key) ? this.marks.get(key) : this.live.get(key);
       },
-      caughtUp: (platform, channel, id) => {
-        const key = `${platform}:${channel}`;
-        const mark = this.pinned.has(key) ? this.pinned.get(key) : id;
-        if (mark !== undefined) this.marks.set(key, mark);
-        void caughtUp(key).then(
-          (taken) => {
-            if (taken && mark !== undefined) this.write(key, mark);
-          },
-          (error: unknown) => this.log.error({ err: error, room: key }, 'a catch-up could not be finished'),
-        );
-      },
+      caughtUp: (platform, channel, id) => mark(platform, channel, id, caughtUp),
+      forwarded: (platform, channel, id) => mark(platform, channel, id, taken),
       rooms: (platform) =>
         [...this.rooms.values()]
           .filter((room) => room.platform === platform)

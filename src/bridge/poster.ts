@@ -53,7 +53,12 @@ export function retryable(error: unknown): boolean {
   return error instanceof AdapterError ? error.retryable : true;
 }
 
+/** How many of a room's newest posted platform ids the poster keeps, to know their echoes. */
+const ECHOES_KEPT = 64;
+
 export class Poster {
+  /** Each room's newest platform ids this bridge posted (oldest first): their echoes are not news. */
+  private readonly posted = new Map<string, string[]>();
   /** Posts under way per room, until the room has their outcome. */
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
   /** Each post under way (`room#post`): what stops it, and its failed tries. */
@@ -119,6 +124,14 @@ export class Poster {
     for (const entry of this.posts.values()) entry.stop.abort();
   }
 
+  /**
+   * Whether this platform id is one of the room's posts, given to this bridge by the platform when it posted it: its
+   * echo is dropped before the room sees it (the room recorded the post with that id already).
+   */
+  isEcho(room: string, platformId: string): boolean {
+    return this.posted.get(room)?.includes(platformId) === true;
+  }
+
   /** Resolves when the room's posts under way have their outcome (an echo is then recognised as stored). */
   async settled(room: string): Promise<void> {
     const set = this.inFlight.get(room);
@@ -175,9 +188,17 @@ export class Poster {
         attempt.end();
       }
       // Queued for the room now; the echo of the post, which waits for `settled`, comes after it.
+      this.remember(room.key, ids);
       void room.report({ type: 'posted', post: post.id, platformIds: ids });
       return;
     }
+  }
+
+  private remember(room: string, ids: readonly string[]): void {
+    const kept = this.posted.get(room) ?? [];
+    kept.push(...ids);
+    if (kept.length > ECHOES_KEPT) kept.splice(0, kept.length - ECHOES_KEPT);
+    this.posted.set(room, kept);
   }
 
   private failedTry(room: string, post: PendingPost, tries: number, error: unknown, wait: number): void {

@@ -36,7 +36,7 @@ export class Reception {
       readonly rooms: Pick<Rooms, 'get'>;
       readonly store: Pick<RoomStore, 'addressedBy'>;
       readonly uploads: Uploads;
-      readonly poster: Pick<Poster, 'settled' | 'beforeStart'>;
+      readonly poster: Pick<Poster, 'settled' | 'beforeStart' | 'isEcho'>;
       /** Where catch-ups start: a stored platform id moves a room's start on; a message not kept holds it back. */
       readonly marks: Pick<CatchUpMarks, 'stored' | 'lost'>;
       /** The bridge's own unstored lines (their echoes are not messages). */
@@ -122,12 +122,14 @@ export class Reception {
         // not wait for posts that wait for it.
         void this.deps.poster
           .settled(actor.key)
-          .then(() => this.message(actor, event, at))
+          .then(() => (this.deps.poster.isEcho(actor.key, event.messageId) ? 'kept' : this.message(actor, event, at)))
           .catch((error: unknown) => this.deps.log.error({ err: error, room: actor.key }, 'an echo was not taken'));
         // The post it echoes is the bridge's own, recorded with its outbox entry.
         return 'kept';
       }
       await this.deps.poster.settled(actor.key);
+      // The echo of a post this bridge just made: the room recorded it with the post (vercel/chat drops `isMe` first).
+      if (this.deps.poster.isEcho(actor.key, event.messageId)) return 'kept';
     }
     return this.message(actor, event, at);
   }

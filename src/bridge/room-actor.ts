@@ -26,7 +26,8 @@ import type { StoreOutage } from './store-outage.js';
 export type Taken = 'done' | 'duplicate' | 'stopped' | 'held' | 'refused';
 
 interface Queued {
-  readonly event: RoomInput;
+  /** None: a mark in the queue, taken once every event before it is (`taken`). */
+  readonly event: RoomInput | null;
   /** Says what became of the event (once: a `held` event's later outcome goes to `committed` only). */
   readonly done: (taken: Taken) => void;
   /** Runs once its decision is committed. */
@@ -41,15 +42,17 @@ interface Queued {
  * Events from a platform (or the start): held while the store fails, their senders going on. Outcomes of the bridge's
  * own work and agents' actions wait instead (a turn's tool call waits for its action's result).
  */
-const fromPlatform = (event: RoomInput) =>
-  event.type === 'message' ||
-  event.type === 'edit' ||
-  event.type === 'command' ||
-  event.type === 'catch-up' ||
-  event.type === 'restart';
+const fromPlatform = (event: RoomInput | null) =>
+  event !== null &&
+  (event.type === 'message' ||
+    event.type === 'edit' ||
+    event.type === 'command' ||
+    event.type === 'catch-up' ||
+    event.type === 'restart');
 
 /** Platform events an outage counts against its bound, and may refuse past it (a catch-up's end or a restart never). */
-const countable = (event: RoomInput) => event.type === 'message' || event.type === 'edit' || event.type === 'command';
+const countable = (event: RoomInput | null) =>
+  event !== null && (event.type === 'message' || event.type === 'edit' || event.type === 'command');
 
 export interface ActorDeps {
   readonly store: RoomStore;
@@ -144,6 +147,21 @@ export class RoomActor {
     });
   }
 
+  /**
+   * Resolves true once the room has taken every event that arrived before this call (stored, or found a duplicate),
+   * false when it stopped first. Decides nothing: a live message's catch-up mark waits on it.
+   */
+  taken(): Promise<boolean> {
+    if (this.stopped) return Promise.resolve(false);
+    if (!this.draining && this.events.length === 0 && this.urgent.length === 0 && !this.failing) {
+      return Promise.resolve(true);
+    }
+    return new Promise<boolean>((resolve) => {
+      this.events.push({ event: null, done: (taken) => resolve(taken === 'done'), platform: false, counted: false });
+      void this.drain();
+    });
+  }
+
   /** True while the room has work: events to decide, a turn or post under way, or asks waiting to start. */
   get busy(): boolean {
     const { current, queue, posts, batch } = this.current;
@@ -194,7 +212,7 @@ export class RoomActor {
         if (this.stopped) return;
         const next = this.urgent.shift() ?? this.events.shift();
         if (!next) break;
-        next.done(await this.take(next));
+        next.done(next.event === null ? 'done' : await this.take(next));
         if (next.counted) this.deps.outage.release();
       }
     } finally {
@@ -206,6 +224,7 @@ export class RoomActor {
   private async take(queued: Queued): Promise<Taken> {
     // Stamped in place (each queued event is the shell's own fresh object): a copy would cost more than the rest.
     const event = queued.event as RoomEvent & { now: number };
+    if (queued.event === null) return 'done';
     for (let tries = 1; ; tries++) {
       event.now = this.deps.clock();
       let decision: Decision;
@@ -298,7 +317,7 @@ export class RoomActor {
   /** The store took `parked`: the room is told (once) that what it held is being saved. */
   private stopFailing(parked: Queued): void {
     this.failing = false;
-    const messages = [parked, ...this.events].filter((queued) => queued.counted && queued.event.type === 'message');
+    const messages = [parked, ...this.events].filter((queued) => queued.counted && queued.event?.type === 'message');
     this.deps.outage.recovered(this.record, messages.length);
   }
 }
