@@ -304,6 +304,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     setup: (record) => roomSetup(config, record),
     actor: { store: store.rooms, effects, ids, outage, clock, log, stored: () => embedding?.wake() },
     lease,
+    journal: store.tools,
   });
   const marks = new CatchUpMarks(store.rooms, log);
   const overview = new Overview({
@@ -365,7 +366,10 @@ export function createBridge(options: BridgeOptions): Bridge {
     transcript: (room, page) => overview.transcript(room, page),
     overview: () => overview.read(),
     decisions: (room, from, to) => overview.decisions(room, from, to),
-    ...marks.sink(async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done'),
+    ...marks.sink(
+      async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done',
+      (key) => rooms.taken(key),
+    ),
   };
   const handover = handoverFor(store, lease, {
     ttlMs,

@@ -5,8 +5,9 @@
 import { RoundtableError } from '../errors.js';
 import type { ChatAdapter } from '../ports.js';
 import { EMPTY_STATE, type RoomSetup } from '../room/state.js';
-import type { NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
+import type { NoteRecord, RoomRecord, RoomStore, ToolJournal } from '../store/port.js';
 import type { LeaseKeeper } from './leases.js';
+import { hasWork, resume } from './resume.js';
 import { type ActorDeps, RoomActor, type Taken } from './room-actor.js';
 import type { RoomInput } from './room-handle.js';
 
@@ -30,6 +31,8 @@ export class Rooms {
       readonly actor: Omit<ActorDeps, 'notes' | 'lease'>;
       /** With bridges sharing the store (replicas): a room is served only while this bridge holds its lease. */
       readonly lease?: LeaseKeeper | undefined;
+      /** The tool runs of turns, for a room taken up with its turn in flight. */
+      readonly journal?: ToolJournal | undefined;
     },
   ) {
     deps.lease?.onLost((roomId) => this.drop(roomId));
@@ -44,7 +47,14 @@ export class Rooms {
       if (!adapter) return Promise.reject(new Error(`no adapter for platform "${platform}"`));
       actor = this.deps.store.open(platform, channel, directAgent).then(async (record) => {
         if (this.deps.lease && !(await this.deps.lease.take(record.id))) throw new RoomElsewhere(key);
-        return this.make(record, adapter);
+        const made = this.make(record, adapter);
+        // A room this bridge gave up (its lease lapsed in an outage) and holds again: the work its stored state holds
+        // — a turn in flight, posts not sent, asks waiting — is taken up, as after a restart, before the new event.
+        if (hasWork(record.state) && this.deps.journal) {
+          await resume(made, record, this.deps.journal);
+          void made.deliver({ type: 'catch-up', phase: 'done' });
+        }
+        return made;
       });
       this.actors.set(key, actor);
       actor.catch(() => this.actors.delete(key));
@@ -91,6 +101,17 @@ export class Rooms {
       throw error;
     }
     return actor ? actor.deliver(event, options) : 'stopped';
+  }
+
+  /** Resolves true once the room (served here) has taken every event that reached it before (see RoomActor.taken). */
+  async taken(key: string): Promise<boolean> {
+    try {
+      const actor = await this.byKey(key);
+      return actor ? actor.taken() : false;
+    } catch (error) {
+      if (error instanceof RoomElsewhere) return false; // its bridge keeps its marks
+      throw error;
+    }
   }
 
   /**
