@@ -261,7 +261,7 @@ async function start(input: {
     const banner =
       options.banner ??
       `Roundtable terminal room. Agents: ${config.agents.map((a) => `@${a.name}`).join(', ')}. ` +
-        'Commands: /help /status /pass /reset /privacy /clear /quit. Log: ' +
+        'Commands: /help /status /pass /reset /privacy /budget /clear /quit. Log: ' +
         (logFile ?? 'stderr');
     consoleAdapter.print(`[system]: ${banner}`);
     // After a restart: how much of the room's history the agents will see again.

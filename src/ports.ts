@@ -80,6 +80,11 @@ export interface CommandEvent {
   /** Set when the command is issued in an agent's DM room. */
   readonly direct?: { readonly agent: string };
   /**
+   * Set when the command is issued from the operator console rather than typed in the room: the humans in the room
+   * did not see it, so a change of control is told to them in a line.
+   */
+  readonly fromConsole?: boolean;
+  /**
    * The platform's id of this command (a Discord interaction's id, a Slack command's trigger_id), where several
    * bridges sharing a store may receive it: it is carried out once, and answered by the bridge that claimed it.
    */

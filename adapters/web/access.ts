@@ -2,7 +2,7 @@
  * Sign-in without passwords, and sessions. `npm run web:invite` gives a person a one-time link; opening it only
  * shows "Sign in as <name>" (a link preview or a mail scanner that fetches it uses nothing); the page's own form
  * POSTs back, which uses the code and sets the session cookie. Sessions live in the store and last
- * WEB_SESSION_DAYS; signing out ends one.
+ * WEB_SESSION_DAYS, or until unused for WEB_SESSION_IDLE_HOURS (an open page uses its session); signing out ends one.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PeoplePort, WebIdentity } from '../../src/store/port.js';
@@ -17,12 +17,15 @@ export interface Viewer extends WebIdentity {
 export interface AccessOptions {
   readonly people: PeoplePort;
   readonly sessionDays: number;
+  /** A session unused this long ends (WEB_SESSION_IDLE_HOURS). */
+  readonly idleHours: number;
   /** The room is served over https (WEB_PUBLIC_URL): the cookie is Secure. */
   readonly secure: boolean;
   readonly clock: () => number;
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 
 export class Access {
   private readonly cookie: string;
@@ -36,13 +39,19 @@ export class Access {
     const token = readCookie(request, this.cookie);
     if (!token || !looksLikeSecret(token)) return undefined;
     const session = digest(token);
-    const who = await this.options.people.session(session, this.options.clock());
+    const who = await this.identity(session);
     return who ? { ...who, session } : undefined;
   }
 
   /** Whether a session is still open (revoked and expired ones are not). */
   async stillOpen(session: string): Promise<boolean> {
-    return (await this.options.people.session(session, this.options.clock())) !== undefined;
+    return (await this.identity(session)) !== undefined;
+  }
+
+  /** Who a session is now (an operator or not, as the store says); undefined once it ended. */
+  identity(session: string): Promise<WebIdentity | undefined> {
+    const now = this.options.clock();
+    return this.options.people.session(session, now, now - this.options.idleHours * HOUR_MS);
   }
 
   /** GET /signin/<code>: says whose link it is and offers the button; uses nothing. */
@@ -130,6 +139,25 @@ export function signedOutPage(): string {
     'Not signed in',
     `<p>You are not signed in. Ask an operator for a sign-in link
 (<code>npm run web:invite -- &lt;your name&gt;</code>).</p>`,
+  );
+}
+
+/** What a person who is not an operator sees at /ops. */
+export function notOperatorPage(room: string): string {
+  return plainPage(
+    'Operators only',
+    `<p>The operator console is for operators. An operator can make you one
+(<code>npm run web:invite -- &lt;your name&gt; --operator</code>).</p>
+<p><a href="/room/${escapeHtml(room)}">Back to the room</a></p>`,
+  );
+}
+
+/** A request sent to a name that is not the room's (DNS rebinding, or WEB_PUBLIC_URL not set to the address used). */
+export function wrongHostPage(): string {
+  return plainPage(
+    'Not this address',
+    `<p>The web room answers only at its own address: the one in <code>WEB_PUBLIC_URL</code>, <code>localhost</code>
+or an IP address. Whoever runs the bridge sets <code>WEB_PUBLIC_URL</code> to the address people open.</p>`,
   );
 }
 

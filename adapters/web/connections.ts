@@ -11,6 +11,7 @@ import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { TranscriptEntry } from '../../src/overview.js';
 import type { AdapterSink, CommandName } from '../../src/ports.js';
+import type { WebIdentity } from '../../src/store/port.js';
 import { SeenIds } from '../shared/seen-ids.js';
 import type { Viewer } from './access.js';
 import type { RoomFeed } from './feed.js';
@@ -25,9 +26,9 @@ export const PAGE_SIZE = 50;
 /** The longest message a person may send. */
 export const MAX_TEXT = 16_000;
 
-const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy'];
+const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'budget'];
 const HELP = [
-  'Commands (operators): /status, /pass [agent], /reset [agent|workspace], /privacy [mentions|off].',
+  'Commands (operators): /status, /pass [agent], /reset [agent|workspace], /privacy [mentions|off], /budget [limit].',
   'Enter sends, Shift+Enter starts a new line, @ completes a name.',
 ].join(' ');
 
@@ -49,6 +50,8 @@ interface Connection {
 export interface ConnectionsDeps {
   readonly feed: (room: string) => RoomFeed;
   readonly sink: () => AdapterSink | undefined;
+  /** Who a session is now, from the store (undefined once it ended): rights are read at every command. */
+  readonly identity: (session: string) => Promise<WebIdentity | undefined>;
   readonly files: HeldFiles;
   /** Posts per person. */
   readonly posting: RateLimit;
@@ -207,6 +210,7 @@ export class Connections {
     this.storing.set(messageId, storing);
     try {
       await storing;
+      this.deps.files.release(files);
       send(ws, { type: 'ack', id: parsed.id });
     } catch (error) {
       this.deps.log.error({ err: error, room }, 'a web room message could not be taken');
@@ -253,10 +257,13 @@ export class Connections {
     const name = word.toLowerCase();
     if (name === 'help') return HELP;
     if (!(COMMANDS as readonly string[]).includes(name)) {
-      return `Unknown command /${word}. Commands: /help, /status, /pass, /reset, /privacy.`;
+      return `Unknown command /${word}. Commands: /help, /status, /pass, /reset, /privacy, /budget.`;
     }
     const sink = this.deps.sink();
     if (!sink) return 'The bridge is not running.';
+    // Not the rights the page opened with: an operator demoted since is one no longer.
+    const now = await this.deps.identity(viewer.session);
+    if (!now) return 'Your session ended: ask an operator for a new sign-in link.';
     // Without a platform id a command is always answered here (no other bridge receives it).
     const answer = await sink.command({
       platform: WEB_PLATFORM,
@@ -264,7 +271,7 @@ export class Connections {
       name: name as CommandName,
       args: args.trim(),
       user: { id: `web:${viewer.name.toLowerCase()}`, name: viewer.name },
-      isOperator: viewer.operator,
+      isOperator: now.operator,
     });
     return answer ?? '';
   }

@@ -1,7 +1,8 @@
 /**
  * Files a person uploaded for a message they are about to send: held in memory, for that person and room only,
  * until the message takes them (the bridge then saves them into the room's sandbox workspace, under `uploads/`, as
- * it does for Discord and Slack attachments). Unclaimed files go after a while; a person holds a few at most.
+ * it does for Discord and Slack attachments), and then let go. Unclaimed files go after a while; a person holds a few
+ * at most, and all together hold at most `totalBytes` (an upload past it is refused).
  */
 import { randomUUID } from 'node:crypto';
 import type { InboundFile } from '../../src/ports.js';
@@ -23,17 +24,41 @@ interface Held {
 
 export class HeldFiles {
   private readonly files = new Map<string, Held>();
+  private held = 0;
 
-  constructor(private readonly clock: () => number) {}
+  constructor(
+    private readonly clock: () => number,
+    /** What all held uploads together may hold, in bytes. */
+    readonly totalBytes: number,
+  ) {}
 
-  /** Holds an upload; returns its id. */
-  hold(input: { owner: string; room: string; name: string; mimeType: string | undefined; bytes: Uint8Array }): string {
+  /** Whether `size` more bytes can be held now. */
+  fits(size: number): boolean {
+    this.expire();
+    return this.held + size <= this.totalBytes;
+  }
+
+  /** Holds an upload; returns its id, or undefined when it would take the total past `totalBytes`. */
+  hold(input: {
+    owner: string;
+    room: string;
+    name: string;
+    mimeType: string | undefined;
+    bytes: Uint8Array;
+  }): string | undefined {
     this.expire();
     const mine = [...this.files.values()].filter((file) => file.owner === input.owner);
-    for (const old of mine.slice(0, Math.max(0, mine.length - PER_PERSON + 1))) this.files.delete(old.id);
+    for (const old of mine.slice(0, Math.max(0, mine.length - PER_PERSON + 1))) this.drop(old.id);
+    if (!this.fits(input.bytes.byteLength)) return undefined;
     const id = randomUUID();
     this.files.set(id, { ...input, id, at: this.clock() });
+    this.held += input.bytes.byteLength;
     return id;
+  }
+
+  /** Lets go of uploads a message took. */
+  release(ids: readonly string[]): void {
+    for (const id of ids) this.drop(id);
   }
 
   /** The held uploads with these ids, if each is this person's in this room; undefined when one is not. */
@@ -55,6 +80,13 @@ export class HeldFiles {
 
   private expire(): void {
     const now = this.clock();
-    for (const [id, file] of this.files) if (now - file.at > HOLD_MS) this.files.delete(id);
+    for (const [id, file] of this.files) if (now - file.at > HOLD_MS) this.drop(id);
+  }
+
+  private drop(id: string): void {
+    const file = this.files.get(id);
+    if (!file) return;
+    this.files.delete(id);
+    this.held -= file.bytes.byteLength;
   }
 }

@@ -4,6 +4,7 @@
  * requests, and reading a body with a size limit.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
 
 /** Scripts, styles and connections from this origin only; nothing inline, nothing framed, forms post here only. */
 export const CONTENT_SECURITY_POLICY = [
@@ -93,9 +94,52 @@ export function expectedOrigin(request: IncomingMessage, publicOrigin: string | 
   return publicOrigin ?? `http://${request.headers.host ?? ''}`;
 }
 
-/** The client's address, for rate limits. */
-export function clientAddress(request: IncomingMessage): string {
-  return request.socket.remoteAddress ?? 'unknown';
+/**
+ * The client's address, for rate limits: the socket's, unless that is a reverse proxy named in WEB_TRUST_PROXY; then
+ * the nearest address in X-Forwarded-For that is not such a proxy (what the proxies before it appended, never what
+ * the client wrote at the start).
+ */
+export function clientAddress(request: IncomingMessage, trustedProxies: ReadonlySet<string>): string {
+  let address = plainAddress(request.socket.remoteAddress ?? 'unknown');
+  if (!trustedProxies.has(address)) return address;
+  const forwarded = String(request.headers['x-forwarded-for'] ?? '')
+    .split(',')
+    .map((hop) => plainAddress(hop.trim()))
+    .filter((hop) => hop.length > 0);
+  for (let i = forwarded.length - 1; i >= 0; i--) {
+    address = forwarded[i] ?? address;
+    if (!trustedProxies.has(address)) return address;
+  }
+  return address;
+}
+
+/** An IPv4 address as itself, not IPv4-mapped IPv6 (`::ffff:127.0.0.1`). */
+export function plainAddress(address: string): string {
+  return address.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
+}
+
+/** Names a browser on this machine uses for it. */
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1']);
+
+/** The host name of a Host header, lower case, without its port or brackets; undefined without a valid one. */
+export function hostName(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  try {
+    return new URL(`http://${header}`).hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a request was sent to one of the room's own names (against DNS rebinding, where a page of another site
+ * reaches the room under that site's name): WEB_PUBLIC_URL's host, a loopback name, or an address (a browser sends
+ * an address as Host only when it was opened by that address).
+ */
+export function ownHost(request: IncomingMessage, publicHost: string | undefined): boolean {
+  const name = hostName(request.headers.host);
+  if (name === undefined) return false;
+  return name === publicHost || LOOPBACK_NAMES.has(name) || isIP(name) !== 0;
 }
 
 /** A body too large to read. */

@@ -3,14 +3,15 @@
  *   npm run web:invite -- <name> [--operator]   a one-time sign-in link for <name> (valid for an hour, used once)
  *   npm run web:invite -- --list                everyone invited, operators marked, open sessions, last seen
  *   npm run web:invite -- --revoke <name>       ends their sessions (their open pages close) and unused links
- * It writes to the store in DATA_DIR, beside a running bridge.
+ * It writes to the store the bridge uses (the Postgres database DATABASE_URL names, else SQLite in DATA_DIR), beside a
+ * running bridge.
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EXIT, parseFlags, UsageError } from '../../src/cli.js';
 import { type Config, type Env, environmentWithDotenv, loadConfig } from '../../src/config/index.js';
 import { ConfigError, describeError } from '../../src/errors.js';
-import { openStore, type PeoplePort } from '../../src/store/index.js';
+import { openStoreFrom, type PeoplePort } from '../../src/store/index.js';
 import { personNameProblem } from './names.js';
 import { digest, newSecret } from './secrets.js';
 
@@ -34,7 +35,11 @@ export function roomAddress(config: Config): string {
   const { WEB_PUBLIC_URL, WEB_HOST, WEB_PORT } = config.settings;
   if (WEB_PUBLIC_URL) return WEB_PUBLIC_URL;
   if (WEB_PORT === undefined) {
-    throw new ConfigError('environment', 'WEB_PORT', 'is not set, so the web room is off (set it, and WEB_PUBLIC_URL)');
+    throw new ConfigError(
+      'environment',
+      'WEB_PORT',
+      'is not set, so the web room is off (set it, and WEB_PUBLIC_URL, in .env: npm start and web:invite both read it)',
+    );
   }
   if (WEB_PORT === 0) {
     throw new ConfigError(
@@ -80,7 +85,11 @@ export async function inviteMain(argv: readonly string[], io: InviteIo = process
     if (flags.switches.has('--operator') && name === undefined) throw new UsageError('--operator goes with a name');
     const cwd = io.cwd ?? process.cwd();
     const config = loadConfig(environmentWithDotenv(cwd, io.env ?? process.env), cwd);
-    const store = openStore(path.join(path.resolve(cwd, config.settings.DATA_DIR), 'roundtable.db'));
+    // The store the bridge opens (src/main.ts): Postgres with DATABASE_URL, else SQLite in the data folder.
+    const store = await openStoreFrom(config.settings, {
+      dataDir: path.resolve(cwd, config.settings.DATA_DIR),
+      onError: (error) => io.err(`web:invite: a database connection failed: ${describeError(error)}\n`),
+    });
     const now = (io.clock ?? Date.now)();
     try {
       if (list) {

@@ -76,6 +76,7 @@ export class OpsApi {
         args: body.args.trim(),
         user: { id: `web:${viewer.name.toLowerCase()}`, name: viewer.name },
         isOperator: true,
+        fromConsole: true,
       });
       sendJson(response, 200, { answer });
       return true;

@@ -13,12 +13,14 @@ import { WebSocketServer } from 'ws';
 import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink } from '../../src/ports.js';
-import { type Access, noSuchRoomPage, signedOutPage, type Viewer } from './access.js';
+import { type Access, noSuchRoomPage, notOperatorPage, signedOutPage, type Viewer, wrongHostPage } from './access.js';
 import { type Connections, PAGE_SIZE, roomKey, wireMessage } from './connections.js';
 import type { HeldFiles } from './held-files.js';
-import { clientAddress, readBody, refuse, sameOrigin, send, sendJson, TooLarge } from './http.js';
+import { clientAddress, ownHost, readBody, refuse, sameOrigin, send, sendJson, TooLarge } from './http.js';
 import type { OpsApi } from './ops-api.js';
 import type { RateLimit } from './rate-limit.js';
+
+const MB = 1024 * 1024;
 
 /** The page's files, by name: read once at start. */
 const TYPES: Readonly<Record<string, string>> = {
@@ -33,6 +35,10 @@ export interface WebServerDeps {
   readonly port: number;
   /** WEB_PUBLIC_URL's origin: requests that change something must come from there (else from the Host's). */
   readonly publicOrigin: string | undefined;
+  /** WEB_PUBLIC_URL's host name: requests must be sent to it, a loopback name or an address. */
+  readonly publicHost: string | undefined;
+  /** WEB_TRUST_PROXY: reverse proxies whose X-Forwarded-For names the client (for rate limits). */
+  readonly trustedProxies: ReadonlySet<string>;
   readonly rooms: readonly string[];
   readonly agents: readonly string[];
   readonly publicDir: string;
@@ -104,6 +110,10 @@ export class WebServer {
     const url = new URL(request.url ?? '/', 'http://room');
     const method = request.method ?? 'GET';
     const changes = method !== 'GET' && method !== 'HEAD';
+    if (!ownHost(request, deps.publicHost)) {
+      send(response, 421, wrongHostPage(), 'text/html; charset=utf-8');
+      return;
+    }
     if (!sameOrigin(request, deps.publicOrigin, changes)) {
       refuse(response, 403, 'cross-site requests are refused');
       return;
@@ -120,7 +130,7 @@ export class WebServer {
       return;
     }
     if (segments[0] === 'signin' && segments.length === 2) {
-      if (!deps.signingIn.take(clientAddress(request), deps.clock())) {
+      if (!deps.signingIn.take(clientAddress(request, deps.trustedProxies), deps.clock())) {
         refuse(response, 429, 'too many sign-in attempts: wait a minute');
         return;
       }
@@ -166,7 +176,7 @@ export class WebServer {
     }
     if (method === 'GET' && first === 'ops' && segments.length === 1) {
       if (viewer.operator) this.asset(response, 'ops.html');
-      else refuse(response, 403, 'the operator console is for operators');
+      else send(response, 403, notOperatorPage(deps.rooms[0] ?? 'general'), 'text/html; charset=utf-8');
       return;
     }
     if (first !== 'api') {
@@ -230,16 +240,27 @@ export class WebServer {
       return;
     }
     const name = (url.searchParams.get('name') ?? '').slice(0, 255) || 'file';
+    const full = () =>
+      refuse(
+        response,
+        503,
+        `too many uploaded files are waiting for their messages (${Math.round(deps.files.totalBytes / MB)} MB in all): send yours, or try again in a few minutes`,
+      );
+    if (!deps.files.fits(Number(request.headers['content-length'] ?? 0))) {
+      request.resume();
+      return full();
+    }
     let bytes: Buffer;
     try {
       bytes = await readBody(request, deps.maxUploadBytes);
     } catch (error) {
       if (!(error instanceof TooLarge)) throw error;
-      refuse(response, 413, `the file is larger than the ${Math.round(deps.maxUploadBytes / 1024 / 1024)} MB limit`);
+      refuse(response, 413, `the file is larger than the ${Math.round(deps.maxUploadBytes / MB)} MB limit`);
       return;
     }
     const type = request.headers['content-type'];
     const id = deps.files.hold({ owner: viewer.name, room, name, mimeType: type || undefined, bytes });
+    if (id === undefined) return full();
     sendJson(response, 201, { file: id, name, size: bytes.byteLength });
   }
 
@@ -251,6 +272,7 @@ export class WebServer {
     const refuseUpgrade = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
+    if (!ownHost(request, deps.publicHost)) return refuseUpgrade(421, 'Misdirected Request');
     if (url.pathname !== '/ws' || !deps.rooms.includes(room)) return refuseUpgrade(404, 'Not Found');
     if (!sameOrigin(request, deps.publicOrigin, true)) return refuseUpgrade(403, 'Forbidden');
     const viewer = await deps.access.viewer(request);

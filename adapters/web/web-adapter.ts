@@ -17,6 +17,7 @@ import { Access } from './access.js';
 import { Connections, WEB_PLATFORM } from './connections.js';
 import { RoomFeed } from './feed.js';
 import { HeldFiles } from './held-files.js';
+import { hostName, plainAddress } from './http.js';
 import { OpsApi } from './ops-api.js';
 import type { WireMessage } from './protocol.js';
 import { RateLimit } from './rate-limit.js';
@@ -27,6 +28,8 @@ import { toolStatus } from './tool-status.js';
 const MESSAGE_LIMIT = 40_000;
 /** A tool's output shown on the page, at most. */
 const TOOL_OUTPUT_SHOWN = 20_000;
+/** Uploads held for their messages together hold at most this many times WEB_MAX_FILE_MB. */
+const HELD_FILES = 5;
 /** How often open pages' sessions are checked (a revoked person's pages close within this). */
 const SESSION_CHECK_MS = 1000;
 /** How often each page gets a beat and a ping, by default (a connection that misses one is ended). */
@@ -70,13 +73,16 @@ export class WebAdapter implements ChatAdapter {
     this.access = new Access({
       people: options.people,
       sessionDays: settings.WEB_SESSION_DAYS,
+      idleHours: settings.WEB_SESSION_IDLE_HOURS,
       secure: publicUrl?.startsWith('https://') ?? false,
       clock: this.clock,
     });
-    const files = new HeldFiles(this.clock);
+    // Uploads waiting for their message, all together: five of the largest.
+    const files = new HeldFiles(this.clock, HELD_FILES * settings.WEB_MAX_FILE_MB * 1024 * 1024);
     this.connections = new Connections({
       feed: (room) => this.feed(room),
       sink: () => this.sink,
+      identity: (session) => this.access.identity(session),
       files,
       posting: new RateLimit(10, 1000),
       beatMs: options.beatMs ?? BEAT_MS,
@@ -87,6 +93,8 @@ export class WebAdapter implements ChatAdapter {
       host: settings.WEB_HOST,
       port: settings.WEB_PORT,
       publicOrigin: publicUrl ? new URL(publicUrl).origin : undefined,
+      publicHost: publicUrl ? hostName(new URL(publicUrl).host) : undefined,
+      trustedProxies: new Set(settings.WEB_TRUST_PROXY.map(plainAddress)),
       rooms: this.rooms,
       agents: agents.map((a) => a.name),
       publicDir: packagePath('adapters', 'web', 'public'),

@@ -6,15 +6,17 @@ import type { InitializeHook, LoadHook } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MessagePort } from 'node:worker_threads';
-import { instrument } from './instrument.js';
+import { type InstrumentOptions, instrument } from './instrument.js';
 
 export interface HooksData {
   /** The project's root folder. */
   readonly root: string;
   /** Folders under the root whose modules are instrumented (e.g. `src`, `adapters`). */
   readonly folders: readonly string[];
-  /** Told `{ file, functions }` for each module instrumented. */
+  /** Told `{ file, functions, enclosed }` for each module instrumented (a count, and names). */
   readonly port: MessagePort;
+  /** What more is recorded in some files (by project-relative path): see `InstrumentOptions`. */
+  readonly options?: Readonly<Record<string, InstrumentOptions>>;
 }
 
 let settings: HooksData | undefined;
@@ -39,7 +41,7 @@ export const load: LoadHook = async (url, context, nextLoad) => {
     return loaded;
   }
   const code = typeof loaded.source === 'string' ? loaded.source : new TextDecoder().decode(loaded.source);
-  const instrumented = instrument(code, file);
-  settings.port.postMessage({ file, functions: instrumented.functions.length });
+  const instrumented = instrument(code, file, settings.options?.[file]);
+  settings.port.postMessage({ file, functions: instrumented.functions.length, enclosed: instrumented.enclosed });
   return { ...loaded, source: instrumented.code };
 };

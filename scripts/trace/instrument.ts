@@ -15,6 +15,15 @@ export interface Instrumented {
   readonly code: string;
   /** The names given to the functions instrumented, in source order. */
   readonly functions: readonly string[];
+  /** Of those, the ones written inside the function named by `enclosedBy` (its closures), in source order. */
+  readonly enclosed: readonly string[];
+}
+
+export interface InstrumentOptions {
+  /** Functions (by name) whose first argument is handed to the recorder too (not arrow functions: no `arguments`). */
+  readonly withArgument?: readonly string[];
+  /** A function (by name) whose inner functions are listed as `enclosed`. */
+  readonly enclosedBy?: string;
 }
 
 type FunctionNode =
@@ -183,15 +192,20 @@ function blockStart(body: ts.Block, source: ts.SourceFile): number {
  * Instruments `code` (a module's JavaScript). `file` is what the recorder is told (the project-relative path of the
  * original source).
  */
-export function instrument(code: string, file: string): Instrumented {
+export function instrument(code: string, file: string, options: InstrumentOptions = {}): Instrumented {
   const source = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
   const insertions: Insertion[] = [];
   const functions: string[] = [];
-  const visit = (node: ts.Node): void => {
+  const enclosed: string[] = [];
+  const visit = (node: ts.Node, inside: boolean): void => {
+    let within = inside;
     if (isFunction(node) && node.body && !isCompilerHelper(node)) {
       const name = nameOf(node, source);
       functions.push(name);
-      const call = `${RECORD}(${JSON.stringify(name)})`;
+      if (inside) enclosed.push(name);
+      if (name === options.enclosedBy) within = true;
+      const argument = options.withArgument?.includes(name) && !ts.isArrowFunction(node) ? ',arguments[0]' : '';
+      const call = `${RECORD}(${JSON.stringify(name)}${argument})`;
       if (ts.isBlock(node.body)) {
         insertions.push({ at: blockStart(node.body, source), text: `${call};` });
       } else {
@@ -199,15 +213,15 @@ export function instrument(code: string, file: string): Instrumented {
         insertions.push({ at: node.body.getEnd(), text: ')' });
       }
     }
-    ts.forEachChild(node, visit);
+    ts.forEachChild(node, (child) => visit(child, within));
   };
-  visit(source);
+  visit(source, false);
   // Appended before a trailing source map comment, which must stay the module's last line.
   const mapAt = code.search(/\n\/\/# sourceMappingURL=[^\n]*\s*$/);
   const recorder =
     // Absent a recorder (globalThis[Symbol.for(TRACE_KEY)]), the inserted calls record nothing.
-    `;function ${RECORD}(name){const record=globalThis[Symbol.for(${JSON.stringify(TRACE_KEY)})];` +
-    `if(record!==undefined)record(${JSON.stringify(file)},name)}`;
+    `;function ${RECORD}(name,argument){const record=globalThis[Symbol.for(${JSON.stringify(TRACE_KEY)})];` +
+    `if(record!==undefined)record(${JSON.stringify(file)},name,argument)}`;
   insertions.push({ at: mapAt < 0 ? code.length : mapAt, text: recorder });
   // Stable by position: text inserted at one place keeps the order it was found in (outer before inner).
   const ordered = insertions.map((insertion, index) => ({ ...insertion, index }));
@@ -219,5 +233,5 @@ export function instrument(code: string, file: string): Instrumented {
     from = at;
   }
   out += code.slice(from);
-  return { code: out, functions };
+  return { code: out, functions, enclosed };
 }

@@ -9,6 +9,14 @@ export interface RawEntry {
   readonly fn: string;
   /** The async resource (existing before the message was sent) whose work this entry descends from. */
   readonly origin: number;
+  /** The event (of `TraceRun.events`) whose work this entry is, if any (see scripts/trace/events.ts). */
+  readonly event?: number | undefined;
+}
+
+/** An event handed to the room's loop while recording, in the order handed: its id and its `type`, when known. */
+export interface LoopEvent {
+  readonly id: number;
+  readonly type: string | undefined;
 }
 
 export interface TraceRun {
@@ -20,6 +28,11 @@ export interface TraceRun {
   readonly reply: string;
   /** Milliseconds from sending the message to the reply's POST (instrumented, so slower than the real thing). */
   readonly ms: number;
+  /** How many entries were recorded when the reply's POST reached the fake (the rest lead to its echo taken). */
+  readonly postedAt: number;
+  readonly events: readonly LoopEvent[];
+  /** The composition root's closures (`file:function`), as instrumented. */
+  readonly closures: readonly string[];
   /** Project functions instrumented in the modules the run loaded. */
   readonly instrumented: number;
   /** Whether a first message was sent and answered, untraced, before the traced one. */

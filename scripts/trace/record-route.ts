@@ -2,8 +2,9 @@
  * The traced process (started by scripts/trace-route.ts with `node --import tsx`, an IPC channel, and `--warm` to
  * send one untraced message first): instruments the project's modules as they load, starts the fake Discord, the
  * fake model and a bridge with one `mention` agent (the Discord tests' harness), waits until the bridge is started
- * and idle, then records every project function entry from sending one human message to the moment the reply's POST
- * reaches the fake, each with its asynchronous origin (causality.ts), and sends the entries back.
+ * and idle, then records every project function entry from sending one human message until the bridge has taken the
+ * echo of its reply (the fake sends the bot's own message back through the gateway) and is idle again, each with its
+ * asynchronous origin (causality.ts) and the event it belongs to (events.ts), and sends the entries back.
  */
 import { executionAsyncId } from 'node:async_hooks';
 import { register } from 'node:module';
@@ -12,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { Causality } from './causality.js';
+import { COMPOSITION, EventLedger, ROOM_LOOP } from './events.js';
 import type { HooksData } from './hooks.js';
 import { type RawEntry, TRACE_KEY, type TraceRun } from './protocol.js';
 
@@ -31,18 +33,31 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 
 async function record(warm: boolean): Promise<TraceRun> {
   const causality = new Causality();
-  const entries: RawEntry[] = [];
+  const ledger = new EventLedger();
+  const entries: (RawEntry & { chain: number })[] = [];
   let recording = false;
-  (globalThis as Record<symbol, unknown>)[Symbol.for(TRACE_KEY)] = (file: string, fn: string) => {
-    if (recording) entries.push({ file, fn, origin: causality.originOf(executionAsyncId()) });
+  (globalThis as Record<symbol, unknown>)[Symbol.for(TRACE_KEY)] = (file: string, fn: string, argument: unknown) => {
+    if (!recording) return;
+    const chain = ledger.enter(file, fn, argument, causality);
+    entries.push({ file, fn, origin: causality.originOf(executionAsyncId()), chain });
   };
   const { port1, port2 } = new MessageChannel();
   let instrumented = 0;
-  port1.on('message', (message: { functions: number }) => {
+  const closures: string[] = [];
+  port1.on('message', (message: { file: string; functions: number; enclosed: readonly string[] }) => {
     instrumented += message.functions;
+    if (message.file === COMPOSITION.file) closures.push(...message.enclosed.map((fn) => `${message.file}:${fn}`));
   });
   port1.unref();
-  const data: HooksData = { root, folders: FOLDERS, port: port2 };
+  const data: HooksData = {
+    root,
+    folders: FOLDERS,
+    port: port2,
+    options: {
+      [ROOM_LOOP.file]: { withArgument: [ROOM_LOOP.deliver] },
+      [COMPOSITION.file]: { enclosedBy: COMPOSITION.fn },
+    },
+  };
   register('./hooks.ts', import.meta.url, { data, transferList: [port2] });
   causality.enable();
 
@@ -75,22 +90,35 @@ async function record(warm: boolean): Promise<TraceRun> {
     }
     // What a human typing "@agent hello" in Discord sends: a mention of the agent's bot.
     const sent = `<@${bot.id}> hello`;
-    let stoppedAt = 0;
+    let postedAt = 0;
+    let postedMs = 0;
     const replied = nextReply(() => {
-      recording = false;
-      causality.watching = false;
-      stoppedAt = performance.now();
+      postedAt = entries.length;
+      postedMs = performance.now();
     });
     causality.watching = true;
     recording = true;
     const startedAt = performance.now();
     h.discord.humanSays('general', 'alice', sent);
     const reply = await within(replied, REPLY_TIMEOUT_MS, 'the agent did not answer the traced message');
-    causality.disable();
     await within(h.settle(reply.id), REPLY_TIMEOUT_MS, 'the echo of the reply was not taken');
+    recording = false;
+    causality.watching = false;
+    causality.disable();
     const originTypes: Record<number, string> = { 0: 'root' };
     for (const entry of entries) originTypes[entry.origin] = causality.typeOf(entry.origin);
-    return { entries, originTypes, sent, reply: reply.content, ms: stoppedAt - startedAt, instrumented, warm };
+    return {
+      entries: entries.map(({ chain, ...entry }) => ({ ...entry, event: ledger.eventOf(chain) })),
+      originTypes,
+      sent,
+      reply: reply.content,
+      ms: postedMs - startedAt,
+      postedAt,
+      events: ledger.events,
+      closures,
+      instrumented,
+      warm,
+    };
   } finally {
     recording = false;
     await h.close();

@@ -99,14 +99,14 @@ export function goalsOf(figures: RouteFigures): Goal[] {
   const busyShell = figures.files.filter((file) => isShell(file.file) && file.enteredBy > LIMITS.shellEntries);
   return [
     {
-      name: 'hops between collaborators',
+      name: 'file-level hops',
       figure: String(figures.hops.length),
       limit: `<= ${LIMITS.hops}`,
       met: figures.hops.length <= LIMITS.hops,
       where: [],
     },
     {
-      name: 'returns to a collaborator already left',
+      name: 'file-level returns to a file already left',
       figure: String(figures.returns.length),
       limit: `<= ${LIMITS.returns}`,
       met: figures.returns.length <= LIMITS.returns,

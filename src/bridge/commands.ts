@@ -178,7 +178,14 @@ export class Commands {
       const actor = await this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
       const taken = await actor.deliver({
         type: 'command',
-        command: { id, name: event.name, args: event.args, user: event.user.name, isOperator: event.isOperator },
+        command: {
+          id,
+          name: event.name,
+          args: event.args,
+          user: event.user.name,
+          isOperator: event.isOperator,
+          ...(event.fromConsole ? { fromConsole: true } : {}),
+        },
       });
       if (taken === 'held') this.deps.calls.answer(id, `/${event.name} waits: ${HELD_COMMAND}`);
       else if (taken === 'refused')

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
@@ -183,7 +184,11 @@ const settingsSchema = z.object({
     })
     .transform((rooms) => (rooms.length > 0 ? [...new Set(rooms.map((room) => room.toLowerCase()))] : ['general'])),
   WEB_SESSION_DAYS: int(30, 1, 3650),
+  WEB_SESSION_IDLE_HOURS: int(72, 1, 87_600),
   WEB_MAX_FILE_MB: int(20, 0, 1024),
+  WEB_TRUST_PROXY: list.refine((addresses) => addresses.every((address) => isIP(address) !== 0), {
+    message: 'expected the addresses of reverse proxies (e.g. 127.0.0.1), comma separated',
+  }),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

@@ -115,6 +115,8 @@ function carryOut(d: Draft, c: Command): string {
       const { stopped, dropped } = stopAll(d, 'Stopped with /pass');
       d.record({ kind: 'hand-back', reason: '/pass' });
       d.set({ control: { holder: 'humans', count: 0, reason: '/pass' } });
+      // Rule 8.6: the humans here did not see a command given from the operator console.
+      if (c.fromConsole) d.line(`Control is with the humans: ${c.user} used /pass from the operator console.`);
       const notes = [
         stopped > 0 ? `${stopped} agent turn${stopped > 1 ? 's' : ''} stopped` : '',
         droppedPosts(dropped),
@@ -127,6 +129,7 @@ function carryOut(d: Draft, c: Command): string {
       d.set({ control: { holder: 'agents', count: 0 }, told: [], failed: [] });
       const wipe = arg === 'workspace';
       d.effect({ type: 'reset-sandbox', wipe });
+      if (c.fromConsole) d.line(`This room was reset: ${c.user} used /reset from the operator console.`);
       const posts = dropped > 0 ? ` ${droppedPosts(dropped)},` : '';
       return wipe
         ? `Room reset: turns stopped,${posts} counter cleared, sandbox and workspace removed.`

@@ -134,6 +134,8 @@ export interface Command {
   readonly args: string;
   readonly user: string;
   readonly isOperator: boolean;
+  /** Issued from the operator console, not in the room: what it changes is told in the room (rule 8.6). */
+  readonly fromConsole?: boolean | undefined;
 }
 
 /** What a request looks like when it settles, as its origin room needs it for the requester's resume. */

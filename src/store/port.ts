@@ -308,8 +308,11 @@ export interface PeoplePort {
    * undefined when the code is unknown, used or expired.
    */
   redeem(codeHash: string, tokenHash: string, now: number, expiresAt: number): Promise<WebIdentity | undefined>;
-  /** The session's person while it is open and unexpired (marks it used now). */
-  session(tokenHash: string, now: number): Promise<WebIdentity | undefined>;
+  /**
+   * The session's person while it is open, unexpired and was used at `idleSince` or later (marks it used now; a use
+   * is written at most once a minute).
+   */
+  session(tokenHash: string, now: number, idleSince?: number): Promise<WebIdentity | undefined>;
   /** Ends one session (sign-out). */
   endSession(tokenHash: string): Promise<void>;
   /** Ends every session of a person and drops their unused codes; how many sessions were ended. */

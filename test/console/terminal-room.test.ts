@@ -115,6 +115,16 @@ describe('terminal room', () => {
     expect(printed).toContain('[system]: Unknown command /nope.');
   });
 
+  it("answers /budget with today's spend, as on every platform", async () => {
+    agentFile('echo', 'activation: always');
+    llm.respond(() => ({ content: 'hi' }));
+    const { printed } = await room(['/budget']);
+    expect(printed).toMatch(/^\[system\]: Roundtable terminal room\. .*Commands: .*\/budget/m);
+    expect(printed).not.toContain('Unknown command');
+    expect(printed).toMatch(/\[system\]: Spending on \d{4}-\d{2}-\d{2} \(/);
+    expect(printed).toContain('- bridge: $0');
+  });
+
   it('shows the first 500 characters of a tool result', async () => {
     agentFile('code', 'activation: always\ntools: [bash]');
     llm.script('code', { toolCalls: [{ name: 'bash', arguments: { command: 'x'.repeat(600) } }] }, { content: 'done' });

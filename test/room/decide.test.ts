@@ -340,4 +340,29 @@ describe('the room machine', () => {
       ]),
     );
   });
+
+  it('tells the room in one line when /pass or /reset came from the operator console, and not when typed there', () => {
+    const setup: RoomSetup = {
+      key: 'web:general',
+      agents: [{ name: 'ada', activation: 'mention' }],
+      turnLimit: 20,
+      kind: 'room',
+      privacy: 'off',
+      requestTimeoutMs: 600_000,
+      editWindowMs: 120_000,
+      maxToolRounds: 8,
+      batching: false,
+    };
+    const lines = (name: 'pass' | 'reset', fromConsole: boolean) =>
+      decide(
+        setup,
+        EMPTY_STATE,
+        { type: 'command', now: 2, command: { id: 'c', name, args: '', user: 'ana', isOperator: true, fromConsole } },
+        { nextRequestId: 1 },
+      ).effects.flatMap((e) => (e.type === 'post' && e.post.agent === null ? [e.post.text] : []));
+    expect(lines('pass', true)).toEqual(['Control is with the humans: ana used /pass from the operator console.']);
+    expect(lines('reset', true)).toEqual(['This room was reset: ana used /reset from the operator console.']);
+    expect(lines('pass', false)).toEqual([]);
+    expect(lines('reset', false)).toEqual([]);
+  });
 });

@@ -235,7 +235,7 @@ describe('the origins of asynchronous work', () => {
 });
 
 describe('npm run trace:route', () => {
-  it("traces one message's route from the Discord adapter through decide to the reply's post", async () => {
+  it("traces one message's route from the Discord adapter through decide to the reply's post and its echo", async () => {
     let printed = '';
     const { code, report } = await main([], (text) => {
       printed += text;
@@ -253,8 +253,26 @@ describe('npm run trace:route', () => {
     expect(report.run.instrumented).toBeGreaterThan(500);
     expect(report.figures.entries).toBe(report.route.length);
     expect(printed).toContain(`hops ${report.figures.hops.length}, returns ${report.figures.returns.length}`);
-    expect(printed).toMatch(/hops between collaborators: \d+ \(goal <= 30\): (met|MISSED)/);
-    expect(printed).toMatch(/returns to a collaborator already left: \d+ \(goal <= 10\): (met|MISSED)/);
+    expect(printed).toMatch(/file-level hops: \d+ \(goal <= 30\): (met|MISSED)/);
+    expect(printed).toMatch(/file-level returns to a file already left: \d+ \(goal <= 10\): (met|MISSED)/);
     expect(printed).toMatch(/entries into any one shell file \(src\/bridge\/\*\): \d+ \(goal <= 3\): (met|MISSED)/);
+    // Recorded until the echo is taken: the route goes on past the POST, through the message, the turn's answer, the
+    // post's outcome and the echo (the bot's own message back through the gateway), each an event of the loop.
+    expect(report.toPost.entries).toBeLessThan(report.figures.entries);
+    const types = report.events.map((event) => event.type);
+    expect(types[0]).toBe('message');
+    expect(types).toContain('answer');
+    expect(types).toContain('posted');
+    expect(types.lastIndexOf('message')).toBeGreaterThan(types.indexOf('answer'));
+    for (const event of report.events.filter((e) => e.id !== 0)) expect(event.figures.loopEntries).toBeGreaterThan(0);
+    expect(report.events[0]?.by).toMatch(/^src\/bridge\//);
+    expect(report.collaborators.hops.length).toBeLessThan(report.figures.hops.length);
+    expect(printed).toMatch(/collaborator level: hops \d+, returns \d+/);
+    expect(printed).toMatch(/the loop entered, per event: [\d, ]+ \(goal 1 each\): (met|MISSED)/);
+    expect(printed).toMatch(/collaborator hops, per event: [\d, ]+ \(goal <= 5 each\): (met|MISSED)/);
+    expect(printed).toMatch(/returns outside the loop, per event: [\d, ]+ \(goal 0 each\): (met|MISSED)/);
+    expect(printed).toMatch(/composition closures on the route, per event: [\d, ]+ \(goal none\): (met|MISSED)/);
+    expect(printed).toMatch(/cross-file getters on the route, per event: [\d, ]+ \(goal none\): (met|MISSED)/);
+    expect(printed).toMatch(/collaborator hops, the message with its reply and echo: \d+ \(goal <= 20\): (met|MISSED)/);
   }, 240_000);
 });

@@ -626,6 +626,17 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         expect(await store.people.session('ta', 60)).toEqual({ name: 'Ana', operator: false });
       });
 
+      it('ends a session nobody used since `idleSince`: every use (at most one write a minute) keeps it open', async () => {
+        await store.people.invite(ana, 'a1', 0, 1_000_000);
+        await store.people.redeem('a1', 't1', 1000, 1_000_000);
+        expect(await store.people.session('t1', 100_000, 1000)).toEqual(ana);
+        expect(await store.people.session('t1', 200_000, 100_001)).toBeUndefined();
+        await store.people.invite(ana, 'a2', 0, 1_000_000);
+        await store.people.redeem('a2', 't2', 1000, 1_000_000);
+        expect(await store.people.session('t2', 200_000, 150_000)).toBeUndefined();
+        expect(await store.people.session('t2', 200_000)).toEqual(ana);
+      });
+
       it('ends one session at sign-out, and every session and unused code of a person when revoked', async () => {
         await store.people.invite(ana, 'a1', 0, 100);
         await store.people.invite(ana, 'a2', 0, 100);

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLOSE_SIGNED_OUT } from '../../adapters/web/protocol.js';
@@ -8,6 +9,24 @@ import { signIn, startWebHarness, type WebHarness } from './web-harness.js';
 
 let h: WebHarness;
 afterEach(async () => h?.close());
+
+/** A GET with headers fetch would not send as given (Host, X-Forwarded-For). */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(url, { headers }, (answer) => {
+      let body = '';
+      answer.setEncoding('utf8');
+      answer.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      answer.on('end', () =>
+        resolve({ status: answer.statusCode ?? 0, type: String(answer.headers['content-type']), body }),
+      );
+    });
+    sent.on('error', reject);
+    sent.end();
+  });
+}
 
 const post = (url: string, headers: Record<string, string> = {}, body?: string) =>
   fetch(url, { method: 'POST', headers, redirect: 'manual', ...(body !== undefined ? { body } : {}) });
@@ -71,6 +90,19 @@ describe('signing in with a one-time link', () => {
     h = await startWebHarness({ env: { WEB_SESSION_DAYS: '2' } });
     const answer = await post(await h.invite('ana'), { origin: h.url });
     expect(answer.headers.get('set-cookie')).toContain('Max-Age=172800;');
+  });
+
+  it('ends a session unused for WEB_SESSION_IDLE_HOURS, and keeps one in use', async () => {
+    let now = Date.now();
+    h = await startWebHarness({ env: { WEB_SESSION_IDLE_HOURS: '2' }, clock: () => now });
+    const idle = await signIn(await h.invite('ana'));
+    const used = await signIn(await h.invite('ben'));
+    const me = (cookie: string) => fetch(`${h.url}/api/me`, { headers: { cookie } });
+    now += 90 * 60_000;
+    expect((await me(used)).status).toBe(200);
+    now += 90 * 60_000;
+    expect((await me(used)).status).toBe(200);
+    expect((await me(idle)).status).toBe(401);
   });
 
   it('limits sign-in attempts from one address', async () => {
@@ -137,6 +169,57 @@ describe('sessions, operators and origins', () => {
     expect(await page.text()).toContain('Operator console');
     const overview = await fetch(`${h.url}/api/ops/overview`, { headers: { cookie: operator } });
     expect((await overview.json()).agents.map((a: { agent: string }) => a.agent)).toEqual(['code', 'data', 'reviewer']);
+  });
+
+  it('shows a person who is not an operator a small page at /ops, not an API error', async () => {
+    h = await startWebHarness();
+    const person = await signIn(await h.invite('ben'));
+    const page = await fetch(`${h.url}/ops`, { headers: { cookie: person } });
+    expect(page.status).toBe(403);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const body = await page.text();
+    expect(body).toContain('The operator console is for operators.');
+    expect(body).toContain('href="/room/general"');
+    expect(body).not.toContain('{"error"');
+  });
+
+  it('answers only to its own host names: WEB_PUBLIC_URL, loopback names and addresses (no DNS rebinding)', async () => {
+    h = await startWebHarness({ env: { WEB_PUBLIC_URL: 'https://chat.example.org' } });
+    const signedIn = await post(await h.invite('ana'), { origin: 'https://chat.example.org' });
+    const cookie = signedIn.headers.get('set-cookie')?.split(';')[0] ?? '';
+    const port = new URL(h.url).port;
+    const room = `${h.url}/room/general`;
+    const rebound = await rawGet(room, { host: `evil.example:${port}`, cookie });
+    expect(rebound.status).toBe(421);
+    expect(rebound.type).toBe('text/html; charset=utf-8');
+    expect(rebound.body).toContain('WEB_PUBLIC_URL');
+    expect((await rawGet(`${h.url}/signin/${'B'.repeat(43)}`, { host: 'evil.example' })).status).toBe(421);
+    expect((await rawGet(`${h.url}/api/me`, { host: 'localhost.evil.example', cookie })).status).toBe(421);
+    expect(await refusedStatus(h.url, { cookie, origin: 'https://chat.example.org', host: 'evil.example' })).toBe(421);
+    for (const host of [
+      'chat.example.org',
+      'CHAT.example.org:443',
+      `localhost:${port}`,
+      `127.0.0.1:${port}`,
+      '[::1]:80',
+    ])
+      expect((await rawGet(room, { host, cookie })).status, host).toBe(200);
+  });
+
+  it('limits sign-in per client address behind the proxies WEB_TRUST_PROXY names, and believes no one else', async () => {
+    h = await startWebHarness({ env: { WEB_TRUST_PROXY: '127.0.0.1' } });
+    const attempt = (forwarded: string) =>
+      rawGet(`${h.url}/signin/${'B'.repeat(43)}`, { 'x-forwarded-for': forwarded }).then((a) => a.status);
+    const guesser: number[] = [];
+    for (let i = 0; i < 22; i++) guesser.push(await attempt('10.0.0.1, 203.0.113.9'));
+    expect(guesser.slice(20)).toEqual([429, 429]);
+    // Another person behind the same proxy is not held back by the guesser.
+    expect(await attempt('198.51.100.7')).toBe(404);
+    await h.close();
+    h = await startWebHarness();
+    const spoofed: number[] = [];
+    for (let i = 0; i < 22; i++) spoofed.push(await attempt(`198.51.100.${i}`));
+    expect(spoofed.slice(20)).toEqual([429, 429]);
   });
 
   it('refuses requests from another site, session or not', async () => {

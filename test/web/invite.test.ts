@@ -55,7 +55,7 @@ describe('npm run web:invite', () => {
     const off = await invite(['ana'], {});
     expect(off).toMatchObject({ code: 1, out: '' });
     expect(off.err).toBe(
-      'web:invite failed: environment: WEB_PORT: is not set, so the web room is off (set it, and WEB_PUBLIC_URL)\n',
+      'web:invite failed: environment: WEB_PORT: is not set, so the web room is off (set it, and WEB_PUBLIC_URL, in .env: npm start and web:invite both read it)\n',
     );
     const anyPort = await invite(['ana'], { WEB_PORT: '0' });
     expect(anyPort.err).toMatch(/WEB_PUBLIC_URL: is needed when WEB_PORT is 0/);

@@ -104,7 +104,7 @@ describe('a web room over its socket', () => {
     expect((await a.next('notice')).text).toMatch(/^Room web:general\nWorking: nobody\n/);
     a.post({ id: 'ana-unknown', text: '/frobnicate now' });
     expect((await a.next('notice', (f) => f.text.startsWith('Unknown'))).text).toBe(
-      'Unknown command /frobnicate. Commands: /help, /status, /pass, /reset, /privacy.',
+      'Unknown command /frobnicate. Commands: /help, /status, /pass, /reset, /privacy, /budget.',
     );
     // A path is a message, not a command.
     a.post({ id: 'ana-path', text: '/tmp/report.csv is ready' });

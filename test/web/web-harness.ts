@@ -32,7 +32,14 @@ export interface WebHarness {
 }
 
 export async function startWebHarness(
-  options: { agents?: TestAgent[]; env?: Record<string, string>; logger?: Logger; beatMs?: number } = {},
+  options: {
+    agents?: TestAgent[];
+    env?: Record<string, string>;
+    logger?: Logger;
+    beatMs?: number;
+    /** The web room's clock (sessions, links, uploads); the bridge keeps the real one. */
+    clock?: () => number;
+  } = {},
 ): Promise<WebHarness> {
   const dir = mkdtempSync(path.join(tmpdir(), 'rt-web-'));
   const llm = await startFakeOpenAI();
@@ -56,6 +63,7 @@ export async function startWebHarness(
     logger,
     people: store.people,
     ...(options.beatMs !== undefined ? { beatMs: options.beatMs } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const bridge = createBridge({ config, store, sandbox, adapters: [web], logger });
   await bridge.start();
@@ -70,7 +78,12 @@ export async function startWebHarness(
     url,
     workspaces,
     invite: (name, invite = {}) =>
-      inviteLink(store.people, { name, operator: invite.operator ?? false }, invite.base ?? url, Date.now()),
+      inviteLink(
+        store.people,
+        { name, operator: invite.operator ?? false },
+        invite.base ?? url,
+        (options.clock ?? Date.now)(),
+      ),
     async close() {
       await bridge.stop();
       await store.close();

@@ -40,7 +40,7 @@ const Q = {
   session: statement(
     'people-session',
     `SELECT p.name, p.operator FROM web_sessions s JOIN web_people p ON p.name = s.name
-     WHERE s.token_hash = $1 AND s.expires_at > $2`,
+     WHERE s.token_hash = $1 AND s.expires_at > $2 AND s.seen_at >= $3`,
   ),
   // At most one write a minute per session, however often it is checked.
   seen: statement('people-seen', 'UPDATE web_sessions SET seen_at = $1 WHERE token_hash = $2 AND seen_at < $3'),
@@ -90,8 +90,8 @@ export class PostgresPeople implements PeoplePort {
     }
   }
 
-  async session(tokenHash: string, now: number): Promise<WebIdentity | undefined> {
-    const [row] = await rows<IdentityDb>(this.pool, Q.session, [tokenHash, now]);
+  async session(tokenHash: string, now: number, idleSince = 0): Promise<WebIdentity | undefined> {
+    const [row] = await rows<IdentityDb>(this.pool, Q.session, [tokenHash, now, idleSince]);
     if (!row) return undefined;
     await run(this.pool, Q.seen, [now, tokenHash, now - 60_000]);
     return identity(row);

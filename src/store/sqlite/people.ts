@@ -34,9 +34,9 @@ export class SqlitePeople implements PeoplePort {
       openSession: db.prepare(
         'INSERT INTO web_sessions (token_hash, name, created_at, expires_at, seen_at) VALUES (?, ?, ?, ?, ?)',
       ),
-      session: db.prepare<[string, number], IdentityDb>(
+      session: db.prepare<[string, number, number], IdentityDb>(
         `SELECT p.name, p.operator FROM web_sessions s JOIN web_people p ON p.name = s.name
-         WHERE s.token_hash = ? AND s.expires_at > ?`,
+         WHERE s.token_hash = ? AND s.expires_at > ? AND s.seen_at >= ?`,
       ),
       // At most one write a minute per session, however often it is checked.
       seen: db.prepare('UPDATE web_sessions SET seen_at = ? WHERE token_hash = ? AND seen_at < ?'),
@@ -81,8 +81,8 @@ export class SqlitePeople implements PeoplePort {
     return row ? identity(row) : undefined;
   }
 
-  async session(tokenHash: string, now: number): Promise<WebIdentity | undefined> {
-    const row = this.q.session.get(tokenHash, now);
+  async session(tokenHash: string, now: number, idleSince = 0): Promise<WebIdentity | undefined> {
+    const row = this.q.session.get(tokenHash, now, idleSince);
     if (!row) return undefined;
     this.q.seen.run(now, tokenHash, now - 60_000);
     return identity(row);
