@@ -298,15 +298,15 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
+  const marks = new CatchUpMarks(store.rooms, log);
   const rooms = new Rooms({
     store: store.rooms,
     adapters,
     setup: (record) => roomSetup(config, record),
-    actor: { store: store.rooms, effects, ids, outage, clock, log, stored: () => embedding?.wake() },
+    actor: { store: store.rooms, effects, ids, outage, clock, log, stored: () => embedding?.wake(), marks },
     lease,
     journal: store.tools,
   });
-  const marks = new CatchUpMarks(store.rooms, log);
   const overview = new Overview({
     config,
     store,

@@ -38,7 +38,7 @@ export class Reception {
       readonly uploads: Uploads;
       readonly poster: Pick<Poster, 'settled' | 'beforeStart' | 'isEcho'>;
       /** Where catch-ups start: a stored platform id moves a room's start on; a message not kept holds it back. */
-      readonly marks: Pick<CatchUpMarks, 'stored' | 'lost'>;
+      readonly marks: Pick<CatchUpMarks, 'lost'>;
       /** The bridge's own unstored lines (their echoes are not messages). */
       readonly notices: Pick<Notices, 'isNotice'>;
       readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'release' | 'lost'>;
@@ -155,23 +155,20 @@ export class Reception {
   }
 
   private async message(actor: RoomActor, event: Prepared, at: number): Promise<Receipt> {
-    const taken = await actor.deliver(
-      {
-        type: 'message',
-        message: {
-          author: event.author.name,
-          authorId: event.author.id,
-          kind: event.author.kind,
-          text: event.text,
-          ...(event.fileLines && event.fileLines.length > 0 ? { files: event.fileLines } : {}),
-          platformIds: [event.messageId],
-          at,
-          ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),
-          ...(event.missed ? { missed: true } : {}),
-        },
+    const taken = await actor.deliver({
+      type: 'message',
+      message: {
+        author: event.author.name,
+        authorId: event.author.id,
+        kind: event.author.kind,
+        text: event.text,
+        ...(event.fileLines && event.fileLines.length > 0 ? { files: event.fileLines } : {}),
+        platformIds: [event.messageId],
+        at,
+        ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),
+        ...(event.missed ? { missed: true } : {}),
       },
-      { committed: () => this.deps.marks.stored(actor.record, event.messageId) },
-    );
+    });
     if (taken === 'duplicate')
       this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
     if (taken === 'refused') this.lost(actor.key, event);

@@ -16,6 +16,7 @@ import type { RoomEvent } from '../room/events.js';
 import type { RoomSetup, RoomState } from '../room/state.js';
 import type { Fence, NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
 import { Pause } from './backoff.js';
+import type { CatchUpMarks } from './catch-up-marks.js';
 import type { RoomHandle, RoomInput } from './room-handle.js';
 import type { StoreOutage } from './store-outage.js';
 
@@ -28,10 +29,8 @@ export type Taken = 'done' | 'duplicate' | 'stopped' | 'held' | 'refused';
 interface Queued {
   /** None: a mark in the queue, taken once every event before it is (`taken`). */
   readonly event: RoomInput | null;
-  /** Says what became of the event (once: a `held` event's later outcome goes to `committed` only). */
+  /** Says what became of the event (once: a `held` event is stored later, or not at all). */
   readonly done: (taken: Taken) => void;
-  /** Runs once its decision is committed. */
-  readonly committed?: (() => void) | undefined;
   /** Came from a platform or an operator (`fromPlatform`): its sender goes on while the store fails. */
   readonly platform: boolean;
   /** Counted among the events the outage holds in memory. */
@@ -68,6 +67,8 @@ export interface ActorDeps {
   readonly log: Logger;
   /** Told after a decision that stored messages is committed (their embedding starts, in the background). */
   readonly stored?: (() => void) | undefined;
+  /** Told of each platform message the room stored (where catch-ups start). */
+  readonly marks?: Pick<CatchUpMarks, 'stored'> | undefined;
   /**
    * With bridges sharing the store: the room's fencing token, committed with each decision; none when this bridge no
    * longer surely holds the room (nothing more is decided here), and told when a decision was refused under it.
@@ -117,18 +118,17 @@ export class RoomActor {
 
   /**
    * Queues an event; resolves once its decision is committed (or found to be a duplicate) — or, for a platform event
-   * while the store cannot write, once it is held in memory (`held`; `committed` runs when it is stored) or not kept
-   * (`refused`). `urgent`: an outcome of this bridge's own work or a note, taken before platform events still
-   * waiting (it waits for the store, however long).
+   * while the store cannot write, once it is held in memory (`held`: stored later) or not kept (`refused`). `urgent`:
+   * an outcome of this bridge's own work or a note, taken before platform events still waiting (it waits for the
+   * store, however long).
    */
-  deliver(event: RoomInput, options: { urgent?: boolean; committed?: () => void } = {}): Promise<Taken> {
+  deliver(event: RoomInput, options: { urgent?: boolean } = {}): Promise<Taken> {
     if (this.stopped) return Promise.resolve('stopped');
     return new Promise<Taken>((done) => {
       const urgent = options.urgent === true;
       const queued: Queued = {
         event,
         done,
-        committed: options.committed,
         platform: !urgent && fromPlatform(event),
         counted: false,
       };
@@ -270,7 +270,8 @@ export class RoomActor {
       if (writes.some((write) => write.type === 'message')) this.deps.stored?.();
       if (this.stopped) return 'stopped';
       this.current = decision.state;
-      queued.committed?.();
+      const id = event.type === 'message' ? event.message.platformIds[0] : undefined;
+      if (id !== undefined) this.deps.marks?.stored(this.record, id);
       this.deps.effects(
         this.handle,
         decision.effects.filter((effect) => effect.type !== 'note'),
