@@ -46,7 +46,7 @@ describe('architecture', () => {
 
   it("gives the room's executors a room handle, never the room actor", () => {
     // Turns, batches, posts, timers and the effects that start them know a room by its handle and report by event.
-    const executors = ['turns.ts', 'batch-turns.ts', 'poster.ts', 'timers.ts', 'effects.ts', 'agent-runner.ts'];
+    const executors = ['turns.ts', 'batch-turns.ts', 'poster.ts', 'timers.ts', 'effects.ts'];
     const offenders = executors.flatMap((name) => {
       const file = path.join('src', 'bridge', name);
       return importsOf(file)

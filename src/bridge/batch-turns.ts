@@ -7,16 +7,17 @@
 import type { AgentConfig, Settings } from '../config/index.js';
 import type { BatchAgent, BatchSeat } from '../llm/batch.js';
 import { batchRoster, callBatch, prepareBatch } from '../llm/batch-call.js';
+import type { LlmFactory } from '../llm/llm-factory.js';
 import { renderSituation } from '../llm/situation.js';
 import type { TurnServices } from '../llm/turn-context.js';
-import type { CallMeter } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import type { TurnOrder } from '../room/effects.js';
 import type { BatchAnswer } from '../room/events.js';
 import { visibleTo } from '../room/privacy.js';
+import type { SpendMeter } from '../spend/meter.js';
 import type { RoomStore } from '../store/port.js';
-import type { LlmFactory } from './agent-runner.js';
 import { BatchQueue, type QueuedTurn } from './batch-queue.js';
+import type { PrivateChats } from './private-chats.js';
 import type { RoomHandle } from './room-handle.js';
 
 interface Queued extends QueuedTurn {
@@ -40,14 +41,13 @@ export interface BatchTurnsDeps {
     'BATCH_TICK_MS' | 'BATCH_RESERVE_TOKENS' | 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'
   >;
   readonly sources?: TurnServices | undefined;
-  readonly notes: (agent: AgentConfig) => Promise<string>;
+  /** Lines an agent reads at the start of a turn (its pending chat requests, how its requests ended). */
+  readonly chats: Pick<PrivateChats, 'notes'>;
   readonly log: Logger;
   /** The heartbeat (tests drive it by hand). */
   readonly every?: ((ms: number, tick: () => void) => () => void) | undefined;
   /** Spending limits on a batched call (each agent pays its share). */
-  readonly meter?:
-    | ((members: ReadonlyArray<{ agent: AgentConfig; weight: number }>, room: string) => CallMeter | undefined)
-    | undefined;
+  readonly spend?: Pick<SpendMeter, 'forBatch'> | undefined;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -178,7 +178,7 @@ export class BatchTurns {
 
   /** What an observer reads about why it is asked, as its own turn would show it. */
   private async situation(agent: AgentConfig): Promise<string> {
-    return [renderSituation({ kind: 'observe' }, agent.prompts), await this.deps.notes(agent)]
+    return [renderSituation({ kind: 'observe' }, agent.prompts), await this.deps.chats.notes(agent)]
       .filter(Boolean)
       .join('\n\n');
   }
@@ -204,7 +204,7 @@ export class BatchTurns {
         onUsage: (agent, usage) => this.deps.sources?.recordUsage?.(agent, room.key, usage),
         log,
         maxOutputTokens: batch.reduce((sum, t) => sum + t.agent.maxOutputTokens, 0),
-        meter: this.deps.meter?.(
+        meter: this.deps.spend?.forBatch(
           batch.map((t) => ({ agent: t.agent, weight: first.sharedTokens / batch.length + t.segmentTokens })),
           room.key,
         ),

@@ -2,6 +2,14 @@ import type { Logger } from '../log.js';
 import type { AdapterSink } from '../ports.js';
 import type { RoomRecord, RoomStore } from '../store/port.js';
 
+/** The rooms as the marks reach them: a catch-up done (decided), or every event taken so far (nothing decided). */
+export interface MarkedRooms {
+  /** Tells the room its catch-up is done; true once it has taken that. */
+  caughtUp(room: string): Promise<boolean>;
+  /** True once the room has taken every event that reached it before. */
+  taken(room: string): Promise<boolean>;
+}
+
 /**
  * What the sink tells adapters about catching up: where each room's catch-up starts — the mark the adapter last
  * recorded (`caughtUp`), else the newest platform id stored before this start (never one stored since: a live
@@ -87,15 +95,12 @@ export class CatchUpMarks {
    * `caughtUp` tells the room its catch-up is done; the mark is stored once the room has taken that. `taken` resolves
    * once the room has taken every event that arrived before (a live mark: stored then, with no decision).
    */
-  sink(
-    caughtUp: (room: string) => Promise<boolean>,
-    taken: (room: string) => Promise<boolean>,
-  ): Pick<AdapterSink, 'lastMessageId' | 'caughtUp' | 'forwarded' | 'rooms' | 'directRooms'> {
-    const mark = (platform: string, channel: string, id: string, after: (room: string) => Promise<boolean>) => {
+  sink(rooms: MarkedRooms): Pick<AdapterSink, 'lastMessageId' | 'caughtUp' | 'forwarded' | 'rooms' | 'directRooms'> {
+    const mark = (platform: string, channel: string, id: string, live: boolean) => {
       const key = `${platform}:${channel}`;
       const at = this.pinned.has(key) ? this.pinned.get(key) : id;
       if (at !== undefined) this.marks.set(key, at);
-      void after(key).then(
+      void (live ? rooms.taken(key) : rooms.caughtUp(key)).then(
         (done) => {
           if (done && at !== undefined) this.write(key, at);
         },
@@ -107,8 +112,8 @@ export class CatchUpMarks {
         const key = `${platform}:${channel}`;
         return this.marks.has(key) ? this.marks.get(key) : this.live.get(key);
       },
-      caughtUp: (platform, channel, id) => mark(platform, channel, id, caughtUp),
-      forwarded: (platform, channel, id) => mark(platform, channel, id, taken),
+      caughtUp: (platform, channel, id) => mark(platform, channel, id, false),
+      forwarded: (platform, channel, id) => mark(platform, channel, id, true),
       rooms: (platform) =>
         [...this.rooms.values()]
           .filter((room) => room.platform === platform)

@@ -10,6 +10,7 @@ import type { RoomStore } from '../store/port.js';
 import type { BatchTurns } from './batch-turns.js';
 import type { Calls } from './calls.js';
 import type { Poster } from './poster.js';
+import type { Previews } from './previews.js';
 import type { RoomHandle } from './room-handle.js';
 import type { Timers } from './timers.js';
 import type { Turns } from './turns.js';
@@ -18,6 +19,7 @@ export interface EffectsDeps {
   readonly turns: Turns;
   readonly batches?: BatchTurns | undefined;
   readonly poster: Poster;
+  readonly previews: Pick<Previews, 'discard'>;
   readonly timers: Timers;
   readonly calls: Calls;
   readonly sandbox: Pick<Sandbox, 'reset'>;
@@ -46,7 +48,7 @@ function run(deps: EffectsDeps, room: RoomHandle, effect: Effect): void {
       deps.batches?.stop(room.key, effect.ask);
       return;
     case 'discard':
-      deps.turns.discard(room.key, effect.ask);
+      deps.previews.discard(room.key, effect.ask);
       return;
     case 'post':
       deps.poster.send(room, effect.post, effect.resend);

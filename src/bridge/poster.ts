@@ -11,10 +11,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AdapterError, describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
-import type { StreamingPost } from '../ports.js';
 import type { PendingPost } from '../room/state.js';
 import { redact } from '../secrets.js';
 import type { Backoff } from './backoff.js';
+import type { Previews } from './previews.js';
 import type { RoomHandle } from './room-handle.js';
 
 /** The idempotency key of a post: room, post and time, so that two databases never share one (<= 20 characters). */
@@ -69,8 +69,8 @@ export class Poster {
 
   constructor(
     private readonly deps: {
-      /** The reply's preview, if one is shown (taken: the post finishes it). */
-      readonly preview: (room: string, ask: number) => StreamingPost | undefined;
+      /** The replies' previews, if shown (taken: the post finishes it). */
+      readonly previews: Pick<Previews, 'take'>;
       /** Resolves once the adapters are connected (posts a restart left wait for it, in order). */
       readonly ready: Promise<void>;
       /** The waits between tries. */
@@ -141,7 +141,7 @@ export class Poster {
   private async post(room: RoomHandle, post: PendingPost, resend: boolean, signal: AbortSignal): Promise<void> {
     // The bridge's lines quote what servers said: known secrets never reach the room.
     const text = post.agent === null ? redact(post.text) : post.text;
-    let stream = post.ask !== undefined ? this.deps.preview(room.key, post.ask) : undefined;
+    let stream = post.ask !== undefined ? this.deps.previews.take(room.key, post.ask) : undefined;
     const platform = room.platform;
     await this.deps.ready;
     for (let tries = 0; ; ) {

@@ -3,7 +3,7 @@
  * snapshot of the room, commits the decision's writes in one store call, and only then hands the effects on. Notes
  * from other rooms and outcomes of its own effects go before platform events that arrive later. A decision the store
  * cannot take (a full disk, a lock held too long) is tried again, with growing waits, before anything after it: what
- * the room receives meanwhile is held in memory, in order, within a bound (store-outage.ts).
+ * the room receives meanwhile is held in memory, in order, within a bound (room-queue.ts).
  */
 
 import { randomUUID } from 'node:crypto';
@@ -18,40 +18,10 @@ import type { Fence, NoteRecord, RoomRecord, RoomStore } from '../store/port.js'
 import { Pause } from './backoff.js';
 import type { CatchUpMarks } from './catch-up-marks.js';
 import type { RoomHandle, RoomInput } from './room-handle.js';
+import { type Queued, RoomQueue, type Taken } from './room-queue.js';
 import type { StoreOutage } from './store-outage.js';
 
-/**
- * What an event's decision came to. `held`: the store cannot write now; the event waits in memory and is decided
- * once it can (`committed` says when). `refused`: the store cannot write and too much waits already: it is not kept.
- */
-export type Taken = 'done' | 'duplicate' | 'stopped' | 'held' | 'refused';
-
-interface Queued {
-  /** None: a mark in the queue, taken once every event before it is (`taken`). */
-  readonly event: RoomInput | null;
-  /** Says what became of the event (once: a `held` event is stored later, or not at all). */
-  readonly done: (taken: Taken) => void;
-  /** Came from a platform or an operator (`fromPlatform`): its sender goes on while the store fails. */
-  readonly platform: boolean;
-  /** Counted among the events the outage holds in memory. */
-  counted: boolean;
-}
-
-/**
- * Events from a platform (or the start): held while the store fails, their senders going on. Outcomes of the bridge's
- * own work and agents' actions wait instead (a turn's tool call waits for its action's result).
- */
-const fromPlatform = (event: RoomInput | null) =>
-  event !== null &&
-  (event.type === 'message' ||
-    event.type === 'edit' ||
-    event.type === 'command' ||
-    event.type === 'catch-up' ||
-    event.type === 'restart');
-
-/** Platform events an outage counts against its bound, and may refuse past it (a catch-up's end or a restart never). */
-const countable = (event: RoomInput | null) =>
-  event !== null && (event.type === 'message' || event.type === 'edit' || event.type === 'command');
+export type { Taken } from './room-queue.js';
 
 export interface ActorDeps {
   readonly store: RoomStore;
@@ -65,8 +35,8 @@ export interface ActorDeps {
   readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'count' | 'release'>;
   readonly clock: () => number;
   readonly log: Logger;
-  /** Told after a decision that stored messages is committed (their embedding starts, in the background). */
-  readonly stored?: (() => void) | undefined;
+  /** Woken after a decision that stored messages is committed (their embedding starts, in the background). */
+  readonly embedding?: { wake(): void } | undefined;
   /** Told of each platform message the room stored (where catch-ups start). */
   readonly marks?: Pick<CatchUpMarks, 'stored'> | undefined;
   /**
@@ -77,13 +47,11 @@ export interface ActorDeps {
 }
 
 export class RoomActor {
-  private readonly urgent: Queued[] = [];
-  private readonly events: Queued[] = [];
+  /** The events waiting, and what is held while the store cannot write. */
+  private readonly queue: RoomQueue;
   private draining = false;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
-  /** The store could not take the event being decided: it is tried again, and what arrives waits in memory. */
-  private failing = false;
   private readonly pause = new Pause();
   /** `platform:channel`. */
   readonly key: string;
@@ -98,6 +66,7 @@ export class RoomActor {
     private readonly deps: ActorDeps,
   ) {
     this.key = record.key;
+    this.queue = new RoomQueue(record, deps.outage);
     this.handle = {
       key: record.key,
       id: record.id,
@@ -125,24 +94,7 @@ export class RoomActor {
   deliver(event: RoomInput, options: { urgent?: boolean } = {}): Promise<Taken> {
     if (this.stopped) return Promise.resolve('stopped');
     return new Promise<Taken>((done) => {
-      const urgent = options.urgent === true;
-      const queued: Queued = {
-        event,
-        done,
-        platform: !urgent && fromPlatform(event),
-        counted: false,
-      };
-      if (queued.platform && this.failing) {
-        if (countable(event)) {
-          if (!this.deps.outage.hold()) {
-            done('refused');
-            return;
-          }
-          queued.counted = true;
-        }
-        done('held');
-      }
-      (urgent ? this.urgent : this.events).push(queued);
+      this.queue.push(event, options.urgent === true, done);
       void this.drain();
     });
   }
@@ -153,11 +105,9 @@ export class RoomActor {
    */
   taken(): Promise<boolean> {
     if (this.stopped) return Promise.resolve(false);
-    if (!this.draining && this.events.length === 0 && this.urgent.length === 0 && !this.failing) {
-      return Promise.resolve(true);
-    }
+    if (!this.draining && this.queue.length === 0) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
-      this.events.push({ event: null, done: (taken) => resolve(taken === 'done'), platform: false, counted: false });
+      this.queue.mark((taken) => resolve(taken === 'done'));
       void this.drain();
     });
   }
@@ -167,8 +117,7 @@ export class RoomActor {
     const { current, queue, posts, batch } = this.current;
     return (
       this.draining ||
-      this.urgent.length > 0 ||
-      this.events.length > 0 ||
+      this.queue.length > 0 ||
       current !== null ||
       posts.length > 0 ||
       batch !== null ||
@@ -194,9 +143,7 @@ export class RoomActor {
   stop(): void {
     this.stopped = true;
     this.pause.stop();
-    const left = [...this.urgent.splice(0), ...this.events.splice(0)];
-    for (const queued of left) queued.done('stopped');
-    this.deps.outage.release(left.filter((queued) => queued.counted).length);
+    this.queue.clear();
     this.draining = false;
     this.settle();
     const waiters = this.idleWaiters;
@@ -210,10 +157,10 @@ export class RoomActor {
     try {
       for (;;) {
         if (this.stopped) return;
-        const next = this.urgent.shift() ?? this.events.shift();
+        const next = this.queue.next();
         if (!next) break;
         next.done(next.event === null ? 'done' : await this.take(next));
-        if (next.counted) this.deps.outage.release();
+        this.queue.taken(next);
       }
     } finally {
       this.draining = false;
@@ -255,19 +202,19 @@ export class RoomActor {
         if (!(error instanceof StoreError && error.retryable)) {
           // A write the store would refuse again (a bug): trying again would hold the room for good.
           this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the store refused a decision');
-          if (this.failing) this.stopFailing(queued);
+          this.queue.recovered(queued);
           return 'done';
         }
         // Nothing was stored and nothing was done: the same event is decided again after the wait.
         const wait = this.deps.outage.failed(this.record, error, tries);
-        if (!this.failing) this.startFailing(queued);
+        this.queue.failed(queued);
         await this.pause.wait(wait);
         if (this.stopped) return 'stopped';
         continue;
       }
-      if (this.failing) this.stopFailing(queued);
+      this.queue.recovered(queued);
       if (result === 'duplicate') return 'duplicate';
-      if (writes.some((write) => write.type === 'message')) this.deps.stored?.();
+      if (this.deps.embedding && writes.some((write) => write.type === 'message')) this.deps.embedding.wake();
       if (this.stopped) return 'stopped';
       this.current = decision.state;
       const id = event.type === 'message' ? event.message.platformIds[0] : undefined;
@@ -281,44 +228,5 @@ export class RoomActor {
       }
       return 'done';
     }
-  }
-
-  /**
-   * The store failed on `parked`: it and the platform events waiting behind it are held in memory (within the
-   * bound: past it, an event is not kept); their senders go on.
-   */
-  private startFailing(parked: Queued): void {
-    this.failing = true;
-    if (parked.platform) {
-      if (countable(parked.event) && !parked.counted) {
-        parked.counted = true;
-        this.deps.outage.count(1);
-      }
-      parked.done('held');
-    }
-    const kept: Queued[] = [];
-    for (const queued of this.events) {
-      if (!queued.platform) {
-        kept.push(queued);
-        continue;
-      }
-      if (countable(queued.event) && !queued.counted) {
-        if (!this.deps.outage.hold()) {
-          queued.done('refused');
-          continue;
-        }
-        queued.counted = true;
-      }
-      queued.done('held');
-      kept.push(queued);
-    }
-    this.events.splice(0, this.events.length, ...kept);
-  }
-
-  /** The store took `parked`: the room is told (once) that what it held is being saved. */
-  private stopFailing(parked: Queued): void {
-    this.failing = false;
-    const messages = [parked, ...this.events].filter((queued) => queued.counted && queued.event?.type === 'message');
-    this.deps.outage.recovered(this.record, messages.length);
   }
 }

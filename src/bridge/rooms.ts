@@ -2,14 +2,17 @@
  * The room actors, one per `platform:channel`, made on first use from the room's stored state. Notes between rooms
  * go through here.
  */
+
+import type { Config } from '../config/index.js';
 import { RoundtableError } from '../errors.js';
 import type { ChatAdapter } from '../ports.js';
-import { EMPTY_STATE, type RoomSetup } from '../room/state.js';
+import { EMPTY_STATE } from '../room/state.js';
 import type { NoteRecord, RoomRecord, RoomStore, ToolJournal } from '../store/port.js';
 import type { LeaseKeeper } from './leases.js';
 import { hasWork, resume } from './resume.js';
 import { type ActorDeps, RoomActor, type Taken } from './room-actor.js';
 import type { RoomInput } from './room-handle.js';
+import { roomSetup } from './room-setup.js';
 
 /** The room is served by another bridge sharing the store (it holds the room's lease). */
 export class RoomElsewhere extends RoundtableError {
@@ -21,14 +24,18 @@ export class RoomElsewhere extends RoundtableError {
 export class Rooms {
   private readonly actors = new Map<string, Promise<RoomActor>>();
   private made: RoomActor[] = [];
+  /** What carries out the rooms' decisions (given once the executors are made, before any room is). */
+  private effects: ActorDeps['effects'] = () => {
+    throw new Error('the rooms were used before their effects were given');
+  };
 
   constructor(
     private readonly deps: {
       readonly store: RoomStore;
       readonly adapters: ReadonlyMap<string, ChatAdapter>;
-      /** The room's fixed facts (configuration) for its row. */
-      readonly setup: (record: RoomRecord) => RoomSetup;
-      readonly actor: Omit<ActorDeps, 'notes' | 'lease'>;
+      /** The agents and settings a room's fixed facts (its setup) come from. */
+      readonly config: Config;
+      readonly actor: Omit<ActorDeps, 'notes' | 'lease' | 'effects'>;
       /** With bridges sharing the store (replicas): a room is served only while this bridge holds its lease. */
       readonly lease?: LeaseKeeper | undefined;
       /** The tool runs of turns, for a room taken up with its turn in flight. */
@@ -36,6 +43,11 @@ export class Rooms {
     },
   ) {
     deps.lease?.onLost((roomId) => this.drop(roomId));
+  }
+
+  /** What carries out each room's decisions: the executors (they reach the rooms back, so they are made after). */
+  carryOut(effects: ActorDeps['effects']): void {
+    this.effects = effects;
   }
 
   /** The room, made (and its state loaded) on first use. Throws when its platform is not connected. */
@@ -103,6 +115,11 @@ export class Rooms {
     return actor ? actor.deliver(event, options) : 'stopped';
   }
 
+  /** Tells the room its catch-up is done; true once it has taken that (false: not served here). */
+  async caughtUp(key: string): Promise<boolean> {
+    return (await this.send(key, { type: 'catch-up', phase: 'done' })) === 'done';
+  }
+
   /** Resolves true once the room (served here) has taken every event that reached it before (see RoomActor.taken). */
   async taken(key: string): Promise<boolean> {
     try {
@@ -150,8 +167,9 @@ export class Rooms {
   }
 
   private make(record: RoomRecord, adapter: ChatAdapter): RoomActor {
-    const actor = new RoomActor(record, this.deps.setup(record), record.state ?? EMPTY_STATE, adapter, {
+    const actor = new RoomActor(record, roomSetup(this.deps.config, record), record.state ?? EMPTY_STATE, adapter, {
       ...this.deps.actor,
+      effects: this.effects,
       lease: this.deps.lease,
       notes: (note) => this.note(note),
     });
