@@ -25,6 +25,8 @@ export const WEB_PLATFORM = 'web';
 export const PAGE_SIZE = 50;
 /** The longest message a person may send. */
 export const MAX_TEXT = 16_000;
+/** The most files one message may carry. */
+export const MAX_FILES = 10;
 
 const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'budget'];
 const HELP = [
@@ -36,7 +38,7 @@ const postFrame = z.object({
   type: z.literal('post'),
   id: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/),
   text: z.string().max(MAX_TEXT),
-  files: z.array(z.string().max(64)).max(10).optional(),
+  files: z.array(z.string().max(64)).max(MAX_FILES).optional(),
 });
 
 interface Connection {

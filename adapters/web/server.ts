@@ -14,13 +14,22 @@ import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { AdapterSink } from '../../src/ports.js';
 import { type Access, noSuchRoomPage, notOperatorPage, signedOutPage, type Viewer, wrongHostPage } from './access.js';
-import { type Connections, PAGE_SIZE, roomKey, wireMessage } from './connections.js';
+import { type Connections, MAX_FILES, MAX_TEXT, PAGE_SIZE, roomKey, wireMessage } from './connections.js';
 import type { HeldFiles } from './held-files.js';
 import { clientAddress, ownHost, readBody, refuse, sameOrigin, send, sendJson, TooLarge } from './http.js';
 import type { OpsApi } from './ops-api.js';
 import type { RateLimit } from './rate-limit.js';
 
 const MB = 1024 * 1024;
+
+/** The largest WebSocket message a page may send (a post of 16,000 characters is far less). */
+export const MAX_FRAME_BYTES = 256 * 1024;
+
+/**
+ * A request's headers must arrive within 15 s (a client sending them a byte at a time is cut off), and checks run
+ * every 2 s; a whole request (an upload) may take Node's default 5 minutes.
+ */
+const LIMITS = { headersTimeout: 15_000, connectionsCheckingInterval: 2_000 } as const;
 
 /** The page's files, by name: read once at start. */
 const TYPES: Readonly<Record<string, string>> = {
@@ -66,14 +75,21 @@ export class WebServer {
       const type = TYPES[path.extname(name)];
       if (type) this.assets.set(name, { type, body: readFileSync(path.join(deps.publicDir, name)) });
     }
-    this.sockets = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024 });
-    this.server = createServer((request, response) => {
+    this.sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+    this.server = createServer(LIMITS, (request, response) => {
+      // A client that goes away mid-request, or a response to a closed connection: this request alone ends.
+      request.on('error', (error) => deps.log.debug({ err: error }, 'a web room request broke off'));
+      response.on('error', (error) => deps.log.debug({ err: error }, 'a web room answer could not be sent'));
       this.route(request, response).catch((error: unknown) => {
+        // The client went away (an upload cut off): nobody to answer, and nothing wrong with the bridge.
+        if (request.destroyed && !request.complete) return;
         deps.log.error({ err: error, method: request.method }, 'web room request failed');
         refuse(response, 500, `the request failed: ${describeError(error)}`);
       });
     });
     this.server.on('upgrade', (request, socket, head) => {
+      // Until the socket is a WebSocket nothing else listens for its errors (a reset while the session is read).
+      socket.on('error', (error) => deps.log.debug({ err: error }, 'a web room connection broke off'));
       this.upgrade(request, socket, head).catch((error: unknown) => {
         deps.log.warn({ err: error }, 'a web room connection failed');
         socket.destroy();
@@ -195,6 +211,8 @@ export class WebServer {
         rooms: deps.rooms,
         agents: deps.agents,
         people: await deps.people(),
+        // What the page refuses itself, as the server would: a longer message, more files, a larger file.
+        limits: { text: MAX_TEXT, files: MAX_FILES, fileBytes: deps.maxUploadBytes },
       });
       return;
     }
@@ -280,6 +298,12 @@ export class WebServer {
     const epoch = url.searchParams.get('epoch');
     const after = Number(url.searchParams.get('after'));
     this.sockets.handleUpgrade(request, socket, head, (ws) => {
+      // A frame the server refuses (over the size limit, not UTF-8, not the protocol): `ws` has closed this socket
+      // with the code that says why (1009, 1007, 1002); the bridge goes on.
+      ws.on('error', (error: Error & { code?: string }) => {
+        const detail = { room, person: viewer.name, code: error.code };
+        deps.log.warn(detail, `a web room page sent a frame that is refused: ${error.message}`);
+      });
       void deps.connections
         .accept(ws, viewer, room, epoch && Number.isInteger(after) ? { epoch, after } : undefined)
         .catch((error: unknown) => {

@@ -9,7 +9,8 @@ import { until } from '../helpers/until.js';
 export class SocketPage {
   readonly frames: ServerFrame[] = [];
   closed: { code: number; reason: string } | undefined;
-  private constructor(private readonly ws: WebSocket) {
+  /** `ws`: the socket itself, for tests that send what no page would. */
+  private constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => this.frames.push(JSON.parse(String(data)) as ServerFrame));
     ws.on('close', (code, reason) => {
       this.closed = { code, reason: String(reason) };

@@ -135,9 +135,26 @@ function say(text) {
   $('notice').textContent = text;
 }
 
+const count = (n) => n.toLocaleString('en');
+
+/** Why the server would refuse this message, in a line; undefined when it would take it. */
+function refusal(text) {
+  if (text.length > me.limits.text) {
+    return `Not sent: the message is ${count(text.length)} characters and the limit is ${count(me.limits.text)}. Shorten it, or attach it as a file.`;
+  }
+  if (attached.length > me.limits.files) return `Not sent: at most ${me.limits.files} files go with one message.`;
+  return undefined;
+}
+
 function send() {
   const text = box.value;
   if (!text.trim() && attached.length === 0) return;
+  // Never sent: the server would refuse it (a frame over its limit would even close the connection).
+  const refused = refusal(text);
+  if (refused) {
+    say(refused);
+    return;
+  }
   const post = { type: 'post', id: postId(), text, files: attached.map((file) => file.id) };
   posts.set(post.id, { ...post, fileNames: attached.map((file) => file.name) });
   if (!isCommand(text)) transcript.pending(posts.get(post.id), me.name);
@@ -184,6 +201,18 @@ $('file').addEventListener('change', async () => {
   const files = [...$('file').files];
   $('file').value = '';
   for (const file of files) {
+    const refused =
+      me.limits.fileBytes === 0
+        ? 'uploads are off in this room'
+        : file.size > me.limits.fileBytes
+          ? `it is larger than the ${count(Math.round(me.limits.fileBytes / 1024 / 1024))} MB limit`
+          : attached.length >= me.limits.files
+            ? `at most ${me.limits.files} files go with one message`
+            : undefined;
+    if (refused) {
+      say(`${file.name} is not attached: ${refused}.`);
+      continue;
+    }
     say(`Uploading ${file.name}…`);
     try {
       const held = await api(`/api/rooms/${encodeURIComponent(room)}/files?name=${encodeURIComponent(file.name)}`, {

@@ -17,6 +17,16 @@ export function toolBlock(run) {
   return el('details', { className: 'tool' }, [summary, el('pre', {}, [run.output || '(no output)'])]);
 }
 
+/** A message's text as Markdown; should that ever fail, as the plain text it is (one message never hides the others). */
+function formatted(text, names) {
+  try {
+    return renderMarkdown(text, names);
+  } catch (error) {
+    console.warn('a message is shown as plain text: it could not be rendered', error);
+    return el('pre', { className: 'plain' }, [text]);
+  }
+}
+
 /** A message as a list item. */
 export function messageItem(message, names) {
   const role = message.role;
@@ -25,7 +35,7 @@ export function messageItem(message, names) {
     role === 'agent' ? el('span', { className: 'badge' }, ['agent']) : null,
     timeOf(message.at),
   ]);
-  const body = el('div', { className: 'body' }, [renderMarkdown(message.text, names)]);
+  const body = el('div', { className: 'body' }, [formatted(message.text, names)]);
   const files = (message.files ?? []).map((name) => el('li', {}, [name]));
   return el(
     'li',
