@@ -5,7 +5,7 @@
  */
 import type { AgentConfig } from '../config/index.js';
 import { describeError } from '../errors.js';
-import { renderSituation, type Situation } from '../llm/situation.js';
+import { renderSituation } from '../llm/situation.js';
 import type { CallMeter } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
@@ -14,7 +14,6 @@ import type { TurnOrder } from '../room/effects.js';
 import type { TurnOutcome } from '../room/events.js';
 import { visibleTo } from '../room/privacy.js';
 import { resumeNote } from '../room/recovery.js';
-import { resumeSummary } from '../room/requests.js';
 import { redact } from '../secrets.js';
 import { SpendLimitError } from '../spend/meter.js';
 import { reachedLimit } from '../spend/reached.js';
@@ -33,31 +32,6 @@ interface Running {
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
-/** The frame a turn's prompt carries: why the router asked it (the model does not choose). */
-export function situationOf(order: TurnOrder, kind: 'room' | 'direct' | 'pair'): Situation {
-  const { ask } = order;
-  switch (ask.reason) {
-    case 'direct':
-      return { kind: 'direct', user: ask.questions[0]?.human ?? ask.author };
-    case 'always':
-    case 'mentioned':
-      return { kind: 'observe' };
-    case 'resume':
-      return ask.resume ? { kind: 'resume', summary: resumeSummary(ask.resume) } : { kind: 'observe' };
-    case 'chat-request':
-      return ask.chat
-        ? { kind: 'chat-request', from: ask.chat.from, reason: ask.chat.reason, id: ask.chat.id }
-        : { kind: 'observe' };
-    case 'awaiting':
-      if (ask.requests.length === 0 && ask.questions.length === 1) {
-        return { kind: 'answered', by: ask.questions[0]?.human ?? ask.author };
-      }
-      break;
-  }
-  if (kind === 'direct') return { kind: 'direct', user: ask.questions[0]?.human ?? ask.author };
-  return { kind: 'requested', requesters: order.requesters, threads: ask.requests };
-}
 
 export interface TurnsDeps {
   readonly agents: readonly AgentConfig[];
@@ -114,7 +88,7 @@ export class Turns {
       const history = visibleTo(agent.name, await deps.rooms.history(actor.record.id, deps.window));
       const earlier = order.again ? await deps.journal.runs(actor.key, ask.id) : [];
       const situation = [
-        renderSituation(situationOf(order, actor.setup.kind), agent.prompts),
+        renderSituation(order.situation, agent.prompts),
         await deps.notes(agent),
         order.again
           ? resumeNote(earlier.map((r) => ({ tool: r.tool, input: r.input || r.args, status: r.status })))

@@ -9,6 +9,7 @@ import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/stat
 import { classifyLine } from './lines.js';
 import {
   dmRoom,
+  frameOf,
   MAIN,
   type Observed,
   type Oracle,
@@ -317,6 +318,7 @@ export class MachineSystem implements System {
             requests: [...ask.requests],
             humans: ask.questions.map((q) => q.human),
             ...(ask.resume ? { resumes: ask.resume.id } : {}),
+            frame: frameOf(turn.situation),
           });
         }
         return;

@@ -164,3 +164,22 @@ function actionSeen(text: string): ActionSeen {
   if (text.startsWith('[ERROR:')) return 'failed';
   return 'posted';
 }
+
+/** The situation frame of a turn's prompt, read back from its words (as script.ts `frameOf` names it). */
+export function frameIn(request: LlmRequest): string {
+  const note = [...request.messages].reverse().find((m) => m.role === 'user');
+  const text = typeof note?.content === 'string' ? note.content : '';
+  const at = text.indexOf('>>> SITUATION <<<\n');
+  const situation = at < 0 ? '' : text.slice(at + '>>> SITUATION <<<\n'.length);
+  const names = (list: string) => list.split(/, | and /).map((n) => n.replace(/^@/, ''));
+  let m = /^(.+?) asked for your action/.exec(situation);
+  if (m) return `requested by ${names(m[1] ?? '').join(',')}`;
+  m = /^@(\S+) answered the question you asked them/.exec(situation);
+  if (m) return `answered by ${m[1]}`;
+  m = /^This is a private conversation between you and @(\S+);/.exec(situation);
+  if (m) return `direct with ${m[1]}`;
+  if (situation.includes('you were not asked directly')) return 'observe';
+  if (/asks you for a private chat/.test(situation)) return 'chat-request';
+  if (/request #\d+ (has answered|reached its deadline|is settled)/.test(situation)) return 'resume';
+  return `unknown: ${situation.slice(0, 80)}`;
+}
