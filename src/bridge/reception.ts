@@ -96,14 +96,15 @@ export class Reception {
   private async deliver(actor: RoomActor, event: Inbound): Promise<Receipt> {
     const at = event.at ?? this.deps.clock();
     if (event.edit) {
-      // Agents' own edits (streamed replies) and the bridge's are never requests.
-      if (event.author.kind !== 'human') return 'kept';
-      const before = (await this.deps.store.addressedBy(actor.record.id, event.edit.of)) ?? [];
+      // Whom it addressed before matters only for a human's edit (the room asks nobody for another's).
+      const human = event.author.kind === 'human';
+      const before = human ? ((await this.deps.store.addressedBy(actor.record.id, event.edit.of)) ?? []) : [];
       const taken = await actor.deliver({
         type: 'edit',
         edit: {
           author: event.author.name,
           authorId: event.author.id,
+          kind: event.author.kind,
           text: event.text,
           platformIds: [event.messageId],
           ...(event.addressed ? { addressed: event.addressed } : {}),

@@ -89,11 +89,12 @@ function message(d: Draft, incoming: Incoming): void {
 }
 
 /**
- * Rule 13: an edit that newly mentions agents soon after its message asks them, as a message of its own. Only in a
- * room: a DM's message already asked its agent, and nobody else is asked there (2.2.1).
+ * Rule 13: a human's edit that newly mentions agents soon after its message asks them, as a message of its own.
+ * Agents' edits (streamed replies) and the bridge's are never requests. Only in a room: a DM's message already asked
+ * its agent, and nobody else is asked there (2.2.1).
  */
 function edit(d: Draft, e: Edit): void {
-  if (d.setup.kind !== 'room') return;
+  if (e.kind !== 'human' || d.setup.kind !== 'room') return;
   const names = d.setup.agents.map((a) => a.name);
   const wake = newlyAddressed({
     addressing: withAddressed(extractMentions(e.text, names), e.addressed, names),

@@ -35,17 +35,19 @@ export interface Incoming {
   readonly at: number;
 }
 
-/** A human's edit of an earlier message. */
+/** An edit of an earlier message (only a human's edit may ask anyone: rule 13). */
 export interface Edit {
   readonly author: string;
   readonly authorId: string;
+  /** Who edited: an agent's edits (its streamed reply growing) and the bridge's are never requests. */
+  readonly kind: AuthorKind;
   readonly text: string;
   readonly platformIds: readonly string[];
   readonly addressed?: readonly string[] | undefined;
   /** When the edited message was first posted, and when the edit was made (ms). */
   readonly originalAt: number;
   readonly at: number;
-  /** The agents the original message and its earlier edits addressed (the shell looks them up). */
+  /** The agents the original message and its earlier edits addressed (the shell looks them up for humans' edits). */
   readonly addressedBefore: readonly string[];
 }
 

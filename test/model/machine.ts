@@ -139,6 +139,7 @@ export class MachineSystem implements System {
           edit: {
             author: original.author,
             authorId: `u-${original.author}`,
+            kind: 'human',
             text: step.text,
             platformIds: [`${original.id}:edit:${this.nextPlatformId++}`],
             originalAt: original.at,
