@@ -10,7 +10,7 @@ import { tellDropped } from './control.js';
 import { Draft, same } from './draft.js';
 import { newlyAddressed } from './edits.js';
 import type { DecideContext, Decision } from './effects.js';
-import type { Action, Edit, Incoming, Note, RoomEvent } from './events.js';
+import type { Action, BatchAnswer, Edit, Incoming, Note, RoomEvent } from './events.js';
 import { finishTurn, onPosted } from './outcomes.js';
 import { canSee } from './privacy.js';
 import { recordMessage } from './reading.js';
@@ -134,12 +134,12 @@ function edit(d: Draft, e: Edit): void {
 }
 
 /** Part of a batched call answered: its answers are applied in configured order by the scheduler. */
-function batch(d: Draft, answers: ReadonlyArray<{ ask: number; answer: { kind: string; text?: string } }>): void {
+function batch(d: Draft, answers: ReadonlyArray<{ ask: number; answer: BatchAnswer }>): void {
   const batch = d.state.batch;
   if (!batch) return;
   const fresh = answers
     .filter((a) => batch.asks.some((ask) => ask.id === a.ask) && !batch.answers.some((b) => b.ask === a.ask))
-    .map((a) => ({ ask: a.ask, text: a.answer.kind === 'reply' ? (a.answer.text ?? '') : null }));
+    .map((a) => ({ ask: a.ask, answer: a.answer }));
   d.set({ batch: { ...batch, answers: [...batch.answers, ...fresh] } });
 }
 

@@ -84,6 +84,8 @@ export interface SpendLimitReached {
 /** A batched call's answer for one of its asks. */
 export type BatchAnswer =
   | { readonly kind: 'reply'; readonly text: string }
+  /** It has nothing to add. */
+  | { readonly kind: 'pass' }
   /** It must take a turn of its own (it asked for its tools, its answer could not be used, the call failed). */
   | { readonly kind: 'alone' };
 
