@@ -10,7 +10,7 @@ import { tellDropped } from './control.js';
 import { Draft, same } from './draft.js';
 import { newlyAddressed } from './edits.js';
 import type { DecideContext, Decision } from './effects.js';
-import type { Action, BatchAnswer, Edit, Incoming, Note, RoomEvent } from './events.js';
+import type { Action, BatchAnswer, Edit, Incoming, Note, Participant, RoomEvent } from './events.js';
 import { finishTurn, onPosted } from './outcomes.js';
 import { canSee } from './privacy.js';
 import { recordMessage } from './reading.js';
@@ -143,6 +143,21 @@ function batch(d: Draft, answers: ReadonlyArray<{ ask: number; answer: BatchAnsw
   d.set({ batch: { ...batch, answers: [...batch.answers, ...fresh] } });
 }
 
+/**
+ * Rule 5.1: whom an action awaits, from the names its agent gave: each participant once, never the requester; a
+ * configured agent's name (any case) is that agent, in its configured spelling; any other name is a human's.
+ */
+function participants(d: Draft, names: readonly string[], requester: string): Participant[] {
+  const out: Participant[] = [];
+  for (const raw of names) {
+    const agent = d.agent(raw);
+    const name = agent ?? raw;
+    if (same(name, requester) || out.some((p) => same(p.name, name))) continue;
+    out.push({ name, kind: agent ? 'agent' : 'human' });
+  }
+  return out;
+}
+
 function action(d: Draft, a: Action): void {
   if (a.kind === 'chat-request') {
     const to = d.agent(a.to);
@@ -174,6 +189,10 @@ function action(d: Draft, a: Action): void {
     if (a.accept && !d.state.accepted.includes(a.id)) d.set({ accepted: [...d.state.accepted, a.id] });
     return;
   }
+  if (a.roomsOnly && d.setup.kind !== 'room') {
+    d.effect({ type: 'action-result', call: a.call, result: { kind: 'private-room' } });
+    return;
+  }
   if (a.fresh) d.set({ control: { holder: 'agents', count: 0 } });
   const control = d.state.control;
   if (control.holder === 'humans') {
@@ -184,10 +203,7 @@ function action(d: Draft, a: Action): void {
     });
     return;
   }
-  // Rule 5.1: each participant once, never the requester.
-  const awaited = a.requestReply.filter(
-    (p, i) => !same(p.name, a.from.agent) && a.requestReply.findIndex((other) => same(other.name, p.name)) === i,
-  );
+  const awaited = participants(d, a.requestReply, a.from.agent);
   d.post({
     agent: a.from.agent,
     text: a.text,

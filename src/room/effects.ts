@@ -61,7 +61,10 @@ export type Effect =
 
 export type ActionResult =
   | { readonly kind: 'posted'; readonly request?: number | undefined; readonly awaited?: readonly Participant[] }
+  /** The humans have control there (`reason`: why). */
   | { readonly kind: 'refused'; readonly reason: string }
+  /** send_channel_message into a DM or a private chat. */
+  | { readonly kind: 'private-room' }
   | { readonly kind: 'failed'; readonly reason: string }
   | { readonly kind: 'done'; readonly text: string };
 

@@ -108,13 +108,18 @@ export interface Actor {
 
 /** Messaging actions agents take during a turn, arriving in the room they act on. */
 export type Action =
-  /** send_channel_message, send_dm, chat: post `text` here as the agent; `requestReply` awaits these here. */
+  /**
+   * send_channel_message, send_dm, chat: post `text` here as the agent; `requestReply` awaits these here, as the
+   * agent named them (the room reads them: rule 5.1).
+   */
   | {
       readonly kind: 'post';
       readonly call: string;
       readonly from: Actor;
       readonly text: string;
-      readonly requestReply: readonly Participant[];
+      readonly requestReply: readonly string[];
+      /** send_channel_message: it posts in rooms only, never in a DM or a private chat. */
+      readonly roomsOnly?: boolean | undefined;
       /** `chat` from another room: the pair's private chat starts afresh (count 0, the agents in control). */
       readonly fresh?: boolean | undefined;
     }

@@ -36,8 +36,8 @@ export interface Plan {
   readonly rounds: readonly FakeReply[];
 }
 
-/** A messaging action's result, as the model read it back (`posted`, `refused`, `failed`). */
-export type ActionSeen = 'posted' | 'refused' | 'failed';
+/** A messaging action's result, as the model read it back (`posted`, `refused`, `private-room`, `failed`). */
+export type ActionSeen = 'posted' | 'refused' | 'private-room' | 'failed';
 
 /** The tool-call ids of actions start with this (other tool calls fill rounds). */
 export const ACTION_CALL = 'act';
@@ -161,6 +161,7 @@ export class ModelCalls {
 /** A messaging tool's answer read back into how the room took the action. */
 function actionSeen(text: string): ActionSeen {
   if (text.startsWith('[ERROR: the humans have control')) return 'refused';
+  if (/^\[ERROR: .* is a private room/.test(text)) return 'private-room';
   if (text.startsWith('[ERROR:')) return 'failed';
   return 'posted';
 }
