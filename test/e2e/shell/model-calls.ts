@@ -172,8 +172,9 @@ export function frameIn(request: LlmRequest): string {
   const text = typeof note?.content === 'string' ? note.content : '';
   const at = text.indexOf('>>> SITUATION <<<\n');
   const situation = at < 0 ? '' : text.slice(at + '>>> SITUATION <<<\n'.length);
-  const names = (list: string) => list.split(/, | and /).map((n) => n.replace(/^@/, ''));
-  let m = /^(.+?) asked for your action/.exec(situation);
+  const names = (list: string) => (list ? list.split(/, | and /).map((n) => n.replace(/^@/, '')) : []);
+  // Nobody may be named: an ask for a request cancelled meanwhile has no requester left.
+  let m = /^(.*?) ?asked for your action/.exec(situation);
   if (m) return `requested by ${names(m[1] ?? '').join(',')}`;
   m = /^@(\S+) answered the question you asked them/.exec(situation);
   if (m) return `answered by ${m[1]}`;
