@@ -3,9 +3,10 @@
  * import these types; nothing in src/ imports a platform SDK or dockerode.
  */
 import type { BridgeOverview, TranscriptEntry, WhyEntry } from './overview.js';
+import type { AuthorKind } from './room/events.js';
 
-/** Who wrote a message, as the router sees it. */
-export type AuthorKind = 'human' | 'agent' | 'system';
+/** Who wrote a message, as the router sees it (the room's own type: src/room imports nothing outside it). */
+export type { AuthorKind };
 
 /** A platform event, normalised by an adapter before the core sees it. */
 export interface Inbound {

@@ -219,7 +219,7 @@ export class BatchTurns {
         batch.map((turn) => {
           const reply = answer.ok ? answer.replies.get(turn.agent.name) : undefined;
           if (!reply || reply.kind === 'tools') return turn.settle({ kind: 'alone' });
-          return turn.settle({ kind: 'reply', text: reply.kind === 'reply' ? reply.text : '[pass]' });
+          return turn.settle(reply.kind === 'reply' ? { kind: 'reply', text: reply.text } : { kind: 'pass' });
         }),
       );
     } catch (error) {

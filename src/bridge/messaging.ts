@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig } from '../config/index.js';
 import type { ActionResult, TurnOrder } from '../room/effects.js';
-import type { Action, Participant } from '../room/events.js';
+import type { Action } from '../room/events.js';
 import { pairKey } from '../room/guards.js';
 import { ActionRefused, type Messaging } from '../tools/tool.js';
 import type { Calls } from './calls.js';
@@ -48,11 +48,8 @@ export class RoomMessaging implements Messaging {
 
   async sendChannelMessage(input: { channel: string; message: string; requestReply: string[] }): Promise<string> {
     const target = await this.reach(() => this.resolve(input.channel));
-    if ('setup' in target && target.setup.kind !== 'room') {
-      throw new ActionRefused(`${input.channel} is a private room; use send_dm or chat instead`);
-    }
-    const where = { posted: `in ${input.channel}`, name: input.channel, anyRoom: false };
-    return this.post(target, input.message, this.participants(input.requestReply), where);
+    const where = { posted: `in ${input.channel}`, name: input.channel, roomsOnly: true };
+    return this.post(target, input.message, input.requestReply, where);
   }
 
   async sendDm(input: { to: string; message: string; requestReply: boolean }): Promise<string> {
@@ -64,7 +61,7 @@ export class RoomMessaging implements Messaging {
     const channel = await adapter.openDirect(this.agent.name, input.to);
     if (!channel) throw new ActionRefused(`@${input.to} cannot be reached by direct message`);
     const dm = await this.reach(() => this.deps.rooms.get(adapter.platform, channel, this.agent.name), this.agent.name);
-    const awaited: Participant[] = input.requestReply ? [{ name: input.to, kind: 'human' }] : [];
+    const awaited = input.requestReply ? [input.to] : [];
     return this.post(dm, input.message, awaited, { posted: `to @${input.to}`, name: `the DM with @${input.to}` });
   }
 
@@ -122,10 +119,10 @@ export class RoomMessaging implements Messaging {
   }
 
   /** An action for a room another bridge serves, handed to it through the store; its result there. */
-  private handOn(target: Elsewhere, action: Action, anyRoom = true): Promise<ActionResult> {
+  private handOn(target: Elsewhere, action: Action): Promise<ActionResult> {
     const handed = this.deps.handed;
     if (!handed) throw new Error(`room ${target.elsewhere} is served by another bridge`);
-    return handed.act(target.elsewhere, action, { anyRoom, direct: target.direct });
+    return handed.act(target.elsewhere, action, { direct: target.direct });
   }
 
   /** The room `get` makes here, or the room another bridge serves (with bridges sharing the store). */
@@ -138,13 +135,13 @@ export class RoomMessaging implements Messaging {
     }
   }
 
-  /** Posts as this agent in `target` (which may refuse), awaiting `awaited` there. */
+  /** Posts as this agent in `target` (which may refuse), awaiting the people named in `awaited` there. */
   private async post(
     target: Target,
     text: string,
-    awaited: readonly Participant[],
-    /** anyRoom: false for send_channel_message, which posts in rooms only (not DMs or private chats). */
-    where: { readonly posted: string; readonly name: string; readonly anyRoom?: boolean },
+    awaited: readonly string[],
+    /** roomsOnly: send_channel_message, which posts in rooms only (not DMs or private chats). */
+    where: { readonly posted: string; readonly name: string; readonly roomsOnly?: boolean },
     fresh = false,
   ): Promise<string> {
     const { ask } = this.order;
@@ -162,12 +159,13 @@ export class RoomMessaging implements Messaging {
       },
       text,
       requestReply: awaited,
+      ...(where.roomsOnly ? { roomsOnly: true } : {}),
       ...(fresh ? { fresh: true } : {}),
     };
     let outcome: ActionResult;
     if ('elsewhere' in target) {
       // Another bridge serves the room: the action goes to it through the store, and its result comes back.
-      outcome = await this.handOn(target, action, where.anyRoom ?? true);
+      outcome = await this.handOn(target, action);
     } else {
       const result = this.deps.calls.action(call);
       const taken = await target.deliver({ type: 'action', action });
@@ -177,6 +175,8 @@ export class RoomMessaging implements Messaging {
     switch (outcome.kind) {
       case 'refused':
         throw new ActionRefused(`the humans have control in ${where.name} (${outcome.reason}); nothing was posted`);
+      case 'private-room':
+        throw new ActionRefused(`${where.name} is a private room; use send_dm or chat instead`);
       case 'failed':
         throw new Error(`the message could not be posted ${where.posted}: ${outcome.reason}`);
       case 'done':
@@ -209,18 +209,6 @@ export class RoomMessaging implements Messaging {
     if (!other) throw new ActionRefused(`there is no agent named @${name}`);
     if (same(other.name, this.agent.name)) throw new ActionRefused('you cannot chat with yourself');
     return other;
-  }
-
-  /** Agents by their configured name; any other name is a human's. */
-  private participants(names: readonly string[]): Participant[] {
-    const out: Participant[] = [];
-    for (const raw of names) {
-      const agent = this.agentNamed(raw);
-      const name = agent?.name ?? raw;
-      if (same(name, this.agent.name) || out.some((p) => same(p.name, name))) continue;
-      out.push({ name, kind: agent ? 'agent' : 'human' });
-    }
-    return out;
   }
 
   /** `here`, a room key (`platform:channel`), a reference the platform resolves, or a channel id. */

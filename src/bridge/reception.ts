@@ -116,7 +116,7 @@ export class Reception {
   private async deliver(actor: RoomActor, event: Inbound): Promise<Receipt | 'moved'> {
     const at = event.at ?? this.deps.clock();
     if (event.edit) {
-      // Agents' own edits (streamed replies) and the bridge's are never requests.
+      // An edit by one of the bridge's own identities (a reply streamed by edits) is its own work, not news.
       if (event.author.kind !== 'human') return 'kept';
       const before = (await this.deps.store.addressedBy(actor.record.id, event.edit.of)) ?? [];
       const taken = await actor.deliver({
@@ -124,6 +124,7 @@ export class Reception {
         edit: {
           author: event.author.name,
           authorId: event.author.id,
+          kind: event.author.kind,
           text: event.text,
           platformIds: [event.messageId],
           ...(event.addressed ? { addressed: event.addressed } : {}),

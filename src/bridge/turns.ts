@@ -8,7 +8,7 @@ import { describeError } from '../errors.js';
 import { runAgentTurn } from '../llm/agent-turn.js';
 import { stripSpeakerPrefix } from '../llm/context.js';
 import type { LlmFactory } from '../llm/llm-factory.js';
-import { renderSituation, type Situation } from '../llm/situation.js';
+import { renderSituation } from '../llm/situation.js';
 import { type TurnServices, turnContext } from '../llm/turn-context.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
@@ -17,7 +17,6 @@ import type { TurnOrder } from '../room/effects.js';
 import type { TurnOutcome } from '../room/events.js';
 import { visibleTo } from '../room/privacy.js';
 import { resumeNote } from '../room/recovery.js';
-import { resumeSummary } from '../room/requests.js';
 import { redact } from '../secrets.js';
 import { SpendLimitError, type SpendMeter } from '../spend/meter.js';
 import { reachedLimit } from '../spend/reached.js';
@@ -38,31 +37,6 @@ interface Running {
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
-/** The frame a turn's prompt carries: why the router asked it (the model does not choose). */
-export function situationOf(order: TurnOrder, kind: 'room' | 'direct' | 'pair'): Situation {
-  const { ask } = order;
-  switch (ask.reason) {
-    case 'direct':
-      return { kind: 'direct', user: ask.questions[0]?.human ?? ask.author };
-    case 'always':
-    case 'mentioned':
-      return { kind: 'observe' };
-    case 'resume':
-      return ask.resume ? { kind: 'resume', summary: resumeSummary(ask.resume) } : { kind: 'observe' };
-    case 'chat-request':
-      return ask.chat
-        ? { kind: 'chat-request', from: ask.chat.from, reason: ask.chat.reason, id: ask.chat.id }
-        : { kind: 'observe' };
-    case 'awaiting':
-      if (ask.requests.length === 0 && ask.questions.length === 1) {
-        return { kind: 'answered', by: ask.questions[0]?.human ?? ask.author };
-      }
-      break;
-  }
-  if (kind === 'direct') return { kind: 'direct', user: ask.questions[0]?.human ?? ask.author };
-  return { kind: 'requested', requesters: order.requesters, threads: ask.requests };
-}
 
 export interface TurnsDeps {
   readonly config: Config;
@@ -128,7 +102,7 @@ export class Turns {
       const history = visibleTo(agent.name, await deps.rooms.history(room.id, deps.window));
       const earlier = order.again ? await deps.journal.runs(room.key, ask.id) : [];
       const situation = [
-        renderSituation(situationOf(order, room.kind), agent.prompts),
+        renderSituation(order.situation, agent.prompts),
         await deps.chats.notes(agent),
         order.again
           ? resumeNote(earlier.map((r) => ({ tool: r.tool, input: r.input || r.args, status: r.status })))

@@ -5,11 +5,26 @@
 import type { Note, Participant, RequestAnswer, SettledRequest } from './events.js';
 import type { Ask, MessageFacts, PendingPost, RoomState } from './state.js';
 
+/** Why a turn is asked, as its prompt frames it (src/room/situation.ts decides it; the shell renders it). */
+export type Situation =
+  /** A room message the agent may answer without being asked. */
+  | { readonly kind: 'observe' }
+  /** Someone asked for its action: a human who named it, and/or request_reply threads. */
+  | { readonly kind: 'requested'; readonly requesters: readonly string[]; readonly threads: readonly number[] }
+  /** It had asked the author of the newest message, who has now answered. */
+  | { readonly kind: 'answered'; readonly by: string }
+  /** A private conversation with one human. */
+  | { readonly kind: 'direct'; readonly user: string }
+  /** Its own request is complete (or expired): the answers follow. */
+  | { readonly kind: 'resume'; readonly summary: string }
+  /** Another agent asks for a private chat. */
+  | { readonly kind: 'chat-request'; readonly from: string; readonly reason: string; readonly id: number };
+
 /** A turn to run: the ask, and what the turn's prompt says about why it runs. */
 export interface TurnOrder {
   readonly ask: Ask;
-  /** Who asked it (humans, and the requesters of the requests it answers), for the prompt's frame. */
-  readonly requesters: readonly string[];
+  /** Why it runs, as the prompt frames it (the shell renders it). */
+  readonly situation: Situation;
   /** Set when the turn is taken again after a restart (the journal answers its earlier tool calls). */
   readonly again: boolean;
 }
@@ -46,7 +61,10 @@ export type Effect =
 
 export type ActionResult =
   | { readonly kind: 'posted'; readonly request?: number | undefined; readonly awaited?: readonly Participant[] }
+  /** The humans have control there (`reason`: why). */
   | { readonly kind: 'refused'; readonly reason: string }
+  /** send_channel_message into a DM or a private chat. */
+  | { readonly kind: 'private-room' }
   | { readonly kind: 'failed'; readonly reason: string }
   | { readonly kind: 'done'; readonly text: string };
 
