@@ -21,10 +21,11 @@ import {
 } from '../src/llm/client.js';
 import { renderMessage } from '../src/llm/context.js';
 import { widestBlock } from '../src/llm/history-window.js';
-import { renderSituation, type Situation } from '../src/llm/situation.js';
+import { renderSituation } from '../src/llm/situation.js';
 import { BlockSummaries, SUMMARY_INSTRUCTIONS } from '../src/llm/summaries.js';
 import { type ContextSources, turnContext } from '../src/llm/turn-context.js';
 import { silentLogger } from '../src/log.js';
+import type { Situation } from '../src/room/effects.js';
 import type { RoomMessage } from '../src/room/types.js';
 import { costOf } from '../src/spend/meter.js';
 import { NANO_PER_USD } from '../src/spend/money.js';

@@ -3,9 +3,10 @@
  * import these types; nothing in src/ imports a platform SDK or dockerode.
  */
 import type { BridgeOverview, TranscriptEntry, WhyEntry } from './overview.js';
+import type { AuthorKind } from './room/events.js';
 
-/** Who wrote a message, as the router sees it. */
-export type AuthorKind = 'human' | 'agent' | 'system';
+/** Who wrote a message, as the router sees it (the room's own type: src/room imports nothing outside it). */
+export type { AuthorKind };
 
 /** A platform event, normalised by an adapter before the core sees it. */
 export interface Inbound {
@@ -157,6 +158,11 @@ export interface AdapterSink {
    * messages it fetched (`missed`) are then answered as one conversation.
    */
   caughtUp?(platform: string, channel: string, platformId: string): void;
+  /**
+   * A room in sync has every live message up to this platform id (where the next catch-up starts): stored once the
+   * room has taken what arrived before it, with no decision (nothing in the room changes). Without it, `caughtUp`.
+   */
+  forwarded?(platform: string, channel: string, platformId: string): void;
   /** Resolves when the room has nothing queued or running (the terminal room waits on it between piped lines). */
   settled?(platform: string, channel: string): Promise<void>;
   /** The agents whose turns run in a room now (the terminal room's `/quit` says whom it waits for). */

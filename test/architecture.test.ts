@@ -44,6 +44,34 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
+  it("gives the room's executors a room handle, never the room actor", () => {
+    // Turns, batches, posts, timers and the effects that start them know a room by its handle and report by event.
+    const executors = ['turns.ts', 'batch-turns.ts', 'poster.ts', 'timers.ts', 'effects.ts'];
+    const offenders = executors.flatMap((name) => {
+      const file = path.join('src', 'bridge', name);
+      return importsOf(file)
+        .filter((spec) => /room-actor(\.js)?$/.test(spec))
+        .map((spec) => `${file} imports ${spec}`);
+    });
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps src/room/ on its own: every import of src/room/** resolves inside src/room', () => {
+    const room = path.join(ROOT, 'src', 'room');
+    const offenders = sources('src/room').flatMap((file) =>
+      moduleSpecifiers(file)
+        .filter((spec) => {
+          if (!spec.startsWith('.')) return true; // a package, or node:
+          const target = path.resolve(ROOT, path.dirname(file), spec);
+          return target !== room && !target.startsWith(room + path.sep);
+        })
+        .map((spec) => `${file} imports ${spec}`),
+    );
+    expect(offenders).toEqual([]);
+    // The parse finds what the files import (a test that found nothing would prove nothing).
+    expect(moduleSpecifiers(path.join('src', 'room', 'decide.ts'))).toContain('./draft.js');
+  });
+
   it('keeps every source file of src/, adapters/ and sandbox/ within 420 lines (one concept per file)', () => {
     const offenders = ['src', 'adapters', 'sandbox'].flatMap((dir) =>
       sources(dir).flatMap((file) => {
@@ -99,6 +127,31 @@ describe('architecture', () => {
     expect(copies).toEqual([]);
   });
 });
+
+/** Every module a file names: imports and exports (`import type` too), `import()` and `require()` calls. */
+function moduleSpecifiers(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
+  const specs: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) {
+      if (ts.isStringLiteral(node.moduleSpecifier)) specs.push(node.moduleSpecifier.text);
+    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
+      const ref = node.moduleReference.expression;
+      if (ts.isStringLiteral(ref)) specs.push(ref.text);
+    } else if (ts.isCallExpression(node)) {
+      const [arg] = node.arguments;
+      const dynamic = node.expression.kind === ts.SyntaxKind.ImportKeyword;
+      const required = ts.isIdentifier(node.expression) && node.expression.text === 'require';
+      if ((dynamic || required) && arg && ts.isStringLiteralLike(arg)) specs.push(arg.text);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
+      const literal = node.argument.literal;
+      if (ts.isStringLiteral(literal)) specs.push(literal.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return specs;
+}
 
 /** The names a module exports, and the members of the interfaces, type literals and classes it exports. */
 function exportedMembers(file: string): string[] {

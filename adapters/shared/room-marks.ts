@@ -37,7 +37,7 @@ export class RoomMarks {
     if (known && this.deps.compare(id, known) <= 0) return;
     this.newest.set(room, id);
     const now = this.now();
-    if (now - (this.markedAt.get(room) ?? 0) >= MARK_EVERY_MS) this.mark(room, id, now);
+    if (now - (this.markedAt.get(room) ?? 0) >= MARK_EVERY_MS) this.mark(room, id, now, true);
   }
 
   /** Whether the room is in sync now (caught up, and no connection dropped since). */
@@ -83,7 +83,7 @@ export class RoomMarks {
     const now = this.now();
     for (const room of this.inSync) {
       const id = this.newest.get(room);
-      if (id) this.mark(room, id, now);
+      if (id) this.mark(room, id, now, true);
     }
   }
 
@@ -91,8 +91,11 @@ export class RoomMarks {
     return (this.deps.clock ?? Date.now)();
   }
 
-  private mark(room: string, id: string, now: number): void {
+  /** `live`: a room already caught up moves its mark on (no catch-up ends: the room decides nothing). */
+  private mark(room: string, id: string, now: number, live = false): void {
     this.markedAt.set(room, now);
-    this.deps.sink()?.caughtUp?.(this.deps.platform, room, id);
+    const sink = this.deps.sink();
+    if (live && sink?.forwarded) sink.forwarded(this.deps.platform, room, id);
+    else sink?.caughtUp?.(this.deps.platform, room, id);
   }
 }

@@ -7,20 +7,21 @@
 import type { AgentConfig, Settings } from '../config/index.js';
 import type { BatchAgent, BatchSeat } from '../llm/batch.js';
 import { batchRoster, callBatch, prepareBatch } from '../llm/batch-call.js';
+import type { LlmFactory } from '../llm/llm-factory.js';
 import { renderSituation } from '../llm/situation.js';
 import type { TurnServices } from '../llm/turn-context.js';
-import type { CallMeter } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import type { TurnOrder } from '../room/effects.js';
 import type { BatchAnswer } from '../room/events.js';
 import { visibleTo } from '../room/privacy.js';
+import type { SpendMeter } from '../spend/meter.js';
 import type { RoomStore } from '../store/port.js';
-import type { LlmFactory } from './agent-runner.js';
 import { BatchQueue, type QueuedTurn } from './batch-queue.js';
-import type { RoomActor } from './room-actor.js';
+import type { PrivateChats } from './private-chats.js';
+import type { RoomHandle } from './room-handle.js';
 
 interface Queued extends QueuedTurn {
-  readonly actor: RoomActor;
+  readonly room: RoomHandle;
   readonly agent: AgentConfig;
   readonly ask: number;
   readonly transcript: string;
@@ -40,14 +41,13 @@ export interface BatchTurnsDeps {
     'BATCH_TICK_MS' | 'BATCH_RESERVE_TOKENS' | 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'
   >;
   readonly sources?: TurnServices | undefined;
-  readonly notes: (agent: AgentConfig) => Promise<string>;
+  /** Lines an agent reads at the start of a turn (its pending chat requests, how its requests ended). */
+  readonly chats: Pick<PrivateChats, 'notes'>;
   readonly log: Logger;
   /** The heartbeat (tests drive it by hand). */
   readonly every?: ((ms: number, tick: () => void) => () => void) | undefined;
   /** Spending limits on a batched call (each agent pays its share). */
-  readonly meter?:
-    | ((members: ReadonlyArray<{ agent: AgentConfig; weight: number }>, room: string) => CallMeter | undefined)
-    | undefined;
+  readonly spend?: Pick<SpendMeter, 'forBatch'> | undefined;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -74,9 +74,9 @@ export class BatchTurns {
    * Asks these observers together. Observers that see the room alike share calls (under privacy some may not); each
    * answer goes to the room as soon as its call is answered, and one that no batch can take answers `alone`.
    */
-  start(actor: RoomActor, orders: readonly TurnOrder[]): void {
+  start(room: RoomHandle, orders: readonly TurnOrder[]): void {
     const controller = new AbortController();
-    const key = `${actor.key}#${orders[0]?.ask.id}`;
+    const key = `${room.key}#${orders[0]?.ask.id}`;
     this.calls.set(key, controller);
     const left = new Set(orders.map((order) => order.ask.id));
     // Resolves once the room has taken the answer (so a round it ends withdraws the rest before the next tick).
@@ -84,9 +84,9 @@ export class BatchTurns {
       if (!left.delete(ask)) return;
       if (left.size === 0 && this.calls.get(key) === controller) this.calls.delete(key);
       if (this.stopped || controller.signal.aborted) return;
-      await actor.deliver({ type: 'batch', answers: [{ ask, answer: value }] }, { urgent: true });
+      await room.report({ type: 'batch', answers: [{ ask, answer: value }] });
     };
-    void this.queueTurns(actor, orders, controller.signal, answer);
+    void this.queueTurns(room, orders, controller.signal, answer);
   }
 
   /** Withdraws a batched call's observers still waiting (the round ended, a human spoke, an operator stopped it). */
@@ -103,7 +103,7 @@ export class BatchTurns {
   }
 
   private async queueTurns(
-    actor: RoomActor,
+    room: RoomHandle,
     orders: readonly TurnOrder[],
     signal: AbortSignal,
     answer: (ask: number, value: BatchAnswer) => Promise<void>,
@@ -114,7 +114,7 @@ export class BatchTurns {
     });
     for (const order of orders) if (!members.some((m) => m.ask === order.ask.id)) void answer(order.ask.id, ALONE);
     try {
-      const history = await this.deps.rooms.history(actor.record.id, this.deps.window);
+      const history = await this.deps.rooms.history(room.id, this.deps.window);
       // Who may share a call: those who see the same messages of the room.
       const views = new Map<string, typeof members>();
       for (const member of members) {
@@ -137,8 +137,8 @@ export class BatchTurns {
           agentNames: this.deps.agents.map((a) => a.name),
           history: visibleTo(first.agent.name, history),
           // Batches take public exchanges only (rule 14.1): the exchange's audience is the first ask's, null.
-          place: { room: actor.key, audience: orders[0]?.ask.audience ?? null },
-          roomId: actor.record.id,
+          place: { room: room.key, audience: orders[0]?.ask.audience ?? null },
+          roomId: room.id,
           settings: this.deps.settings,
           sources: this.deps.sources,
         });
@@ -149,10 +149,10 @@ export class BatchTurns {
           const ask = group.find((m) => m.agent === member.agent)?.ask ?? 0;
           let done = false;
           const turn: Queued = {
-            actor,
+            room,
             agent: member.agent,
             ask,
-            group: `${actor.key}\n${first.ask}`,
+            group: `${room.key}\n${first.ask}`,
             contextTokens: member.agent.contextTokens,
             sharedTokens: prepared.sharedTokens,
             segmentTokens: member.tokens,
@@ -171,14 +171,14 @@ export class BatchTurns {
         this.queue.submit(turns);
       }
     } catch (error) {
-      this.deps.log.warn({ err: error, room: actor.key }, 'could not prepare a batch: each agent is asked on its own');
+      this.deps.log.warn({ err: error, room: room.key }, 'could not prepare a batch: each agent is asked on its own');
       for (const member of members) void answer(member.ask, ALONE);
     }
   }
 
   /** What an observer reads about why it is asked, as its own turn would show it. */
   private async situation(agent: AgentConfig): Promise<string> {
-    return [renderSituation({ kind: 'observe' }, agent.prompts), await this.deps.notes(agent)]
+    return [renderSituation({ kind: 'observe' }, agent.prompts), await this.deps.chats.notes(agent)]
       .filter(Boolean)
       .join('\n\n');
   }
@@ -187,11 +187,11 @@ export class BatchTurns {
   private async send(batch: Queued[]): Promise<void> {
     const [first] = batch;
     if (!first) return;
-    const { actor } = first;
+    const { room } = first;
     const { log } = this.deps;
     const temperatures = new Set(batch.map((t) => t.agent.temperature));
     try {
-      for (const turn of batch) void actor.adapter.typing?.(actor.record.channel, turn.agent.name)?.catch(() => {});
+      for (const turn of batch) void room.adapter.typing?.(room.channel, turn.agent.name)?.catch(() => {});
       const answer = await callBatch({
         client: this.deps.llm(first.agent),
         model: first.agent.model,
@@ -201,17 +201,17 @@ export class BatchTurns {
         agents: batch.map((t) => t.segment),
         sharedTokens: first.sharedTokens,
         segmentTokens: batch.map((t) => t.segmentTokens),
-        onUsage: (agent, usage) => this.deps.sources?.recordUsage?.(agent, actor.key, usage),
+        onUsage: (agent, usage) => this.deps.sources?.recordUsage?.(agent, room.key, usage),
         log,
         maxOutputTokens: batch.reduce((sum, t) => sum + t.agent.maxOutputTokens, 0),
-        meter: this.deps.meter?.(
+        meter: this.deps.spend?.forBatch(
           batch.map((t) => ({ agent: t.agent, weight: first.sharedTokens / batch.length + t.segmentTokens })),
-          actor.key,
+          room.key,
         ),
       });
       if (!answer.ok) {
         log.warn(
-          { room: actor.key, agents: batch.map((t) => t.agent.name), reason: answer.reason },
+          { room: room.key, agents: batch.map((t) => t.agent.name), reason: answer.reason },
           'batch answer rejected: each agent is asked on its own',
         );
       }
@@ -219,11 +219,11 @@ export class BatchTurns {
         batch.map((turn) => {
           const reply = answer.ok ? answer.replies.get(turn.agent.name) : undefined;
           if (!reply || reply.kind === 'tools') return turn.settle({ kind: 'alone' });
-          return turn.settle({ kind: 'reply', text: reply.kind === 'reply' ? reply.text : '[pass]' });
+          return turn.settle(reply.kind === 'reply' ? { kind: 'reply', text: reply.text } : { kind: 'pass' });
         }),
       );
     } catch (error) {
-      log.warn({ err: error, room: actor.key }, 'batch call failed: each agent is asked on its own');
+      log.warn({ err: error, room: room.key }, 'batch call failed: each agent is asked on its own');
       await Promise.all(batch.map((turn) => turn.settle({ kind: 'alone' })));
     }
   }

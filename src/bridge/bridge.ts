@@ -1,12 +1,12 @@
 import { type Config, replicaId } from '../config/index.js';
 import { EmbeddingWorker } from '../llm/embedding-worker.js';
+import { defaultLlmFactory, type LlmFactory } from '../llm/llm-factory.js';
 import { embedderFor, storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
 import { reportSpend } from '../metrics.js';
-import type { AdapterSink, ChatAdapter, CommandEvent, Inbound, Outbound, Sandbox } from '../ports.js';
+import type { AdapterSink, ChatAdapter, Sandbox } from '../ports.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
 import type { StorePort } from '../store/port.js';
-import { AgentRunner, defaultLlmFactory, type LlmFactory } from './agent-runner.js';
 import { type Backoff, DEFAULT_BACKOFF } from './backoff.js';
 import { BatchTurns } from './batch-turns.js';
 import { budgetText } from './budget.js';
@@ -17,12 +17,12 @@ import { effectsRunner } from './effects.js';
 import { HandedOn, onSignal } from './handed-on.js';
 import { type Handover, handoverFor } from './handover.js';
 import { LeaseKeeper } from './leases.js';
-import { RoomMessaging } from './messaging.js';
 import { Notices } from './notices.js';
 import { Overview } from './overview.js';
 import { Poster } from './poster.js';
+import { Previews } from './previews.js';
 import { PrivateChats } from './private-chats.js';
-import { PRIVATE_PLATFORM, PrivateRooms } from './private-rooms.js';
+import { chatLog, PrivateRooms } from './private-rooms.js';
 import { Reception } from './reception.js';
 import { liveReplicas, type ReplicaRegistry, registryFor } from './replica-registry.js';
 import { RequestIds } from './request-ids.js';
@@ -187,14 +187,14 @@ export function createBridge(options: BridgeOptions): Bridge {
   const embedder = embedderFor(settings);
   const embedMeter = (room: string, model: string) => spend.forEmbeddings(room, model);
   const services = storeServices(store, config, log, clock, embedMeter, embedder, (room) => spend.forSummaries(room));
-  const embedding = embedder
+  const embedding: EmbeddingWorker | undefined = embedder
     ? new EmbeddingWorker({
         embedder,
         vectors: store.embeddings,
         meter: (room) => embedMeter(room, embedder.model),
         refusal: (error) => (error instanceof SpendLimitError ? { until: error.reached.until } : undefined),
         // With replicas, each embeds its own rooms' messages only (no message embedded, and paid, twice).
-        serves: replica === undefined ? undefined : (room) => rooms.serves(room),
+        serves: replica === undefined ? undefined : (room: string): boolean => rooms.serves(room),
         batch: settings.EMBEDDINGS_BATCH,
         concurrency: settings.EMBEDDINGS_CONCURRENCY,
         clock,
@@ -202,12 +202,9 @@ export function createBridge(options: BridgeOptions): Bridge {
       })
     : undefined;
   const llm = options.llm ?? defaultLlmFactory(config, log);
-  const runner = new AgentRunner(config, llm, sandbox, services);
-  const logRoom = settings.PRIVATE_CHAT_LOG;
   const adapters = new Map<string, ChatAdapter>(options.adapters.map((adapter) => [adapter.platform, adapter]));
-  const privateRooms = new PrivateRooms((message) => mirror(message));
+  const privateRooms = new PrivateRooms(chatLog(settings.PRIVATE_CHAT_LOG, adapters, log));
   adapters.set(privateRooms.platform, privateRooms);
-  const notes = (agent: Parameters<PrivateChats['notes']>[0]) => chats.notes(agent);
   const batches =
     settings.BATCHING === 'on'
       ? new BatchTurns({
@@ -217,9 +214,9 @@ export function createBridge(options: BridgeOptions): Bridge {
           window,
           settings,
           sources: services,
-          notes,
+          chats,
           log,
-          meter: (members, room) => spend.forBatch(members, room),
+          spend,
         })
       : undefined;
   // A store several bridges may share (Postgres): each records itself among the replicas, and serves a room only
@@ -239,53 +236,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   // With bridges sharing the store, commands and agents' actions for rooms another one serves are handed on there.
   const handed =
     lease && store.commands ? new HandedOn({ port: store.commands, replica: lease.replica, clock }) : undefined;
-  const messagingDeps = { agents, calls, chats, handed };
-  const turns = new Turns({
-    agents,
-    runner,
-    rooms: store.rooms,
-    journal: store.tools,
-    window,
-    messaging: (actor, order, agent) => new RoomMessaging(messagingDeps, actor, order, agent),
-    notes,
-    meter: (agent, room) => spend.forCall(agent, room),
-    timeZone: settings.SPEND_TZ,
-    clock,
-    log,
-  });
-  const poster = new Poster({
-    preview: (room, ask) => turns.preview(room, ask),
-    ready: connected,
-    backoff,
-    clock,
-    log,
-  });
-  const effects = effectsRunner({
-    turns,
-    batches,
-    poster,
-    timers,
-    calls,
-    sandbox,
-    rooms: store.rooms,
-    status: (actor) =>
-      statusText(
-        {
-          agents,
-          store,
-          sandbox,
-          spend,
-          working: (room) => turns.working(room),
-          waiting: (room) => poster.waiting(room),
-          clock,
-          replica: lease?.replica,
-          replicas: registry && leases ? () => liveReplicas(registry, leases) : undefined,
-        },
-        actor,
-      ),
-    budget: (actor, args) => budgetText({ meter: spend, agents, timeZone: settings.SPEND_TZ, clock }, actor.key, args),
-    log,
-  });
+
   const notices = new Notices({ adapters, log });
   const outage = new StoreOutage({
     max: settings.HELD_MESSAGES_MAX,
@@ -294,14 +245,71 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     log,
   });
+  const marks = new CatchUpMarks(store.rooms, log);
   const rooms = new Rooms({
     store: store.rooms,
     adapters,
-    setup: (record) => roomSetup(config, record),
-    actor: { store: store.rooms, effects, ids, outage, clock, log, stored: () => embedding?.wake() },
+    config,
+    actor: { store: store.rooms, ids, outage, clock, log, embedding, marks },
     lease,
+    journal: store.tools,
   });
-  const marks = new CatchUpMarks(store.rooms, log);
+  const previews = new Previews();
+  const turns = new Turns({
+    config,
+    llm,
+    sandbox,
+    services,
+    rooms: store.rooms,
+    journal: store.tools,
+    window,
+    messaging: { agents, calls, chats, handed, rooms },
+    chats,
+    spend,
+    previews,
+    clock,
+    log,
+  });
+  const poster = new Poster({
+    previews,
+    ready: connected,
+    serving: lease ? (roomId) => lease.fence(roomId) !== undefined : undefined,
+    backoff,
+    clock,
+    log,
+  });
+  rooms.carryOut(
+    effectsRunner({
+      turns,
+      batches,
+      poster,
+      previews,
+      timers,
+      calls,
+      sandbox,
+      rooms: store.rooms,
+      status: async (key) => {
+        const actor = await rooms.byKey(key);
+        if (!actor) return `Room ${key} is not served here.`;
+        return statusText(
+          {
+            agents,
+            store,
+            sandbox,
+            spend,
+            working: (room) => turns.working(room),
+            waiting: (room) => poster.waiting(room),
+            clock,
+            replica: lease?.replica,
+            replicas: registry && leases ? () => liveReplicas(registry, leases) : undefined,
+          },
+          actor,
+        );
+      },
+      budget: (key, args) => budgetText({ meter: spend, agents, timeZone: settings.SPEND_TZ, clock }, key, args),
+      log,
+    }),
+  );
   const overview = new Overview({
     config,
     store,
@@ -337,22 +345,9 @@ export function createBridge(options: BridgeOptions): Bridge {
     log,
   });
 
-  /** Shows a private agent chat message in the operators' log room (PRIVATE_CHAT_LOG), outside its history. */
-  async function mirror(message: Outbound): Promise<void> {
-    const at = logRoom ? logRoom.indexOf(':') : -1;
-    if (!logRoom || at < 0) return;
-    const adapter = adapters.get(logRoom.slice(0, at));
-    if (!adapter || adapter.platform === PRIVATE_PLATFORM) return;
-    const pair = message.channel.replace('+', ' <-> ');
-    const text = `[private chat ${pair}] ${message.agent ? `@${message.agent}` : 'system'}: ${message.text}`;
-    await adapter.post({ channel: logRoom.slice(at + 1), agent: null, text }).catch((error: unknown) => {
-      log.warn({ err: error, room: logRoom }, 'mirroring a private chat message failed');
-    });
-  }
-
   const sink: AdapterSink = {
-    receive: (event: Inbound) => reception.receipt(event),
-    command: (event: CommandEvent) => commands.receive(event),
+    receive: reception.receipt.bind(reception),
+    command: commands.receive.bind(commands),
     settled: async (platform, channel) => {
       const actor = await rooms.byKey(`${platform}:${channel}`);
       await actor?.idle();
@@ -361,7 +356,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     transcript: (room, page) => overview.transcript(room, page),
     overview: () => overview.read(),
     decisions: (room, from, to) => overview.decisions(room, from, to),
-    ...marks.sink(async (key) => (await rooms.send(key, { type: 'catch-up', phase: 'done' })) === 'done'),
+    ...marks.sink(rooms),
   };
   const handover = handoverFor(store, lease, {
     ttlMs,

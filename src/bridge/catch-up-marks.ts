@@ -2,6 +2,14 @@ import type { Logger } from '../log.js';
 import type { AdapterSink } from '../ports.js';
 import type { RoomRecord, RoomStore } from '../store/port.js';
 
+/** The rooms as the marks reach them: a catch-up done (decided), or every event taken so far (nothing decided). */
+export interface MarkedRooms {
+  /** Tells the room its catch-up is done; true once it has taken that. */
+  caughtUp(room: string): Promise<boolean>;
+  /** True once the room has taken every event that reached it before. */
+  taken(room: string): Promise<boolean>;
+}
+
 /**
  * What the sink tells adapters about catching up: where each room's catch-up starts — the mark the adapter last
  * recorded (`caughtUp`), else the newest platform id stored before this start (never one stored since: a live
@@ -83,26 +91,29 @@ export class CatchUpMarks {
     this.write(room, at);
   }
 
-  /** `caughtUp` tells the room its catch-up is done; the mark is stored once the room has taken that. */
-  sink(
-    caughtUp: (room: string) => Promise<boolean>,
-  ): Pick<AdapterSink, 'lastMessageId' | 'caughtUp' | 'rooms' | 'directRooms'> {
+  /**
+   * `caughtUp` tells the room its catch-up is done; the mark is stored once the room has taken that. `taken` resolves
+   * once the room has taken every event that arrived before (a live mark: stored then, with no decision).
+   */
+  sink(rooms: MarkedRooms): Pick<AdapterSink, 'lastMessageId' | 'caughtUp' | 'forwarded' | 'rooms' | 'directRooms'> {
+    const mark = (platform: string, channel: string, id: string, live: boolean) => {
+      const key = `${platform}:${channel}`;
+      const at = this.pinned.has(key) ? this.pinned.get(key) : id;
+      if (at !== undefined) this.marks.set(key, at);
+      void (live ? rooms.taken(key) : rooms.caughtUp(key)).then(
+        (done) => {
+          if (done && at !== undefined) this.write(key, at);
+        },
+        (error: unknown) => this.log.error({ err: error, room: key }, 'a catch-up could not be finished'),
+      );
+    };
     return {
       lastMessageId: (platform, channel) => {
         const key = `${platform}:${channel}`;
         return this.marks.has(key) ? this.marks.get(key) : this.live.get(key);
       },
-      caughtUp: (platform, channel, id) => {
-        const key = `${platform}:${channel}`;
-        const mark = this.pinned.has(key) ? this.pinned.get(key) : id;
-        if (mark !== undefined) this.marks.set(key, mark);
-        void caughtUp(key).then(
-          (taken) => {
-            if (taken && mark !== undefined) this.write(key, mark);
-          },
-          (error: unknown) => this.log.error({ err: error, room: key }, 'a catch-up could not be finished'),
-        );
-      },
+      caughtUp: (platform, channel, id) => mark(platform, channel, id, false),
+      forwarded: (platform, channel, id) => mark(platform, channel, id, true),
       rooms: (platform) =>
         [...this.rooms.values()]
           .filter((room) => room.platform === platform)

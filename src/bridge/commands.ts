@@ -161,8 +161,6 @@ export class Commands {
         ? { kind: 'done', text: '' }
         : { kind: 'failed', reason: `${actor.key} could not take it (${taken})` };
     }
-    if (!handed.anyRoom && actor.setup.kind !== 'room')
-      return { kind: 'failed', reason: `${actor.key} is a private room` };
     const { call } = action;
     const result = this.deps.calls.action(call);
     const taken = await actor.deliver({ type: 'action', action });

@@ -10,7 +10,8 @@ import type { RoomStore } from '../store/port.js';
 import type { BatchTurns } from './batch-turns.js';
 import type { Calls } from './calls.js';
 import type { Poster } from './poster.js';
-import type { RoomActor } from './room-actor.js';
+import type { Previews } from './previews.js';
+import type { RoomHandle } from './room-handle.js';
 import type { Timers } from './timers.js';
 import type { Turns } from './turns.js';
 
@@ -18,44 +19,45 @@ export interface EffectsDeps {
   readonly turns: Turns;
   readonly batches?: BatchTurns | undefined;
   readonly poster: Poster;
+  readonly previews: Pick<Previews, 'discard'>;
   readonly timers: Timers;
   readonly calls: Calls;
   readonly sandbox: Pick<Sandbox, 'reset'>;
   readonly rooms: Pick<RoomStore, 'clear'>;
   /** The text of /status for a room. */
-  readonly status: (actor: RoomActor) => Promise<string>;
+  readonly status: (room: string) => Promise<string>;
   /** /budget in a room: shows or sets the spending limits; its answer. */
-  readonly budget: (actor: RoomActor, args: string) => Promise<string>;
+  readonly budget: (room: string, args: string) => Promise<string>;
   readonly log: Logger;
 }
 
-export function effectsRunner(deps: EffectsDeps): (actor: RoomActor, effects: readonly Effect[]) => void {
-  return (actor, effects) => {
-    for (const effect of effects) run(deps, actor, effect);
+export function effectsRunner(deps: EffectsDeps): (room: RoomHandle, effects: readonly Effect[]) => void {
+  return (room, effects) => {
+    for (const effect of effects) run(deps, room, effect);
   };
 }
 
-function run(deps: EffectsDeps, actor: RoomActor, effect: Effect): void {
+function run(deps: EffectsDeps, room: RoomHandle, effect: Effect): void {
   switch (effect.type) {
     case 'ask':
-      if (effect.turns.length > 1 && deps.batches) deps.batches.start(actor, effect.turns);
-      else for (const turn of effect.turns) deps.turns.start(actor, turn);
+      if (effect.turns.length > 1 && deps.batches) deps.batches.start(room, effect.turns);
+      else for (const turn of effect.turns) deps.turns.start(room, turn);
       return;
     case 'stop':
-      deps.turns.stop(actor.key, effect.ask, effect.reason);
-      deps.batches?.stop(actor.key, effect.ask);
+      deps.turns.stop(room.key, effect.ask, effect.reason);
+      deps.batches?.stop(room.key, effect.ask);
       return;
     case 'discard':
-      deps.turns.discard(actor.key, effect.ask);
+      deps.previews.discard(room.key, effect.ask);
       return;
     case 'post':
-      deps.poster.send(actor, effect.post, effect.resend);
+      deps.poster.send(room, effect.post, effect.resend);
       return;
     case 'drop-post':
-      deps.poster.drop(actor.key, effect.post);
+      deps.poster.drop(room.key, effect.post);
       return;
     case 'timer':
-      deps.timers.at(actor, effect.at, effect.request);
+      deps.timers.at(room, effect.at, effect.request);
       return;
     case 'action-result':
       deps.calls.settleAction(effect.call, effect.result);
@@ -64,29 +66,29 @@ function run(deps: EffectsDeps, actor: RoomActor, effect: Effect): void {
       deps.calls.answer(effect.command, effect.text);
       return;
     case 'status':
-      void deps.status(actor).then(
+      void deps.status(room.key).then(
         (text) => deps.calls.answer(effect.command, text),
         (error: unknown) => deps.calls.answer(effect.command, `/status failed: ${String(error)}`),
       );
       return;
     case 'budget':
-      void deps.budget(actor, effect.args).then(
+      void deps.budget(room.key, effect.args).then(
         (text) => deps.calls.answer(effect.command, text),
         (error: unknown) => deps.calls.answer(effect.command, `/budget failed: ${String(error)}`),
       );
       return;
     case 'reset-sandbox':
-      void deps.sandbox.reset?.(actor.key, { wipeWorkspace: effect.wipe }).catch((error: unknown) => {
-        deps.log.warn({ err: error, room: actor.key }, 'the sandbox could not be reset');
+      void deps.sandbox.reset?.(room.key, { wipeWorkspace: effect.wipe }).catch((error: unknown) => {
+        deps.log.warn({ err: error, room: room.key }, 'the sandbox could not be reset');
       });
       return;
     case 'clear-history':
-      void deps.rooms.clear(actor.record.id).catch((error: unknown) => {
-        deps.log.error({ err: error, room: actor.key }, 'the history could not be cleared');
+      void deps.rooms.clear(room.id).catch((error: unknown) => {
+        deps.log.error({ err: error, room: room.key }, 'the history could not be cleared');
       });
       return;
     case 'record':
-      record(deps.log, actor.key, effect.record);
+      record(deps.log, room.key, effect.record);
       return;
     case 'note':
       return; // the room actor sends notes itself, stored with their decision

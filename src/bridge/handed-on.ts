@@ -21,17 +21,14 @@ export interface HandedAction {
   readonly platform: string;
   readonly channel: string;
   readonly action: Action;
-  /** A post by send_dm or chat, which may go into a DM or a private room (send_channel_message posts in rooms only). */
-  readonly anyRoom?: boolean | undefined;
   /** A DM room's agent (its room is made with it). */
   readonly direct?: string | undefined;
 }
 
 export type PostAction = Extract<Action, { kind: 'post' }>;
 
-/** Where an action is handed on: any room, or rooms only; and a DM room's agent. */
+/** Where an action is handed on: a DM room's agent. */
 export interface HandedTo {
-  readonly anyRoom?: boolean | undefined;
   readonly direct?: string | undefined;
 }
 
@@ -114,7 +111,6 @@ export class HandedOn {
       platform: room.slice(0, at),
       channel: room.slice(at + 1),
       action,
-      ...(to.anyRoom ? { anyRoom: true } : {}),
       ...(to.direct !== undefined ? { direct: to.direct } : {}),
     };
     const id = actionId(action);

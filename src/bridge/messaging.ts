@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig } from '../config/index.js';
 import type { ActionResult, TurnOrder } from '../room/effects.js';
-import type { Action, Participant } from '../room/events.js';
+import type { Action } from '../room/events.js';
 import { pairKey } from '../room/guards.js';
 import { ActionRefused, type Messaging } from '../tools/tool.js';
 import type { Calls } from './calls.js';
@@ -14,7 +14,8 @@ import type { HandedOn, PostAction } from './handed-on.js';
 import { CHAT_REQUESTS_PER_TURN, type PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM } from './private-rooms.js';
 import type { RoomActor } from './room-actor.js';
-import { RoomElsewhere } from './rooms.js';
+import type { RoomHandle } from './room-handle.js';
+import { RoomElsewhere, type Rooms } from './rooms.js';
 
 export interface MessagingDeps {
   readonly agents: readonly AgentConfig[];
@@ -22,6 +23,8 @@ export interface MessagingDeps {
   readonly chats: PrivateChats;
   /** With bridges sharing the store: an action in a room another bridge serves is handed to it there. */
   readonly handed?: Pick<HandedOn, 'act'> | undefined;
+  /** The rooms the agents act on (made on first use): by platform and channel (a DM: with its agent), or by key. */
+  readonly rooms: Pick<Rooms, 'get' | 'byKey'>;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -38,33 +41,27 @@ export class RoomMessaging implements Messaging {
 
   constructor(
     private readonly deps: MessagingDeps,
-    private readonly actor: RoomActor,
+    private readonly room: RoomHandle,
     private readonly order: TurnOrder,
     private readonly agent: AgentConfig,
   ) {}
 
   async sendChannelMessage(input: { channel: string; message: string; requestReply: string[] }): Promise<string> {
     const target = await this.reach(() => this.resolve(input.channel));
-    if ('setup' in target && target.setup.kind !== 'room') {
-      throw new ActionRefused(`${input.channel} is a private room; use send_dm or chat instead`);
-    }
-    const where = { posted: `in ${input.channel}`, name: input.channel, anyRoom: false };
-    return this.post(target, input.message, this.participants(input.requestReply), where);
+    const where = { posted: `in ${input.channel}`, name: input.channel, roomsOnly: true };
+    return this.post(target, input.message, input.requestReply, where);
   }
 
   async sendDm(input: { to: string; message: string; requestReply: boolean }): Promise<string> {
     if (this.agentNamed(input.to)) {
       throw new ActionRefused(`@${input.to} is an agent: use chat_request to talk with an agent privately`);
     }
-    const adapter = this.actor.adapter;
+    const adapter = this.room.adapter;
     if (!adapter.openDirect) throw new ActionRefused(`${adapter.platform} cannot open direct messages`);
     const channel = await adapter.openDirect(this.agent.name, input.to);
     if (!channel) throw new ActionRefused(`@${input.to} cannot be reached by direct message`);
-    const dm = await this.reach(
-      () => this.actor.others.get(adapter.platform, channel, this.agent.name),
-      this.agent.name,
-    );
-    const awaited: Participant[] = input.requestReply ? [{ name: input.to, kind: 'human' }] : [];
+    const dm = await this.reach(() => this.deps.rooms.get(adapter.platform, channel, this.agent.name), this.agent.name);
+    const awaited = input.requestReply ? [input.to] : [];
     return this.post(dm, input.message, awaited, { posted: `to @${input.to}`, name: `the DM with @${input.to}` });
   }
 
@@ -103,12 +100,12 @@ export class RoomMessaging implements Messaging {
     const pair = await this.pairRoom(other.name);
     // Starting (or restarting) the chat from a room of its own gives the pair a fresh turn count.
     const where = { posted: `to @${other.name}`, name: `the private chat with @${other.name}` };
-    await this.post(pair, input.message, [], where, pair !== this.actor);
+    await this.post(pair, input.message, [], where, 'elsewhere' in pair || pair.key !== this.room.key);
     return `Sent privately to @${other.name}.`;
   }
 
   async look(): Promise<string> {
-    return this.deps.chats.look(this.agent, this.actor.state.humans);
+    return this.deps.chats.look(this.agent, (await this.deps.rooms.byKey(this.room.key))?.state.humans ?? []);
   }
 
   /** Tells `target` a chat request or its answer (the room may be served by another bridge). */
@@ -122,10 +119,10 @@ export class RoomMessaging implements Messaging {
   }
 
   /** An action for a room another bridge serves, handed to it through the store; its result there. */
-  private handOn(target: Elsewhere, action: Action, anyRoom = true): Promise<ActionResult> {
+  private handOn(target: Elsewhere, action: Action): Promise<ActionResult> {
     const handed = this.deps.handed;
     if (!handed) throw new Error(`room ${target.elsewhere} is served by another bridge`);
-    return handed.act(target.elsewhere, action, { anyRoom, direct: target.direct });
+    return handed.act(target.elsewhere, action, { direct: target.direct });
   }
 
   /** The room `get` makes here, or the room another bridge serves (with bridges sharing the store). */
@@ -138,13 +135,13 @@ export class RoomMessaging implements Messaging {
     }
   }
 
-  /** Posts as this agent in `target` (which may refuse), awaiting `awaited` there. */
+  /** Posts as this agent in `target` (which may refuse), awaiting the people named in `awaited` there. */
   private async post(
     target: Target,
     text: string,
-    awaited: readonly Participant[],
-    /** anyRoom: false for send_channel_message, which posts in rooms only (not DMs or private chats). */
-    where: { readonly posted: string; readonly name: string; readonly anyRoom?: boolean },
+    awaited: readonly string[],
+    /** roomsOnly: send_channel_message, which posts in rooms only (not DMs or private chats). */
+    where: { readonly posted: string; readonly name: string; readonly roomsOnly?: boolean },
     fresh = false,
   ): Promise<string> {
     const { ask } = this.order;
@@ -154,7 +151,7 @@ export class RoomMessaging implements Messaging {
       call,
       from: {
         agent: this.agent.name,
-        room: this.actor.key,
+        room: this.room.key,
         ask: ask.id,
         requests: ask.requests,
         people: ask.people ?? [],
@@ -162,12 +159,13 @@ export class RoomMessaging implements Messaging {
       },
       text,
       requestReply: awaited,
+      ...(where.roomsOnly ? { roomsOnly: true } : {}),
       ...(fresh ? { fresh: true } : {}),
     };
     let outcome: ActionResult;
     if ('elsewhere' in target) {
       // Another bridge serves the room: the action goes to it through the store, and its result comes back.
-      outcome = await this.handOn(target, action, where.anyRoom ?? true);
+      outcome = await this.handOn(target, action);
     } else {
       const result = this.deps.calls.action(call);
       const taken = await target.deliver({ type: 'action', action });
@@ -177,6 +175,8 @@ export class RoomMessaging implements Messaging {
     switch (outcome.kind) {
       case 'refused':
         throw new ActionRefused(`the humans have control in ${where.name} (${outcome.reason}); nothing was posted`);
+      case 'private-room':
+        throw new ActionRefused(`${where.name} is a private room; use send_dm or chat instead`);
       case 'failed':
         throw new Error(`the message could not be posted ${where.posted}: ${outcome.reason}`);
       case 'done':
@@ -197,7 +197,7 @@ export class RoomMessaging implements Messaging {
   }
 
   private pairRoom(other: string): Promise<Target> {
-    return this.reach(() => this.actor.others.get(PRIVATE_PLATFORM, pairKey(this.agent.name, other)));
+    return this.reach(() => this.deps.rooms.get(PRIVATE_PLATFORM, pairKey(this.agent.name, other)));
   }
 
   private agentNamed(name: string): AgentConfig | undefined {
@@ -211,27 +211,14 @@ export class RoomMessaging implements Messaging {
     return other;
   }
 
-  /** Agents by their configured name; any other name is a human's. */
-  private participants(names: readonly string[]): Participant[] {
-    const out: Participant[] = [];
-    for (const raw of names) {
-      const agent = this.agentNamed(raw);
-      const name = agent?.name ?? raw;
-      if (same(name, this.agent.name) || out.some((p) => same(p.name, name))) continue;
-      out.push({ name, kind: agent ? 'agent' : 'human' });
-    }
-    return out;
-  }
-
   /** `here`, a room key (`platform:channel`), a reference the platform resolves, or a channel id. */
   private async resolve(reference: string): Promise<RoomActor> {
     const ref = reference.trim();
-    if (!ref || ref === 'here' || ref === 'this') return this.actor;
-    const byKey = ref.includes(':') ? await this.actor.others.byKey(ref) : undefined;
+    if (!ref || ref === 'here' || ref === 'this') return this.deps.rooms.get(this.room.platform, this.room.channel);
+    const byKey = ref.includes(':') ? await this.deps.rooms.byKey(ref) : undefined;
     if (byKey) return byKey;
-    const platform = this.actor.record.platform;
-    const resolved = (await this.actor.adapter.resolveChannel?.(ref)) ?? (ref.startsWith('#') ? undefined : ref);
+    const resolved = (await this.room.adapter.resolveChannel?.(ref)) ?? (ref.startsWith('#') ? undefined : ref);
     if (!resolved) throw new ActionRefused(`there is no channel ${ref} here`);
-    return this.actor.others.get(platform, resolved);
+    return this.deps.rooms.get(this.room.platform, resolved);
   }
 }

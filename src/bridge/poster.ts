@@ -11,11 +11,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AdapterError, describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
-import type { StreamingPost } from '../ports.js';
 import type { PendingPost } from '../room/state.js';
 import { redact } from '../secrets.js';
 import type { Backoff } from './backoff.js';
-import type { RoomActor } from './room-actor.js';
+import type { Previews } from './previews.js';
+import type { RoomHandle } from './room-handle.js';
 
 /** The idempotency key of a post: room, post and time, so that two databases never share one (<= 20 characters). */
 export function postKey(roomId: number, post: Pick<PendingPost, 'id' | 'at'>): string {
@@ -53,7 +53,12 @@ export function retryable(error: unknown): boolean {
   return error instanceof AdapterError ? error.retryable : true;
 }
 
+/** How many of a room's newest posted platform ids the poster keeps, to know their echoes. */
+const ECHOES_KEPT = 64;
+
 export class Poster {
+  /** Each room's newest platform ids this bridge posted (oldest first): their echoes are not news. */
+  private readonly posted = new Map<string, string[]>();
   /** Posts under way per room, until the room has their outcome. */
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
   /** Each post under way (`room#post`): what stops it, and its failed tries. */
@@ -64,12 +69,17 @@ export class Poster {
 
   constructor(
     private readonly deps: {
-      /** The reply's preview, if one is shown (taken: the post finishes it). */
-      readonly preview: (room: string, ask: number) => StreamingPost | undefined;
+      /** The replies' previews, if shown (taken: the post finishes it). */
+      readonly previews: Pick<Previews, 'take'>;
       /** Resolves once the adapters are connected (posts a restart left wait for it, in order). */
       readonly ready: Promise<void>;
       /** The waits between tries. */
       readonly backoff: Backoff;
+      /**
+       * Whether this bridge may still act for the room (with replicas: surely within its lease). A post a bridge that
+       * lost the room was still trying is left to the room's new holder, which sends it from the outbox.
+       */
+      readonly serving?: ((roomId: number) => boolean) | undefined;
       readonly clock: () => number;
       readonly log: Logger;
     },
@@ -84,15 +94,15 @@ export class Poster {
     return !this.started && (this.inFlight.get(room)?.size ?? 0) > 0;
   }
 
-  send(actor: RoomActor, post: PendingPost, resend = false): void {
-    const id = `${actor.key}#${post.id}`;
+  send(room: RoomHandle, post: PendingPost, resend = false): void {
+    const id = `${room.key}#${post.id}`;
     if (this.stopped || this.posts.has(id)) return;
     const stop = new AbortController();
     this.posts.set(id, { stop });
-    const work = this.post(actor, post, resend, stop.signal).finally(() => this.forget(id));
-    const set = this.inFlight.get(actor.key) ?? new Set();
+    const work = this.post(room, post, resend, stop.signal).finally(() => this.forget(id));
+    const set = this.inFlight.get(room.key) ?? new Set();
     set.add(work);
-    this.inFlight.set(actor.key, set);
+    this.inFlight.set(room.key, set);
     void work.finally(() => set.delete(work));
   }
 
@@ -114,24 +124,32 @@ export class Poster {
     for (const entry of this.posts.values()) entry.stop.abort();
   }
 
+  /**
+   * Whether this platform id is one of the room's posts, given to this bridge by the platform when it posted it: its
+   * echo is dropped before the room sees it (the room recorded the post with that id already).
+   */
+  isEcho(room: string, platformId: string): boolean {
+    return this.posted.get(room)?.includes(platformId) === true;
+  }
+
   /** Resolves when the room's posts under way have their outcome (an echo is then recognised as stored). */
   async settled(room: string): Promise<void> {
     const set = this.inFlight.get(room);
     if (set && set.size > 0) await Promise.allSettled([...set]);
   }
 
-  private async post(actor: RoomActor, post: PendingPost, resend: boolean, signal: AbortSignal): Promise<void> {
+  private async post(room: RoomHandle, post: PendingPost, resend: boolean, signal: AbortSignal): Promise<void> {
     // The bridge's lines quote what servers said: known secrets never reach the room.
     const text = post.agent === null ? redact(post.text) : post.text;
-    let stream = post.ask !== undefined ? this.deps.preview(actor.key, post.ask) : undefined;
-    const platform = actor.adapter.platform;
+    let stream = post.ask !== undefined ? this.deps.previews.take(room.key, post.ask) : undefined;
+    const platform = room.platform;
     await this.deps.ready;
     for (let tries = 0; ; ) {
       if (signal.aborted) return;
       // A room another bridge serves now (this one lost its lease, paused or cut off): its holder posts it.
-      if (!actor.serving) {
+      if (this.stopped || this.deps.serving?.(room.id) === false) {
         this.deps.log.info(
-          { room: actor.key, post: post.id, tries },
+          { room: room.key, post: post.id, tries },
           'the room is served elsewhere: its post is left to it',
         );
         return;
@@ -141,10 +159,10 @@ export class Poster {
       try {
         const posted = stream
           ? await stream.finish(text)
-          : await actor.adapter.post(
-              { channel: actor.record.channel, agent: post.agent, text },
+          : await room.adapter.post(
+              { channel: room.channel, agent: post.agent, text },
               {
-                key: postKey(actor.record.id, post),
+                key: postKey(room.id, post),
                 signal: attempt.signal,
                 // Tried before (by this run or the last): what already reached the platform is not posted again.
                 ...(resend || tries > 0 ? { resendSince: post.at } : {}),
@@ -156,16 +174,13 @@ export class Poster {
         stream = undefined; // a preview that failed to finish: the next try posts the reply whole
         tries += 1;
         if (!retryable(error)) {
-          this.deps.log.error({ err: error, room: actor.key, agent: post.agent, tries }, 'posting failed');
+          this.deps.log.error({ err: error, room: room.key, agent: post.agent, tries }, 'posting failed');
           metrics.postsRefused.inc({ platform });
-          void actor.deliver(
-            { type: 'post-failed', post: post.id, reason: redact(describeError(error)) },
-            { urgent: true },
-          );
+          void room.report({ type: 'post-failed', post: post.id, reason: redact(describeError(error)) });
           return;
         }
         const wait = Math.max(this.deps.backoff(tries), error instanceof AdapterError ? (error.retryAfterMs ?? 0) : 0);
-        this.failedTry(actor.key, post, tries, error, wait);
+        this.failedTry(room.key, post, tries, error, wait);
         metrics.postRetries.inc({ platform });
         await sleep(wait, undefined, { signal }).catch(() => undefined);
         continue;
@@ -173,9 +188,17 @@ export class Poster {
         attempt.end();
       }
       // Queued for the room now; the echo of the post, which waits for `settled`, comes after it.
-      void actor.deliver({ type: 'posted', post: post.id, platformIds: ids }, { urgent: true });
+      this.remember(room.key, ids);
+      void room.report({ type: 'posted', post: post.id, platformIds: ids });
       return;
     }
+  }
+
+  private remember(room: string, ids: readonly string[]): void {
+    const kept = this.posted.get(room) ?? [];
+    kept.push(...ids);
+    if (kept.length > ECHOES_KEPT) kept.splice(0, kept.length - ECHOES_KEPT);
+    this.posted.set(room, kept);
   }
 
   private failedTry(room: string, post: PendingPost, tries: number, error: unknown, wait: number): void {

@@ -19,11 +19,19 @@ import type { Prepared, Uploads } from './uploads.js';
 /** What became of a received event: its receipt, or `elsewhere` when it is kept for the bridge that serves its room. */
 export type Received = Receipt | 'elsewhere';
 
-/** A room's answer as the platform's sender sees it: stored or a duplicate is kept; stopped or refused is not. */
-function receiptOf(taken: Taken): Receipt {
+/**
+ * A room's answer as the platform's sender sees it: stored or a duplicate is kept; refused is not. `stopped` while the
+ * bridge goes on: the room was given up (its lease lapsed) with the event still queued — it is `moved`, and routed
+ * again (to the room made anew, or kept for the bridge that serves it now).
+ */
+function receiptOf(taken: Taken): Receipt | 'moved' {
   if (taken === 'held') return 'held';
-  return taken === 'stopped' || taken === 'refused' ? 'lost' : 'kept';
+  if (taken === 'stopped') return 'moved';
+  return taken === 'refused' ? 'lost' : 'kept';
 }
+
+/** How often an event is routed again after its room was given up under it, before it is taken as lost. */
+const MAX_MOVES = 3;
 
 export class Reception {
   private stopped = false;
@@ -36,9 +44,9 @@ export class Reception {
       readonly rooms: Pick<Rooms, 'get'>;
       readonly store: Pick<RoomStore, 'addressedBy'>;
       readonly uploads: Uploads;
-      readonly poster: Pick<Poster, 'settled' | 'beforeStart'>;
+      readonly poster: Pick<Poster, 'settled' | 'beforeStart' | 'isEcho'>;
       /** Where catch-ups start: a stored platform id moves a room's start on; a message not kept holds it back. */
-      readonly marks: Pick<CatchUpMarks, 'stored' | 'lost'>;
+      readonly marks: Pick<CatchUpMarks, 'lost'>;
       /** The bridge's own unstored lines (their echoes are not messages). */
       readonly notices: Pick<Notices, 'isNotice'>;
       readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'release' | 'lost'>;
@@ -68,6 +76,11 @@ export class Reception {
     if (this.stopped) return 'lost';
     // The echo of the bridge's own unstored line (about the store) is not a message.
     if (event.author.kind === 'agent' && (await this.deps.notices.isNotice(event.messageId))) return 'kept';
+    return this.route(event);
+  }
+
+  /** To the room's actor (made on first use), or kept for the bridge that serves the room. */
+  private async route(event: Prepared, moves = 0): Promise<Received> {
     const key = `${event.platform}:${event.channel}`;
     const waiting = this.unopened.get(key);
     if (waiting) return this.keep(key, waiting, event);
@@ -84,7 +97,14 @@ export class Reception {
       // A room the store cannot even open yet (its row cannot be written): its events wait, and it is tried again.
       return this.unopenable({ key, platform: event.platform, channel: event.channel }, event, error);
     }
-    return this.deliver(actor, event);
+    const receipt = await this.deliver(actor, event);
+    if (receipt !== 'moved') return receipt;
+    if (this.stopped || moves >= MAX_MOVES) return 'lost';
+    this.deps.log.info(
+      { room: key, id: event.messageId },
+      'its room was given up with the message queued: routed again',
+    );
+    return this.route(event, moves + 1);
   }
 
   /** What the platform's adapter hears: an event kept for the bridge that serves its room is as safe as stored. */
@@ -93,10 +113,10 @@ export class Reception {
     return received === 'elsewhere' ? 'kept' : received;
   }
 
-  private async deliver(actor: RoomActor, event: Inbound): Promise<Receipt> {
+  private async deliver(actor: RoomActor, event: Inbound): Promise<Receipt | 'moved'> {
     const at = event.at ?? this.deps.clock();
     if (event.edit) {
-      // Agents' own edits (streamed replies) and the bridge's are never requests.
+      // An edit by one of the bridge's own identities (a reply streamed by edits) is its own work, not news.
       if (event.author.kind !== 'human') return 'kept';
       const before = (await this.deps.store.addressedBy(actor.record.id, event.edit.of)) ?? [];
       const taken = await actor.deliver({
@@ -104,6 +124,7 @@ export class Reception {
         edit: {
           author: event.author.name,
           authorId: event.author.id,
+          kind: event.author.kind,
           text: event.text,
           platformIds: [event.messageId],
           ...(event.addressed ? { addressed: event.addressed } : {}),
@@ -122,12 +143,14 @@ export class Reception {
         // not wait for posts that wait for it.
         void this.deps.poster
           .settled(actor.key)
-          .then(() => this.message(actor, event, at))
+          .then(() => (this.deps.poster.isEcho(actor.key, event.messageId) ? 'kept' : this.message(actor, event, at)))
           .catch((error: unknown) => this.deps.log.error({ err: error, room: actor.key }, 'an echo was not taken'));
         // The post it echoes is the bridge's own, recorded with its outbox entry.
         return 'kept';
       }
       await this.deps.poster.settled(actor.key);
+      // The echo of a post this bridge just made: the room recorded it with the post (vercel/chat drops `isMe` first).
+      if (this.deps.poster.isEcho(actor.key, event.messageId)) return 'kept';
     }
     return this.message(actor, event, at);
   }
@@ -152,24 +175,21 @@ export class Reception {
     }
   }
 
-  private async message(actor: RoomActor, event: Prepared, at: number): Promise<Receipt> {
-    const taken = await actor.deliver(
-      {
-        type: 'message',
-        message: {
-          author: event.author.name,
-          authorId: event.author.id,
-          kind: event.author.kind,
-          text: event.text,
-          ...(event.fileLines && event.fileLines.length > 0 ? { files: event.fileLines } : {}),
-          platformIds: [event.messageId],
-          at,
-          ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),
-          ...(event.missed ? { missed: true } : {}),
-        },
+  private async message(actor: RoomActor, event: Prepared, at: number): Promise<Receipt | 'moved'> {
+    const taken = await actor.deliver({
+      type: 'message',
+      message: {
+        author: event.author.name,
+        authorId: event.author.id,
+        kind: event.author.kind,
+        text: event.text,
+        ...(event.fileLines && event.fileLines.length > 0 ? { files: event.fileLines } : {}),
+        platformIds: [event.messageId],
+        at,
+        ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),
+        ...(event.missed ? { missed: true } : {}),
       },
-      { committed: () => this.deps.marks.stored(actor.record, event.messageId) },
-    );
+    });
     if (taken === 'duplicate')
       this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
     if (taken === 'refused') this.lost(actor.key, event);

@@ -3,7 +3,7 @@
  * snapshot of the room, commits the decision's writes in one store call, and only then hands the effects on. Notes
  * from other rooms and outcomes of its own effects go before platform events that arrive later. A decision the store
  * cannot take (a full disk, a lock held too long) is tried again, with growing waits, before anything after it: what
- * the room receives meanwhile is held in memory, in order, within a bound (store-outage.ts).
+ * the room receives meanwhile is held in memory, in order, within a bound (room-queue.ts).
  */
 
 import { randomUUID } from 'node:crypto';
@@ -11,67 +11,34 @@ import { LeaseLostError, StoreError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ChatAdapter } from '../ports.js';
 import { decide } from '../room/decide.js';
-import type { Decision, DecisionRecord, Effect, Write } from '../room/effects.js';
+import type { Decision, Effect } from '../room/effects.js';
 import type { RoomEvent } from '../room/events.js';
 import type { RoomSetup, RoomState } from '../room/state.js';
 import type { Fence, NoteRecord, RoomRecord, RoomStore } from '../store/port.js';
 import { Pause } from './backoff.js';
+import type { CatchUpMarks } from './catch-up-marks.js';
+import type { RoomHandle, RoomInput } from './room-handle.js';
+import { type Queued, RoomQueue, type Taken } from './room-queue.js';
 import type { StoreOutage } from './store-outage.js';
 
-/**
- * What an event's decision came to. `held`: the store cannot write now; the event waits in memory and is decided
- * once it can (`committed` says when). `refused`: the store cannot write and too much waits already: it is not kept.
- */
-export type Taken = 'done' | 'duplicate' | 'stopped' | 'held' | 'refused';
-
-/** An event for the room, without its time (the actor stamps it when it is decided). */
-export type Incoming = DistributiveOmit<RoomEvent, 'now'>;
-type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
-
-interface Queued {
-  readonly event: Incoming;
-  /** The shell's own writes to commit with the decision (a note taken). */
-  readonly extra?: readonly Write[] | undefined;
-  /** Says what became of the event (once: a `held` event's later outcome goes to `committed` only). */
-  readonly done: (taken: Taken) => void;
-  /** Runs once its decision is committed. */
-  readonly committed?: (() => void) | undefined;
-  /** Came from a platform or an operator (`fromPlatform`): its sender goes on while the store fails. */
-  readonly platform: boolean;
-  /** Counted among the events the outage holds in memory. */
-  counted: boolean;
-}
-
-/**
- * Events from a platform (or the start): held while the store fails, their senders going on. Outcomes of the bridge's
- * own work and agents' actions wait instead (a turn's tool call waits for its action's result).
- */
-const fromPlatform = (event: Incoming) =>
-  event.type === 'message' ||
-  event.type === 'edit' ||
-  event.type === 'command' ||
-  event.type === 'catch-up' ||
-  event.type === 'restart';
-
-/** Platform events an outage counts against its bound, and may refuse past it (a catch-up's end or a restart never). */
-const countable = (event: Incoming) => event.type === 'message' || event.type === 'edit' || event.type === 'command';
+export type { Taken } from './room-queue.js';
 
 export interface ActorDeps {
   readonly store: RoomStore;
   /** Carries out a decision's effects (after its writes are committed). */
-  readonly effects: (actor: RoomActor, effects: readonly Effect[]) => void;
+  readonly effects: (room: RoomHandle, effects: readonly Effect[]) => void;
   /** Sends a note (stored with the decision that wrote it) to its room. */
   readonly notes: (note: NoteRecord) => void;
-  /** Other rooms, for the actions of this room's agents (made on first use). */
-  readonly others: OtherRooms;
   /** Fresh request ids, unique across rooms: the next one, and how many a decision took. */
   readonly ids: { next(): number; took(count: number): void };
   /** Keeps count of what waits while the store fails, and tells the room. */
   readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'count' | 'release'>;
   readonly clock: () => number;
   readonly log: Logger;
-  /** Told after a decision that stored messages is committed (their embedding starts, in the background). */
-  readonly stored?: (() => void) | undefined;
+  /** Woken after a decision that stored messages is committed (their embedding starts, in the background). */
+  readonly embedding?: { wake(): void } | undefined;
+  /** Told of each platform message the room stored (where catch-ups start). */
+  readonly marks?: Pick<CatchUpMarks, 'stored'> | undefined;
   /**
    * With bridges sharing the store: the room's fencing token, committed with each decision; none when this bridge no
    * longer surely holds the room (nothing more is decided here), and told when a decision was refused under it.
@@ -79,21 +46,17 @@ export interface ActorDeps {
   readonly lease?: { fence(roomId: number): Fence | undefined; forget(roomId: number): void } | undefined;
 }
 
-/** How a room reaches other rooms: by platform and channel (a DM: with its agent), or by key. */
-export interface OtherRooms {
-  get(platform: string, channel: string, directAgent?: string): Promise<RoomActor>;
-  byKey(key: string): Promise<RoomActor | undefined>;
-}
-
 export class RoomActor {
-  private readonly urgent: Queued[] = [];
-  private readonly events: Queued[] = [];
+  /** The events waiting, and what is held while the store cannot write. */
+  private readonly queue: RoomQueue;
   private draining = false;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
-  /** The store could not take the event being decided: it is tried again, and what arrives waits in memory. */
-  private failing = false;
   private readonly pause = new Pause();
+  /** `platform:channel`. */
+  readonly key: string;
+  /** What the executors of this room's effects know of it, and their one way back. */
+  readonly handle: RoomHandle;
 
   constructor(
     readonly record: RoomRecord,
@@ -101,15 +64,20 @@ export class RoomActor {
     private current: RoomState,
     readonly adapter: ChatAdapter,
     private readonly deps: ActorDeps,
-  ) {}
-
-  get key(): string {
-    return this.record.key;
-  }
-
-  /** Other rooms, for this room's agents' actions. */
-  get others(): OtherRooms {
-    return this.deps.others;
+  ) {
+    this.key = record.key;
+    this.queue = new RoomQueue(record, deps.outage);
+    this.handle = {
+      key: record.key,
+      id: record.id,
+      platform: record.platform,
+      channel: record.channel,
+      kind: setup.kind,
+      adapter,
+      report: async (outcome) => {
+        await this.deliver(outcome, { urgent: true });
+      },
+    };
   }
 
   /** The room's state as last committed. */
@@ -119,36 +87,27 @@ export class RoomActor {
 
   /**
    * Queues an event; resolves once its decision is committed (or found to be a duplicate) — or, for a platform event
-   * while the store cannot write, once it is held in memory (`held`; `committed` runs when it is stored) or not kept
-   * (`refused`). `urgent`: an outcome of this bridge's own work or a note, taken before platform events still
-   * waiting (it waits for the store, however long).
+   * while the store cannot write, once it is held in memory (`held`: stored later) or not kept (`refused`). `urgent`:
+   * an outcome of this bridge's own work or a note, taken before platform events still waiting (it waits for the
+   * store, however long).
    */
-  deliver(
-    event: Incoming,
-    options: { urgent?: boolean; extra?: readonly Write[]; committed?: () => void } = {},
-  ): Promise<Taken> {
+  deliver(event: RoomInput, options: { urgent?: boolean } = {}): Promise<Taken> {
     if (this.stopped) return Promise.resolve('stopped');
     return new Promise<Taken>((done) => {
-      const urgent = options.urgent === true;
-      const queued: Queued = {
-        event,
-        extra: options.extra,
-        done,
-        committed: options.committed,
-        platform: !urgent && fromPlatform(event),
-        counted: false,
-      };
-      if (queued.platform && this.failing) {
-        if (countable(event)) {
-          if (!this.deps.outage.hold()) {
-            done('refused');
-            return;
-          }
-          queued.counted = true;
-        }
-        done('held');
-      }
-      (urgent ? this.urgent : this.events).push(queued);
+      this.queue.push(event, options.urgent === true, done);
+      void this.drain();
+    });
+  }
+
+  /**
+   * Resolves true once the room has taken every event that arrived before this call (stored, or found a duplicate),
+   * false when it stopped first. Decides nothing: a live message's catch-up mark waits on it.
+   */
+  taken(): Promise<boolean> {
+    if (this.stopped) return Promise.resolve(false);
+    if (!this.draining && this.queue.length === 0) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      this.queue.mark((taken) => resolve(taken === 'done'));
       void this.drain();
     });
   }
@@ -158,8 +117,7 @@ export class RoomActor {
     const { current, queue, posts, batch } = this.current;
     return (
       this.draining ||
-      this.urgent.length > 0 ||
-      this.events.length > 0 ||
+      this.queue.length > 0 ||
       current !== null ||
       posts.length > 0 ||
       batch !== null ||
@@ -181,23 +139,11 @@ export class RoomActor {
     for (const wake of waiters) wake();
   }
 
-  /**
-   * Whether this bridge may still act for the room: not stopped, and (with replicas) surely within its lease. A post
-   * a bridge that lost the room was still trying is left to the room's new holder, which sends it from the outbox.
-   */
-  get serving(): boolean {
-    if (this.stopped) return false;
-    const { lease } = this.deps;
-    return !lease || lease.fence(this.record.id) !== undefined;
-  }
-
   /** Stops taking events (shutdown): what is queued is left for the next start. */
   stop(): void {
     this.stopped = true;
     this.pause.stop();
-    const left = [...this.urgent.splice(0), ...this.events.splice(0)];
-    for (const queued of left) queued.done('stopped');
-    this.deps.outage.release(left.filter((queued) => queued.counted).length);
+    this.queue.clear();
     this.draining = false;
     this.settle();
     const waiters = this.idleWaiters;
@@ -211,10 +157,10 @@ export class RoomActor {
     try {
       for (;;) {
         if (this.stopped) return;
-        const next = this.urgent.shift() ?? this.events.shift();
+        const next = this.queue.next();
         if (!next) break;
-        next.done(await this.take(next));
-        if (next.counted) this.deps.outage.release();
+        next.done(next.event === null ? 'done' : await this.take(next));
+        this.queue.taken(next);
       }
     } finally {
       this.draining = false;
@@ -225,36 +171,22 @@ export class RoomActor {
   private async take(queued: Queued): Promise<Taken> {
     // Stamped in place (each queued event is the shell's own fresh object): a copy would cost more than the rest.
     const event = queued.event as RoomEvent & { now: number };
+    if (queued.event === null) return 'done';
     for (let tries = 1; ; tries++) {
       event.now = this.deps.clock();
       let decision: Decision;
       try {
-        decision = decide(this.setup, this.current, event, { nextRequestId: this.deps.ids.next() });
+        decision = decide(this.setup, this.current, event, {
+          nextRequestId: this.deps.ids.next(),
+          idBlock: randomUUID(),
+        });
       } catch (error) {
         // A bug in the rules must not take the room down: the event is dropped and the log says which.
         this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the room could not decide on an event');
         return 'done';
       }
       this.deps.ids.took(decision.requestsOpened);
-      // Notes to other rooms are stored with the decision, so a crash cannot lose one.
-      const notes: NoteRecord[] = decision.effects.flatMap((effect) =>
-        effect.type === 'note' ? [{ id: randomUUID(), room: effect.room, note: effect.note }] : [],
-      );
-      const writes: Write[] = [
-        ...decision.writes,
-        ...notes.map((note) => ({ type: 'note' as const, ...note })),
-        ...(queued.extra ?? []),
-      ];
-      // Why the room decided so (the operator console shows it beside each message), kept with the decision.
-      for (const effect of decision.effects) {
-        if (effect.type !== 'record') continue;
-        writes.push({
-          type: 'decision',
-          seq: aboutSeq(effect.record, decision.state.seq),
-          record: effect.record,
-          at: event.now,
-        });
-      }
+      const { writes } = decision;
       let result: Awaited<ReturnType<RoomStore['commit']>>;
       const { lease } = this.deps;
       const fence = lease?.fence(this.record.id);
@@ -270,81 +202,31 @@ export class RoomActor {
         if (!(error instanceof StoreError && error.retryable)) {
           // A write the store would refuse again (a bug): trying again would hold the room for good.
           this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the store refused a decision');
-          if (this.failing) this.stopFailing(queued);
+          this.queue.recovered(queued);
           return 'done';
         }
         // Nothing was stored and nothing was done: the same event is decided again after the wait.
         const wait = this.deps.outage.failed(this.record, error, tries);
-        if (!this.failing) this.startFailing(queued);
+        this.queue.failed(queued);
         await this.pause.wait(wait);
         if (this.stopped) return 'stopped';
         continue;
       }
-      if (this.failing) this.stopFailing(queued);
+      this.queue.recovered(queued);
       if (result === 'duplicate') return 'duplicate';
-      if (writes.some((write) => write.type === 'message')) this.deps.stored?.();
+      if (this.deps.embedding && writes.some((write) => write.type === 'message')) this.deps.embedding.wake();
       if (this.stopped) return 'stopped';
       this.current = decision.state;
-      queued.committed?.();
+      const id = event.type === 'message' ? event.message.platformIds[0] : undefined;
+      if (id !== undefined) this.deps.marks?.stored(this.record, id);
       this.deps.effects(
-        this,
+        this.handle,
         decision.effects.filter((effect) => effect.type !== 'note'),
       );
-      for (const note of notes) this.deps.notes(note);
+      for (const effect of decision.effects) {
+        if (effect.type === 'note') this.deps.notes({ id: effect.id, room: effect.room, note: effect.note });
+      }
       return 'done';
     }
-  }
-
-  /**
-   * The store failed on `parked`: it and the platform events waiting behind it are held in memory (within the
-   * bound: past it, an event is not kept); their senders go on.
-   */
-  private startFailing(parked: Queued): void {
-    this.failing = true;
-    if (parked.platform) {
-      if (countable(parked.event) && !parked.counted) {
-        parked.counted = true;
-        this.deps.outage.count(1);
-      }
-      parked.done('held');
-    }
-    const kept: Queued[] = [];
-    for (const queued of this.events) {
-      if (!queued.platform) {
-        kept.push(queued);
-        continue;
-      }
-      if (countable(queued.event) && !queued.counted) {
-        if (!this.deps.outage.hold()) {
-          queued.done('refused');
-          continue;
-        }
-        queued.counted = true;
-      }
-      queued.done('held');
-      kept.push(queued);
-    }
-    this.events.splice(0, this.events.length, ...kept);
-  }
-
-  /** The store took `parked`: the room is told (once) that what it held is being saved. */
-  private stopFailing(parked: Queued): void {
-    this.failing = false;
-    const messages = [parked, ...this.events].filter((queued) => queued.counted && queued.event.type === 'message');
-    this.deps.outage.recovered(this.record, messages.length);
-  }
-}
-
-/** The message a record is about: the one routed, the one a turn answered, else the room's newest. */
-function aboutSeq(record: DecisionRecord, newest: number): number {
-  switch (record.kind) {
-    case 'routed':
-      return record.seq;
-    case 'passed':
-    case 'failed':
-    case 'stopped':
-      return record.about;
-    default:
-      return newest;
   }
 }

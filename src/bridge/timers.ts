@@ -1,5 +1,5 @@
 /** Deadlines, as events: a request's deadline is delivered to its room when it falls due. */
-import type { RoomActor } from './room-actor.js';
+import type { RoomHandle } from './room-handle.js';
 
 /** A request's deadline: when it falls due (ms since the epoch, by the bridge's clock), and where. */
 export interface Deadline {
@@ -29,12 +29,12 @@ export class Timers {
   constructor(private readonly schedule: Scheduler) {}
 
   /** Delivers the deadline of `request` to the room at `at` (ms since the epoch); once per request. */
-  at(actor: RoomActor, at: number, request: number): void {
-    const key = `${actor.key}#${request}`;
+  at(room: RoomHandle, at: number, request: number): void {
+    const key = `${room.key}#${request}`;
     this.pending.get(key)?.();
-    const cancel = this.schedule({ room: actor.key, request, at }, () => {
+    const cancel = this.schedule({ room: room.key, request, at }, () => {
       this.pending.delete(key);
-      void actor.deliver({ type: 'deadline', request }, { urgent: true });
+      void room.report({ type: 'deadline', request });
     });
     this.pending.set(key, cancel);
   }

@@ -1,28 +1,32 @@
 /**
- * Runs the turns a room asks for (the `ask` effect): one agent's turn — the context it may see, the tool loop with
- * its journal, the streamed preview — and reports how it ended to the room as an `answer` event. It posts nothing:
- * the room decides what the reply means.
+ * Runs the turns a room asks for (the `ask` effect): one agent's turn — the context it may see, the tool loop with its
+ * journal, the typing indicator, the streamed preview — and reports how it ended to the room as an `answer` event. It
+ * posts nothing: the room decides what the reply means.
  */
-import type { AgentConfig } from '../config/index.js';
+import type { AgentConfig, Config } from '../config/index.js';
 import { describeError } from '../errors.js';
-import { renderSituation, type Situation } from '../llm/situation.js';
-import type { CallMeter } from '../llm/types.js';
+import { runAgentTurn } from '../llm/agent-turn.js';
+import { stripSpeakerPrefix } from '../llm/context.js';
+import type { LlmFactory } from '../llm/llm-factory.js';
+import { renderSituation } from '../llm/situation.js';
+import { type TurnServices, turnContext } from '../llm/turn-context.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
-import type { StreamingPost } from '../ports.js';
+import type { Sandbox } from '../ports.js';
 import type { TurnOrder } from '../room/effects.js';
 import type { TurnOutcome } from '../room/events.js';
 import { visibleTo } from '../room/privacy.js';
 import { resumeNote } from '../room/recovery.js';
-import { resumeSummary } from '../room/requests.js';
 import { redact } from '../secrets.js';
-import { SpendLimitError } from '../spend/meter.js';
+import { SpendLimitError, type SpendMeter } from '../spend/meter.js';
 import { reachedLimit } from '../spend/reached.js';
 import type { RoomStore, ToolJournal } from '../store/port.js';
-import type { Messaging } from '../tools/tool.js';
-import type { AgentRunner } from './agent-runner.js';
-import type { RoomActor } from './room-actor.js';
-import { StreamPreview } from './stream-preview.js';
+import { toolsFor } from '../tools/registry.js';
+import { type MessagingDeps, RoomMessaging } from './messaging.js';
+import type { Previews } from './previews.js';
+import type { PrivateChats } from './private-chats.js';
+import type { RoomHandle } from './room-handle.js';
+import type { StreamPreview } from './stream-preview.js';
 import { journaledTools } from './tool-journal.js';
 
 /** A turn under way. */
@@ -34,49 +38,31 @@ interface Running {
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
-/** The frame a turn's prompt carries: why the router asked it (the model does not choose). */
-export function situationOf(order: TurnOrder, kind: 'room' | 'direct' | 'pair'): Situation {
-  const { ask } = order;
-  switch (ask.reason) {
-    case 'direct':
-      return { kind: 'direct', user: ask.questions[0]?.human ?? ask.author };
-    case 'always':
-    case 'mentioned':
-      return { kind: 'observe' };
-    case 'resume':
-      return ask.resume ? { kind: 'resume', summary: resumeSummary(ask.resume) } : { kind: 'observe' };
-    case 'chat-request':
-      return ask.chat
-        ? { kind: 'chat-request', from: ask.chat.from, reason: ask.chat.reason, id: ask.chat.id }
-        : { kind: 'observe' };
-    case 'awaiting':
-      if (ask.requests.length === 0 && ask.questions.length === 1) {
-        return { kind: 'answered', by: ask.questions[0]?.human ?? ask.author };
-      }
-      break;
-  }
-  if (kind === 'direct') return { kind: 'direct', user: ask.questions[0]?.human ?? ask.author };
-  return { kind: 'requested', requesters: order.requesters, threads: ask.requests };
-}
-
 export interface TurnsDeps {
-  readonly agents: readonly AgentConfig[];
-  readonly runner: AgentRunner;
+  readonly config: Config;
+  /** Each agent's model client. */
+  readonly llm: LlmFactory;
+  readonly sandbox: Sandbox;
+  /** Memory, retrieval and usage bookkeeping (absent: none). */
+  readonly services?: TurnServices | undefined;
   readonly rooms: Pick<RoomStore, 'history'>;
   readonly journal: ToolJournal;
   /** How many of a room's newest messages a turn is given (the context builder keeps what fits). */
   readonly window: number;
-  /** The messaging actions of an agent's turn. */
-  readonly messaging: (actor: RoomActor, order: TurnOrder, agent: AgentConfig) => Messaging;
+  /** What the messaging actions of an agent's turn reach (other rooms, private chats, other bridges). */
+  readonly messaging: MessagingDeps;
   /** Lines the agent reads at the start of a turn (its pending chat requests, how its requests ended). */
-  readonly notes: (agent: AgentConfig) => Promise<string>;
-  /** Spending limits: the meter of an agent's calls in a room (none: not held). */
-  readonly meter?: ((agent: AgentConfig, room: string) => CallMeter | undefined) | undefined;
-  /** SPEND_TZ, for when a limit lifts. */
-  readonly timeZone?: string | undefined;
+  readonly chats: Pick<PrivateChats, 'notes'>;
+  /** Spending limits on the turns' calls (none: not held). */
+  readonly spend?: Pick<SpendMeter, 'forCall'> | undefined;
+  /** Where a turn's reply is shown while it is written. */
+  readonly previews: Previews;
   readonly clock: () => number;
   readonly log: Logger;
 }
+
+/** The typing indicator is sent again this often while a turn runs. */
+const TYPING_EVERY_MS = 8000;
 
 export class Turns {
   private readonly running = new Map<string, Running>();
@@ -85,99 +71,125 @@ export class Turns {
   constructor(private readonly deps: TurnsDeps) {}
 
   /** Starts one agent's turn; its outcome goes to the room as an `answer`. */
-  start(actor: RoomActor, order: TurnOrder): void {
-    const agent = this.deps.agents.find((a) => same(a.name, order.ask.agent));
-    const key = `${actor.key}#${order.ask.id}`;
+  start(room: RoomHandle, order: TurnOrder): void {
+    const agent = this.deps.config.agents.find((a) => same(a.name, order.ask.agent));
+    const key = `${room.key}#${order.ask.id}`;
     if (!agent) {
-      void actor.deliver({ type: 'answer', ask: order.ask.id, outcome: { kind: 'failed', reason: 'no such agent' } });
+      void room.report({ type: 'answer', ask: order.ask.id, outcome: { kind: 'failed', reason: 'no such agent' } });
       return;
     }
     const running: Running = {
       agent: agent.name,
       controller: new AbortController(),
-      preview: new StreamPreview(actor.adapter, actor.record.channel, agent.name),
+      preview: this.deps.previews.open(room.key, order.ask.id, room.adapter, room.channel, agent.name),
     };
     this.running.set(key, running);
     metrics.agentTurns.inc({ agent: agent.name });
-    void this.run(actor, order, agent, running).then((outcome) => {
+    void this.run(room, order, agent, running).then((outcome) => {
+      if (this.running.get(key) === running) this.running.delete(key);
       // A shutdown cuts the turn: it is taken again after the restart, not reported now.
       if (this.stopped) return;
-      void actor.deliver({ type: 'answer', ask: order.ask.id, outcome }, { urgent: true });
+      void room.report({ type: 'answer', ask: order.ask.id, outcome });
     });
   }
 
-  private async run(actor: RoomActor, order: TurnOrder, agent: AgentConfig, running: Running): Promise<TurnOutcome> {
+  private async run(room: RoomHandle, order: TurnOrder, agent: AgentConfig, running: Running): Promise<TurnOutcome> {
     const { deps } = this;
     const { ask } = order;
     const started = Date.now();
+    const typing = this.typing(room, agent.name);
     try {
-      const history = visibleTo(agent.name, await deps.rooms.history(actor.record.id, deps.window));
-      const earlier = order.again ? await deps.journal.runs(actor.key, ask.id) : [];
+      const history = visibleTo(agent.name, await deps.rooms.history(room.id, deps.window));
+      const earlier = order.again ? await deps.journal.runs(room.key, ask.id) : [];
       const situation = [
-        renderSituation(situationOf(order, actor.setup.kind), agent.prompts),
-        await deps.notes(agent),
+        renderSituation(order.situation, agent.prompts),
+        await deps.chats.notes(agent),
         order.again
           ? resumeNote(earlier.map((r) => ({ tool: r.tool, input: r.input || r.args, status: r.status })))
           : undefined,
       ]
         .filter(Boolean)
         .join('\n\n');
-      const preview = running.preview;
-      const output = await deps.runner.run(actor.adapter, {
-        agent,
-        channel: actor.record.channel,
-        channelKey: actor.key,
-        place: { room: actor.key, audience: ask.audience },
-        roomId: actor.record.id,
-        history,
-        situation,
-        signal: running.controller.signal,
-        messaging: deps.messaging(actor, order, agent),
+      const { preview } = running;
+      const place = { room: room.key, audience: ask.audience };
+      const tools = journaledTools(
+        toolsFor(agent.tools),
+        deps.journal,
+        { room: room.key, ask: ask.id },
+        earlier,
+        deps.clock,
+      );
+      const { settings } = deps.config;
+      const output = await runAgentTurn({
+        client: deps.llm(agent),
+        model: agent.model,
+        temperature: agent.temperature,
+        ...(await turnContext({
+          agent,
+          agentNames: deps.config.agents.map((a) => a.name),
+          place,
+          roomId: room.id,
+          history,
+          situation,
+          tools,
+          settings,
+          sources: deps.services,
+        })),
+        tools,
+        toolContext: {
+          agent: agent.name,
+          channelKey: room.key,
+          sandbox: deps.sandbox,
+          commandTimeoutMs: settings.SANDBOX_TIMEOUT_S * 1000,
+          signal: running.controller.signal,
+          messaging: new RoomMessaging(deps.messaging, room, order, agent),
+          memory: deps.services?.memoryFor?.(agent.name, place),
+        },
+        maxRounds: settings.MAX_TOOL_ROUNDS,
+        onToolRun: (run) => {
+          room.adapter.toolRun?.(room.channel, agent.name, run.input, run.output, run.tool);
+          deps.services?.recordAction?.(agent.name, place, run);
+        },
+        onUsage: (usage) => deps.services?.recordUsage?.(agent.name, room.key, usage),
         onText: preview.enabled ? (text) => preview.show(text) : undefined,
         log: deps.log,
-        wrapTools: (tools) =>
-          journaledTools(tools, deps.journal, { room: actor.key, ask: ask.id }, earlier, deps.clock),
-        meter: deps.meter?.(agent, actor.key),
+        maxOutputTokens: agent.maxOutputTokens,
+        meter: deps.spend?.forCall(agent, room.key),
       });
       return {
         kind: 'reply',
-        text: output.text,
+        text: stripSpeakerPrefix(agent.name, output.text),
         toolRuns: output.toolRuns,
         ...(output.roundLimitHit ? { roundLimit: true } : {}),
       };
     } catch (error) {
       if (running.controller.signal.aborted) {
-        deps.log.info({ room: actor.key, agent: agent.name }, 'turn stopped');
+        deps.log.info({ room: room.key, agent: agent.name }, 'turn stopped');
         return { kind: 'stopped' };
       }
       if (error instanceof SpendLimitError) {
-        deps.log.info({ room: actor.key, agent: agent.name, limit: error.reached }, 'turn stopped by a spending limit');
-        return { kind: 'over-limit', limit: reachedLimit(error.reached, deps.timeZone ?? 'UTC') };
+        deps.log.info({ room: room.key, agent: agent.name, limit: error.reached }, 'turn stopped by a spending limit');
+        return { kind: 'over-limit', limit: reachedLimit(error.reached, deps.config.settings.SPEND_TZ ?? 'UTC') };
       }
-      deps.log.error({ err: error, room: actor.key, agent: agent.name, ms: Date.now() - started }, 'agent turn failed');
+      deps.log.error({ err: error, room: room.key, agent: agent.name, ms: Date.now() - started }, 'agent turn failed');
       return { kind: 'failed', reason: redact(describeError(error)) };
+    } finally {
+      clearInterval(typing);
     }
+  }
+
+  /** Shows that the agent is typing, now and every few seconds until the turn ends. */
+  private typing(room: RoomHandle, agent: string): NodeJS.Timeout {
+    const show = () => void room.adapter.typing?.(room.channel, agent)?.catch(() => {});
+    show();
+    const timer = setInterval(show, TYPING_EVERY_MS);
+    timer.unref();
+    return timer;
   }
 
   /** Stops a turn under way (an operator, a deadline). */
   stop(room: string, ask: number, reason: string): void {
     this.running.get(`${room}#${ask}`)?.controller.abort(new Error(reason));
-  }
-
-  /** The turn's reply will not be posted: whatever preview was shown goes. */
-  discard(room: string, ask: number): void {
-    const key = `${room}#${ask}`;
-    const running = this.running.get(key);
-    this.running.delete(key);
-    void running?.preview.post?.cancel().catch(() => {});
-  }
-
-  /** The turn's shown preview, for its reply to finish (taken once). */
-  preview(room: string, ask: number): StreamingPost | undefined {
-    const key = `${room}#${ask}`;
-    const running = this.running.get(key);
-    this.running.delete(key);
-    return running?.preview.post;
   }
 
   /** The agents with a turn under way in a room (/status). */

@@ -1,23 +1,10 @@
 /**
- * The situation frames the router picks for a turn (the model does not choose). Agents may override
- * observe, requested and direct with `prompts:` in their file; `{requester}`, `{thread}` and `{user}`
- * are filled in. People's names are shown as in the transcript (`speakerName`): one line, nothing invisible.
+ * The words of the situation frame the room picks for a turn (src/room/situation.ts; the model does not choose).
+ * Agents may override observe, requested and direct with `prompts:` in their file; `{requester}`, `{thread}` and
+ * `{user}` are filled in. People's names are shown as in the transcript (`speakerName`): one line, nothing invisible.
  */
+import type { Situation } from '../room/effects.js';
 import { oneLine, speakerName } from '../room/text/quoting.js';
-
-export type Situation =
-  /** A room message the agent may answer without being asked. */
-  | { readonly kind: 'observe' }
-  /** Someone asked for its action: a human who named it, and/or request_reply threads. */
-  | { readonly kind: 'requested'; readonly requesters: readonly string[]; readonly threads: readonly number[] }
-  /** It had asked the author of the newest message, who has now answered. */
-  | { readonly kind: 'answered'; readonly by: string }
-  /** A private conversation with one human. */
-  | { readonly kind: 'direct'; readonly user: string }
-  /** Its own request is complete (or expired): the answers follow. */
-  | { readonly kind: 'resume'; readonly summary: string }
-  /** Another agent asks for a private chat (seed 001). */
-  | { readonly kind: 'chat-request'; readonly from: string; readonly reason: string; readonly id: number };
 
 export interface SituationOverrides {
   readonly observe?: string | undefined;

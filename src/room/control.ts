@@ -5,6 +5,7 @@ import { answersHumans, droppedLine, joinDrops } from './asks.js';
 import { type Draft, same } from './draft.js';
 import type { TurnOrder } from './effects.js';
 import { closeRequests } from './requests.js';
+import { situationOf } from './situation.js';
 import type { Ask, Dropped } from './state.js';
 
 /** Tells the room whose questions were dropped — at once, or in one line when a catch-up is done (rule 10.2). */
@@ -70,13 +71,16 @@ export function peopleOf(d: Draft, ask: Ask): string[] {
 }
 
 /** Who asked for the turn, as its prompt names them. */
-export function askersOf(d: Draft, ask: Ask): string[] {
+function askersOf(d: Draft, ask: Ask): string[] {
   return unique([...ask.questions.map((q) => q.human), ...requestersOf(d, ask)]);
 }
 
-/** The turn to run for a started ask: taken again when a restart cut an earlier start (its journal answers). */
+/**
+ * The turn to run for a started ask, with why it runs: taken again when a restart cut an earlier start (its journal
+ * answers).
+ */
 export function order(d: Draft, ask: Ask): TurnOrder {
-  return { ask, requesters: askersOf(d, ask), again: ask.attempt > 1 };
+  return { ask, situation: situationOf(ask, askersOf(d, ask), d.setup.kind), again: ask.attempt > 1 };
 }
 
 /** An ask as it starts: when, whom its reply answers, one more attempt. */

@@ -10,7 +10,7 @@ import { tellDropped } from './control.js';
 import { Draft, same } from './draft.js';
 import { newlyAddressed } from './edits.js';
 import type { DecideContext, Decision } from './effects.js';
-import type { Action, Edit, Incoming, Note, RoomEvent } from './events.js';
+import type { Action, BatchAnswer, Edit, Incoming, Note, Participant, RoomEvent } from './events.js';
 import { finishTurn, onPosted } from './outcomes.js';
 import { canSee } from './privacy.js';
 import { recordMessage } from './reading.js';
@@ -58,6 +58,8 @@ export function decide(setup: RoomSetup, state: RoomState, event: RoomEvent, con
       command(d, event.command);
       break;
     case 'note':
+      // Taking a note removes its stored copy in the same commit (a note taken already makes it a duplicate).
+      if (event.id !== undefined) d.write({ type: 'note-done', id: event.id });
       note(d, event.note);
       break;
     case 'catch-up':
@@ -89,11 +91,12 @@ function message(d: Draft, incoming: Incoming): void {
 }
 
 /**
- * Rule 13: an edit that newly mentions agents soon after its message asks them, as a message of its own. Only in a
- * room: a DM's message already asked its agent, and nobody else is asked there (2.2.1).
+ * Rule 13: a human's edit that newly mentions agents soon after its message asks them, as a message of its own.
+ * Agents' edits (streamed replies) and the bridge's are never requests. Only in a room: a DM's message already asked
+ * its agent, and nobody else is asked there (2.2.1).
  */
 function edit(d: Draft, e: Edit): void {
-  if (d.setup.kind !== 'room') return;
+  if (e.kind !== 'human' || d.setup.kind !== 'room') return;
   const names = d.setup.agents.map((a) => a.name);
   const wake = newlyAddressed({
     addressing: withAddressed(extractMentions(e.text, names), e.addressed, names),
@@ -133,13 +136,28 @@ function edit(d: Draft, e: Edit): void {
 }
 
 /** Part of a batched call answered: its answers are applied in configured order by the scheduler. */
-function batch(d: Draft, answers: ReadonlyArray<{ ask: number; answer: { kind: string; text?: string } }>): void {
+function batch(d: Draft, answers: ReadonlyArray<{ ask: number; answer: BatchAnswer }>): void {
   const batch = d.state.batch;
   if (!batch) return;
   const fresh = answers
     .filter((a) => batch.asks.some((ask) => ask.id === a.ask) && !batch.answers.some((b) => b.ask === a.ask))
-    .map((a) => ({ ask: a.ask, text: a.answer.kind === 'reply' ? (a.answer.text ?? '') : null }));
+    .map((a) => ({ ask: a.ask, answer: a.answer }));
   d.set({ batch: { ...batch, answers: [...batch.answers, ...fresh] } });
+}
+
+/**
+ * Rule 5.1: whom an action awaits, from the names its agent gave: each participant once, never the requester; a
+ * configured agent's name (any case) is that agent, in its configured spelling; any other name is a human's.
+ */
+function participants(d: Draft, names: readonly string[], requester: string): Participant[] {
+  const out: Participant[] = [];
+  for (const raw of names) {
+    const agent = d.agent(raw);
+    const name = agent ?? raw;
+    if (same(name, requester) || out.some((p) => same(p.name, name))) continue;
+    out.push({ name, kind: agent ? 'agent' : 'human' });
+  }
+  return out;
 }
 
 function action(d: Draft, a: Action): void {
@@ -173,6 +191,10 @@ function action(d: Draft, a: Action): void {
     if (a.accept && !d.state.accepted.includes(a.id)) d.set({ accepted: [...d.state.accepted, a.id] });
     return;
   }
+  if (a.roomsOnly && d.setup.kind !== 'room') {
+    d.effect({ type: 'action-result', call: a.call, result: { kind: 'private-room' } });
+    return;
+  }
   if (a.fresh) d.set({ control: { holder: 'agents', count: 0 } });
   const control = d.state.control;
   if (control.holder === 'humans') {
@@ -183,10 +205,7 @@ function action(d: Draft, a: Action): void {
     });
     return;
   }
-  // Rule 5.1: each participant once, never the requester.
-  const awaited = a.requestReply.filter(
-    (p, i) => !same(p.name, a.from.agent) && a.requestReply.findIndex((other) => same(other.name, p.name)) === i,
-  );
+  const awaited = participants(d, a.requestReply, a.from.agent);
   d.post({
     agent: a.from.agent,
     text: a.text,

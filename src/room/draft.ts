@@ -3,6 +3,7 @@
  * builds one per event and returns what it holds; nothing outside the decision sees it.
  */
 import type { DecideContext, Decision, DecisionRecord, Effect, Write } from './effects.js';
+import type { Note } from './events.js';
 import { copyState, type PendingPost, type PrivacyMode, type RoomSetup, type RoomState } from './state.js';
 
 export const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
@@ -16,6 +17,8 @@ export class Draft {
   readonly effects: Effect[] = [];
   readonly writes: Write[] = [];
   private opened = 0;
+  private notes = 0;
+  private readonly records: DecisionRecord[] = [];
 
   constructor(
     readonly setup: RoomSetup,
@@ -39,8 +42,17 @@ export class Draft {
     this.writes.push(write);
   }
 
+  /** Why the room decided so: logged by the shell, and kept beside the message it is about (the console's "why"). */
   record(record: DecisionRecord): void {
     this.effects.push({ type: 'record', record });
+    this.records.push(record);
+  }
+
+  /** Tells another room (or this one, later): stored with this decision, so a crash cannot lose it. */
+  note(room: string, note: Note): void {
+    const id = `${this.context.idBlock ?? `r${this.context.nextRequestId}`}.${this.notes++}`;
+    this.writes.push({ type: 'note', id, room, note });
+    this.effects.push({ type: 'note', id, room, note });
   }
 
   /** A fresh request id, unique across rooms. */
@@ -81,6 +93,23 @@ export class Draft {
   }
 
   done(): Decision {
+    for (const record of this.records) {
+      this.writes.push({ type: 'decision', seq: aboutSeq(record, this.state.seq), record, at: this.now });
+    }
     return { state: this.state, effects: this.effects, writes: this.writes, requestsOpened: this.opened };
+  }
+}
+
+/** The message a record is about: the one routed, the one a turn answered, else the room's newest. */
+function aboutSeq(record: DecisionRecord, newest: number): number {
+  switch (record.kind) {
+    case 'routed':
+      return record.seq;
+    case 'passed':
+    case 'failed':
+    case 'stopped':
+      return record.about;
+    default:
+      return newest;
   }
 }

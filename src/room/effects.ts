@@ -5,11 +5,26 @@
 import type { Note, Participant, RequestAnswer, SettledRequest } from './events.js';
 import type { Ask, MessageFacts, PendingPost, RoomState } from './state.js';
 
+/** Why a turn is asked, as its prompt frames it (src/room/situation.ts decides it; the shell renders it). */
+export type Situation =
+  /** A room message the agent may answer without being asked. */
+  | { readonly kind: 'observe' }
+  /** Someone asked for its action: a human who named it, and/or request_reply threads. */
+  | { readonly kind: 'requested'; readonly requesters: readonly string[]; readonly threads: readonly number[] }
+  /** It had asked the author of the newest message, who has now answered. */
+  | { readonly kind: 'answered'; readonly by: string }
+  /** A private conversation with one human. */
+  | { readonly kind: 'direct'; readonly user: string }
+  /** Its own request is complete (or expired): the answers follow. */
+  | { readonly kind: 'resume'; readonly summary: string }
+  /** Another agent asks for a private chat. */
+  | { readonly kind: 'chat-request'; readonly from: string; readonly reason: string; readonly id: number };
+
 /** A turn to run: the ask, and what the turn's prompt says about why it runs. */
 export interface TurnOrder {
   readonly ask: Ask;
-  /** Who asked it (humans, and the requesters of the requests it answers), for the prompt's frame. */
-  readonly requesters: readonly string[];
+  /** Why it runs, as the prompt frames it (the shell renders it). */
+  readonly situation: Situation;
   /** Set when the turn is taken again after a restart (the journal answers its earlier tool calls). */
   readonly again: boolean;
 }
@@ -25,8 +40,8 @@ export type Effect =
   | { readonly type: 'drop-post'; readonly post: number }
   /** The turn's reply will not be posted: remove whatever preview of it is shown. */
   | { readonly type: 'discard'; readonly ask: number }
-  /** Tell another room (or this one, later) something. */
-  | { readonly type: 'note'; readonly room: string; readonly note: Note }
+  /** Tell another room (or this one, later) something: the note is stored with the decision under `id`. */
+  | { readonly type: 'note'; readonly id: string; readonly room: string; readonly note: Note }
   /** Deliver a deadline event at `at` (ms since the epoch). */
   | { readonly type: 'timer'; readonly at: number; readonly request: number }
   /** The result of an agent's messaging action, for the model. */
@@ -46,7 +61,10 @@ export type Effect =
 
 export type ActionResult =
   | { readonly kind: 'posted'; readonly request?: number | undefined; readonly awaited?: readonly Participant[] }
+  /** The humans have control there (`reason`: why). */
   | { readonly kind: 'refused'; readonly reason: string }
+  /** send_channel_message into a DM or a private chat. */
+  | { readonly kind: 'private-room' }
   | { readonly kind: 'failed'; readonly reason: string }
   | { readonly kind: 'done'; readonly text: string };
 
@@ -93,14 +111,14 @@ export type Write =
   | { readonly type: 'request'; readonly request: RequestRow }
   /** A settled request's requester resumed (or will not): it is closed. */
   | { readonly type: 'request-status'; readonly id: number; readonly status: 'closed' }
-  /** A note for another room, kept until that room has taken it (the shell adds these for `note` effects). */
+  /** A note for another room, kept until that room has taken it (written with each `note` effect). */
   | { readonly type: 'note'; readonly id: string; readonly room: string; readonly note: Note }
-  /** A note this room has taken (the shell adds it to the decision that took it). */
+  /** A note this room has taken (written by the decision that took it). */
   | { readonly type: 'note-done'; readonly id: string }
   | { readonly type: 'privacy'; readonly mode: 'off' | 'mentions' | null }
   /**
-   * Why: one of the decision's records, kept for the operator console (the shell adds these for `record` effects).
-   * `seq`: the message it is about.
+   * Why: one of the decision's records, kept for the operator console (written with each `record` effect). `seq`:
+   * the message it is about.
    */
   | { readonly type: 'decision'; readonly seq: number; readonly record: DecisionRecord; readonly at: number };
 
@@ -116,4 +134,9 @@ export interface Decision {
 export interface DecideContext {
   /** The next unused request id (unique across rooms). */
   readonly nextRequestId: number;
+  /**
+   * A prefix no other decision is given (the shell makes one per decision): the ids of the notes this decision writes
+   * are this prefix and a number. Absent: `room seq`-free ids from the request id (tests that write no notes).
+   */
+  readonly idBlock?: string | undefined;
 }

@@ -35,17 +35,19 @@ export interface Incoming {
   readonly at: number;
 }
 
-/** A human's edit of an earlier message. */
+/** An edit of an earlier message (only a human's edit may ask anyone: rule 13). */
 export interface Edit {
   readonly author: string;
   readonly authorId: string;
+  /** Who edited: an agent's edits (its streamed reply growing) and the bridge's are never requests. */
+  readonly kind: AuthorKind;
   readonly text: string;
   readonly platformIds: readonly string[];
   readonly addressed?: readonly string[] | undefined;
   /** When the edited message was first posted, and when the edit was made (ms). */
   readonly originalAt: number;
   readonly at: number;
-  /** The agents the original message and its earlier edits addressed (the shell looks them up). */
+  /** The agents the original message and its earlier edits addressed (the shell looks them up for humans' edits). */
   readonly addressedBefore: readonly string[];
 }
 
@@ -82,6 +84,8 @@ export interface SpendLimitReached {
 /** A batched call's answer for one of its asks. */
 export type BatchAnswer =
   | { readonly kind: 'reply'; readonly text: string }
+  /** It has nothing to add. */
+  | { readonly kind: 'pass' }
   /** It must take a turn of its own (it asked for its tools, its answer could not be used, the call failed). */
   | { readonly kind: 'alone' };
 
@@ -104,13 +108,18 @@ export interface Actor {
 
 /** Messaging actions agents take during a turn, arriving in the room they act on. */
 export type Action =
-  /** send_channel_message, send_dm, chat: post `text` here as the agent; `requestReply` awaits these here. */
+  /**
+   * send_channel_message, send_dm, chat: post `text` here as the agent; `requestReply` awaits these here, as the
+   * agent named them (the room reads them: rule 5.1).
+   */
   | {
       readonly kind: 'post';
       readonly call: string;
       readonly from: Actor;
       readonly text: string;
-      readonly requestReply: readonly Participant[];
+      readonly requestReply: readonly string[];
+      /** send_channel_message: it posts in rooms only, never in a DM or a private chat. */
+      readonly roomsOnly?: boolean | undefined;
       /** `chat` from another room: the pair's private chat starts afresh (count 0, the agents in control). */
       readonly fresh?: boolean | undefined;
     }
@@ -186,7 +195,8 @@ export type RoomEvent = { readonly now: number } & (
   | { readonly type: 'action'; readonly action: Action }
   | { readonly type: 'deadline'; readonly request: number }
   | { readonly type: 'command'; readonly command: Command }
-  | { readonly type: 'note'; readonly note: Note }
+  /** A note from another room (or this one), with its stored id: taking it removes the stored copy (`note-done`). */
+  | { readonly type: 'note'; readonly note: Note; readonly id?: string | undefined }
   /** A catch-up of missed messages starts (their asks wait) or is done (the room's queue runs). */
   | { readonly type: 'catch-up'; readonly phase: 'start' | 'done' }
   /** The bridge started again: what was in flight goes on (`cut`: the current turn had run tools). */

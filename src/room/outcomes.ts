@@ -88,6 +88,13 @@ export function spendLine(limit: SpendLimitReached): string {
   }
 }
 
+/** Rule 3.1: the current ask passed (its reply, or a batched call's answer): nothing is posted. */
+export function passTurn(d: Draft, ask: Ask): void {
+  endTurn(d, ask);
+  d.record({ kind: 'passed', agent: ask.agent, about: ask.about });
+  settleAsk(d, ask, 'pass');
+}
+
 /** A written reply (a turn's, or a batched call's answer for the current ask). */
 export function reply(
   d: Draft,
@@ -113,9 +120,7 @@ export function reply(
     return;
   }
   if (outcome.kind === 'pass') {
-    endTurn(d, ask);
-    d.record({ kind: 'passed', agent: ask.agent, about: ask.about });
-    settleAsk(d, ask, 'pass');
+    passTurn(d, ask);
     return;
   }
   if (outcome.kind === 'world-pass') {

@@ -58,7 +58,7 @@ export function openRequest(
   d.record({ kind: 'request', id: request.id, status: 'open' });
   if (input.origin !== d.setup.key) {
     const note = { kind: 'request-opened', id: request.id, target: d.setup.key, parent: request.parent } as const;
-    d.effect({ type: 'note', room: input.origin, note });
+    d.note(input.origin, note);
   }
   const audience = d.privacy === 'mentions' ? [request.requester, ...request.awaited.map((p) => p.name)] : null;
   for (const participant of request.awaited) {
@@ -127,7 +127,7 @@ export function settle(d: Draft, request: OpenRequest, status: SettledRequest['s
   if (!deliver || status === 'cancelled') return;
   const note = { kind: 'request-settled', request: settled(request, status) } as const;
   if (request.origin === d.setup.key) onSettled(d, note.request);
-  else d.effect({ type: 'note', room: request.origin, note });
+  else d.note(request.origin, note);
 }
 
 /**
@@ -184,7 +184,7 @@ export function closeRequests(d: Draft): void {
   }
   const byTarget = new Map<string, number[]>();
   for (const away of d.state.away) byTarget.set(away.target, [...(byTarget.get(away.target) ?? []), away.id]);
-  for (const [room, ids] of byTarget) d.effect({ type: 'note', room, note: { kind: 'cancel-requests', ids } });
+  for (const [room, ids] of byTarget) d.note(room, { kind: 'cancel-requests', ids });
   d.set({ away: [] });
 }
 
@@ -207,7 +207,7 @@ export function cancelRequests(d: Draft, ids: readonly number[]): void {
   d.set({ away: d.state.away.filter((a) => !cancelled.has(a.id)) });
   for (const room of new Set(away.map((a) => a.target))) {
     const ids = away.filter((a) => a.target === room).map((a) => a.id);
-    d.effect({ type: 'note', room, note: { kind: 'cancel-requests', ids } });
+    d.note(room, { kind: 'cancel-requests', ids });
   }
 }
 

@@ -6,7 +6,7 @@
 import { answersHumans, isObserver } from './asks.js';
 import { order, peopleOf, started } from './control.js';
 import { type Draft, same } from './draft.js';
-import { reply } from './outcomes.js';
+import { passTurn, reply } from './outcomes.js';
 import { answerRequest } from './requests.js';
 import type { Ask } from './state.js';
 
@@ -80,8 +80,8 @@ export function advance(d: Draft): void {
 /**
  * Applies the next batched answer, in configured order; false while it has not come yet. An answer about a room a
  * human spoke in since is dropped with the rest of the batch (they give way, as queued observers do); one about a
- * room that changed otherwise is asked again, on its own; `null` (it wants its tools, or no batch could take it)
- * is asked on its own too.
+ * room that changed otherwise is asked again, on its own; `alone` (it wants its tools, or no batch could take it)
+ * is asked on its own too; a pass is a pass (3.1).
  */
 function applyBatchAnswer(d: Draft): boolean {
   const batch = d.state.batch;
@@ -99,14 +99,19 @@ function applyBatchAnswer(d: Draft): boolean {
     d.set({ batch: null });
     return true;
   }
-  if (answer.text === null || d.state.seq > batch.seq) {
+  const { answer: said } = answer;
+  if (said.kind === 'alone' || d.state.seq > batch.seq) {
     const next = { ...ask, startedAt: d.state.seq, people: peopleOf(d, ask) };
     d.set({ current: { ask: next } });
     d.effect({ type: 'ask', turns: [order(d, next)] });
     return true;
   }
   d.set({ current: { ask } });
-  reply(d, { ask }, answer.text, false);
+  if (said.kind === 'pass') {
+    passTurn(d, ask);
+    return true;
+  }
+  reply(d, { ask }, said.text, false);
   const batchLeft = d.state.batch;
   if (d.state.current?.post !== undefined && batchLeft) {
     // Its reply ends the round: the observers after it are not asked (those still waiting are withdrawn now).

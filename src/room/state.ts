@@ -2,7 +2,7 @@
  * A room's state as `decide` keeps it: small, plain, serialisable (JSON), and enough to make every decision without
  * reading the room's history. The shell stores it with each decision and loads it after a restart.
  */
-import type { AuthorKind, Participant, RequestAnswer, SettledRequest, ToolRun } from './events.js';
+import type { AuthorKind, BatchAnswer, Participant, RequestAnswer, SettledRequest, ToolRun } from './events.js';
 
 export type PrivacyMode = 'off' | 'mentions';
 
@@ -191,12 +191,12 @@ export interface RoomState {
   readonly heldDrops: readonly Dropped[];
   /**
    * Observers asked in one batched call: those whose answers are not applied yet, in configured order; the answers
-   * come in as the call's parts are answered (text, or null: it takes a turn of its own); the room's seq when it was
-   * asked, and the id the batch is known by (its first ask's).
+   * come in as the call's parts are answered (a reply, a pass, or `alone`: it takes a turn of its own); the room's
+   * seq when it was asked, and the id the batch is known by (its first ask's).
    */
   readonly batch: {
     readonly asks: readonly Ask[];
-    readonly answers: ReadonlyArray<{ readonly ask: number; readonly text: string | null }>;
+    readonly answers: ReadonlyArray<{ readonly ask: number; readonly answer: BatchAnswer }>;
     readonly seq: number;
     readonly id: number;
   } | null;

@@ -1,6 +1,4 @@
-import type { AuthorKind } from '../ports.js';
-
-import type { ToolRun } from './events.js';
+import type { AuthorKind, ToolRun } from './events.js';
 
 export type { ToolRun };
 

@@ -583,6 +583,43 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     expect(platform.receipts.get(`b:${lost}`)).toBe('lost');
   });
 
+  it('takes up the turn in flight of a room it lost to a store outage and holds again, and answers what came after', async () => {
+    // Renewals fail while `cut` (the database unreachable for the lease's length): the replica gives the room up with
+    // its turn under way, then takes it again with the next message, from what the store kept.
+    let cut = false;
+    const { platform, started } = await replicas(['solo'], {
+      wrap: (store) => {
+        const leases = new Proxy(store.leases, {
+          get: (target, name) =>
+            name === 'renew'
+              ? async (...args: Parameters<PostgresStore['leases']['renew']>) => {
+                  if (cut) throw new Error('Connection terminated unexpectedly');
+                  return target.renew(...args);
+                }
+              : Reflect.get(target, name, target),
+        });
+        return new Proxy(store, {
+          get: (target, name) => (name === 'leases' ? leases : Reflect.get(target, name, target)),
+        });
+      },
+    });
+    let calls = 0;
+    llm.respond(() =>
+      ++calls === 1 ? { content: 'first answer', delayMs: LEASE_S * 1000 + 1500 } : { content: 'later answer' },
+    );
+    platform.say('room0', '@data the question asked before the outage');
+    await until(() => calls === 1);
+    cut = true;
+    // Past the lease's end the replica no longer surely holds the room; the turn's answer comes after that.
+    await new Promise((resolve) => setTimeout(resolve, LEASE_S * 1000 + 2500));
+    cut = false;
+    platform.say('room0', '@data a question after the outage');
+    await until(() => platform.answers('room0').length >= 2);
+    await Promise.all(started.map(({ bridge }) => bridge.idle()));
+    // Each question answered once: the turn cut by the outage was taken again; its first call's answer went nowhere.
+    expect(platform.answers('room0')).toEqual(['later answer', 'later answer']);
+  });
+
   it('shows in /status which replica serves the room, and counts the leases it holds', async () => {
     const { platform, started } = await replicas(['solo']);
     const [solo] = started;

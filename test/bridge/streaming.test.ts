@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { withoutWorldPass } from '../../src/bridge/stream-preview.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { history } from '../helpers/store-views.js';
@@ -73,14 +72,15 @@ describe('streaming replies (platforms that edit a message as the agent writes)'
     expect(h.adapter.streams[0]?.cancelled).toBe(true);
     expect(h.adapter.posts).toEqual([]);
   });
-});
 
-describe('what a preview may show', () => {
-  it('never shows a hand-back tag, whole or half written', () => {
-    expect(withoutWorldPass('All done. <world>pass</world>')).toBe('All done. ');
-    expect(withoutWorldPass('All done. <world>pa')).toBe('All done. ');
-    expect(withoutWorldPass('All done. <wor')).toBe('All done. ');
-    expect(withoutWorldPass('All done. <')).toBe('All done. ');
-    expect(withoutWorldPass('a < b and c')).toBe('a < b and c');
+  it('shows a hand-back tag inside a code block while it is written, as the room posts it', async () => {
+    h = await startHarness({ agents: [{ name: 'code', activation: 'mention' }] });
+    h.adapter.streaming = true;
+    const reply = 'The tag to write is:\n```\n<world>pass</world>\n```';
+    h.llm.script('code', { content: reply });
+    await h.adapter.say('@code which tag hands back?');
+    await h.bridge.idle();
+    expect(h.adapter.streams[0]?.updates.at(-1)).toBe(reply);
+    expect(h.adapter.streams[0]?.finished).toBe(reply);
   });
 });

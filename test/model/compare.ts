@@ -68,7 +68,7 @@ export function canonical(observed: readonly Observed[], ids: Renamer): string[]
         const resumes = o.resumes !== undefined ? ` resumes #${ids.request(o.resumes)}` : '';
         add(
           `asks ${o.room}`,
-          `${o.agent} ${o.reason}${about} for [${requests}] humans [${o.humans.join(',')}]${resumes}`,
+          `${o.agent} ${o.reason}${about} for [${requests}] humans [${o.humans.join(',')}]${resumes} (${o.frame})`,
         );
         break;
       }

@@ -4,11 +4,12 @@
  */
 import { decide } from '../../src/room/decide.js';
 import type { DecideContext, Decision, Effect } from '../../src/room/effects.js';
-import type { Participant, RoomEvent } from '../../src/room/events.js';
+import type { RoomEvent } from '../../src/room/events.js';
 import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/state.js';
 import { classifyLine } from './lines.js';
 import {
   dmRoom,
+  frameOf,
   MAIN,
   type Observed,
   type Oracle,
@@ -138,6 +139,7 @@ export class MachineSystem implements System {
           edit: {
             author: original.author,
             authorId: `u-${original.author}`,
+            kind: 'human',
             text: step.text,
             platformIds: [`${original.id}:edit:${this.nextPlatformId++}`],
             originalAt: original.at,
@@ -222,18 +224,19 @@ export class MachineSystem implements System {
         people: ask.people ?? [],
         audience: ask.audience,
       };
-      const awaited = (names: readonly string[]): Participant[] =>
-        names.map((name) => {
-          const found = this.world.agents.find((a) => a.name.toLowerCase() === name.toLowerCase());
-          return { name: found?.name ?? name, kind: found ? 'agent' : 'human' };
-        });
       if (action.kind === 'channel') {
         const target = action.room === 'here' ? key : key === MAIN ? SIDE : MAIN;
-        if (target.startsWith('chat:dm-')) continue;
         this.feed(target, {
           type: 'action',
           now: this.now,
-          action: { kind: 'post', call: 'call', from, text: action.text, requestReply: awaited(action.requestReply) },
+          action: {
+            kind: 'post',
+            call: 'call',
+            from,
+            text: action.text,
+            requestReply: [...action.requestReply],
+            roomsOnly: true,
+          },
         });
       } else {
         if (this.world.agents.some((a) => a.name.toLowerCase() === action.to.toLowerCase())) continue;
@@ -245,7 +248,7 @@ export class MachineSystem implements System {
             call: 'call',
             from,
             text: action.text,
-            requestReply: action.requestReply ? [{ name: action.to, kind: 'human' }] : [],
+            requestReply: action.requestReply ? [action.to] : [],
           },
         });
       }
@@ -317,6 +320,7 @@ export class MachineSystem implements System {
             requests: [...ask.requests],
             humans: ask.questions.map((q) => q.human),
             ...(ask.resume ? { resumes: ask.resume.id } : {}),
+            frame: frameOf(turn.situation),
           });
         }
         return;

@@ -229,7 +229,24 @@ export class Rules extends Ledger {
       requests: [...ask.requests],
       humans: ask.questions.map((q) => q.human),
       ...(ask.resume !== undefined ? { resumes: ask.resume } : {}),
+      frame: this.frameOf(room, ask),
     });
+  }
+
+  /** Why the turn is asked, as its prompt frames it. */
+  frameOf(room: Room, ask: Ask): string {
+    const user = ask.questions[0]?.human ?? ask.author;
+    if (ask.reason === 'direct') return `direct with ${user}`;
+    if (ask.reason === 'always' || ask.reason === 'mentioned') return 'observe';
+    if (ask.reason === 'resume') return 'resume';
+    // 2.2.2: it asked this human and the human answered.
+    if (ask.reason === 'awaiting' && ask.requests.length === 0 && ask.questions.length === 1)
+      return `answered by ${user}`;
+    if (room.dm !== undefined) return `direct with ${user}`;
+    const requesters = ask.requests.flatMap((id) =>
+      this.requests.filter((r) => r.id === id && r.status === 'open').map((r) => r.requester),
+    );
+    return `requested by ${unique([...ask.questions.map((q) => q.human), ...requesters]).join(',')}`;
   }
 
   /** 2.4: whom a turn's reply answers (naming them is the answer). */

@@ -154,7 +154,11 @@ export class ModelSystem implements System {
       for (const action of reply.actions ?? []) {
         if (action.kind === 'channel') {
           const target = action.room === 'here' ? room.key : room.key === MAIN ? SIDE : MAIN;
-          if (target.startsWith('chat:dm-')) continue;
+          // send_channel_message posts in rooms only: a DM refuses it.
+          if (target.startsWith('chat:dm-')) {
+            r.out.push({ kind: 'action', result: 'private-room' });
+            continue;
+          }
           const awaited = action.requestReply.map((name): Participant => {
             const agent = r.agent(name);
             return agent ? { name: agent, kind: 'agent' } : { name, kind: 'human' };

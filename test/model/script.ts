@@ -6,6 +6,8 @@
  * reach the platform at once (unless the step says the platform fails), notes reach their room — before the next
  * step. A turn answers only when a `deliver` step says so; a deadline fires only at a `deadline` step.
  */
+
+import type { Situation } from '../../src/room/effects.js';
 import type { CommandName } from '../../src/room/events.js';
 
 export interface WorldAgent {
@@ -125,6 +127,11 @@ export type Observed =
       readonly humans: readonly string[];
       /** A resume: the request it resumes. */
       readonly resumes?: number;
+      /**
+       * Why it is asked, as its prompt frames it: `observe`, `requested by a,b`, `answered by a`, `direct with a`,
+       * `resume`, `chat-request`.
+       */
+      readonly frame: string;
     }
   | { readonly kind: 'post'; readonly room: string; readonly agent: string; readonly text: string }
   | { readonly kind: 'line'; readonly room: string; readonly line: LineInfo }
@@ -143,4 +150,18 @@ export type Observed =
  */
 export interface System {
   step(step: Step): Observed[] | Promise<Observed[]>;
+}
+
+/** A turn's situation frame, as the observations name it. */
+export function frameOf(situation: Situation): string {
+  switch (situation.kind) {
+    case 'requested':
+      return `requested by ${situation.requesters.join(',')}`;
+    case 'answered':
+      return `answered by ${situation.by}`;
+    case 'direct':
+      return `direct with ${situation.user}`;
+    default:
+      return situation.kind;
+  }
 }

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { withAddressed } from '../../src/room/addressed.js';
+import { decide } from '../../src/room/decide.js';
 import { newlyAddressed } from '../../src/room/edits.js';
+import type { AuthorKind, RoomEvent } from '../../src/room/events.js';
+import { EMPTY_STATE, type RoomSetup } from '../../src/room/state.js';
 
 const MINUTE = 60_000;
 const check = { originalAt: 1_000_000, editedAt: 1_000_000 + MINUTE, windowMs: 5 * MINUTE };
@@ -41,5 +44,52 @@ describe('withAddressed', () => {
   it('ignores unknown names, duplicates and the author', () => {
     expect(withAddressed(['data'], ['data', 'nobody', 'code'], known, 'code')).toEqual(['data']);
     expect(withAddressed(['code'], undefined, known)).toEqual(['code']);
+  });
+});
+
+describe('an edit as the room decides it (rule 13)', () => {
+  const setup: RoomSetup = {
+    key: 'test:room',
+    agents: [
+      { name: 'code', activation: 'mention' },
+      { name: 'data', activation: 'mention' },
+    ],
+    turnLimit: 20,
+    kind: 'room',
+    privacy: 'off',
+    requestTimeoutMs: 600_000,
+    editWindowMs: 5 * MINUTE,
+    maxToolRounds: 8,
+    batching: false,
+  };
+  const editBy = (kind: AuthorKind): RoomEvent => ({
+    type: 'edit',
+    now: check.editedAt,
+    edit: {
+      author: kind === 'human' ? 'alice' : 'code',
+      authorId: 'u1',
+      kind,
+      text: 'Done. @data please check the numbers',
+      platformIds: ['m1:edit:1'],
+      originalAt: check.originalAt,
+      at: check.editedAt,
+      addressedBefore: [],
+    },
+  });
+  const asked = (kind: AuthorKind) =>
+    decide(setup, EMPTY_STATE, editBy(kind), { nextRequestId: 1 }).effects.flatMap((e) =>
+      e.type === 'ask' ? e.turns.map((t) => t.ask.agent) : [],
+    );
+
+  it("asks the agents a human's edit newly names", () => {
+    expect(asked('human')).toEqual(['data']);
+  });
+
+  it("asks nobody for an agent's or the bridge's edit (a streamed reply growing is never a request)", () => {
+    expect(asked('agent')).toEqual([]);
+    expect(asked('system')).toEqual([]);
+    const quiet = decide(setup, EMPTY_STATE, editBy('agent'), { nextRequestId: 1 });
+    expect(quiet.writes).toEqual([]);
+    expect(quiet.effects).toEqual([]);
   });
 });

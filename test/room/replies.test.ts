@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyReply, isPass, worldPassText } from '../../src/room/text/replies.js';
+import { classifyReply, isPass, shownWhileWriting, worldPassText } from '../../src/room/text/replies.js';
 import { handBackText } from '../../src/room/turns.js';
 
 describe('what a reply means', () => {
@@ -52,5 +52,39 @@ describe('what a reply means', () => {
 
   it('says the turn limit in the hand-back line', () => {
     expect(handBackText(20)).toMatch(/20 agent messages in a row.*control is back with you/);
+  });
+});
+
+describe('what a reply still being written may show', () => {
+  it('never shows a hand-back tag, whole or half written', () => {
+    expect(shownWhileWriting('All done here. <world>pass</world>')).toBe('All done here.');
+    expect(shownWhileWriting('All done here. <world>pass</w')).toBe('All done here.');
+    expect(shownWhileWriting('All done here. <world>pa')).toBe('All done here.');
+    expect(shownWhileWriting('All done here. <wor')).toBe('All done here.');
+    expect(shownWhileWriting('All done here. <')).toBe('All done here.');
+    expect(shownWhileWriting('a < b and c, as said')).toBe('a < b and c, as said');
+  });
+
+  it('shows nothing while the reply is, or may still become, a pass', () => {
+    expect(shownWhileWriting('[pa')).toBe('');
+    expect(shownWhileWriting('`[pass]`')).toBe('');
+    expect(shownWhileWriting('[pass] nothing to add from me')).toBe('');
+    expect(shownWhileWriting('Short')).toBe('');
+  });
+
+  it('shows a finished reply as the room posts it: the tag inside code is literal, a pass with a remark is a pass', () => {
+    const replies = [
+      'All answered, nothing left to do here. <world>pass</world>',
+      'The tag to write is:\n```\n<world>pass</world>\n```',
+      'The tag is `<world>pass</world>` and `[pass]` the other',
+      'The tag, half written in a block:\n```\n<world>pa',
+      '[pass] nothing to add from me',
+      'Plain answer, long enough to show.',
+    ];
+    const posted = (reply: string) => {
+      const outcome = classifyReply(reply);
+      return outcome.kind === 'pass' ? '' : outcome.text;
+    };
+    expect(replies.map(shownWhileWriting)).toEqual(replies.map(posted));
   });
 });

@@ -2,7 +2,7 @@
  * What an agent's reply says about the turn: a pass (`[pass]` and the ways models write it), a hand-back
  * (`<world>pass</world>`), or a message; and whether a message moves anything forward.
  */
-import { hasFence, inlineCode, stripCode } from './code-spans.js';
+import { hasFence, inlineCode, segments, stripCode } from './code-spans.js';
 
 /** What an agent's reply means for the room. */
 export type ReplyOutcome =
@@ -54,6 +54,36 @@ export function classifyReply(reply: string): ReplyOutcome {
   }
   if (isPass(text)) return { kind: 'pass' };
   return { kind: 'message', text };
+}
+
+/** Below this, a preview would flicker a few words (and a pass may still be being written): nothing is shown. */
+const MIN_SHOWN = 12;
+const TAG = '<world>pass</world>';
+
+/**
+ * What of a reply still being written may be shown (platforms that stream by edits), read by the rules the room
+ * reads the finished reply by (`classifyReply`): nothing while it is, or may still become, a pass; a hand-back's
+ * text without its tag; never a tag half written at the end outside code. A tag inside code stays, as it is posted.
+ */
+export function shownWhileWriting(partial: string): string {
+  const outcome = classifyReply(partial);
+  if (outcome.kind === 'pass') return '';
+  const text = withoutOpenTag(outcome.text).trim();
+  const bare = text.replace(/^[`"'“‘*_]+/, '').toLowerCase();
+  if (PASS.startsWith(bare) || text.length < MIN_SHOWN) return '';
+  return text;
+}
+
+/** The text without a hand-back tag still being written at its end (`<wor`), unless that is inside code. */
+function withoutOpenTag(text: string): string {
+  const begun = (at: number) => TAG.startsWith(text.slice(at).replace(/\s+/g, '').toLowerCase());
+  let open = text.lastIndexOf('<');
+  // The tag's own `<` (of `</world>`) may come after the one it starts with.
+  while (open > 0 && !begun(open) && text.length - open < TAG.length) open = text.lastIndexOf('<', open - 1);
+  if (open < 0 || !begun(open)) return text;
+  const last = segments(text).at(-1);
+  const inProse = last?.kind === 'text' && open >= text.length - last.value.length;
+  return inProse ? text.slice(0, open) : text;
 }
 
 /** The bridge's line when an agent hands control back. */

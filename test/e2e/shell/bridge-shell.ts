@@ -14,7 +14,7 @@ import { FakeSandbox } from '../../fakes/fake-sandbox.js';
 import type { FakeOpenAI, FakeReply, FakeToolCall } from '../../fakes/openai-server/index.js';
 import { type TestAgent, testConfig } from '../../helpers/config.js';
 import type { Observed, Oracle, Reply, ReplyAction, Step, System, World } from '../../model/script.js';
-import { ACTION_CALL, ModelCalls, type Plan } from './model-calls.js';
+import { ACTION_CALL, frameIn, ModelCalls, type Plan } from './model-calls.js';
 import { LogTap, StoreTap } from './records.js';
 
 /** The time the bridge, the platform and the deadlines share: moved by the steps, never by the process. */
@@ -320,6 +320,7 @@ export abstract class BridgeShell implements System {
         requests: [...ask.requests],
         humans: ask.questions.map((q) => q.human),
         ...(ask.resume ? { resumes: ask.resume.id } : {}),
+        frame: frameIn(call.request),
       });
     }
     observed.push(...this.takePosts(), ...this.store.takeRequests());

@@ -36,8 +36,8 @@ export interface Plan {
   readonly rounds: readonly FakeReply[];
 }
 
-/** A messaging action's result, as the model read it back (`posted`, `refused`, `failed`). */
-export type ActionSeen = 'posted' | 'refused' | 'failed';
+/** A messaging action's result, as the model read it back (`posted`, `refused`, `private-room`, `failed`). */
+export type ActionSeen = 'posted' | 'refused' | 'private-room' | 'failed';
 
 /** The tool-call ids of actions start with this (other tool calls fill rounds). */
 export const ACTION_CALL = 'act';
@@ -161,6 +161,27 @@ export class ModelCalls {
 /** A messaging tool's answer read back into how the room took the action. */
 function actionSeen(text: string): ActionSeen {
   if (text.startsWith('[ERROR: the humans have control')) return 'refused';
+  if (/^\[ERROR: .* is a private room/.test(text)) return 'private-room';
   if (text.startsWith('[ERROR:')) return 'failed';
   return 'posted';
+}
+
+/** The situation frame of a turn's prompt, read back from its words (as script.ts `frameOf` names it). */
+export function frameIn(request: LlmRequest): string {
+  const note = [...request.messages].reverse().find((m) => m.role === 'user');
+  const text = typeof note?.content === 'string' ? note.content : '';
+  const at = text.indexOf('>>> SITUATION <<<\n');
+  const situation = at < 0 ? '' : text.slice(at + '>>> SITUATION <<<\n'.length);
+  const names = (list: string) => (list ? list.split(/, | and /).map((n) => n.replace(/^@/, '')) : []);
+  // Nobody may be named: an ask for a request cancelled meanwhile has no requester left.
+  let m = /^(.*?) ?asked for your action/.exec(situation);
+  if (m) return `requested by ${names(m[1] ?? '').join(',')}`;
+  m = /^@(\S+) answered the question you asked them/.exec(situation);
+  if (m) return `answered by ${m[1]}`;
+  m = /^This is a private conversation between you and @(\S+);/.exec(situation);
+  if (m) return `direct with ${m[1]}`;
+  if (situation.includes('you were not asked directly')) return 'observe';
+  if (/asks you for a private chat/.test(situation)) return 'chat-request';
+  if (/request #\d+ (has answered|reached its deadline|is settled)/.test(situation)) return 'resume';
+  return `unknown: ${situation.slice(0, 80)}`;
 }
