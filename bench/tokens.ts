@@ -19,7 +19,7 @@ import {
   type LlmClient,
   type LlmUsage,
 } from '../src/llm/client.js';
-import { renderMessage } from '../src/llm/context.js';
+import { renderingCount, renderMessage } from '../src/llm/context.js';
 import { widestBlock } from '../src/llm/history-window.js';
 import { renderSituation, type Situation } from '../src/llm/situation.js';
 import { BlockSummaries, SUMMARY_INSTRUCTIONS } from '../src/llm/summaries.js';
@@ -501,8 +501,10 @@ async function play(make: MakeMode, schema: 'prefix' | 'grammar' = 'prefix'): Pr
       toolRuns: [],
       at: id * 1000,
     };
-    room.push(message);
-    return message;
+    // Counted once, as the bridge's window counts a message the first time a turn reads it.
+    const counted = { ...message, tokens: { o200k_base: renderingCount(message, 'o200k_base') } };
+    room.push(counted);
+    return counted;
   };
   const started = process.hrtime.bigint();
   for (let i = 0; i < HUMAN_MESSAGES; i++) {

@@ -29,6 +29,7 @@ import { RequestIds } from './request-ids.js';
 import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
 import { roomSetup } from './room-setup.js';
+import { encodingsOf, RoomWindows } from './room-window.js';
 import { Rooms } from './rooms.js';
 import { statusText } from './status.js';
 import { StoreOutage } from './store-outage.js';
@@ -168,6 +169,9 @@ export function createBridge(options: BridgeOptions): Bridge {
   const clock = options.clock ?? Date.now;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const window = Math.max(settings.HISTORY_LIMIT + 1, MIN_WINDOW);
+  // Each room's window in memory, its messages counted once: what the room's loop commits and its turns read.
+  const windows = new RoomWindows({ store: store.rooms, size: window, encodings: encodingsOf(agents), log });
+  const roomStore = windows.store();
 
   const ids = new RequestIds({ blocks: store.requestIds, log });
   let ready: () => void = () => {};
@@ -213,7 +217,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       ? new BatchTurns({
           agents,
           llm,
-          rooms: store.rooms,
+          rooms: roomStore,
           window,
           settings,
           sources: services,
@@ -236,6 +240,8 @@ export function createBridge(options: BridgeOptions): Bridge {
           beat: registry ? () => registry.beat() : undefined,
         })
       : undefined;
+  // A room whose lease is lost is another bridge's: its window here is stale from now on.
+  lease?.onLost((roomId) => windows.drop(roomId));
   // With bridges sharing the store, commands and agents' actions for rooms another one serves are handed on there.
   const handed =
     lease && store.commands ? new HandedOn({ port: store.commands, replica: lease.replica, clock }) : undefined;
@@ -243,7 +249,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   const turns = new Turns({
     agents,
     runner,
-    rooms: store.rooms,
+    rooms: roomStore,
     journal: store.tools,
     window,
     messaging: (actor, order, agent) => new RoomMessaging(messagingDeps, actor, order, agent),
@@ -267,7 +273,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     timers,
     calls,
     sandbox,
-    rooms: store.rooms,
+    rooms: roomStore,
     status: (actor) =>
       statusText(
         {
@@ -298,7 +304,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     store: store.rooms,
     adapters,
     setup: (record) => roomSetup(config, record),
-    actor: { store: store.rooms, effects, ids, outage, clock, log, stored: () => embedding?.wake() },
+    actor: { store: roomStore, effects, ids, outage, clock, log, stored: () => embedding?.wake() },
     lease,
   });
   const marks = new CatchUpMarks(store.rooms, log);
