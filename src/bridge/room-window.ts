@@ -19,10 +19,15 @@ import type { MessageTokens, RoomMessage } from '../room/types.js';
 import type { CommitResult, Fence, RoomStore } from '../store/port.js';
 import { storedMessage } from '../store/sqlite/rows.js';
 
+/** Windows kept at most: the rooms read least recently are read from the store again when next asked for. */
+const MAX_ROOMS = 2000;
+
 export interface RoomWindowsDeps {
   readonly store: RoomStore;
   /** How many of a room's newest messages a window keeps (what a turn asks for). */
   readonly size: number;
+  /** How many rooms' windows are kept (the least recently read go first); MAX_ROOMS unless given. */
+  readonly rooms?: number | undefined;
   /** The encodings a message is counted in (those of the agents' models). */
   readonly encodings: readonly EncodingName[];
   readonly log: Logger;
@@ -60,7 +65,7 @@ export class RoomWindows {
     // A commit may have extended the window while it loaded.
     const messages = this.windows.get(roomId) ?? loaded;
     const counted = this.counted(roomId, messages);
-    if (counted !== messages && this.windows.get(roomId) === messages) this.windows.set(roomId, counted);
+    if (this.windows.get(roomId) === messages) this.keep(roomId, counted);
     return counted.slice(-limit);
   }
 
@@ -125,7 +130,7 @@ export class RoomWindows {
         const window = [...loaded, ...committed.filter((m) => m.id > newest)].slice(-this.deps.size);
         if (this.epochOf(roomId) === epoch) {
           this.loading.delete(roomId);
-          this.windows.set(roomId, window);
+          this.keep(roomId, window);
         }
         return window;
       },
@@ -136,6 +141,15 @@ export class RoomWindows {
     );
     this.loading.set(roomId, { messages, committed });
     return messages;
+  }
+
+  /** Keeps a room's window as the most recently read; past the bound, the least recently read is let go. */
+  private keep(roomId: number, window: RoomMessage[]): void {
+    this.windows.delete(roomId);
+    this.windows.set(roomId, window);
+    if (this.windows.size <= (this.deps.rooms ?? MAX_ROOMS)) return;
+    const oldest = this.windows.keys().next().value;
+    if (oldest !== undefined) this.drop(oldest);
   }
 
   private extend(roomId: number, writes: readonly Write[], ids: readonly number[]): void {

@@ -332,8 +332,8 @@ function turnNote(parts: {
   const retrieved: string[] = [];
   let free = parts.room - counter.count(build(situation, []));
   for (const message of parts.retrieved) {
-    const text = clipText(renderMessage(message), Math.floor(plan.turn / 4), counter);
-    const cost = counter.count(text) + 1;
+    const { text, tokens } = renderedWithin(message, Math.floor(plan.turn / 4), counter);
+    const cost = tokens + 1;
     if (cost > free) break;
     retrieved.push(text);
     free -= cost;

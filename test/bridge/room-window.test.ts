@@ -160,6 +160,26 @@ describe("a room's window in memory", () => {
     expect((await rooms.history(room.id, SIZE)).map((m) => m.content)).toEqual(['one', 'two']);
   });
 
+  it('keeps the windows of the rooms read most recently, within its bound', async () => {
+    const spy = counting(store.rooms);
+    const rooms = new RoomWindows({ store: spy.rooms, size: SIZE, rooms: 2, encodings, log: silentLogger() }).store();
+    const [a, b, c] = [
+      await store.rooms.open('test', 'g1'),
+      await store.rooms.open('test', 'g2'),
+      await store.rooms.open('test', 'g3'),
+    ];
+    for (const room of [a, b, c]) await commit(rooms, room.id, [said(`in ${room.channel}`)]);
+    await rooms.history(a.id, SIZE);
+    await rooms.history(b.id, SIZE);
+    await rooms.history(a.id, SIZE);
+    expect(spy.reads()).toBe(2);
+    await rooms.history(c.id, SIZE); // b goes: read least recently
+    await rooms.history(a.id, SIZE);
+    expect(spy.reads()).toBe(3);
+    expect((await rooms.history(b.id, SIZE)).map((m) => m.content)).toEqual(['in g2']);
+    expect(spy.reads()).toBe(4);
+  });
+
   it('takes in what was committed while it was being read', async () => {
     const room = await store.rooms.open('test', 'f');
     await commit(store.rooms, room.id, [said('first')]);

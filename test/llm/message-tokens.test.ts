@@ -103,11 +103,15 @@ describe("a message's token counts", () => {
       const fresh = spying(tokenCounter(model));
       const kept = spying(tokenCounter(model));
       const counted = MESSAGES.map(withCounts);
-      const before = await buildContext(input(MESSAGES, fresh.counter));
-      const after = await buildContext(input(counted, kept.counter));
+      // Older messages recall brings back (stored, so with their counts when kept) are shown from their counts too.
+      const older = [base(-2, { content: 'the plan from last week' }), base(-1, { content: 'budget: 40k' })];
+      const recalled = (messages: RoomMessage[]) => ({ recall: async () => messages });
+      const before = await buildContext({ ...input(MESSAGES, fresh.counter), ...recalled(older) });
+      const after = await buildContext({ ...input(counted, kept.counter), ...recalled(older.map(withCounts)) });
       expect(after, model).toEqual(before);
-      const renderings = MESSAGES.map(renderMessage);
-      expect(fresh.counted.filter((text) => renderings.includes(text)).length, model).toBe(MESSAGES.length);
+      expect(JSON.stringify(after.messages)).toContain('budget: 40k');
+      const renderings = [...MESSAGES, ...older].map(renderMessage);
+      expect(fresh.counted.filter((text) => renderings.includes(text)).length, model).toBe(renderings.length);
       expect(
         kept.counted.filter((text) => renderings.includes(text)),
         model,
