@@ -9,6 +9,7 @@ import type { Write } from '../../src/room/effects.js';
 import { EMPTY_STATE } from '../../src/room/state.js';
 import type { RoomMessage } from '../../src/room/types.js';
 import { openStore, type RoomStore, type SqliteStore } from '../../src/store/index.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
 import { human, message, stateAfter } from '../store/contract.js';
 
 const SIZE = 5;
@@ -199,5 +200,33 @@ describe("a room's window in memory", () => {
     await reading;
     await commit(rooms, room.id, [said('after')]);
     expect((await rooms.history(room.id, SIZE)).map((m) => m.content)).toEqual(['first', 'during', 'after']);
+  });
+});
+
+describe("a bridge's turns", () => {
+  let h: Harness | undefined;
+  afterEach(async () => h?.close());
+
+  it('read the room from the store once, and still see every message since', async () => {
+    h = await startHarness({ agents: [{ name: 'alice', activation: 'always' }] });
+    const rooms = h.store.rooms;
+    const read = rooms.history.bind(rooms);
+    let reads = 0;
+    rooms.history = (roomId, limit) => {
+      reads += 1;
+      return read(roomId, limit);
+    };
+    let n = 0;
+    h.llm.respond(() => ({ content: `answer ${++n}` }));
+    for (const text of ['first question', 'second question', 'third question']) {
+      await h.adapter.say(text);
+      await h.bridge.idle();
+    }
+    expect(h.llm.requests).toHaveLength(3);
+    const last = JSON.stringify(h.llm.requests.at(-1)?.messages);
+    for (const seen of ['first question', 'answer 1', 'second question', 'answer 2', 'third question']) {
+      expect(last).toContain(seen);
+    }
+    expect(reads).toBe(1);
   });
 });
