@@ -91,7 +91,7 @@ describe.runIf(plan.run)('Postgres', () => {
       await s.close();
       store = undefined;
       await expect(openPostgresStore(database().url)).rejects.toThrow(
-        /^DATABASE_URL: postgres:\/\/\[redacted\]@127\.0\.0\.1:\d+\/\w+ cannot be used: the database is at schema version 999, newer than this code knows \(17\); upgrade Roundtable$/,
+        /^DATABASE_URL: postgres:\/\/\[redacted\]@127\.0\.0\.1:\d+\/\w+ cannot be used: the database is at schema version 999, newer than this code knows \(18\); upgrade Roundtable$/,
       );
     });
 
