@@ -44,6 +44,7 @@ import {
 import { testConfig } from '../test/helpers/config.js';
 import { reportGoal } from './lib/goals.js';
 import { sized } from './lib/mode.js';
+import { turnHistory } from './lib/turn-history.js';
 
 const HUMAN_MESSAGES = sized(20, 6);
 
@@ -607,3 +608,16 @@ reportGoal({
   met: cacheFriendly.prefixShare >= 0.8,
   how: `input characters shared with an earlier request's prefix, over ${cacheFriendly.calls} calls of the scripted room (${HUMAN_MESSAGES} human messages)`,
 });
+
+// What a turn's history costs the bridge itself: the room's window with kept counts beside a store read and counting.
+const WINDOW = 64;
+const history = await turnHistory(WINDOW, sized(500, 50), sized(7, 3));
+console.log(
+  `Turn history: a room of ${WINDOW} messages, a turn after each new one (the store read or the window, then the ` +
+    'context built)',
+);
+console.log(`  store read, every message counted again   ${history.before.toFixed(3)} ms per turn`);
+console.log(`  window in memory, counts kept             ${history.after.toFixed(3)} ms per turn`);
+console.log(
+  `  ratio window/store read: ${(history.after / history.before).toFixed(2)} (medians of alternating rounds)`,
+);

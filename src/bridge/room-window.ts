@@ -54,6 +54,8 @@ export class RoomWindows {
    * hands since, whether or not this bridge saw its lease lost.
    */
   private readonly tokens = new Map<number, number | undefined>();
+  /** Counts made and not written back yet. */
+  private readonly unsaved: Array<{ id: number; tokens: MessageTokens }> = [];
 
   constructor(private readonly deps: RoomWindowsDeps) {}
 
@@ -64,7 +66,7 @@ export class RoomWindows {
     const loaded = this.windows.get(roomId) ?? (await this.load(roomId));
     // A commit may have extended the window while it loaded.
     const messages = this.windows.get(roomId) ?? loaded;
-    const counted = this.counted(roomId, messages);
+    const counted = this.counted(messages);
     if (this.windows.get(roomId) === messages) this.keep(roomId, counted);
     return counted.slice(-limit);
   }
@@ -167,7 +169,7 @@ export class RoomWindows {
   }
 
   /** The window with every message counted in every encoding: the ones not counted yet are counted and kept. */
-  private counted(roomId: number, messages: RoomMessage[]): RoomMessage[] {
+  private counted(messages: RoomMessage[]): RoomMessage[] {
     const { encodings } = this.deps;
     const kept: Array<{ id: number; tokens: MessageTokens }> = [];
     const result = messages.map((message) => {
@@ -180,11 +182,18 @@ export class RoomWindows {
       return { ...message, tokens: all };
     });
     if (kept.length === 0) return messages;
-    void this.deps.store.keepTokens(kept).catch((error: unknown) => {
-      // Only a cost: the counts are made again after a restart.
-      this.deps.log.warn({ err: error, room: roomId, messages: kept.length }, 'token counts were not kept');
-    });
+    this.unsaved.push(...kept);
+    // Written back after the turn has gone on to its model call, several rooms' counts in one statement.
+    if (this.unsaved.length === kept.length) setImmediate(() => this.save());
     return result;
+  }
+
+  private save(): void {
+    const counts = this.unsaved.splice(0);
+    void this.deps.store.keepTokens(counts).catch((error: unknown) => {
+      // Only a cost: the counts are made again after a restart.
+      this.deps.log.warn({ err: error, messages: counts.length }, 'token counts were not kept');
+    });
   }
 }
 
