@@ -155,6 +155,10 @@ export class RoomWindows {
   }
 
   private extend(roomId: number, writes: readonly Write[], ids: readonly number[]): void {
+    const window = this.windows.get(roomId);
+    const loading = this.loading.get(roomId);
+    // A room no turn has read yet has no window to extend (a room where no agent is woken never gets one).
+    if (!window && !loading) return;
     const written = writes.filter((w): w is Extract<Write, { type: 'message' }> => w.type === 'message');
     if (written.length === 0) return;
     if (ids.length !== written.length) {
@@ -163,9 +167,8 @@ export class RoomWindows {
       return;
     }
     const added = written.map((write, i) => storedMessage(ids[i] ?? 0, write.message));
-    const window = this.windows.get(roomId);
     if (window) this.windows.set(roomId, [...window, ...added].slice(-this.deps.size));
-    else this.loading.get(roomId)?.committed.push(...added);
+    else loading?.committed.push(...added);
   }
 
   /** The window with every message counted in every encoding: the ones not counted yet are counted and kept. */

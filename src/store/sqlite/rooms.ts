@@ -52,7 +52,7 @@ export class SqliteRooms implements RoomStore {
     roomId: number,
     writes: readonly Write[],
     snapshot: string | null,
-    stored: number[] | undefined,
+    stored?: number[],
   ) => void;
   private readonly forget: (roomId: number) => void;
   private readonly setTokens: (counts: ReadonlyArray<{ id: number; tokens: MessageTokens }>) => void;
@@ -212,12 +212,7 @@ export class SqliteRooms implements RoomStore {
       }
     };
     const inTransaction = db.transaction(
-      (
-        roomId: number,
-        writes: ReadonlyArray<Write | RoutedMessage>,
-        snapshot: string | null,
-        stored: number[] | undefined,
-      ) => {
+      (roomId: number, writes: ReadonlyArray<Write | RoutedMessage>, snapshot: string | null, stored?: number[]) => {
         for (const write of writes) applyWrite(roomId, write, stored);
         if (snapshot !== null && q.setState.run(snapshot, roomId).changes === 0) {
           throw new RoundtableError('store', `room ${roomId} is not stored: its decision cannot be`);
