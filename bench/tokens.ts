@@ -19,7 +19,7 @@ import {
   type LlmClient,
   type LlmUsage,
 } from '../src/llm/client.js';
-import { renderMessage } from '../src/llm/context.js';
+import { renderingCount, renderMessage } from '../src/llm/context.js';
 import { widestBlock } from '../src/llm/history-window.js';
 import { renderSituation } from '../src/llm/situation.js';
 import { BlockSummaries, SUMMARY_INSTRUCTIONS } from '../src/llm/summaries.js';
@@ -45,6 +45,7 @@ import {
 import { testConfig } from '../test/helpers/config.js';
 import { reportGoal } from './lib/goals.js';
 import { sized } from './lib/mode.js';
+import { turnHistory } from './lib/turn-history.js';
 
 const HUMAN_MESSAGES = sized(20, 6);
 
@@ -502,8 +503,10 @@ async function play(make: MakeMode, schema: 'prefix' | 'grammar' = 'prefix'): Pr
       toolRuns: [],
       at: id * 1000,
     };
-    room.push(message);
-    return message;
+    // Counted once, as the bridge's window counts a message the first time a turn reads it.
+    const counted = { ...message, tokens: { o200k_base: renderingCount(message, 'o200k_base') } };
+    room.push(counted);
+    return counted;
   };
   const started = process.hrtime.bigint();
   for (let i = 0; i < HUMAN_MESSAGES; i++) {
@@ -606,3 +609,16 @@ reportGoal({
   met: cacheFriendly.prefixShare >= 0.8,
   how: `input characters shared with an earlier request's prefix, over ${cacheFriendly.calls} calls of the scripted room (${HUMAN_MESSAGES} human messages)`,
 });
+
+// What a turn's history costs the bridge itself: the room's window with kept counts beside a store read and counting.
+const WINDOW = 64;
+const history = await turnHistory(WINDOW, sized(500, 50), sized(7, 3));
+console.log(
+  `Turn history: a room of ${WINDOW} messages, a turn after each new one (the store read or the window, then the ` +
+    'context built)',
+);
+console.log(`  store read, every message counted again   ${history.before.toFixed(3)} ms per turn`);
+console.log(`  window in memory, counts kept             ${history.after.toFixed(3)} ms per turn`);
+console.log(
+  `  ratio window/store read: ${(history.after / history.before).toFixed(2)} (medians of alternating rounds)`,
+);

@@ -29,6 +29,7 @@ import { RequestIds } from './request-ids.js';
 import { hasWork, resume } from './resume.js';
 import type { RoomActor } from './room-actor.js';
 import { roomSetup } from './room-setup.js';
+import { encodingsOf, RoomWindows } from './room-window.js';
 import { Rooms } from './rooms.js';
 import { statusText } from './status.js';
 import { StoreOutage } from './store-outage.js';
@@ -168,6 +169,9 @@ export function createBridge(options: BridgeOptions): Bridge {
   const clock = options.clock ?? Date.now;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const window = Math.max(settings.HISTORY_LIMIT + 1, MIN_WINDOW);
+  // Each room's window in memory, its messages counted once: what the room's loop commits and its turns read.
+  const windows = new RoomWindows({ store: store.rooms, size: window, encodings: encodingsOf(agents), log });
+  const roomStore = windows.store();
 
   const ids = new RequestIds({ blocks: store.requestIds, log });
   let ready: () => void = () => {};
@@ -210,7 +214,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       ? new BatchTurns({
           agents,
           llm,
-          rooms: store.rooms,
+          rooms: roomStore,
           window,
           settings,
           sources: services,
@@ -233,6 +237,8 @@ export function createBridge(options: BridgeOptions): Bridge {
           beat: registry ? () => registry.beat() : undefined,
         })
       : undefined;
+  // A room whose lease is lost is another bridge's: its window here is stale from now on.
+  lease?.onLost((roomId) => windows.drop(roomId));
   // With bridges sharing the store, commands and agents' actions for rooms another one serves are handed on there.
   const handed =
     lease && store.commands ? new HandedOn({ port: store.commands, replica: lease.replica, clock }) : undefined;
@@ -250,7 +256,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     store: store.rooms,
     adapters,
     config,
-    actor: { store: store.rooms, ids, outage, clock, log, embedding, marks },
+    actor: { store: roomStore, ids, outage, clock, log, embedding, marks },
     lease,
     journal: store.tools,
   });
@@ -260,7 +266,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     llm,
     sandbox,
     services,
-    rooms: store.rooms,
+    rooms: roomStore,
     journal: store.tools,
     window,
     messaging: { agents, calls, chats, handed, rooms },
@@ -287,7 +293,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       timers,
       calls,
       sandbox,
-      rooms: store.rooms,
+      rooms: roomStore,
       status: async (key) => {
         const actor = await rooms.byKey(key);
         if (!actor) return `Room ${key} is not served here.`;

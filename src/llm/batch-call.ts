@@ -21,7 +21,7 @@ import {
   splitUsage,
 } from './batch.js';
 import { type BudgetPlan, clipText, planBudget } from './budget.js';
-import { actionsBlock, agentCard, BRIDGE_RULES, knowledgeBlock, renderMessage } from './context.js';
+import { actionsBlock, agentCard, BRIDGE_RULES, knowledgeBlock, renderedWithin, renderMessage } from './context.js';
 import { historyStart } from './history-window.js';
 import { MESSAGE_OVERHEAD, REQUEST_OVERHEAD, type TokenCounter, tokenCounter } from './tokens.js';
 import { allocationsFor, type ContextSources } from './turn-context.js';
@@ -166,8 +166,8 @@ function transcriptWithin(
   counter: TokenCounter,
 ): { transcript: string; leftOut: readonly RoomMessage[] } {
   const rendered = history.map((message) => {
-    const text = clipText(renderMessage(message), Math.floor(share / 2), counter);
-    return { message, text, tokens: counter.count(text) + 1 };
+    const { text, tokens } = renderedWithin(message, Math.floor(share / 2), counter);
+    return { message, text, tokens: tokens + 1 };
   });
   const start = historyStart(
     rendered.map((r) => ({ id: r.message.id, tokens: r.tokens })),

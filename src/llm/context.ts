@@ -4,7 +4,15 @@ import type { RoomMessage } from '../room/types.js';
 import { type BudgetPlan, type BudgetUse, budgetStatus, clipText, planBudget, requestLimit } from './budget.js';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from './client.js';
 import { historyStart } from './history-window.js';
-import { countMessage, countTools, MESSAGE_OVERHEAD, REQUEST_OVERHEAD, type TokenCounter } from './tokens.js';
+import {
+  countMessage,
+  countTools,
+  fromRaw,
+  MESSAGE_OVERHEAD,
+  REQUEST_OVERHEAD,
+  rawCount,
+  type TokenCounter,
+} from './tokens.js';
 
 /** How much of a past tool result is replayed in later contexts. */
 const RESULT_IN_HISTORY = 2000;
@@ -101,6 +109,36 @@ export function renderMessage(message: RoomMessage): string {
   return [...runs, `[${speaker}]: ${said.join('\n')}`].join('\n');
 }
 
+/**
+ * What `renderMessage(message)` costs as `counter` counts it: the count kept with the message for the counter's
+ * encoding (the approximation margin applied at use), else counted now.
+ */
+export function renderedTokens(message: RoomMessage, counter: TokenCounter, rendering?: string): number {
+  const raw = message.tokens?.[counter.encoding];
+  return raw === undefined ? counter.count(rendering ?? renderMessage(message)) : fromRaw(counter, raw);
+}
+
+/** The raw count (no margin) of a message's rendering in `encoding`: what is kept with the message. */
+export function renderingCount(message: RoomMessage, encoding: TokenCounter['encoding']): number {
+  return rawCount(encoding, renderMessage(message));
+}
+
+/**
+ * A message rendered within `max` tokens: whole when its count (kept, or counted now) fits, else clipped the same
+ * way every time (only a huge message: it is counted again then).
+ */
+export function renderedWithin(
+  message: RoomMessage,
+  max: number,
+  counter: TokenCounter,
+): { text: string; tokens: number; clipped: boolean } {
+  const full = renderMessage(message);
+  const tokens = renderedTokens(message, counter, full);
+  if (tokens <= max) return { text: full, tokens, clipped: false };
+  const text = clipText(full, max, counter);
+  return { text, tokens: counter.count(text), clipped: text !== full };
+}
+
 /** Who the agent is: its name, the others at the table, its own prompt. */
 export function agentCard(name: string, others: readonly string[], systemPrompt: string): string {
   const table = others.length > 0 ? others.map((n) => `@${n}`).join(', ') : 'no other agents';
@@ -173,11 +211,11 @@ export async function buildContext(input: ContextInput): Promise<BuiltContext> {
   const systemTokens = countMessage(counter, system);
 
   // Each message within half the history share, clipped the same way every time (so the prefix holds).
+  // A message's count is kept with it (counted once): only a clipped one is counted here.
   const rendered = input.history.map((message) => {
-    const full = renderMessage(message);
-    const content = clipText(full, Math.floor(plan.history / 2), counter);
-    const param = { role: roleOf(message, input.agent.name), content } as ChatCompletionMessageParam;
-    return { message, param, tokens: countMessage(counter, param), clipped: content !== full };
+    const { text, tokens, clipped } = renderedWithin(message, Math.floor(plan.history / 2), counter);
+    const param = { role: roleOf(message, input.agent.name), content: text } as ChatCompletionMessageParam;
+    return { message, param, tokens: MESSAGE_OVERHEAD + tokens, clipped };
   });
   // With summaries, a quarter of the history share is theirs: the messages keep the rest.
   const summaryShare = input.summaries ? Math.floor(plan.history / 4) : 0;
@@ -294,8 +332,8 @@ function turnNote(parts: {
   const retrieved: string[] = [];
   let free = parts.room - counter.count(build(situation, []));
   for (const message of parts.retrieved) {
-    const text = clipText(renderMessage(message), Math.floor(plan.turn / 4), counter);
-    const cost = counter.count(text) + 1;
+    const { text, tokens } = renderedWithin(message, Math.floor(plan.turn / 4), counter);
+    const cost = tokens + 1;
     if (cost > free) break;
     retrieved.push(text);
     free -= cost;

@@ -53,8 +53,6 @@ const CACHE_ENTRIES = 500;
 
 class BpeCounter implements TokenCounter {
   private readonly cache = new Map<string, number>();
-  // Text is counted as text: a user writing "<|endoftext|>" is not a special token (and must not throw).
-  private readonly plain = { disallowedSpecial: new Set<string>() };
 
   constructor(
     readonly encoding: EncodingName,
@@ -73,11 +71,25 @@ class BpeCounter implements TokenCounter {
   }
 
   private raw(text: string): number {
-    const count = countFunction(this.encoding);
-    let tokens = 0;
-    for (const piece of pieces(text)) tokens += count(piece, this.plain);
-    return this.exact ? tokens : Math.ceil(tokens * APPROXIMATION_MARGIN);
+    return fromRaw(this, rawCount(this.encoding, text));
   }
+}
+
+// Text is counted as text: a user writing "<|endoftext|>" is not a special token (and must not throw).
+const PLAIN = { disallowedSpecial: new Set<string>() };
+
+/** The tokens of `text` in `encoding`, without the approximation margin (what a message keeps as its count). */
+export function rawCount(encoding: EncodingName, text: string): number {
+  if (text.length === 0) return 0;
+  const count = countFunction(encoding);
+  let tokens = 0;
+  for (const piece of pieces(text)) tokens += count(piece, PLAIN);
+  return tokens;
+}
+
+/** A raw count as `counter` counts: the approximation margin applied for a model whose tokenizer is unknown. */
+export function fromRaw(counter: Pick<TokenCounter, 'exact'>, raw: number): number {
+  return counter.exact ? raw : Math.ceil(raw * APPROXIMATION_MARGIN);
 }
 
 /**

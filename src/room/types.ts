@@ -29,4 +29,16 @@ export interface RoomMessage {
   /** The bridge's lines about the files uploaded with it (`[file: uploads/a.csv (text/csv, 1.2 KB)]`), if any. */
   readonly files?: readonly string[] | undefined;
   readonly at: number;
+  /**
+   * What the message costs as an agent's context renders it (tool runs and file lines included), per encoding,
+   * without any approximation margin: counted once, when it is first read for a turn, and kept with it. Absent for an
+   * encoding not counted yet.
+   */
+  readonly tokens?: MessageTokens | undefined;
+}
+
+/** A message's token counts by encoding name (`o200k_base`, `cl100k_base`). */
+export interface MessageTokens {
+  readonly o200k_base?: number | undefined;
+  readonly cl100k_base?: number | undefined;
 }

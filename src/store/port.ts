@@ -8,7 +8,7 @@ import type { DecisionRecord, RequestRow, Write } from '../room/effects.js';
 import type { ToolRun } from '../room/events.js';
 import type { Place } from '../room/privacy.js';
 import type { RoomState } from '../room/state.js';
-import type { RoomMessage } from '../room/types.js';
+import type { MessageTokens, RoomMessage } from '../room/types.js';
 import type {
   CommandClaimPort,
   Fence,
@@ -97,11 +97,20 @@ export interface RoomStore {
    * result is `duplicate`. `open` and `all` return the
    * state last committed (after a restart too). A decision that cannot be stored rejects with a StoreError:
    * `retryable` when the store cannot write now (a full disk, a lock held too long), so the same decision may be
-   * tried again later; not when it would be refused again.
+   * tried again later; not when it would be refused again. `stored`, when given, receives the row ids of the messages
+   * the decision stored, in the order of its writes (only meaningful when the result is `done`).
    */
-  commit(roomId: number, writes: readonly Write[], state: RoomState, fence?: Fence): Promise<CommitResult>;
+  commit(
+    roomId: number,
+    writes: readonly Write[],
+    state: RoomState,
+    fence?: Fence,
+    stored?: number[],
+  ): Promise<CommitResult>;
   /** The room's newest `limit` messages, oldest first. */
   history(roomId: number, limit: number): Promise<RoomMessage[]>;
+  /** Keeps token counts with stored messages (a message no longer stored is skipped; an encoding not given stays). */
+  keepTokens(counts: ReadonlyArray<{ readonly id: number; readonly tokens: MessageTokens }>): Promise<void>;
   /** A page of the room's messages for a transcript: the newest `limit` before row id `before` (or the newest), oldest first. */
   transcript(
     roomId: number,

@@ -8,6 +8,7 @@ import type { RequestRow, StoredMessage, Write } from '../../src/room/effects.js
 import type { Incoming, Note, ToolRun } from '../../src/room/events.js';
 import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/state.js';
 import type { StorePort } from '../../src/store/index.js';
+import { storedMessage } from '../../src/store/sqlite/rows.js';
 
 /** An empty database for one test: `open` gives a store over it (again after `close`, for a restart). */
 export interface TestDatabase {
@@ -132,6 +133,56 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         expect(last[2]).toMatchObject({ kind: 'agent', audience: ['alice', 'code'], toolRuns: runs });
         // Row ids order the history and name the message for its embedding.
         expect(last[1]?.id).toBeLessThan(last[2]?.id ?? 0);
+      });
+
+      it('tells the row ids of the messages a decision stored, each read back as it was written', async () => {
+        const room = await store.rooms.open('console', 'ids');
+        const first = human(1, 'see the file @code', ['p1'], {
+          mentions: ['code'],
+          requests: ['code'],
+          files: ['[file: uploads/a.csv (text/csv, 1.2 KB)]'],
+        });
+        const runs = [{ tool: 'bash', input: 'wc -l a.csv', output: '3 a.csv' }];
+        const reply = agentMessage(2, 'three lines', ['p2', 'p3'], { audience: ['alice', 'code'], toolRuns: runs });
+        const stored: number[] = [];
+        const writes = [message(first), message(reply)];
+        expect(
+          await store.rooms.commit(room.id, writes, stateAfter(EMPTY_STATE, first, reply), undefined, stored),
+        ).toBe('done');
+        const read = await store.rooms.history(room.id, 10);
+        expect(stored).toEqual(read.map((m) => m.id));
+        expect([storedMessage(stored[0] ?? 0, first), storedMessage(stored[1] ?? 0, reply)]).toEqual(read);
+        // A duplicate stores nothing: the ids it names are not the room's.
+        const again: number[] = [];
+        const dup = human(3, 'again', ['p3']);
+        expect(await store.rooms.commit(room.id, [message(dup)], stateAfter(EMPTY_STATE, dup), undefined, again)).toBe(
+          'duplicate',
+        );
+      });
+
+      it('keeps token counts with stored messages, per encoding, across a restart', async () => {
+        const room = await store.rooms.open('console', 'tokens');
+        const a = human(1, 'one', ['t1']);
+        const b = human(2, 'two', ['t2']);
+        await store.rooms.commit(room.id, [message(a), message(b)], stateAfter(EMPTY_STATE, a, b));
+        const [first, second] = await store.rooms.history(room.id, 2);
+        expect(first?.tokens).toBeUndefined();
+        await store.rooms.keepTokens([{ id: first?.id ?? 0, tokens: { o200k_base: 7 } }]);
+        await store.rooms.keepTokens([
+          { id: first?.id ?? 0, tokens: { cl100k_base: 8 } },
+          { id: second?.id ?? 0, tokens: { o200k_base: 9, cl100k_base: 10 } },
+        ]);
+        await reopen();
+        const read = await store.rooms.history(room.id, 2);
+        expect(read.map((m) => m.tokens)).toEqual([
+          { o200k_base: 7, cl100k_base: 8 },
+          { o200k_base: 9, cl100k_base: 10 },
+        ]);
+        // A message no longer stored is skipped.
+        await store.rooms.clear(room.id);
+        await expect(
+          store.rooms.keepTokens([{ id: first?.id ?? 0, tokens: { o200k_base: 1 } }]),
+        ).resolves.toBeUndefined();
       });
 
       it("keeps why a room decided: each message's routing and the other records, by the message they are about", async () => {

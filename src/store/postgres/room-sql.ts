@@ -51,6 +51,13 @@ export const ROOM_SQL = {
     `INSERT INTO message_refs (channel_id, platform_message_id, message_id)
      SELECT $1, id, $3 FROM unnest($2::text[]) AS id ON CONFLICT DO NOTHING`,
   ),
+  // Counts kept for stored messages, several in one statement; an encoding not given keeps what it had.
+  setTokens: statement(
+    'set-tokens',
+    `UPDATE messages m SET tokens_o200k = coalesce(t.o200k, m.tokens_o200k),
+       tokens_cl100k = coalesce(t.cl100k, m.tokens_cl100k)
+     FROM unnest($1::bigint[], $2::integer[], $3::integer[]) AS t(id, o200k, cl100k) WHERE m.id = t.id`,
+  ),
   setState: statement('set-state', 'UPDATE channels SET state = $1 WHERE id = $2'),
   // The fencing check, first in a fenced decision's transaction: the share lock holds off a change of hands (whose
   // UPDATE waits for this commit), so every write of the decision is made under the lease it names.

@@ -3,7 +3,7 @@ import { LeaseLostError, RoundtableError } from '../../errors.js';
 import type { RequestRow, Write } from '../../room/effects.js';
 import type { Note } from '../../room/events.js';
 import type { RoomState } from '../../room/state.js';
-import type { RoomMessage } from '../../room/types.js';
+import type { MessageTokens, RoomMessage } from '../../room/types.js';
 import type { CommitResult, DecisionRow, Fence, NoteRecord, RoomRecord, RoomStore, TranscriptRow } from '../port.js';
 import { derivable, withDerived } from '../snapshot.js';
 import {
@@ -75,7 +75,13 @@ export class PostgresRooms implements RoomStore {
     return (await rows<ChannelDb>(this.pool, Q.rooms)).map((row) => this.record(row));
   }
 
-  async commit(roomId: number, all: readonly Write[], state: RoomState, fence?: Fence): Promise<CommitResult> {
+  async commit(
+    roomId: number,
+    all: readonly Write[],
+    state: RoomState,
+    fence?: Fence,
+    stored?: number[],
+  ): Promise<CommitResult> {
     const last = this.last.get(roomId);
     const snapshot = last !== undefined && derivable(last, all, state) ? null : JSON.stringify(state);
     // A message's routing record goes on its own row: the commonest decision stays one statement.
@@ -85,7 +91,7 @@ export class PostgresRooms implements RoomStore {
       if (fence !== undefined && snapshot === null && rest.length === 0 && oneChunk(only)) {
         // The commonest decision under a lease: one statement that checks the token too.
         if (!only) await this.checkFence(this.pool, roomId, fence);
-        else if (!(await this.insertFenced(roomId, only, fence))) {
+        else if (!(await this.insertFenced(roomId, only, fence, stored))) {
           await this.checkFence(this.pool, roomId, fence);
           throw DUPLICATE;
         }
@@ -96,11 +102,11 @@ export class PostgresRooms implements RoomStore {
         !(only?.type === 'message' && only.message.platformIds.length > 1)
       ) {
         // One statement is a transaction already: no BEGIN/COMMIT round trips for the commonest decision.
-        if (only) await this.apply(this.pool, roomId, only);
+        if (only) await this.apply(this.pool, roomId, only, stored);
       } else {
         await transaction(this.pool, async (tx) => {
           if (fence) await this.checkFence(tx, roomId, fence);
-          for (const write of writes) await this.apply(tx, roomId, write);
+          for (const write of writes) await this.apply(tx, roomId, write, stored);
           if (snapshot !== null && (await run(tx, Q.setState, [snapshot, roomId])) === 0) {
             throw new RoundtableError('store', `room ${roomId} is not stored: its decision cannot be`);
           }
@@ -116,6 +122,19 @@ export class PostgresRooms implements RoomStore {
 
   async history(roomId: number, limit: number): Promise<RoomMessage[]> {
     return (await rows<MessageDb>(this.pool, Q.history, [roomId, limit])).map(toMessage);
+  }
+
+  async keepTokens(counts: ReadonlyArray<{ id: number; tokens: MessageTokens }>): Promise<void> {
+    if (counts.length === 0) return;
+    try {
+      await run(this.pool, Q.setTokens, [
+        counts.map((c) => c.id),
+        counts.map((c) => c.tokens.o200k_base ?? null),
+        counts.map((c) => c.tokens.cl100k_base ?? null),
+      ]);
+    } catch (error) {
+      throw writeError(error);
+    }
   }
 
   async transcript(roomId: number, page: { before?: number | undefined; limit: number }): Promise<TranscriptRow[]> {
@@ -205,27 +224,40 @@ export class PostgresRooms implements RoomStore {
   }
 
   /** Stores a one-chunk message under the lease `fence` names; false when it was not (a duplicate or a stale token). */
-  private async insertFenced(roomId: number, write: MessageWrite | RoutedMessage, fence: Fence): Promise<boolean> {
+  private async insertFenced(
+    roomId: number,
+    write: MessageWrite | RoutedMessage,
+    fence: Fence,
+    stored: number[] | undefined,
+  ): Promise<boolean> {
     const { message } = write;
     const [first = null] = message.platformIds;
     const values = [roomId, first, ...messageValues(message), ...routedValues(write), fence.token];
-    return (await rows(this.pool, Q.insertMessageFenced, values)).length > 0;
+    const [row] = await rows<{ id: number }>(this.pool, Q.insertMessageFenced, values);
+    if (row) stored?.push(row.id);
+    return row !== undefined;
   }
 
   /** One write of a decision. A message with further chunk ids takes several statements (inside a transaction). */
-  private async apply(sql: Sql, roomId: number, write: Write | RoutedMessage): Promise<void> {
+  private async apply(
+    sql: Sql,
+    roomId: number,
+    write: Write | RoutedMessage,
+    stored: number[] | undefined,
+  ): Promise<void> {
     switch (write.type) {
       case 'message': {
         const [first = null, ...more] = write.message.platformIds;
         if (more.length > 0 && (await rows(sql, Q.anySeen, [roomId, more])).length > 0) throw DUPLICATE;
-        const [stored] = await rows<{ id: number }>(sql, Q.insertMessage, [
+        const [row] = await rows<{ id: number }>(sql, Q.insertMessage, [
           roomId,
           first,
           ...messageValues(write.message),
           ...routedValues(write),
         ]);
-        if (!stored) throw DUPLICATE;
-        if (more.length > 0) await run(sql, Q.insertRefs, [roomId, more, stored.id]);
+        if (!row) throw DUPLICATE;
+        stored?.push(row.id);
+        if (more.length > 0) await run(sql, Q.insertRefs, [roomId, more, row.id]);
         return;
       }
       case 'request':

@@ -3,8 +3,8 @@ import { RoundtableError } from '../../errors.js';
 import type { RequestRow, Write } from '../../room/effects.js';
 import type { Note } from '../../room/events.js';
 import type { RoomState } from '../../room/state.js';
-import type { RoomMessage } from '../../room/types.js';
-import type { CommitResult, DecisionRow, NoteRecord, RoomRecord, RoomStore, TranscriptRow } from '../port.js';
+import type { MessageTokens, RoomMessage } from '../../room/types.js';
+import type { CommitResult, DecisionRow, Fence, NoteRecord, RoomRecord, RoomStore, TranscriptRow } from '../port.js';
 import { type Derived, derivable, withDerived } from '../snapshot.js';
 import {
   fold,
@@ -15,6 +15,7 @@ import {
   type RequestDb,
   type RoutedMessage,
   requestValues,
+  SET_TOKENS,
   TRANSCRIPT_COLUMNS,
   type TranscriptDb,
   toDecision,
@@ -47,8 +48,14 @@ export class SqliteRooms implements RoomStore {
    */
   private readonly last = new Map<number, RoomState>();
   private readonly q;
-  private readonly apply: (roomId: number, writes: readonly Write[], snapshot: string | null) => void;
+  private readonly apply: (
+    roomId: number,
+    writes: readonly Write[],
+    snapshot: string | null,
+    stored?: number[],
+  ) => void;
   private readonly forget: (roomId: number) => void;
+  private readonly setTokens: (counts: ReadonlyArray<{ id: number; tokens: MessageTokens }>) => void;
 
   constructor(db: Database.Database, clock: () => number) {
     const q = {
@@ -68,6 +75,7 @@ export class SqliteRooms implements RoomStore {
          ORDER BY id DESC LIMIT 1`,
       ),
       insertMessage: db.prepare(INSERT_MESSAGE),
+      setTokens: db.prepare(SET_TOKENS),
       refExists: db.prepare<[number, string, number, string], { one: number }>(
         `SELECT 1 AS one FROM messages WHERE channel_id = ? AND platform_message_id = ?
          UNION ALL SELECT 1 FROM message_refs WHERE channel_id = ? AND platform_message_id = ? LIMIT 1`,
@@ -162,7 +170,7 @@ export class SqliteRooms implements RoomStore {
       q.refExists.get(roomId, platformId, roomId, platformId) !== undefined;
 
     /** One write: one statement, except a message with further chunk ids (run inside a transaction). */
-    const applyWrite = (roomId: number, write: Write | RoutedMessage): void => {
+    const applyWrite = (roomId: number, write: Write | RoutedMessage, stored: number[] | undefined): void => {
       switch (write.type) {
         case 'message': {
           const [first = null, ...more] = write.message.platformIds;
@@ -178,6 +186,7 @@ export class SqliteRooms implements RoomStore {
             first,
           );
           if (info.changes === 0) throw DUPLICATE;
+          stored?.push(Number(info.lastInsertRowid));
           for (const id of more) q.insertRef.run(roomId, id, info.lastInsertRowid);
           return;
         }
@@ -203,14 +212,14 @@ export class SqliteRooms implements RoomStore {
       }
     };
     const inTransaction = db.transaction(
-      (roomId: number, writes: ReadonlyArray<Write | RoutedMessage>, snapshot: string | null) => {
-        for (const write of writes) applyWrite(roomId, write);
+      (roomId: number, writes: ReadonlyArray<Write | RoutedMessage>, snapshot: string | null, stored?: number[]) => {
+        for (const write of writes) applyWrite(roomId, write, stored);
         if (snapshot !== null && q.setState.run(snapshot, roomId).changes === 0) {
           throw new RoundtableError('store', `room ${roomId} is not stored: its decision cannot be`);
         }
       },
     );
-    this.apply = (roomId, all, snapshot) => {
+    this.apply = (roomId, all, snapshot, stored) => {
       const writes = fold(all);
       // A decision that is one statement (most often: one message, the snapshot unchanged) needs no BEGIN/COMMIT
       // of its own: a single statement is a transaction already.
@@ -220,14 +229,20 @@ export class SqliteRooms implements RoomStore {
         rest.length === 0 &&
         !(only?.type === 'message' && only.message.platformIds.length > 1)
       ) {
-        if (only) applyWrite(roomId, only);
+        if (only) applyWrite(roomId, only, stored);
         return;
       }
       // BEGIN IMMEDIATE: a transaction that reads before it writes (a message's further ids) takes the write lock
       // first, so another writer makes it wait (busy_timeout); a deferred one would fail at once ("database is
       // locked") when it came to write.
-      inTransaction.immediate(roomId, writes, snapshot);
+      inTransaction.immediate(roomId, writes, snapshot, stored);
     };
+    const setTokens = db.transaction((counts: ReadonlyArray<{ id: number; tokens: MessageTokens }>) => {
+      for (const { id, tokens } of counts) {
+        q.setTokens.run(tokens.o200k_base ?? null, tokens.cl100k_base ?? null, id);
+      }
+    });
+    this.setTokens = (counts) => setTokens.immediate(counts);
 
     const forget = db.transaction((roomId: number) => {
       q.keepDerived.run({ room: roomId });
@@ -255,11 +270,17 @@ export class SqliteRooms implements RoomStore {
     return this.q.rooms.all().map((row) => this.record(row));
   }
 
-  async commit(roomId: number, writes: readonly Write[], state: RoomState): Promise<CommitResult> {
+  async commit(
+    roomId: number,
+    writes: readonly Write[],
+    state: RoomState,
+    _fence?: Fence,
+    stored?: number[],
+  ): Promise<CommitResult> {
     const last = this.last.get(roomId);
     const snapshot = last !== undefined && derivable(last, writes, state) ? null : JSON.stringify(state);
     try {
-      this.apply(roomId, writes, snapshot);
+      this.apply(roomId, writes, snapshot, stored);
     } catch (error) {
       if (error === DUPLICATE) return 'duplicate';
       throw writeError(error);
@@ -270,6 +291,15 @@ export class SqliteRooms implements RoomStore {
 
   async history(roomId: number, limit: number): Promise<RoomMessage[]> {
     return this.q.history.all(roomId, limit).map(toMessage);
+  }
+
+  async keepTokens(counts: ReadonlyArray<{ id: number; tokens: MessageTokens }>): Promise<void> {
+    if (counts.length === 0) return;
+    try {
+      this.setTokens(counts);
+    } catch (error) {
+      throw writeError(error);
+    }
   }
 
   async transcript(roomId: number, page: { before?: number | undefined; limit: number }): Promise<TranscriptRow[]> {

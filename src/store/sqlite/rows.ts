@@ -1,7 +1,7 @@
 /** How messages and requests are kept in SQLite rows (JSON in TEXT columns), both ways. */
 import type { DecisionRecord, RequestRow, StoredMessage, Write } from '../../room/effects.js';
 import type { Participant, RequestAnswer, ToolRun } from '../../room/events.js';
-import type { RoomMessage } from '../../room/types.js';
+import type { MessageTokens, RoomMessage } from '../../room/types.js';
 import type { DecisionRow, TranscriptRow } from '../port.js';
 
 export interface MessageDb {
@@ -16,11 +16,23 @@ export interface MessageDb {
   tool_runs: string | null;
   files: string | null;
   created_at: number;
+  tokens_o200k: number | null;
+  tokens_cl100k: number | null;
 }
 
 /** The columns `toMessage` reads. */
 export const MESSAGE_COLUMNS =
-  'id, author, author_id, kind, content, mentions, requests, audience, tool_runs, files, created_at';
+  'id, author, author_id, kind, content, mentions, requests, audience, tool_runs, files, created_at, tokens_o200k, ' +
+  'tokens_cl100k';
+
+/** The counts a row keeps (none: not counted yet in any encoding). */
+function tokensOf(row: MessageDb): MessageTokens | undefined {
+  if (row.tokens_o200k === null && row.tokens_cl100k === null) return undefined;
+  return {
+    ...(row.tokens_o200k !== null ? { o200k_base: row.tokens_o200k } : {}),
+    ...(row.tokens_cl100k !== null ? { cl100k_base: row.tokens_cl100k } : {}),
+  };
+}
 
 export function toMessage(row: MessageDb): RoomMessage {
   return {
@@ -35,11 +47,42 @@ export function toMessage(row: MessageDb): RoomMessage {
     toolRuns: row.tool_runs ? (JSON.parse(row.tool_runs) as ToolRun[]) : [],
     ...(row.files !== null ? { files: JSON.parse(row.files) as string[] } : {}),
     at: row.created_at,
+    ...withTokens(tokensOf(row)),
   };
 }
 
+const withTokens = (tokens: MessageTokens | undefined) => (tokens ? { tokens } : {});
+
 /** A message write, as the room's reading of a message makes it (an agent's reply carries its turn's tool runs). */
 type MessageWrite = StoredMessage & { readonly toolRuns?: readonly ToolRun[] | undefined };
+
+/** The message `toMessage` reads back from the row `messageValues` writes for `message` with row id `id`. */
+export function storedMessage(id: number, message: MessageWrite): RoomMessage {
+  const runs = message.toolRuns ?? [];
+  return {
+    id,
+    author: message.author,
+    authorId: message.authorId,
+    kind: message.kind,
+    content: message.text,
+    mentions: [...message.mentions],
+    ...(message.requests !== undefined ? { requests: [...message.requests] } : {}),
+    ...(message.audience !== null ? { audience: [...message.audience] } : {}),
+    toolRuns: runs.map((run) => ({ ...run })),
+    ...(message.files && message.files.length > 0 ? { files: [...message.files] } : {}),
+    at: message.at,
+  };
+}
+
+/** Counts kept for stored messages, by row id. */
+export interface TokenRow {
+  readonly id: number;
+  readonly tokens: MessageTokens;
+}
+
+/** Keeps counts on a message's row; an encoding not given keeps what it had. */
+export const SET_TOKENS = `UPDATE messages SET tokens_o200k = coalesce(?, tokens_o200k),
+    tokens_cl100k = coalesce(?, tokens_cl100k) WHERE id = ?`;
 
 /** The INSERT's values after the room and the first platform id, in the order of `INSERT_MESSAGE`'s columns. */
 export function messageValues(message: MessageWrite): Array<string | number | null> {
