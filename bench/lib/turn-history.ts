@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { RoomWindows } from '../../src/bridge/room-window.js';
+import { RoomWindows } from '../../src/bridge/loop/room-window.js';
 import { DEFAULT_ALLOCATIONS } from '../../src/config/index.js';
 import { buildContext } from '../../src/llm/context.js';
 import { tokenCounter } from '../../src/llm/tokens.js';

@@ -11,7 +11,7 @@ import type { LoopEvent } from './protocol.js';
 
 /** The room's loop: its file, where an event is handed to it, and where it takes the next one. */
 export const ROOM_LOOP = {
-  file: 'src/bridge/room-actor.ts',
+  file: 'src/bridge/loop/room-actor.ts',
   deliver: 'RoomActor.deliver',
   take: 'RoomActor.take',
 } as const;

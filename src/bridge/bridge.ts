@@ -8,34 +8,34 @@ import type { AdapterSink, ChatAdapter, Sandbox } from '../ports.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
 import type { StorePort } from '../store/port.js';
 import { type Backoff, DEFAULT_BACKOFF } from './backoff.js';
-import { BatchTurns } from './batch-turns.js';
-import { budgetText } from './budget.js';
-import { Calls } from './calls.js';
-import { CatchUpMarks } from './catch-up-marks.js';
-import { Commands } from './commands.js';
-import { effectsRunner } from './effects.js';
-import { HandedOn, onSignal } from './handed-on.js';
-import { type Handover, handoverFor } from './handover.js';
-import { LeaseKeeper } from './leases.js';
-import { Notices } from './notices.js';
-import { Overview } from './overview.js';
-import { Poster } from './poster.js';
-import { Previews } from './previews.js';
-import { PrivateChats } from './private-chats.js';
-import { chatLog, PrivateRooms } from './private-rooms.js';
-import { Reception } from './reception.js';
-import { liveReplicas, type ReplicaRegistry, registryFor } from './replica-registry.js';
-import { RequestIds } from './request-ids.js';
-import { hasWork, resume } from './resume.js';
-import type { RoomActor } from './room-actor.js';
-import { roomSetup } from './room-setup.js';
-import { encodingsOf, RoomWindows } from './room-window.js';
-import { Rooms } from './rooms.js';
-import { statusText } from './status.js';
-import { StoreOutage } from './store-outage.js';
-import { processScheduler, type Scheduler, Timers } from './timers.js';
-import { Turns } from './turns.js';
-import { Uploads } from './uploads.js';
+import { BatchTurns } from './executors/batch-turns.js';
+import { Calls } from './executors/calls.js';
+import { effectsRunner } from './executors/effects.js';
+import { Poster } from './executors/poster.js';
+import { Previews } from './executors/previews.js';
+import { PrivateChats } from './executors/private-chats.js';
+import { chatLog, PrivateRooms } from './executors/private-rooms.js';
+import { processScheduler, type Scheduler, Timers } from './executors/timers.js';
+import { Turns } from './executors/turns.js';
+import { CatchUpMarks } from './inbound/catch-up-marks.js';
+import { Commands } from './inbound/commands.js';
+import { Notices } from './inbound/notices.js';
+import { Reception } from './inbound/reception.js';
+import { Uploads } from './inbound/uploads.js';
+import { RequestIds } from './loop/request-ids.js';
+import { hasWork, resume } from './loop/resume.js';
+import type { RoomActor } from './loop/room-actor.js';
+import { roomSetup } from './loop/room-setup.js';
+import { encodingsOf, RoomWindows } from './loop/room-window.js';
+import { Rooms } from './loop/rooms.js';
+import { StoreOutage } from './loop/store-outage.js';
+import { type Handover, handoverFor } from './replicas/handover.js';
+import { LeaseKeeper } from './replicas/leases.js';
+import { liveReplicas, type ReplicaRegistry, registryFor } from './replicas/registry.js';
+import { onSignal, Relay } from './replicas/relay.js';
+import { budgetText } from './views/budget.js';
+import { Overview } from './views/overview.js';
+import { statusText } from './views/status.js';
 
 export interface BridgeOptions {
   readonly config: Config;
@@ -241,7 +241,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   lease?.onLost((roomId) => windows.drop(roomId));
   // With bridges sharing the store, commands and agents' actions for rooms another one serves are handed on there.
   const handed =
-    lease && store.commands ? new HandedOn({ port: store.commands, replica: lease.replica, clock }) : undefined;
+    lease && store.commands ? new Relay({ port: store.commands, replica: lease.replica, clock }) : undefined;
 
   const notices = new Notices({ adapters, log });
   const outage = new StoreOutage({

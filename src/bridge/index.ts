@@ -1,4 +1,4 @@
 export { defaultLlmFactory, type LlmFactory } from '../llm/llm-factory.js';
 export type { BridgeOptions } from './bridge.js';
 export { Bridge, createBridge } from './bridge.js';
-export type { Deadline, Scheduler } from './timers.js';
+export type { Deadline, Scheduler } from './executors/timers.js';

@@ -1,5 +1,5 @@
 /**
- * seed 004's batched turns, as pure pieces (src/bridge/batch-queue.ts schedules them): one structured-output call
+ * seed 004's batched turns, as pure pieces (src/bridge/executors/batch-queue.ts schedules them): one structured-output call
  * answers for several agents of a room. The request is laid out so that every batch of a room shares its prefix up
  * to the transcript's end, whoever is in it: one response schema for the room, the rules, every batchable agent's
  * seat (card, tools, knowledge) in configured order, the transcript; only then who must answer now, each with what

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BatchQueue, type QueuedTurn } from '../../src/bridge/batch-queue.js';
+import { BatchQueue, type QueuedTurn } from '../../src/bridge/executors/batch-queue.js';
 
 interface Turn extends QueuedTurn {
   readonly name: string;

@@ -92,7 +92,7 @@ describe("the operator console's view", () => {
 
 describe('open requests in the console', () => {
   it('hangs a request made while answering another below it, with its deadline and who answered', async () => {
-    const { requestTrees } = await import('../../src/bridge/overview.js');
+    const { requestTrees } = await import('../../src/bridge/views/overview.js');
     const row = (id: number, parent: number | null, status: 'open' | 'closed' = 'open') => ({
       id,
       requester: 'code',

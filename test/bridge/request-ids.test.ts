@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RequestIds } from '../../src/bridge/request-ids.js';
+import { RequestIds } from '../../src/bridge/loop/request-ids.js';
 import { silentLogger } from '../../src/log.js';
 
 /** Blocks of `size` ids, handed out in turn as a shared sequence would (other bridges take every other one). */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { RoomWindows } from '../../src/bridge/room-window.js';
+import { RoomWindows } from '../../src/bridge/loop/room-window.js';
 import { renderingCount } from '../../src/llm/context.js';
 import { silentLogger } from '../../src/log.js';
 import type { Write } from '../../src/room/effects.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeSize, fileLine, nameCandidates, safeFileName } from '../../src/bridge/upload-names.js';
+import { describeSize, fileLine, nameCandidates, safeFileName } from '../../src/bridge/inbound/upload-names.js';
 
 describe('upload names', () => {
   it('keeps only the last part of a path, so no name leads out of uploads/', () => {

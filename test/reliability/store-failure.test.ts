@@ -4,7 +4,7 @@
  * "database or disk is full", as on a real full disk; `free()` gives the space back.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { failingLine, recoveredLine } from '../../src/bridge/store-outage.js';
+import { failingLine, recoveredLine } from '../../src/bridge/loop/store-outage.js';
 import { metrics } from '../../src/metrics.js';
 import { type DiscordHarness, startDiscordHarness } from '../discord/discord-harness.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';

@@ -1,6 +1,6 @@
 /** Rule 15: a turn a spending limit stopped posts nothing, tells the room once, and keeps nobody waiting. */
 import { describe, expect, it } from 'vitest';
-import type { RoomInput as Incoming } from '../../src/bridge/room-handle.js';
+import type { RoomInput as Incoming } from '../../src/bridge/loop/room-handle.js';
 import { decide } from '../../src/room/decide.js';
 import type { Effect, Write } from '../../src/room/effects.js';
 import type { RoomEvent, SpendLimitReached } from '../../src/room/events.js';

@@ -10,7 +10,7 @@ import Dockerode from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engineClient } from '../../sandbox/engine-client.js';
 import { createDockerSandbox } from '../../sandbox/index.js';
-import { Uploads } from '../../src/bridge/uploads.js';
+import { Uploads } from '../../src/bridge/inbound/uploads.js';
 import { readSettings } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import type { Inbound, Sandbox } from '../../src/ports.js';

@@ -245,7 +245,7 @@ describe('npm run trace:route', () => {
     const files = report.route.map((entry) => entry.file);
     expect(files[0]).toMatch(/^adapters\/discord\//);
     expect(files).toContain('src/room/decide.ts');
-    expect(files).toContain('src/bridge/poster.ts');
+    expect(files).toContain('src/bridge/executors/poster.ts');
     expect(files.at(-1)).toMatch(/^(adapters|src)\//);
     // The reply leaves through the adapter after the room decided on the model's answer.
     const decided = files.lastIndexOf('src/room/decide.ts');

@@ -4,7 +4,7 @@
  * this file (test/helpers/postgres.ts); outside CI, without Postgres installed, it says so in one line and is skipped.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LeaseKeeper } from '../../src/bridge/leases.js';
+import { LeaseKeeper } from '../../src/bridge/replicas/leases.js';
 import { LeaseLostError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { EMPTY_STATE } from '../../src/room/state.js';

@@ -1,0 +1,121 @@
+/**
+ * Carries out a room's decision (its writes already committed): each effect goes to the one collaborator that does
+ * it. Nothing here decides anything: outcomes come back to the room as events.
+ */
+import type { Logger } from '../../log.js';
+import { metrics } from '../../metrics.js';
+import type { Sandbox } from '../../ports.js';
+import type { DecisionRecord, Effect } from '../../room/effects.js';
+import type { RoomStore } from '../../store/port.js';
+import type { RoomHandle } from '../loop/room-handle.js';
+import type { BatchTurns } from './batch-turns.js';
+import type { Calls } from './calls.js';
+import type { Poster } from './poster.js';
+import type { Previews } from './previews.js';
+import type { Timers } from './timers.js';
+import type { Turns } from './turns.js';
+
+export interface EffectsDeps {
+  readonly turns: Turns;
+  readonly batches?: BatchTurns | undefined;
+  readonly poster: Poster;
+  readonly previews: Pick<Previews, 'discard'>;
+  readonly timers: Timers;
+  readonly calls: Calls;
+  readonly sandbox: Pick<Sandbox, 'reset'>;
+  readonly rooms: Pick<RoomStore, 'clear'>;
+  /** The text of /status for a room. */
+  readonly status: (room: string) => Promise<string>;
+  /** /budget in a room: shows or sets the spending limits; its answer. */
+  readonly budget: (room: string, args: string) => Promise<string>;
+  readonly log: Logger;
+}
+
+export function effectsRunner(deps: EffectsDeps): (room: RoomHandle, effects: readonly Effect[]) => void {
+  return (room, effects) => {
+    for (const effect of effects) run(deps, room, effect);
+  };
+}
+
+function run(deps: EffectsDeps, room: RoomHandle, effect: Effect): void {
+  switch (effect.type) {
+    case 'ask':
+      if (effect.turns.length > 1 && deps.batches) deps.batches.start(room, effect.turns);
+      else for (const turn of effect.turns) deps.turns.start(room, turn);
+      return;
+    case 'stop':
+      deps.turns.stop(room.key, effect.ask, effect.reason);
+      deps.batches?.stop(room.key, effect.ask);
+      return;
+    case 'discard':
+      deps.previews.discard(room.key, effect.ask);
+      return;
+    case 'post':
+      deps.poster.send(room, effect.post, effect.resend);
+      return;
+    case 'drop-post':
+      deps.poster.drop(room.key, effect.post);
+      return;
+    case 'timer':
+      deps.timers.at(room, effect.at, effect.request);
+      return;
+    case 'action-result':
+      deps.calls.settleAction(effect.call, effect.result);
+      return;
+    case 'answer':
+      deps.calls.answer(effect.command, effect.text);
+      return;
+    case 'status':
+      void deps.status(room.key).then(
+        (text) => deps.calls.answer(effect.command, text),
+        (error: unknown) => deps.calls.answer(effect.command, `/status failed: ${String(error)}`),
+      );
+      return;
+    case 'budget':
+      void deps.budget(room.key, effect.args).then(
+        (text) => deps.calls.answer(effect.command, text),
+        (error: unknown) => deps.calls.answer(effect.command, `/budget failed: ${String(error)}`),
+      );
+      return;
+    case 'reset-sandbox':
+      void deps.sandbox.reset?.(room.key, { wipeWorkspace: effect.wipe }).catch((error: unknown) => {
+        deps.log.warn({ err: error, room: room.key }, 'the sandbox could not be reset');
+      });
+      return;
+    case 'clear-history':
+      void deps.rooms.clear(room.id).catch((error: unknown) => {
+        deps.log.error({ err: error, room: room.key }, 'the history could not be cleared');
+      });
+      return;
+    case 'record':
+      record(deps.log, room.key, effect.record);
+      return;
+    case 'note':
+      return; // the room actor sends notes itself, stored with their decision
+  }
+}
+
+/** The debug log answers "why did my bot not answer?"; metrics count passes and hand-backs. */
+function record(log: Logger, room: string, record: DecisionRecord): void {
+  switch (record.kind) {
+    case 'routed':
+      log.debug(
+        { room, message: record.seq, author: record.author, woken: record.woken },
+        record.woken.length > 0 ? 'routing' : 'routing: nobody woken',
+      );
+      return;
+    case 'passed':
+      metrics.passes.inc({ agent: record.agent });
+      log.debug({ room, agent: record.agent }, 'passed');
+      return;
+    case 'hand-back':
+      metrics.handBacks.inc({ reason: record.reason });
+      log.info({ room, reason: record.reason }, 'control handed back to the humans');
+      return;
+    case 'dropped':
+      log.info({ room, drops: record.drops }, 'questions dropped');
+      return;
+    default:
+      log.debug({ room, ...record }, 'decision');
+  }
+}
