@@ -1,6 +1,6 @@
 /**
  * One turn's history, as the bridge reads it and builds an agent's context from it, in a room of `size` messages:
- * the room's window in memory with each message's count kept (src/bridge/room-window.ts) beside reading the room
+ * the room's window in memory with each message's count kept (src/bridge/loop/room-window.ts) beside reading the room
  * from the store and counting every message again, as every turn did before. Alternating rounds on one SQLite file,
  * the median time per turn of each side.
  */

@@ -4,7 +4,7 @@
  */
 
 export interface Entry {
-  /** The project file, relative to the root (`src/bridge/rooms.ts`). */
+  /** The project file, relative to the root (`src/bridge/loop/rooms.ts`). */
   readonly file: string;
   /** The function (`Rooms.get`, `Poster.send/finally(=>)`). */
   readonly fn: string;

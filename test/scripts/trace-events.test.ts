@@ -25,7 +25,7 @@ const LOOP = `${ROOM_LOOP.file}:${ROOM_LOOP.deliver}`;
 
 describe('collaborators', () => {
   it('makes each shell file, each adapter folder, src/llm and each other file of src one collaborator', () => {
-    expect(collaboratorOf('src/bridge/poster.ts')).toBe('src/bridge/poster.ts');
+    expect(collaboratorOf('src/bridge/executors/poster.ts')).toBe('src/bridge/executors/poster.ts');
     expect(collaboratorOf('src/bridge/inbound/reception.ts')).toBe('src/bridge/inbound/reception.ts');
     expect(collaboratorOf('adapters/discord/inbound.ts')).toBe('adapters/discord');
     expect(collaboratorOf('adapters/shared/split.ts')).toBe('adapters/shared');
@@ -47,24 +47,24 @@ describe('collaborators', () => {
       entries(
         'adapters/discord/a.ts:f',
         'adapters/discord/b.ts:g',
-        'src/bridge/reception.ts:receive',
+        'src/bridge/inbound/reception.ts:receive',
         'src/room/decide.ts:decide',
-        'src/bridge/reception.ts:after',
+        'src/bridge/inbound/reception.ts:after',
         'src/store/sqlite/rooms.ts:commit',
         'src/tools/registry.ts:toolsFor',
-        'src/bridge/poster.ts:send',
+        'src/bridge/executors/poster.ts:send',
         'src/llm/context.ts:build',
         'src/llm/tokens.ts:count',
-        'src/bridge/poster.ts:done',
+        'src/bridge/executors/poster.ts:done',
       ),
     );
     expect(figures.entries).toBe(8);
     expect(figures.path).toEqual([
       'adapters/discord',
-      'src/bridge/reception.ts',
-      'src/bridge/poster.ts',
+      'src/bridge/inbound/reception.ts',
+      'src/bridge/executors/poster.ts',
       'src/llm',
-      'src/bridge/poster.ts',
+      'src/bridge/executors/poster.ts',
     ]);
     expect(figures.hops.map((hop) => `${hop.from.fn}>${hop.to.fn}`)).toEqual([
       'g>receive',
@@ -82,9 +82,9 @@ describe('collaborators', () => {
       entries(
         `${ROOM_LOOP.file}:RoomActor.take`,
         'src/room/decide.ts:decide',
-        'src/bridge/effects.ts:run',
+        'src/bridge/executors/effects.ts:run',
         `${ROOM_LOOP.file}:RoomActor.get key`,
-        'src/bridge/turns.ts:start',
+        'src/bridge/executors/turns.ts:start',
         `${ROOM_LOOP.file}:RoomActor.settle`,
       ),
     );
@@ -101,15 +101,15 @@ describe('the route per event', () => {
     const route = entries(
       'adapters/discord/inbound.ts:toInbound@1',
       'src/bridge/bridge.ts:sink.receive@1',
-      'src/bridge/reception.ts:Reception.message@1',
+      'src/bridge/inbound/reception.ts:Reception.message@1',
       `${LOOP}@1`,
       'src/room/draft.ts:Draft.get names@1',
-      'src/bridge/turns.ts:Turns.start@1',
+      'src/bridge/executors/turns.ts:Turns.start@1',
       `${ROOM_LOOP.file}:RoomActor.get key@1`,
       'src/llm/agent-turn.ts:runAgentTurn@1',
-      'src/bridge/turns.ts:Turns.start/then(=>)@1',
+      'src/bridge/executors/turns.ts:Turns.start/then(=>)@1',
       `${LOOP}@2`,
-      'src/bridge/poster.ts:Poster.send@2',
+      'src/bridge/executors/poster.ts:Poster.send@2',
       `${ROOM_LOOP.file}:RoomActor.get key@2`,
       `${ROOM_LOOP.file}:RoomActor.get serving@2`,
       'src/bridge/bridge.ts:preview@2',
@@ -130,17 +130,17 @@ describe('the route per event', () => {
       [0, undefined, 1],
     ]);
     const [message, answer] = events;
-    expect(message?.by).toBe('src/bridge/reception.ts:Reception.message');
-    expect(answer?.by).toBe('src/bridge/turns.ts:Turns.start/then(=>)');
+    expect(message?.by).toBe('src/bridge/inbound/reception.ts:Reception.message');
+    expect(answer?.by).toBe('src/bridge/executors/turns.ts:Turns.start/then(=>)');
     expect(message?.figures.path).toEqual([
       'adapters/discord',
       'src/bridge/bridge.ts',
-      'src/bridge/reception.ts',
+      'src/bridge/inbound/reception.ts',
       ROOM_LOOP.file,
-      'src/bridge/turns.ts',
+      'src/bridge/executors/turns.ts',
       ROOM_LOOP.file,
       'src/llm',
-      'src/bridge/turns.ts',
+      'src/bridge/executors/turns.ts',
     ]);
     expect(message?.figures.loopEntries).toBe(2);
     expect(message?.closures).toEqual(['sink.receive']);
@@ -157,12 +157,12 @@ describe('the route per event', () => {
       `${LOOP}@1`,
       'src/room/decide.ts:decide@1',
       'src/store/sqlite/rooms.ts:commit@1',
-      'src/bridge/turns.ts:start@1',
+      'src/bridge/executors/turns.ts:start@1',
       'src/llm/agent-turn.ts:run@1',
       'src/llm/agent-turn.ts:done@2',
-      'src/bridge/turns.ts:report@2',
+      'src/bridge/executors/turns.ts:report@2',
       `${LOOP}@2`,
-      'src/bridge/poster.ts:send@2',
+      'src/bridge/executors/poster.ts:send@2',
       'adapters/discord/posting.ts:send@2',
       'adapters/discord/inbound.ts:echo',
     );
@@ -188,16 +188,16 @@ describe('the route per event', () => {
       ...narrow.slice(0, -1),
       ...entries(
         `${ROOM_LOOP.file}:RoomActor.get key@2`,
-        'src/bridge/poster.ts:sent@2',
+        'src/bridge/executors/poster.ts:sent@2',
         'src/bridge/bridge.ts:preview@2',
-        'src/bridge/effects.ts:run@2',
+        'src/bridge/executors/effects.ts:run@2',
       ),
     ];
     const missed = goalsOf(wide);
     expect(missed.map((goal) => goal.met)).toEqual([false, false, false, false, false, true]);
     expect(missed[0]?.where).toEqual(['event 2 (answer): entered 2 times, by RoomActor.deliver, RoomActor.get key']);
     expect(missed[1]?.figure).toBe('4, 8');
-    expect(missed[2]?.where).toEqual(['event 2 (answer): src/bridge/poster.ts']);
+    expect(missed[2]?.where).toEqual(['event 2 (answer): src/bridge/executors/poster.ts']);
     expect(missed[3]?.where).toEqual(['event 2 (answer): preview']);
     expect(missed[4]?.where).toEqual([`event 2 (answer): ${ROOM_LOOP.file}:RoomActor.get key`]);
     const long = entries(...Array.from({ length: EVENT_LIMITS.routeHops + 2 }, (_, i) => `src/f${i % 2}.ts:f@1`));
@@ -227,7 +227,7 @@ describe('telling events apart', () => {
     expect(ledger.enter('adapters/discord/inbound.ts', 'toInbound', undefined, at)).toBe(1);
     expect(ledger.enter(file, deliver, { type: 'message' }, at)).toBe(1);
     expect(ledger.enter(file, take, undefined, at)).toBe(1);
-    expect(ledger.enter('src/bridge/turns.ts', 'start', undefined, at)).toBe(1);
+    expect(ledger.enter('src/bridge/executors/turns.ts', 'start', undefined, at)).toBe(1);
     // The turn's answer comes back in the message's chain: it is an event of its own from the loop on.
     expect(ledger.enter(file, deliver, { type: 'answer' }, at)).toBe(2);
     expect(ledger.enter(file, take, undefined, at)).toBe(2);

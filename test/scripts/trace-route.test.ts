@@ -47,20 +47,20 @@ describe('the route figures', () => {
 
   it('misses the shell goal naming the shell file entered more than three times and the functions it was entered by', () => {
     const route = entries(
-      'src/bridge/room-actor.ts:RoomActor.deliver',
+      'src/bridge/loop/room-actor.ts:RoomActor.deliver',
       'src/room/decide.ts:decide',
-      'src/bridge/room-actor.ts:RoomActor.get key',
+      'src/bridge/loop/room-actor.ts:RoomActor.get key',
       'src/room/decide.ts:decide',
-      'src/bridge/room-actor.ts:RoomActor.get key',
-      'src/bridge/turns.ts:Turns.start',
-      'src/bridge/room-actor.ts:RoomActor.deliver',
+      'src/bridge/loop/room-actor.ts:RoomActor.get key',
+      'src/bridge/executors/turns.ts:Turns.start',
+      'src/bridge/loop/room-actor.ts:RoomActor.deliver',
       'src/llm/context.ts:buildContext',
-      'src/bridge/room-actor.ts:RoomActor.get key',
+      'src/bridge/loop/room-actor.ts:RoomActor.get key',
     );
     const shell = goalsOf(countRoute(route)).find((goal) => goal.name.includes('shell'));
     expect(shell).toMatchObject({ met: false, figure: '4' });
     expect(shell?.where).toEqual([
-      'src/bridge/room-actor.ts entered 4 times, by RoomActor.get key ×3, RoomActor.deliver ×1',
+      'src/bridge/loop/room-actor.ts entered 4 times, by RoomActor.get key ×3, RoomActor.deliver ×1',
     ]);
     const fewer = goalsOf(countRoute(route.slice(0, -1))).find((goal) => goal.name.includes('shell'));
     expect(fewer).toMatchObject({ met: true, figure: '3', where: [] });
@@ -90,11 +90,11 @@ describe('the route figures', () => {
 
   it("keeps the entries of the message's origin as the route and sets other origins' entries apart", () => {
     const recorded = [
-      { file: 'src/bridge/timers.ts', fn: 'Timers.fire', origin: 7 },
+      { file: 'src/bridge/executors/timers.ts', fn: 'Timers.fire', origin: 7 },
       { file: 'adapters/discord/discord-adapter.ts', fn: 'DiscordAdapter.onMessage', origin: 3 },
-      { file: 'src/bridge/reception.ts', fn: 'Reception.receive', origin: 3 },
-      { file: 'src/bridge/timers.ts', fn: 'Timers.fire', origin: 7 },
-      { file: 'src/bridge/poster.ts', fn: 'Poster.send', origin: 3 },
+      { file: 'src/bridge/inbound/reception.ts', fn: 'Reception.receive', origin: 3 },
+      { file: 'src/bridge/executors/timers.ts', fn: 'Timers.fire', origin: 7 },
+      { file: 'src/bridge/executors/poster.ts', fn: 'Poster.send', origin: 3 },
     ];
     const { route, background, origin } = separateRoute(recorded);
     expect(origin).toBe(3);
