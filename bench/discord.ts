@@ -37,9 +37,13 @@ const EXTRA_IDENTITIES = sized(40, 4);
 const TRAFFIC = sized(200, 20);
 const REST = { globalRequestsPerSecond: 1_000_000 };
 
+/** The process's CPU time (user + system, ms) spent by each measured run, by its label. */
+const cpu = new Map<string, number>();
+
 /** Sends `count` human messages one after another; each waits for the bot message that carries its tag. */
 async function measure(fake: FakeDiscord, label: string, count: number): Promise<number[]> {
   const samples: number[] = [];
+  const started = process.cpuUsage();
   let waiting: { tag: string; sentAt: number; done: (ms: number) => void } | undefined;
   const off = fake.onMessage((message: FakeMessage) => {
     if (waiting && message.authorId !== fake.human('alice').id && message.content.includes(waiting.tag)) {
@@ -55,6 +59,8 @@ async function measure(fake: FakeDiscord, label: string, count: number): Promise
     samples.push(await elapsed);
   }
   off();
+  const used = process.cpuUsage(started);
+  cpu.set(label, (used.user + used.system) / 1000);
   return samples;
 }
 
@@ -254,6 +260,14 @@ async function main(): Promise<void> {
       met: added < 1,
       how: `MESSAGE_CREATE emitted by the fake -> reply POST received, ${MESSAGES} messages one at a time after ${WARM_UP} warm-up, the three bots one after another in this run`,
     });
+    // CPU time is what the work costs whatever else the machine does (wall-clock latency is not, on a busy one).
+    const perMessage = (label: string) => ((cpu.get(label) ?? Number.NaN) * 1000) / MESSAGES;
+    const [bareCpu, llmCpu, bridgeCpu] = [perMessage('bare'), perMessage('llm'), perMessage('bridge')];
+    console.log(
+      `  CPU per message (this process: the fakes, the bot and its client): bare bot ${bareCpu.toFixed(0)} µs, ` +
+        `bare bot asking the LLM ${llmCpu.toFixed(0)} µs, bridge ${bridgeCpu.toFixed(0)} µs: the bridge's own ` +
+        `${(bridgeCpu - llmCpu).toFixed(0)} µs (ratio ${(bridgeCpu / llmCpu).toFixed(2)})`,
+    );
     console.log('');
     await memoryPerIdentity(fake);
   } finally {

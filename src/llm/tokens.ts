@@ -47,12 +47,20 @@ function countFunction(encoding: EncodingName): CountTokens {
   return count;
 }
 
-/** Long texts (a pasted file, a tool result) are counted again on every call: remember the last ones. */
-const CACHE_FROM_CHARS = 2000;
-const CACHE_ENTRIES = 500;
+/**
+ * What a turn counts besides the room's messages (kept with each message) comes again on every call: the bridge's
+ * rules and the agent's card, the tool schemas, its knowledge, a pasted file in a tool result. Counts of texts from
+ * CACHE_FROM_CHARS up are remembered, the least recently used forgotten first, within CACHE_CHARS characters in all.
+ * Shorter texts cost less to count than to look up.
+ */
+const CACHE_FROM_CHARS = 128;
+const CACHE_CHARS = 8_000_000;
 
 class BpeCounter implements TokenCounter {
   private readonly cache = new Map<string, number>();
+  private cached = 0;
+  /** Texts actually run through the tokenizer (the benchmarks and tests read it). */
+  tokenized = 0;
 
   constructor(
     readonly encoding: EncodingName,
@@ -61,16 +69,27 @@ class BpeCounter implements TokenCounter {
 
   count(text: string): number {
     if (text.length === 0) return 0;
-    if (text.length < CACHE_FROM_CHARS) return this.raw(text);
+    if (text.length < CACHE_FROM_CHARS || text.length > CACHE_CHARS / 8) return this.raw(text);
     const known = this.cache.get(text);
-    if (known !== undefined) return known;
+    if (known !== undefined) {
+      // Used again: the newest.
+      this.cache.delete(text);
+      this.cache.set(text, known);
+      return known;
+    }
     const value = this.raw(text);
-    if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+    this.cached += text.length;
+    for (const [oldest] of this.cache) {
+      if (this.cached <= CACHE_CHARS) break;
+      this.cache.delete(oldest);
+      this.cached -= oldest.length;
+    }
     this.cache.set(text, value);
     return value;
   }
 
   private raw(text: string): number {
+    this.tokenized += 1;
     return fromRaw(this, rawCount(this.encoding, text));
   }
 }

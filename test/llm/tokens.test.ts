@@ -103,4 +103,14 @@ describe('token counting on hostile input', () => {
     expect(prose.length).toBeGreaterThan(10_000);
     expect(counter.count(prose)).toBe(countWhole(prose, { disallowedSpecial: new Set() }));
   });
+
+  it("counts a text that comes again on every turn (the bridge's rules, a card) once", () => {
+    const counter = tokenCounter('gpt-4o') as ReturnType<typeof tokenCounter> & { tokenized: number };
+    const rules = `You are an agent in a shared chat room. ${'Mention someone with @name. '.repeat(20)}${Math.random()}`;
+    const before = counter.tokenized;
+    const first = counter.count(rules);
+    for (let turn = 0; turn < 10; turn++) expect(counter.count(rules)).toBe(first);
+    expect(counter.tokenized - before).toBe(1);
+    expect(first).toBe(countWhole(rules));
+  });
 });
