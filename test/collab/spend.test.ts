@@ -162,4 +162,24 @@ describe('/budget', () => {
     );
     expect(await harness.adapter.command('status')).toContain('Spending today:');
   }, 30_000);
+
+  it('refuses a bridge or room limit while embeddings or summaries have no price, as start-up does', async () => {
+    h = await startHarness({
+      agents: [{ name: 'data', model: MODEL, price: PRICE }],
+      env: { EMBEDDINGS_MODEL: 'text-embedding-3-small', SUMMARY_MODEL: MODEL },
+    });
+    const harness = h;
+    const refused =
+      "A bridge's limit applies to every call, and EMBEDDINGS_MODEL has no EMBEDDINGS_PRICE, SUMMARY_MODEL has no SUMMARY_PRICE: price them first (in the environment, then restart).";
+    expect(await harness.adapter.command('budget', 'bridge 0.00001')).toBe(refused);
+    expect(await harness.adapter.command('budget', 'room 5')).toBe(refused.replace("A bridge's", "A room's"));
+    expect((await harness.adapter.command('budget')).split('\n').slice(1, 3)).toEqual([
+      '- bridge: $0.00 no limit',
+      '- this room: $0.00 no limit',
+    ]);
+    // Taking a limit off needs no price.
+    expect(await harness.adapter.command('budget', 'bridge off')).toMatch(
+      /^The bridge's spending is no longer limited/,
+    );
+  }, 30_000);
 });
