@@ -91,6 +91,27 @@ describe('the costliest loop under a daily limit', () => {
   }, 60_000);
 });
 
+describe('many rooms at once under a bridge limit', () => {
+  it('answers every room while money is left: a call refused only by what others hold waits for it', async () => {
+    // Each call holds $0.004 of output at worst and spends a twentieth of that: two holds fit at once, ten calls do.
+    const cheapInput: Price = { input: 0.1, cached: 0.05, output: 4 };
+    h = await startHarness({
+      agents: [{ name: 'data', model: MODEL, price: cheapInput, maxOutputTokens: 1000 }],
+      env: { SPEND_LIMIT_USD_DAY: '0.01' },
+      llmUsage: 'openai',
+    });
+    const harness = h;
+    harness.llm.respond(() => ({ content: 'Forty-two rows.', delayMs: 200 }));
+    const rooms = Array.from({ length: 10 }, (_, i) => `r${i}`);
+    await Promise.all(rooms.map((channel) => harness.adapter.say('@data how many rows?', { channel })));
+    await harness.bridge.idle();
+    for (const channel of rooms) expect(harness.adapter.transcript(channel)).toEqual(['[@data]: Forty-two rows.']);
+    const bridge = await spendOf(harness, 'bridge');
+    expect(bridge?.reserved).toBe(0);
+    expect(bridge?.spent).toBeLessThanOrEqual(usdToNano(0.01));
+  }, 60_000);
+});
+
 describe("one agent's limit", () => {
   it('silences that agent only, and a request waiting on it settles at once', async () => {
     h = await startHarness({
