@@ -149,13 +149,13 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       meter: input.meter,
     });
     if (response.usage) input.onUsage?.(response.usage);
-    if (response.outputOverrun !== undefined) {
+    if (response.cutAtCap) {
       input.log?.warn(
         {
           agent: input.toolContext.agent,
           model: input.model,
           cap: input.maxOutputTokens,
-          reported: response.outputOverrun,
+          ...(response.outputOverrun !== undefined ? { reported: response.outputOverrun } : {}),
         },
         'the model endpoint ignored the output cap: its answer was cut at the cap and counted at it',
       );

@@ -219,6 +219,7 @@ export class AnswerAssembler {
       content,
       toolCalls,
       ...(usage ? { usage } : {}),
+      ...(cap?.cut ? { cutAtCap: true } : {}),
       ...(overrun !== undefined ? { outputOverrun: overrun } : {}),
       ...(reasoning ? { reasoning } : {}),
       ...(this.finish ? { finishReason: this.finish } : {}),

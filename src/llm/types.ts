@@ -54,6 +54,8 @@ export interface LlmResponse {
   readonly toolCalls: readonly LlmToolCall[];
   /** What the server reported, when it did (for an answer cut at its cap, the output is the cap). */
   readonly usage?: LlmUsage | undefined;
+  /** True when the client cut the answer at its output cap: the server wrote on past it (it ignored `max_tokens`). */
+  readonly cutAtCap?: boolean | undefined;
   /** The output tokens a server that ignored the cap reported writing, when the answer was cut at the cap. */
   readonly outputOverrun?: number | undefined;
   /** The model's reasoning (`reasoning_content` / `reasoning` fields, `<think>` blocks), never part of content. */

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Price } from '../../src/config/index.js';
+import { tokenCounter } from '../../src/llm/tokens.js';
 import { costOf } from '../../src/spend/meter.js';
 import { usdToNano } from '../../src/spend/money.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
@@ -89,6 +90,33 @@ describe('the costliest loop under a daily limit', () => {
     await harness.bridge.idle();
     expect(harness.adapter.transcript().at(-1)).toBe('[@ping]: Back on the court.');
   }, 60_000);
+});
+
+describe('a server that ignores the output cap', () => {
+  for (const stream of [true, false]) {
+    it(`cannot take an agent past its limit in one call (stream: ${stream})`, async () => {
+      // The cap is 50 tokens; the server writes 3,000. The limit holds one call's worst case, and a little more.
+      h = await startHarness({
+        agents: [{ name: 'data', model: MODEL, price: PRICE, maxOutputTokens: 50, spendLimitUsdDay: 0.003 }],
+        env: { LLM_STREAM: String(stream) },
+        llmUsage: 'openai',
+      });
+      const harness = h;
+      harness.llm.respond(() => ({ content: 'row '.repeat(3000), ignoreMaxTokens: true }));
+      await harness.adapter.say('@data list the rows');
+      await harness.bridge.idle();
+      const [reply, ...rest] = harness.adapter.transcript();
+      expect(rest).toEqual([]);
+      expect(reply).toMatch(/^\[@data\]: (row )+row?\n\n\[cut off: the model reached its output limit\]$/);
+      expect(tokenCounter(MODEL).count(reply?.replace(/^\[@data\]: |\n\n\[cut off.*$/g, '') ?? '')).toBeLessThanOrEqual(
+        50,
+      );
+      const agent = await spendOf(harness, 'agent:data');
+      expect(agent?.reserved).toBe(0);
+      expect(agent?.spent).toBeGreaterThan(0);
+      expect(agent?.spent).toBeLessThanOrEqual(usdToNano(0.003));
+    }, 30_000);
+  }
 });
 
 describe('many rooms at once under a bridge limit', () => {

@@ -107,6 +107,7 @@ describe('a server that ignores the output cap', () => {
     // The whole answer takes 3,000 chunks at 5 ms: reading stopped long before its end.
     expect(Date.now() - started).toBeLessThan(12_000);
     expect(response.finishReason).toBe('length');
+    expect(response.cutAtCap).toBe(true);
     expect(response.content.endsWith(CUT_OFF_NOTE)).toBe(true);
     expect(counted(response.content)).toBeLessThanOrEqual(50);
     expect(counted(response.content)).toBeGreaterThanOrEqual(45);
@@ -120,6 +121,7 @@ describe('a server that ignores the output cap', () => {
     const { meter, events } = recordingMeter();
     const response = await server.client().complete(ask({ model: 'gpt-4o-mini', maxOutputTokens: 50, meter }));
     expect(response.finishReason).toBe('length');
+    expect(response.cutAtCap).toBe(true);
     expect(response.content.endsWith(CUT_OFF_NOTE)).toBe(true);
     expect(counted(response.content)).toBeLessThanOrEqual(50);
     expect(response.usage?.output).toBe(50);
@@ -134,6 +136,7 @@ describe('a server that ignores the output cap', () => {
       .complete(ask({ model: 'gpt-4o-mini', maxOutputTokens: 40, onText: () => {} }));
     expect(response.content).toBe('word '.repeat(40).trim());
     expect(response.finishReason).toBe('stop');
+    expect(response.cutAtCap).toBeUndefined();
     expect(response.outputOverrun).toBeUndefined();
   });
 });
