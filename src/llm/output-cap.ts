@@ -11,7 +11,7 @@ const PENDING_CHARS = 1000;
 export class OutputCap {
   /** Everything admitted so far, as one text (for a recount near the cap). */
   private written = '';
-  /** Tokens of `written` up to `pending`, counted in blocks (a little over the exact count, never under). */
+  /** Tokens of `written` up to `pending`, counted in blocks (their sum runs a little over the exact count). */
   private counted = 0;
   private pending = '';
   private reached = false;
@@ -29,7 +29,12 @@ export class OutputCap {
   /** The part of `piece` that fits under the cap (all of it, or its start; nothing once the cap was reached). */
   admit(piece: string): string {
     if (this.reached || !piece) return '';
-    if (this.counted + this.counter.count(this.pending + piece) <= this.tokens) {
+    // A token is at least one byte: far from the cap, nothing needs counting yet.
+    const pending = this.pending + piece;
+    if (
+      this.counted + Buffer.byteLength(pending) <= this.tokens ||
+      this.counted + this.counter.count(pending) <= this.tokens
+    ) {
       this.append(piece);
       return piece;
     }
