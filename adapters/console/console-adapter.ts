@@ -22,6 +22,8 @@ const RESULT_SHOWN = 500;
 /** The prompt that continues a multi-line paste until Enter sends it. */
 const CONTINUATION = '... ';
 export const STOPPED_LINE = '[system]: stopped; control is with the humans';
+/** Commands that stop the turns under way: they wait for the lines before them to reach the room, not to settle. */
+const STOPPING = /^\/(pass|reset)(\s|$)/i;
 
 const HELP = [
   '[system]: Commands:',
@@ -70,7 +72,10 @@ export class ConsoleAdapter implements ChatAdapter {
   private resolveFinished!: () => void;
   private rl: Interface | undefined;
   private sink: AdapterSink | undefined;
+  /** Every line so far handled (piped: and the room settled after each message). */
   private chain: Promise<void> = Promise.resolve();
+  /** Every line so far handed to the room (a message received, a command answered). */
+  private handedOver: Promise<void> = Promise.resolve();
   private readonly user: string;
   private readonly screen: Screen;
   private readonly now: () => number;
@@ -153,10 +158,7 @@ export class ConsoleAdapter implements ChatAdapter {
         rl.close();
         return;
       }
-      // Lines are handled one at a time (piped: each after the room settled, like a person waiting for answers).
-      this.chain = this.chain
-        .then(() => this.handleLine(text))
-        .catch((error: unknown) => this.print(`[system]: that message could not be handled: ${describeError(error)}`));
+      this.queueLine(text);
     });
     rl.on('close', () => {
       // Ctrl-D leaves like /quit, and says so; piped input just ends.
@@ -297,7 +299,27 @@ export class ConsoleAdapter implements ChatAdapter {
     return answer ?? '';
   }
 
-  private async handleLine(raw: string): Promise<void> {
+  /**
+   * Lines are handled one at a time (piped: each after the room settled, like a person waiting for answers). A
+   * command that stops the turns (/pass, /reset) waits only for the lines before it to reach the room: it stops the
+   * turn under way, as on every platform, instead of waiting for its answer.
+   */
+  private queueLine(text: string): void {
+    let handed!: () => void;
+    const handedOver = new Promise<void>((resolve) => {
+      handed = resolve;
+    });
+    const stops = STOPPING.test(text.trim());
+    const done = (stops ? this.handedOver : this.chain)
+      .then(() => this.handleLine(text, handed))
+      .catch((error: unknown) => this.print(`[system]: that message could not be handled: ${describeError(error)}`))
+      .finally(handed);
+    this.handedOver = handedOver;
+    const before = this.chain;
+    this.chain = stops ? Promise.all([before, done]).then(() => {}) : done;
+  }
+
+  private async handleLine(raw: string, handed: () => void): Promise<void> {
     const sink = this.sink;
     const line = raw.trim();
     if (!sink || !line) return;
@@ -325,6 +347,7 @@ export class ConsoleAdapter implements ChatAdapter {
       author: { id: this.user, name: this.user, kind: 'human' },
       text: line,
     });
+    handed();
     if (this.options.interactive) void this.watch();
     else await this.settle();
   }

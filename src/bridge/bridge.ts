@@ -312,7 +312,8 @@ export function createBridge(options: BridgeOptions): Bridge {
           actor,
         );
       },
-      budget: (key, args) => budgetText({ meter: spend, agents, timeZone: settings.SPEND_TZ, clock }, key, args),
+      budget: (key, args) =>
+        budgetText({ meter: spend, agents, settings, timeZone: settings.SPEND_TZ, clock }, key, args),
       log,
     }),
   );

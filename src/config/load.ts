@@ -113,38 +113,62 @@ function contextTokensOf(file: string, given: number | undefined, settings: Sett
   return tokens;
 }
 
+/** Settings that decide which of the bridge's own calls (embeddings, summaries) need a price under a shared limit. */
+export type PricedSettings = Pick<
+  Settings,
+  'EMBEDDINGS_MODEL' | 'EMBEDDINGS_PRICE' | 'SUMMARY_MODEL' | 'SUMMARY_PRICE'
+>;
+
+/** Something a bridge's or room's limit applies to that has no price: an agent, or an unpriced model of the bridge's. */
+export interface Unpriced {
+  readonly agent?: AgentConfig;
+  /** The setting that would price it (`EMBEDDINGS_PRICE`, `SUMMARY_PRICE`); none for an agent. */
+  readonly setting?: 'EMBEDDINGS_PRICE' | 'SUMMARY_PRICE';
+}
+
+/**
+ * What a bridge's or a room's limit could not count, as start-up and `/budget` check it alike: the agents without
+ * `price`, and embeddings or summaries in use without theirs.
+ */
+export function unpricedUnderSharedLimit(settings: PricedSettings, agents: readonly AgentConfig[]): Unpriced[] {
+  const found: Unpriced[] = agents.filter((agent) => !agent.price).map((agent) => ({ agent }));
+  if (settings.EMBEDDINGS_MODEL && settings.EMBEDDINGS_PRICE === undefined) found.push({ setting: 'EMBEDDINGS_PRICE' });
+  if (settings.SUMMARY_MODEL && settings.SUMMARY_PRICE === undefined) found.push({ setting: 'SUMMARY_PRICE' });
+  return found;
+}
+
 /**
  * A spending limit needs prices: every agent a limit applies to has `price` (the bridge's and each room's limits
- * apply to every agent), and embeddings are priced when they are used under one of those.
+ * apply to every agent), and embeddings and summaries are priced when they are used under one of those.
  */
 function checkSpendLimits(settings: Settings, agents: readonly AgentConfig[]): void {
   const shared = settings.SPEND_LIMIT_USD_DAY !== undefined || settings.ROOM_SPEND_LIMIT_USD_DAY !== undefined;
   const which = settings.SPEND_LIMIT_USD_DAY !== undefined ? 'SPEND_LIMIT_USD_DAY' : 'ROOM_SPEND_LIMIT_USD_DAY';
-  for (const agent of agents) {
-    if (agent.price) continue;
-    if (agent.spendLimitUsdDay !== undefined) {
-      throw new ConfigError(
-        agent.file,
-        'price',
-        'spend_limit_usd_day needs a price (input and output, USD per million tokens)',
-      );
-    }
-    if (shared) {
-      throw new ConfigError(
-        agent.file,
-        'price',
-        `${which} applies to @${agent.name}, so it needs a price (input and output, USD per million tokens)`,
-      );
-    }
+  const limited = agents.find((agent) => !agent.price && agent.spendLimitUsdDay !== undefined);
+  if (limited) {
+    throw new ConfigError(
+      limited.file,
+      'price',
+      'spend_limit_usd_day needs a price (input and output, USD per million tokens)',
+    );
   }
-  if (shared && settings.EMBEDDINGS_MODEL && settings.EMBEDDINGS_PRICE === undefined) {
+  if (!shared) return;
+  const [first] = unpricedUnderSharedLimit(settings, agents);
+  if (first?.agent) {
+    throw new ConfigError(
+      first.agent.file,
+      'price',
+      `${which} applies to @${first.agent.name}, so it needs a price (input and output, USD per million tokens)`,
+    );
+  }
+  if (first?.setting === 'EMBEDDINGS_PRICE') {
     throw new ConfigError(
       'environment',
       'EMBEDDINGS_PRICE',
       `${which} applies to embeddings too, so EMBEDDINGS_MODEL needs a price (USD per million tokens)`,
     );
   }
-  if (shared && settings.SUMMARY_MODEL && settings.SUMMARY_PRICE === undefined) {
+  if (first?.setting === 'SUMMARY_PRICE') {
     throw new ConfigError(
       'environment',
       'SUMMARY_PRICE',

@@ -149,6 +149,17 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       meter: input.meter,
     });
     if (response.usage) input.onUsage?.(response.usage);
+    if (response.cutAtCap) {
+      input.log?.warn(
+        {
+          agent: input.toolContext.agent,
+          model: input.model,
+          cap: input.maxOutputTokens,
+          ...(response.outputOverrun !== undefined ? { reported: response.outputOverrun } : {}),
+        },
+        'the model endpoint ignored the output cap: its answer was cut at the cap and counted at it',
+      );
+    }
     input.log?.debug(
       {
         agent: input.toolContext.agent,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { OutputCap } from './output-cap.js';
 import { extractToolCallMarkup, previewText, splitThinking } from './reply-markup.js';
 import type { LlmResponse, LlmToolCall } from './types.js';
 import { type LlmUsage, readUsage } from './usage.js';
@@ -51,7 +52,16 @@ export class AnswerAssembler {
   private usage: LlmUsage | undefined;
   private shown = '';
 
-  constructor(private readonly onText?: (textSoFar: string) => void) {}
+  constructor(
+    private readonly onText?: (textSoFar: string) => void,
+    /** The output cap held as the answer arrives (a server may ignore `max_tokens`). */
+    private readonly cap?: OutputCap,
+  ) {}
+
+  /** True once the answer reached its output cap here: what came after was dropped, and nothing more is read. */
+  get cutAtCap(): boolean {
+    return this.cap?.cut ?? false;
+  }
 
   /** True once anything of an answer arrived: text, reasoning, a refusal, a tool call or a finish reason. */
   get started(): boolean {
@@ -78,7 +88,7 @@ export class AnswerAssembler {
     const choice = firstChoice(chunk.choices);
     if (!choice) return;
     if (isRecord(choice.delta)) this.addDelta(choice.delta);
-    if (typeof choice.finish_reason === 'string' && choice.finish_reason) this.finish = choice.finish_reason;
+    this.finishWith(choice.finish_reason);
   }
 
   /** A whole `chat.completion` (also what a server that ignores `stream: true` sends). */
@@ -87,21 +97,37 @@ export class AnswerAssembler {
     const choice = firstChoice(body.choices);
     if (!choice) return;
     if (isRecord(choice.message)) this.addDelta(choice.message);
-    if (typeof choice.finish_reason === 'string' && choice.finish_reason) this.finish = choice.finish_reason;
+    this.finishWith(choice.finish_reason);
+  }
+
+  private finishWith(reason: unknown): void {
+    if (this.cutAtCap) this.finish = 'length';
+    else if (typeof reason === 'string' && reason) this.finish = reason;
+  }
+
+  /** The part of what the model wrote that fits its output cap. */
+  private admit(piece: string): string {
+    return this.cap ? this.cap.admit(piece) : piece;
   }
 
   private addDelta(delta: Fields): void {
-    if (typeof delta.refusal === 'string') this.refusal += delta.refusal;
+    if (this.cutAtCap) return;
+    if (typeof delta.refusal === 'string') this.refusal += this.admit(delta.refusal);
     // DeepSeek, llama.cpp, LM Studio and older vLLM say `reasoning_content`; Ollama, OpenRouter, Groq and newer vLLM
-    // say `reasoning` (some send both with the same text, so they are kept apart).
-    if (typeof delta.reasoning_content === 'string') this.reasoningContent += delta.reasoning_content;
-    if (typeof delta.reasoning === 'string') this.reasoningText += delta.reasoning;
+    // say `reasoning` (some send both with the same text, so they are kept apart, and counted once).
+    const reasoningContent = typeof delta.reasoning_content === 'string' ? this.admit(delta.reasoning_content) : '';
+    this.reasoningContent += reasoningContent;
+    if (typeof delta.reasoning === 'string') {
+      this.reasoningText +=
+        delta.reasoning === delta.reasoning_content ? reasoningContent : this.admit(delta.reasoning);
+    }
     if (Array.isArray(delta.reasoning_details)) for (const detail of delta.reasoning_details) this.addDetail(detail);
     if (delta.extra_content !== undefined) this.extraContent = merge(this.extraContent, delta.extra_content);
     if (Array.isArray(delta.tool_calls))
       for (const part of delta.tool_calls) if (isRecord(part)) this.addToolCall(part);
-    const { text, thinking } = contentParts(delta.content);
-    this.thinking += thinking;
+    const parts = contentParts(delta.content);
+    this.thinking += this.admit(parts.thinking);
+    const text = this.admit(parts.text);
     if (text) {
       this.content += text;
       const preview = previewText(this.content);
@@ -151,9 +177,9 @@ export class AnswerAssembler {
     if (index !== undefined) this.byIndex.set(index, call);
     const fn = isRecord(part.function) ? part.function : {};
     // Some servers repeat the whole name in every delta: only a different piece is appended.
-    if (typeof fn.name === 'string' && fn.name && fn.name !== call.name) call.name += fn.name;
-    if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
-    else if (isRecord(fn.arguments)) call.arguments += JSON.stringify(fn.arguments);
+    if (typeof fn.name === 'string' && fn.name && fn.name !== call.name) call.name += this.admit(fn.name);
+    if (typeof fn.arguments === 'string') call.arguments += this.admit(fn.arguments);
+    else if (isRecord(fn.arguments)) call.arguments += this.admit(JSON.stringify(fn.arguments));
     for (const [key, value] of Object.entries(part)) {
       if (!TOOL_CALL_KEYS.has(key)) call.carry[key] = merge(call.carry[key], value);
     }
@@ -185,10 +211,16 @@ export class AnswerAssembler {
     if (this.reasoningText) carry.reasoning = this.reasoningText;
     if (this.reasoningDetails.length > 0) carry.reasoning_details = this.reasoningDetails;
     if (this.extraContent !== undefined) carry.extra_content = this.extraContent;
+    // A server that ignored the cap reports what it wrote: what was kept is what fits the cap.
+    const cap = this.cap;
+    const overrun = cap?.cut && this.usage && this.usage.output > cap.tokens ? this.usage.output : undefined;
+    const usage = overrun !== undefined && this.usage && cap ? { ...this.usage, output: cap.tokens } : this.usage;
     return {
       content,
       toolCalls,
-      ...(this.usage ? { usage: this.usage } : {}),
+      ...(usage ? { usage } : {}),
+      ...(cap?.cut ? { cutAtCap: true } : {}),
+      ...(overrun !== undefined ? { outputOverrun: overrun } : {}),
       ...(reasoning ? { reasoning } : {}),
       ...(this.finish ? { finishReason: this.finish } : {}),
       ...(Object.keys(carry).length > 0 ? { carry } : {}),

@@ -5,8 +5,10 @@ import { AnswerAssembler } from './answer-assembler.js';
 import { parseEndpoint } from './endpoint.js';
 import { withReadableErrors } from './error-shapes.js';
 import { PLACEHOLDER_KEY, toLlmError } from './failures.js';
+import { OutputCap } from './output-cap.js';
 import { readAnswer } from './read-answer.js';
 import { type RetryPolicy, withRetries } from './retry.js';
+import { answerCounter } from './tokens.js';
 import type { LlmClient, LlmRequest, LlmResponse } from './types.js';
 
 export type {
@@ -94,7 +96,11 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
           )
         : client.chat.completions.create(body, { signal })
       ).asResponse();
-      const answer = new AnswerAssembler(request.onText);
+      const cap = request.maxOutputTokens;
+      const answer = new AnswerAssembler(
+        request.onText,
+        cap === undefined ? undefined : new OutputCap(cap, answerCounter(request.model)),
+      );
       const complete = await readAnswer(response, answer);
       signal.throwIfAborted();
       if (!complete && !answer.finishReason) {

@@ -33,7 +33,8 @@ function readCompletion(text: string, answer: AnswerAssembler): void {
 /**
  * Reads an answer into the assembler, whether it came as server-sent events or, from a server that ignores
  * `stream: true`, as one JSON body. Errors sent inside the answer (a 200 body, an `error` event, an error chunk)
- * throw an LlmError. Returns whether the answer was complete: a JSON body, or a stream that reached `[DONE]`.
+ * throw an LlmError. Returns whether the answer was complete: a JSON body, a stream that reached `[DONE]`, or one cut
+ * at the answer's output cap.
  */
 export async function readAnswer(response: Response, answer: AnswerAssembler): Promise<boolean> {
   if (!response.headers.get('content-type')?.includes('text/event-stream')) {
@@ -63,6 +64,8 @@ export async function readAnswer(response: Response, answer: AnswerAssembler): P
       const wire = readWireError(chunk);
       if (wire) throw wireLlmError(wire);
       if (isRecord(chunk)) answer.addChunk(chunk);
+      // A server that ignores `max_tokens` is read no further than the cap (ending the body ends the stream).
+      if (answer.cutAtCap) return true;
     }
   } finally {
     // Ends the body (and the connection's use) when the loop stops early: [DONE], an error, an abort.

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import type { ChatCompletionMessageParam, ChatCompletionTool } from './client.js';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from './types.js';
 
 /** The two OpenAI encodings the bridge counts with. */
 export type EncodingName = 'o200k_base' | 'cl100k_base';
@@ -140,6 +140,22 @@ export function tokenCounter(model: string): TokenCounter {
   let counter = counters.get(key);
   if (!counter) {
     counter = new BpeCounter(encoding, exact);
+    counters.set(key, counter);
+  }
+  return counter;
+}
+
+/**
+ * The counter for what a model writes, held against its output cap: the model's encoding without the margin of
+ * `tokenCounter` (a server's own count of its answer is what the cap bounds; with the margin, an answer the server
+ * kept within the cap would be cut short).
+ */
+export function answerCounter(model: string): TokenCounter {
+  const { encoding } = encodingFor(model);
+  const key = `${encoding}:answer`;
+  let counter = counters.get(key);
+  if (!counter) {
+    counter = new BpeCounter(encoding, true);
     counters.set(key, counter);
   }
   return counter;

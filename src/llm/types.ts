@@ -52,8 +52,12 @@ export interface LlmResponse {
   /** What the model said: reasoning and tool-call markup taken out, a note appended when it was cut off. */
   readonly content: string;
   readonly toolCalls: readonly LlmToolCall[];
-  /** What the server reported, when it did. */
+  /** What the server reported, when it did (for an answer cut at its cap, the output is the cap). */
   readonly usage?: LlmUsage | undefined;
+  /** True when the client cut the answer at its output cap: the server wrote on past it (it ignored `max_tokens`). */
+  readonly cutAtCap?: boolean | undefined;
+  /** The output tokens a server that ignored the cap reported writing, when the answer was cut at the cap. */
+  readonly outputOverrun?: number | undefined;
   /** The model's reasoning (`reasoning_content` / `reasoning` fields, `<think>` blocks), never part of content. */
   readonly reasoning?: string | undefined;
   /** Why the model stopped, as the server said: 'stop', 'tool_calls', 'length', ... */

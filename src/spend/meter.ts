@@ -18,6 +18,7 @@ import { metrics } from '../metrics.js';
 import type { SpendPort, SpendScope } from '../store/port.js';
 import { dayOf, nextDayStart } from './day.js';
 import { formatUsd, NANO_PER_USD, tokensCost, usdToNano } from './money.js';
+import { Settles } from './settles.js';
 
 export type LimitKind = 'bridge' | 'room' | 'agent';
 
@@ -86,7 +87,9 @@ export interface SpendMeterDeps {
     | 'EMBEDDINGS_PRICE'
     | 'EMBEDDINGS_MODEL'
     | 'SUMMARY_PRICE'
-  >;
+  > &
+    /** How long a call may take (a hold lasts no longer): the longest a call waits for others' holds to settle. */
+    Partial<Pick<Settings, 'LLM_TIMEOUT_S'>>;
   readonly agents: readonly AgentConfig[];
   readonly clock: () => number;
   readonly log: Logger;
@@ -108,7 +111,13 @@ export interface LimitLine {
   readonly override: boolean;
 }
 
+/** Without LLM_TIMEOUT_S, the longest a call waits for the holds of calls under way. */
+const HOLD_WAIT_S = 120;
+
 export class SpendMeter {
+  /** Calls waiting for a hold to settle: woken by every settle of this bridge. */
+  private readonly settles = new Settles();
+
   constructor(private readonly deps: SpendMeterDeps) {}
 
   /** True when some limit may stop a call (otherwise spend is only counted). */
@@ -180,7 +189,11 @@ export class SpendMeter {
           usdPerMillion,
         );
         const scopes = await this.scopes(room, []);
-        const id = await this.hold(scopes.map((s) => ({ ...s, amount })));
+        // Embeddings never wait for money held: the worker tries again later, recall goes without.
+        const id = await this.hold(
+          scopes.map((s) => ({ ...s, amount })),
+          false,
+        );
         return {
           settle: (tokens) =>
             this.settle(id, tokens === undefined ? null : this.costs(scopes, tokensCost(tokens, usdPerMillion))),
@@ -285,6 +298,7 @@ export class SpendMeter {
         );
         const id = await this.hold(
           scopes.map((s) => ({ ...s, amount: worst[payers.findIndex((p) => p.scope === s.scope)] ?? total })),
+          { signal: request.signal },
         );
         return {
           settle: async (usage) => {
@@ -317,19 +331,37 @@ export class SpendMeter {
     return new Map(scopes.map((s) => [s.scope, cost]));
   }
 
-  /** Holds the amounts or throws the limit the first scope that cannot take its amount has. */
-  private async hold(scopes: readonly SpendScope[]): Promise<string> {
-    const id = randomUUID();
-    const now = this.deps.clock();
+  /**
+   * Holds the amounts or throws the limit the first scope that cannot take its amount has. A scope whose spend
+   * leaves room for the amount, refused only because of what calls under way hold, is not reached: the call waits
+   * for those holds to settle (a call lasts at most LLM_TIMEOUT_S) and tries again.
+   */
+  private async hold(
+    scopes: readonly SpendScope[],
+    wait: { readonly signal?: AbortSignal | undefined } | false,
+  ): Promise<string> {
     const tz = this.deps.settings.SPEND_TZ;
-    const day = dayOf(now, tz);
-    const result = await this.deps.store.reserve({ id, day, scopes, at: now, replica: this.deps.replicas?.replica });
-    if (!result.ok) {
-      const { kind, name } = kindOf(result.scope);
-      metrics.spendStopped.inc({ limit: kind });
-      throw new SpendLimitError({ kind, name, limit: result.limit, day, until: nextDayStart(now, tz) });
+    const signal = wait ? wait.signal : undefined;
+    const waitMs = wait ? (this.deps.settings.LLM_TIMEOUT_S ?? HOLD_WAIT_S) * 1000 : 0;
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      signal?.throwIfAborted();
+      const id = randomUUID();
+      const now = this.deps.clock();
+      const day = dayOf(now, tz);
+      const result = await this.deps.store.reserve({ id, day, scopes, at: now, replica: this.deps.replicas?.replica });
+      if (result.ok) return id;
+      const row = (await this.deps.store.day(day)).find((r) => r.scope === result.scope);
+      const amount = scopes.find((s) => s.scope === result.scope)?.amount ?? 0;
+      const heldOnly = row !== undefined && row.spent + amount <= result.limit;
+      if (!heldOnly || !wait || Date.now() - started >= waitMs) {
+        const { kind, name } = kindOf(result.scope);
+        metrics.spendStopped.inc({ limit: kind });
+        throw new SpendLimitError({ kind, name, limit: result.limit, day, until: nextDayStart(now, tz) });
+      }
+      // Held money settles when its calls end; money already free is tried for again at once, once.
+      if (row.reserved > 0 || attempt > 0) await this.settles.next(signal);
     }
-    return id;
   }
 
   /** Settling never fails a call: a store error is logged (the hold stays, and is spent at the next start). */
@@ -339,5 +371,7 @@ export class SpendMeter {
     } catch (error) {
       this.deps.log.warn({ err: error }, 'could not settle a model call against the spending limits');
     }
+    // Calls waiting for money held try again.
+    this.settles.wake();
   }
 }

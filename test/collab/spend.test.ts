@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Price } from '../../src/config/index.js';
+import { tokenCounter } from '../../src/llm/tokens.js';
 import { costOf } from '../../src/spend/meter.js';
 import { usdToNano } from '../../src/spend/money.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
@@ -91,6 +92,54 @@ describe('the costliest loop under a daily limit', () => {
   }, 60_000);
 });
 
+describe('a server that ignores the output cap', () => {
+  for (const stream of [true, false]) {
+    it(`cannot take an agent past its limit in one call (stream: ${stream})`, async () => {
+      // The cap is 50 tokens; the server writes 3,000. The limit holds one call's worst case, and a little more.
+      h = await startHarness({
+        agents: [{ name: 'data', model: MODEL, price: PRICE, maxOutputTokens: 50, spendLimitUsdDay: 0.003 }],
+        env: { LLM_STREAM: String(stream) },
+        llmUsage: 'openai',
+      });
+      const harness = h;
+      harness.llm.respond(() => ({ content: 'row '.repeat(3000), ignoreMaxTokens: true }));
+      await harness.adapter.say('@data list the rows');
+      await harness.bridge.idle();
+      const [reply, ...rest] = harness.adapter.transcript();
+      expect(rest).toEqual([]);
+      expect(reply).toMatch(/^\[@data\]: (row )+row?\n\n\[cut off: the model reached its output limit\]$/);
+      expect(tokenCounter(MODEL).count(reply?.replace(/^\[@data\]: |\n\n\[cut off.*$/g, '') ?? '')).toBeLessThanOrEqual(
+        50,
+      );
+      const agent = await spendOf(harness, 'agent:data');
+      expect(agent?.reserved).toBe(0);
+      expect(agent?.spent).toBeGreaterThan(0);
+      expect(agent?.spent).toBeLessThanOrEqual(usdToNano(0.003));
+    }, 30_000);
+  }
+});
+
+describe('many rooms at once under a bridge limit', () => {
+  it('answers every room while money is left: a call refused only by what others hold waits for it', async () => {
+    // Each call holds $0.004 of output at worst and spends a twentieth of that: two holds fit at once, ten calls do.
+    const cheapInput: Price = { input: 0.1, cached: 0.05, output: 4 };
+    h = await startHarness({
+      agents: [{ name: 'data', model: MODEL, price: cheapInput, maxOutputTokens: 1000 }],
+      env: { SPEND_LIMIT_USD_DAY: '0.01' },
+      llmUsage: 'openai',
+    });
+    const harness = h;
+    harness.llm.respond(() => ({ content: 'Forty-two rows.', delayMs: 200 }));
+    const rooms = Array.from({ length: 10 }, (_, i) => `r${i}`);
+    await Promise.all(rooms.map((channel) => harness.adapter.say('@data how many rows?', { channel })));
+    await harness.bridge.idle();
+    for (const channel of rooms) expect(harness.adapter.transcript(channel)).toEqual(['[@data]: Forty-two rows.']);
+    const bridge = await spendOf(harness, 'bridge');
+    expect(bridge?.reserved).toBe(0);
+    expect(bridge?.spent).toBeLessThanOrEqual(usdToNano(0.01));
+  }, 60_000);
+});
+
 describe("one agent's limit", () => {
   it('silences that agent only, and a request waiting on it settles at once', async () => {
     h = await startHarness({
@@ -161,5 +210,25 @@ describe('/budget', () => {
       'Only operators can use /budget.',
     );
     expect(await harness.adapter.command('status')).toContain('Spending today:');
+  }, 30_000);
+
+  it('refuses a bridge or room limit while embeddings or summaries have no price, as start-up does', async () => {
+    h = await startHarness({
+      agents: [{ name: 'data', model: MODEL, price: PRICE }],
+      env: { EMBEDDINGS_MODEL: 'text-embedding-3-small', SUMMARY_MODEL: MODEL },
+    });
+    const harness = h;
+    const refused =
+      "A bridge's limit applies to every call, and EMBEDDINGS_MODEL has no EMBEDDINGS_PRICE, SUMMARY_MODEL has no SUMMARY_PRICE: price them first (in the environment, then restart).";
+    expect(await harness.adapter.command('budget', 'bridge 0.00001')).toBe(refused);
+    expect(await harness.adapter.command('budget', 'room 5')).toBe(refused.replace("A bridge's", "A room's"));
+    expect((await harness.adapter.command('budget')).split('\n').slice(1, 3)).toEqual([
+      '- bridge: $0.00 no limit',
+      '- this room: $0.00 no limit',
+    ]);
+    // Taking a limit off needs no price.
+    expect(await harness.adapter.command('budget', 'bridge off')).toMatch(
+      /^The bridge's spending is no longer limited/,
+    );
   }, 30_000);
 });

@@ -134,6 +134,50 @@ describe('terminal room', () => {
   });
 });
 
+describe('terminal room, /pass on piped input', () => {
+  it('stops the model call under way at once, instead of after the answer', async () => {
+    agentFile('data', 'activation: always');
+    llm.respond(() => ({ content: 'too late', delayMs: 60_000 }));
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    let printed = '';
+    stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
+    const running = await run({
+      argv: [],
+      cwd: dir,
+      env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0' },
+      stdin,
+      stdout,
+      sandbox: async () => new FakeSandbox(),
+    });
+    stdin.write('take your time\n');
+    await until(() => llm.requests.length === 1);
+    stdin.end('/pass\n');
+    // The answer would take a minute: /pass is answered long before, and the turn never posts.
+    await until(() => printed.includes('[system]: Control is with the humans (1 agent turn stopped).'));
+    await running.console?.finished;
+    expect(await turnState(running.store, 'console', 'main')).toMatchObject({ control: 'humans', reason: '/pass' });
+    await running.shutdown();
+    expect(printed).not.toContain('too late');
+  }, 30_000);
+
+  it('comes after the lines before it: a /pass right behind a message stops the turn it starts', async () => {
+    agentFile('data', 'activation: always');
+    llm.respond((request) =>
+      String(request.messages.at(-1)?.content).includes('take your time')
+        ? { content: 'too late', delayMs: 60_000 }
+        : { content: 'quick answer' },
+    );
+    const { printed } = await room(['take your time', '/pass', 'and now?']);
+    expect(printed).not.toContain('too late');
+    expect(printed).toMatch(
+      /\[@user\]: take your time\n\[system\]: Control is with the humans \(\d agent turns? stopped\)\.\n\[@user\]: and now\?\n\[@data\]: quick answer\n/,
+    );
+  }, 30_000);
+});
+
 describe('terminal room across a restart', () => {
   it('says how many messages of history were loaded for the room', async () => {
     agentFile('echo', 'activation: always');

@@ -3,6 +3,8 @@
  * included) is held before it is made and settled after it.
  */
 import { describe, expect, it } from 'vitest';
+import { CUT_OFF_NOTE } from '../../src/llm/answer-assembler.js';
+import { tokenCounter } from '../../src/llm/tokens.js';
 import type { CallHold, CallMeter, LlmRequest } from '../../src/llm/types.js';
 import type { LlmUsage } from '../../src/llm/usage.js';
 import { SpendLimitError } from '../../src/spend/meter.js';
@@ -86,5 +88,55 @@ describe('holds before each attempt', () => {
     expect(error).toBeInstanceOf(SpendLimitError);
     expect(events).toEqual(['refused 1']);
     expect(server.fake.requests).toHaveLength(0);
+  });
+});
+
+describe('a server that ignores the output cap', () => {
+  const server = useFakeServer();
+  const words = 'word '.repeat(3000);
+  const counted = (text: string) => tokenCounter('gpt-4o-mini').count(text.replace(CUT_OFF_NOTE, ''));
+
+  it('is read only up to the cap while it streams: the rest is dropped, the answer says it was cut', async () => {
+    server.fake.script('gpt-4o-mini', { content: words, ignoreMaxTokens: true, chunkDelayMs: 5 });
+    const { meter, events } = recordingMeter();
+    const previews: string[] = [];
+    const started = Date.now();
+    const response = await server
+      .client({ stream: true })
+      .complete(ask({ model: 'gpt-4o-mini', maxOutputTokens: 50, meter, onText: (text) => previews.push(text) }));
+    // The whole answer takes 3,000 chunks at 5 ms: reading stopped long before its end.
+    expect(Date.now() - started).toBeLessThan(12_000);
+    expect(response.finishReason).toBe('length');
+    expect(response.cutAtCap).toBe(true);
+    expect(response.content.endsWith(CUT_OFF_NOTE)).toBe(true);
+    expect(counted(response.content)).toBeLessThanOrEqual(50);
+    expect(counted(response.content)).toBeGreaterThanOrEqual(45);
+    expect(Math.max(...previews.map(counted))).toBeLessThanOrEqual(50);
+    // Nothing was reported before the cut: the whole hold (the cap's worst case) is spent, never more.
+    expect(events).toEqual(['reserve 1', 'settle 1 unknown']);
+  });
+
+  it('keeps what fits of a whole answer and settles the cap, not the overrun it reports', async () => {
+    server.fake.script('gpt-4o-mini', { content: words, ignoreMaxTokens: true });
+    const { meter, events } = recordingMeter();
+    const response = await server.client().complete(ask({ model: 'gpt-4o-mini', maxOutputTokens: 50, meter }));
+    expect(response.finishReason).toBe('length');
+    expect(response.cutAtCap).toBe(true);
+    expect(response.content.endsWith(CUT_OFF_NOTE)).toBe(true);
+    expect(counted(response.content)).toBeLessThanOrEqual(50);
+    expect(response.usage?.output).toBe(50);
+    expect(response.outputOverrun).toBe(3750); // what the server reported it wrote
+    expect(events).toEqual(['reserve 1', `settle 1 ${response.usage?.input}/50`]);
+  });
+
+  it('leaves an answer within the cap whole, as the server reported it', async () => {
+    server.fake.script('gpt-4o-mini', { content: 'word '.repeat(40).trim(), ignoreMaxTokens: true });
+    const response = await server
+      .client({ stream: true })
+      .complete(ask({ model: 'gpt-4o-mini', maxOutputTokens: 40, onText: () => {} }));
+    expect(response.content).toBe('word '.repeat(40).trim());
+    expect(response.finishReason).toBe('stop');
+    expect(response.cutAtCap).toBeUndefined();
+    expect(response.outputOverrun).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@
  * `/budget`: the day's spend against each spending limit, and an operator's new limits (`/budget room 5`,
  * `/budget agent data 2`, `/budget bridge 20`; `off` for none, `default` for the configured one).
  */
-import type { AgentConfig } from '../../config/index.js';
+import { type AgentConfig, type PricedSettings, type Unpriced, unpricedUnderSharedLimit } from '../../config/index.js';
 import { dayOf } from '../../spend/day.js';
 import type { LimitKind, LimitLine, SpendMeter } from '../../spend/meter.js';
 import { formatUsd } from '../../spend/money.js';
@@ -27,6 +27,8 @@ export async function budgetText(
   deps: {
     readonly meter: SpendMeter;
     readonly agents: readonly AgentConfig[];
+    /** Whether embeddings and summaries are in use, and priced (a shared limit needs them priced, as at start). */
+    readonly settings: PricedSettings;
     readonly timeZone: string;
     readonly clock: () => number;
   },
@@ -61,10 +63,8 @@ export async function budgetText(
   const usd = parseLimit(value);
   if (usd === 'invalid') return USAGE;
   if (kind !== 'agent' && usd !== undefined && usd !== null) {
-    const unpriced = deps.agents.filter((a) => !a.price).map((a) => `@${a.name}`);
-    if (unpriced.length > 0) {
-      return `A ${kind === 'room' ? "room's" : "bridge's"} limit applies to every agent, and ${unpriced.join(', ')} ${unpriced.length === 1 ? 'has' : 'have'} no price: give each a price in its agent file first.`;
-    }
+    const refused = unpricedRefusal(kind, unpricedUnderSharedLimit(deps.settings, deps.agents));
+    if (refused) return refused;
   }
   await deps.meter.setLimit(kind, name, usd);
   const line = (await deps.meter.lines(room)).find((l) => l.kind === kind && l.name === name);
@@ -72,6 +72,23 @@ export async function budgetText(
   const spent = `spent today: ${formatUsd(line?.spent ?? 0)}`;
   if (!line || line.limit === null) return `${whose} spending is no longer limited (${spent}).`;
   return `${whose} spending limit is now ${formatUsd(line.limit)} a day${usd === undefined ? ' (as configured)' : ''} (${spent}).`;
+}
+
+/** Why a bridge's or room's limit cannot be set while something it applies to has no price (undefined: it can). */
+function unpricedRefusal(kind: 'bridge' | 'room', unpriced: readonly Unpriced[]): string | undefined {
+  const agents = unpriced.flatMap((u) => (u.agent ? [`@${u.agent.name}`] : []));
+  const settings = unpriced.flatMap((u) => (u.setting ? [u.setting] : []));
+  if (agents.length === 0 && settings.length === 0) return undefined;
+  const whose = kind === 'room' ? "A room's" : "A bridge's";
+  if (settings.length === 0) {
+    return `${whose} limit applies to every agent, and ${agents.join(', ')} ${agents.length === 1 ? 'has' : 'have'} no price: give each a price in its agent file first.`;
+  }
+  const parts = [
+    ...(agents.length > 0 ? [`${agents.join(', ')} ${agents.length === 1 ? 'has' : 'have'} no price`] : []),
+    ...settings.map((setting) => `${setting.replace('_PRICE', '_MODEL')} has no ${setting}`),
+  ];
+  const where = agents.length > 0 ? 'agents in their files, the others in the environment' : 'in the environment';
+  return `${whose} limit applies to every call, and ${parts.join(', ')}: price them first (${where}, then restart).`;
 }
 
 /** A limit as typed: dollars (`5`, `$2.50`), `off` (null) or `default` (undefined). */

@@ -59,7 +59,7 @@ export function resolveAnswer(
   const whole = (toolCalls.length > 0 || reply.refusal) && !given ? null : (given ?? '');
   // The output cap the request sets: a longer answer stops there, as a real model's does.
   const capValue = request.body.max_completion_tokens ?? request.body.max_tokens;
-  const cap = typeof capValue === 'number' && capValue > 0 ? capValue : undefined;
+  const cap = typeof capValue === 'number' && capValue > 0 && !reply.ignoreMaxTokens ? capValue : undefined;
   const cut = cap !== undefined && whole !== null && estimateTokens(whole) > cap;
   const content = cut && whole !== null ? whole.slice(0, cap * 4) : whole;
   const completionText = (content ?? '') + toolCalls.map((call) => call.name + call.arguments).join('');

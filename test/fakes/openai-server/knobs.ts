@@ -21,6 +21,7 @@ const REPLY_KNOBS: Record<Exclude<keyof FakeReply, 'content' | 'toolCalls'>, tru
   refusal: true,
   finishReason: true,
   ignoreStream: true,
+  ignoreMaxTokens: true,
   breakOffAfter: true,
   dropConnectionAfter: true,
   streamError: true,

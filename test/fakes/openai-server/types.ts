@@ -44,6 +44,8 @@ export interface FakeReply {
   finishReason?: string;
   /** Answer a streamed request with a plain JSON completion, as servers that ignore `stream: true` do. */
   ignoreStream?: boolean;
+  /** Write the whole reply whatever `max_tokens` the request sets, and report all of it, as some servers do. */
+  ignoreMaxTokens?: boolean;
   /** Stream this many chunks, then end the response: no finish_reason, no `[DONE]`. */
   breakOffAfter?: number;
   /** Stream this many chunks, then drop the connection. */
