@@ -382,4 +382,28 @@ export const EXAMPLES: readonly Example[] = [
       ],
     },
   },
+  {
+    name: 'a request turn taken again after a restart still answers its requester, whose request was cancelled meanwhile: naming them asks nothing (2.4, 12.1)',
+    case: {
+      world: world({ agents: [always('ada', true), mention('bo')], humans: ['alice'], turnLimit: 5 }),
+      oracle: {
+        ada: [
+          {
+            kind: 'text',
+            text: '[pass]',
+            actions: [{ kind: 'channel', room: 'other', text: 'what do you think.', requestReply: ['bo'] }],
+          },
+        ],
+        bo: [{ kind: 'text', text: '@ada what do you think.' }],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@ada ask bo?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'command', room: 'chat:main', name: 'pass', args: '', operator: true },
+        { kind: 'restart' },
+        { kind: 'deliver', room: 'chat:side' },
+      ],
+    },
+    shows: ['platform chat:side: bo: "@ada what do you think."'],
+  },
 ];
