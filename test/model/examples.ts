@@ -406,4 +406,43 @@ export const EXAMPLES: readonly Example[] = [
     },
     shows: ['platform chat:side: bo: "@ada what do you think."'],
   },
+  {
+    name: 'a turn its deadline already ended is not told as cut by restarts when a third restart comes (5.4, 12.2)',
+    case: {
+      world: world({ agents: [mention('ada', true), mention('bo')], humans: ['alice'], turnLimit: 6 }),
+      oracle: { bo: [{ kind: 'text', text: '@ada what do you think?' }] },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@ada @bo what do you think?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'restart' },
+        { kind: 'restart' },
+        { kind: 'deadline' },
+        { kind: 'restart' },
+      ],
+    },
+    shows: ['platform chat:main: [deadline #1 late ada]'],
+  },
+  {
+    name: 'a turn an operator stopped is recorded as stopped, not as cut, when a third restart comes (3.5, 12.1, 12.2)',
+    case: {
+      world: world({ agents: [mention('ada'), mention('bo')], humans: ['alice'], turnLimit: 6 }),
+      oracle: {
+        bo: [
+          { kind: 'text', text: '@ada what do you think?' },
+          { kind: 'text', text: 'going on.' },
+        ],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@bo what do you think?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'restart' },
+        { kind: 'restart' },
+        { kind: 'command', room: 'chat:main', name: 'pass', args: 'ada', operator: true },
+        { kind: 'restart' },
+        { kind: 'deliver', room: 'chat:main' },
+      ],
+    },
+    shows: ['request #1: answered {ada stopped "was stopped by an operator"}'],
+  },
 ];
