@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import type { FakeHuman } from '../fakes/slack/index.js';
+import type { FakeHuman, FakeMessage } from '../fakes/slack/index.js';
 import { agentOf, newestOf, roomMessagesOf, situationOf } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 import { type SlackHarness, startSlackHarness } from './slack-harness.js';
@@ -109,5 +109,65 @@ describe('a human whose display name is an agent’s on Slack', () => {
     expect(harness.llm.requests.map(agentOf)).toEqual(['pm']);
     expect(newestOf(harness.llm.requests[0] as RecordedRequest)).toBe('[@Alice_Smith]: @pm thank @code_human');
     expect(botTexts(harness)).toEqual([`<@${human}> thanks for the review`]);
+  });
+});
+
+describe('a thread under an agent’s channel message on Slack (SLACK_REPLY_IN_THREAD=false)', () => {
+  it("gives the agent the thread's parent with the first reply it reads there, once", async () => {
+    const harness = await startSlackHarness({
+      agents: [{ name: 'pm', activation: 'mention', control: true }],
+      env: { SLACK_REPLY_IN_THREAD: 'false' },
+    });
+    h = harness;
+    harness.llm.respond(() =>
+      harness.llm.requests.length === 1 ? { content: 'Q3 revenue is 42k, up 5%.' } : { content: 'It is the sum.' },
+    );
+    const pm = harness.apps.pm?.botUserId;
+    const asked = harness.slack.say(harness.alice, harness.general, `<@${pm}> what is Q3 revenue?`);
+    await harness.settle(asked.ts);
+    await until(() => harness.slack.posts(harness.general).some((m) => m.botId !== undefined));
+    const parent = harness.slack.posts(harness.general).find((m) => m.botId !== undefined) as FakeMessage;
+    expect(parent.threadTs).toBeUndefined();
+
+    const first = harness.slack.say(harness.alice, harness.general, 'how was it computed?', { threadTs: parent.ts });
+    await harness.settle(first.ts);
+    await until(() => harness.llm.requests.length === 2);
+    const history = (r: RecordedRequest) =>
+      roomMessagesOf(r)
+        .map((m) => String(m.content))
+        .join('\n');
+    expect(history(harness.llm.requests[1] as RecordedRequest)).toContain('> pm: Q3 revenue is 42k, up 5%.');
+    // Known from its post: no read of Slack's (tightly rate-limited) thread history was spent on it.
+    expect(harness.slack.calls('conversations.replies')).toEqual([]);
+
+    const second = harness.slack.say(harness.alice, harness.general, 'and Q4?', { threadTs: parent.ts });
+    await harness.settle(second.ts);
+    await until(() => harness.llm.requests.length === 3);
+    expect(history(harness.llm.requests[2] as RecordedRequest).split('Q3 revenue is 42k').length).toBe(2);
+    expect(newestOf(harness.llm.requests[2] as RecordedRequest)).toBe('[@Alice_Smith]: and Q4?');
+  });
+
+  it('reads the parent from Slack when it was posted before the bridge started', async () => {
+    const harness = await startSlackHarness({
+      agents: [{ name: 'pm', activation: 'mention', control: true }],
+      env: { SLACK_REPLY_IN_THREAD: 'false' },
+    });
+    h = harness;
+    harness.llm.respond(() =>
+      harness.llm.requests.length === 1 ? { content: 'Q3 revenue is 42k, up 5%.' } : { content: 'It is the sum.' },
+    );
+    const pm = harness.apps.pm?.botUserId;
+    const asked = harness.slack.say(harness.alice, harness.general, `<@${pm}> what is Q3 revenue?`);
+    await harness.settle(asked.ts);
+    await until(() => harness.slack.posts(harness.general).some((m) => m.botId !== undefined));
+    const parent = harness.slack.posts(harness.general).find((m) => m.botId !== undefined) as FakeMessage;
+    await harness.down();
+    await harness.up();
+
+    const reply = harness.slack.say(harness.alice, harness.general, 'how was it computed?', { threadTs: parent.ts });
+    await harness.settle(reply.ts);
+    await until(() => harness.llm.requests.length === 2);
+    const history = roomMessagesOf(harness.llm.requests[1] as RecordedRequest).map((m) => String(m.content));
+    expect(history.join('\n')).toContain('> pm: Q3 revenue is 42k, up 5%.');
   });
 });
