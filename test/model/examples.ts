@@ -445,4 +445,60 @@ export const EXAMPLES: readonly Example[] = [
     },
     shows: ['request #1: answered {ada stopped "was stopped by an operator"}'],
   },
+  {
+    name:
+      'a reply that waited for the platform and lands after a turn-limit hand-back counts toward the next limit: the ' +
+      'kept questions answered after it make no more than TURN_LIMIT agent messages in a row (4.1, 6.4)',
+    case: {
+      world: world({
+        agents: [mention('ada'), always('bo', true), mention('cy', true)],
+        humans: ['alice', 'bob'],
+        turnLimit: 3,
+      }),
+      oracle: {
+        bo: [
+          { kind: 'text', text: '  FIRST  WORDS ' },
+          {
+            kind: 'text',
+            text: '[pass]',
+            actions: [{ kind: 'channel', room: 'other', text: 'what do you think.', requestReply: [] }],
+          },
+          { kind: 'text', text: 'what do you think.' },
+        ],
+        cy: [
+          { kind: 'text', text: '@ada what do you think.' },
+          {
+            kind: 'text',
+            text: 'done',
+            actions: [
+              { kind: 'channel', room: 'here', text: 'what do you think.', requestReply: [] },
+              { kind: 'channel', room: 'here', text: 'what do you think.', requestReply: [] },
+              { kind: 'channel', room: 'other', text: 'what do you think.', requestReply: [] },
+            ],
+          },
+          { kind: 'text', text: 'what do you think.' },
+        ],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@cy what do you think?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'reply-through', room: 'chat:main' },
+        { kind: 'restart' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@cy what do you think?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@cy what do you think?' },
+        { kind: 'reply-stalls', room: 'chat:main' },
+        { kind: 'say', room: 'chat:main', human: 'bob', text: '@bo what do you think?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'reply-stalls', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:side' },
+        { kind: 'reply-through', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'reply-through', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+      ],
+    },
+    shows: ['platform chat:main: cy: "done"'],
+  },
 ];
