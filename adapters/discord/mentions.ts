@@ -6,7 +6,7 @@
  * a reply's ping is not in the text, so it is never a mention.
  */
 import { mapProse } from '../../src/room/text/code-spans.js';
-import { mentionName } from '../shared/mention-name.js';
+import { mentionName, personName } from '../shared/mention-name.js';
 
 /** Who is who: our agents' bot user ids, and humans met so far (id ↔ mention name). */
 export class Directory {
@@ -20,6 +20,9 @@ export class Directory {
   setAgent(agent: string, userId: string): void {
     this.agentByUser.set(userId, agent);
     this.userByAgent.set(agent.toLowerCase(), userId);
+    // A human met before under this name is renamed: the name is the agent's now.
+    const human = this.humanByName.get(agent.toLowerCase());
+    if (human !== undefined) this.rememberHuman(human, this.humanById.get(human) ?? agent);
   }
 
   agentOf(userId: string): string | undefined {
@@ -50,9 +53,14 @@ export class Directory {
     return this.userByAgent.has(name.toLowerCase());
   }
 
+  /** How a human with this display name is shown and mentioned: never under an agent's name. */
+  personName(displayName: string): string {
+    return personName(displayName, (name) => this.isAgentName(name));
+  }
+
   /** Remembers a human (bounded: the oldest entries go first). */
   rememberHuman(userId: string, displayName: string): void {
-    const name = mentionName(displayName);
+    const name = this.personName(displayName);
     if (!name) return;
     const previous = this.humanById.get(userId);
     if (previous) this.humanByName.delete(previous.toLowerCase());
@@ -95,7 +103,7 @@ export function mentionsToNames(
     const agent = directory.agentOf(id);
     if (agent) return `@${agent}`;
     const display = extra?.get(id);
-    if (display) return `@${mentionName(display)}`;
+    if (display) return `@${directory.personName(display)}`;
     const human = directory.humanName(id);
     return human ? `@${human}` : raw;
   });

@@ -10,3 +10,17 @@ export function mentionName(displayName: string): string {
     .trim()
     .replace(/\s+/g, '_');
 }
+
+/**
+ * A person's `@name` where agents are seated too: a human (or a foreign bot, heard as one) whose display name reads
+ * as an agent's, in any case, is shown and mentioned as `<name>_human` (`_human2`, … should that be an agent's as
+ * well), so that a human and an agent never share a speaker line, and a mention of the human never wakes the agent.
+ */
+export function personName(displayName: string, isAgentName: (name: string) => boolean): string {
+  const name = mentionName(displayName);
+  if (!name || !isAgentName(name)) return name;
+  for (let n = 1; ; n++) {
+    const candidate = `${name}_human${n === 1 ? '' : n}`;
+    if (!isAgentName(candidate)) return candidate;
+  }
+}

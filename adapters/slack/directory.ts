@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import { mentionName } from '../shared/mention-name.js';
+import { personName } from '../shared/mention-name.js';
 import { withRateLimitRetry } from './web-call.js';
 
 interface Person {
@@ -17,10 +17,25 @@ export class Directory {
   private readonly people = new Map<string, Person>();
   private readonly byName = new Map<string, string>();
   private readonly pending = new Map<string, Promise<Person | undefined>>();
+  /** Our agents' names, lower-cased: nobody else is shown or mentioned under one. */
+  private readonly agents = new Set<string>();
 
   /** Registers one of our agents' bot users; its mention reads `@agentname`. */
   addAgent(userId: string, agentName: string): void {
+    this.agents.add(agentName.toLowerCase());
+    // Someone met before under this name is renamed: the name is the agent's now.
+    const holder = this.byName.get(agentName.toLowerCase());
+    const met = holder === undefined ? undefined : this.people.get(holder);
+    if (holder !== undefined && holder !== userId && met) {
+      this.byName.delete(agentName.toLowerCase());
+      this.remember(holder, { ...met, name: this.personName(met.name) });
+    }
     this.remember(userId, { name: agentName, isBot: true });
+  }
+
+  /** How someone who is not one of our agents, with this display name, is shown and mentioned. */
+  personName(displayName: string): string {
+    return personName(displayName, (name) => this.agents.has(name.toLowerCase()));
   }
 
   nameOf(userId: string): string | undefined {
@@ -46,7 +61,7 @@ export class Directory {
           if (!user) return undefined;
           const display =
             user.profile?.display_name || user.profile?.real_name || user.real_name || user.name || userId;
-          const person = { name: mentionName(display), isBot: Boolean(user.is_bot) };
+          const person = { name: this.personName(display), isBot: Boolean(user.is_bot) };
           this.remember(userId, person);
           return person;
         })
@@ -60,7 +75,7 @@ export class Directory {
   private remember(userId: string, person: Person): void {
     this.people.set(userId, person);
     const key = person.name.toLowerCase();
-    // An agent's name wins over a human who happens to display the same name.
+    // A bot's name wins over a human who happens to display the same name (an agent's is never given to one).
     const holder = this.byName.get(key);
     if (!holder || !this.people.get(holder)?.isBot || person.isBot) this.byName.set(key, userId);
   }

@@ -1,4 +1,4 @@
-import { mentionName } from '../shared/mention-name.js';
+import { personName } from '../shared/mention-name.js';
 
 /** Looks up how a Slack user id should read in the core's text: `agentname` or `display_name`. */
 export type NameOf = (userId: string) => string | undefined;
@@ -13,10 +13,15 @@ export function mentionedUserIds(text: string): string[] {
  * channel links `#name`, `<!here>` `@here`, links `text (url)` or the bare url, and
  * the `&amp; &lt; &gt;` escapes are undone last.
  */
-export function slackToPlain(text: string, nameOf: NameOf): string {
+export function slackToPlain(
+  text: string,
+  nameOf: NameOf,
+  isAgentName: (name: string) => boolean = () => false,
+): string {
   return text
     .replace(/<@([UW][A-Z0-9]+)(?:\|([^>]*))?>/g, (_m, id: string, label?: string) => {
-      const name = nameOf(id) ?? (label ? mentionName(label) : undefined);
+      // A user the directory does not know is none of our agents: their label never reads as one.
+      const name = nameOf(id) ?? (label ? personName(label, isAgentName) : undefined);
       return `@${name ?? id}`;
     })
     .replace(/<#([CG][A-Z0-9]+)(?:\|([^>]*))?>/g, (_m, id: string, label?: string) => `#${label || id}`)

@@ -4,7 +4,7 @@
  * makes sure the directory knows every user named (`userIdsToLearn`), then calls `toInbound`.
  */
 import type { Inbound, InboundFile } from '../../src/ports.js';
-import { mentionName } from '../shared/mention-name.js';
+import { personName } from '../shared/mention-name.js';
 import { withShared } from '../shared/quote.js';
 import { mentionedUserIds, type NameOf, slackToPlain } from './inbound-text.js';
 import { roomOfMessage } from './rooms.js';
@@ -136,13 +136,15 @@ export function toInbound(event: SlackMessageEvent, context: SlackInboundContext
   if (isBot && !allowedBot(event, context.allowedBots)) return null;
   if (!ours && !isBot && !event.user) return null;
 
+  // Nobody but our agents is shown or mentioned under an agent's name (the directory names the people it knows so).
+  const isAgentName = (name: string) => context.apps.some((app) => app.agent.toLowerCase() === name.toLowerCase());
   let author: Inbound['author'];
   if (ours) {
     author = { id: ours.botUserId, name: ours.agent, kind: 'agent' };
   } else if (isBot) {
     // An allowlisted bot may talk to the agents but gets no agent rights: it counts as a human.
     const label = event.bot_profile?.name ?? event.username ?? (event.user && context.nameOf(event.user));
-    author = { id: event.bot_id ?? event.user ?? 'bot', name: mentionName(label || 'bot'), kind: 'human' };
+    author = { id: event.bot_id ?? event.user ?? 'bot', name: personName(label || 'bot', isAgentName), kind: 'human' };
   } else {
     const id = event.user ?? '';
     author = { id, name: context.nameOf(id) ?? id, kind: 'human' };
@@ -163,9 +165,9 @@ export function toInbound(event: SlackMessageEvent, context: SlackInboundContext
       : undefined;
   const shared = sharedMessages(event).map((attachment) => ({
     author: attachment.author_name ?? attachment.author_subname,
-    text: slackToPlain(attachment.text || attachment.fallback || '', context.nameOf),
+    text: slackToPlain(attachment.text || attachment.fallback || '', context.nameOf, isAgentName),
   }));
-  const text = withShared(slackToPlain(event.text ?? '', context.nameOf), shared);
+  const text = withShared(slackToPlain(event.text ?? '', context.nameOf, isAgentName), shared);
   const fileOf = context.fileOf;
   const files = fileOf ? (event.files ?? []).filter((file) => file.mode !== 'tombstone').map(fileOf) : [];
   // An upload without a comment is still a message: its files are what it says.

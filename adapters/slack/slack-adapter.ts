@@ -27,6 +27,7 @@ import { Reconnects } from './reconnects.js';
 import { parseRoom } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
 import { startSlackStream } from './streaming.js';
+import { ThreadParents } from './thread-parents.js';
 import { callRetryable, retryAfterMs } from './web-call.js';
 
 export { SLACK } from './inbound.js';
@@ -69,6 +70,8 @@ export class SlackAdapter implements ChatAdapter {
   /** Reads what the rooms missed, in the background: live messages never wait for it. */
   private readonly catchUp: SlackCatchUp;
   private readonly reconnects: Reconnects;
+  /** The parent of a thread that is a room apart from it, for the agents to read with the thread. */
+  private readonly parents: ThreadParents;
 
   constructor(options: {
     config: Config;
@@ -111,6 +114,8 @@ export class SlackAdapter implements ChatAdapter {
       forward: (identity, event) => this.forwardMissed(identity, event),
       log: this.log,
     });
+    const parents = { apps: this.identities, replyInThread: settings.SLACK_REPLY_IN_THREAD, log: this.log };
+    this.parents = new ThreadParents({ ...parents, directory: this.directory });
     this.reconnects = new Reconnects({
       marks: this.marks,
       catchUp: () => this.catchUp.request(),
@@ -199,6 +204,7 @@ export class SlackAdapter implements ChatAdapter {
     const { ids, error } = await this.poster.reply(target, render(message.text), label + message.text, options);
     if (error !== undefined) throw postFailed(identity.agent, error);
     this.commands.active(channel, message.channel, this.dmOwner.get(channel));
+    if (!threadTs && message.agent && ids[0]) this.parents.posted(channel, ids[0], message.agent, message.text);
     return { messageIds: ids };
   }
 
@@ -322,7 +328,7 @@ export class SlackAdapter implements ChatAdapter {
     // The file a long reply ends with belongs to that reply, already recorded: never a new message.
     if (ours && event.files?.some((file) => file.name === REPLY_FILE_NAME)) return undefined;
     await this.directory.learn(identity.client, userIdsToLearn(event, this.identities));
-    const inbound = toInbound(event, {
+    const read = toInbound(event, {
       apps: this.identities,
       receiver: identity.agent,
       nameOf: (id) => this.directory.nameOf(id),
@@ -330,6 +336,7 @@ export class SlackAdapter implements ChatAdapter {
       replyInThread: this.config.settings.SLACK_REPLY_IN_THREAD,
       fileOf: (file) => this.fileOf(identity, file),
     });
+    const inbound = read && (await this.parents.read(identity.client, event, read));
     if (!inbound) return undefined;
     if (inbound.direct) this.dmOwner.set(event.channel, identity.agent);
     this.commands.active(event.channel, inbound.channel, inbound.direct?.agent);

@@ -52,6 +52,7 @@ function make(d: Draft, input: NewAsk): Ask {
     held: input.held ? true : undefined,
     startedAt: undefined,
     people: undefined,
+    requesters: undefined,
     attempt: 0,
   };
   d.set({ nextAsk: d.state.nextAsk + 1 });

@@ -52,21 +52,34 @@ function requestersOf(d: Draft, ask: Ask): string[] {
   });
 }
 
+/**
+ * The requester of each request an ask answers: from the room's open requests, else as the ask's earlier start
+ * found it (a request that settled while the turn was being written, before a restart took it again).
+ */
+function requestersAnswered(d: Draft, ask: Ask): Array<{ id: number; requester: string }> {
+  return ask.requests.flatMap((id) => {
+    const requester =
+      d.state.requests.find((r) => r.id === id)?.requester ?? ask.requesters?.find((r) => r.id === id)?.requester;
+    return requester === undefined ? [] : [{ id, requester }];
+  });
+}
+
 /** Rule 2.4: the people an ask's reply answers (naming them is part of the answer). */
 export function peopleOf(d: Draft, ask: Ask): string[] {
+  const requesters = () => requestersAnswered(d, ask).map((r) => r.requester);
   const spoke = d.state.agentPosts.filter((p) => p.seq > ask.about).map((p) => p.author);
   switch (ask.reason) {
     case 'always':
     case 'mentioned':
       return unique([ask.author, ...spoke]);
     case 'request':
-      return unique(requestersOf(d, ask));
+      return unique(requesters());
     case 'resume':
-      return unique([...(ask.resume?.opener.people ?? []), ...requestersOf(d, ask)]);
+      return unique([...(ask.resume?.opener.people ?? []), ...requesters()]);
     case 'chat-request':
       return ask.chat ? [ask.chat.from] : [];
     default:
-      return unique([...ask.questions.map((q) => q.human), ...requestersOf(d, ask), ...spoke]);
+      return unique([...ask.questions.map((q) => q.human), ...requesters(), ...spoke]);
   }
 }
 
@@ -101,6 +114,7 @@ export function started(d: Draft, ask: Ask): Ask {
     held: ask.held,
     startedAt: d.state.seq,
     people: peopleOf(d, ask),
+    requesters: ask.requests.length > 0 ? requestersAnswered(d, ask) : undefined,
     attempt: ask.attempt + 1,
   };
 }

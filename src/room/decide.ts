@@ -293,17 +293,19 @@ function restart(
   if (current && current.post === undefined) {
     const ask = current.ask;
     d.set({ current: null });
-    if (ask.attempt >= MAX_TURN_ATTEMPTS) {
-      for (const id of ask.requests) {
-        answerRequest(d, id, { participant: ask.agent, text: 'its turn was cut by restarts', outcome: 'failed' });
-      }
-      d.line(tooOftenCutLine(ask.agent, ask.attempt));
-    } else if (current.stop === 'operator') {
+    if (current.stop === 'operator') {
       // Its outcome will never come: the operator's stop is recorded now (3.5).
       for (const id of ask.requests) {
         answerRequest(d, id, { participant: ask.agent, text: 'was stopped by an operator', outcome: 'stopped' });
       }
-    } else if (!current.stop) {
+    } else if (current.stop) {
+      // Already over (its deadline, a hand-back): nothing to take again, nothing cut to tell.
+    } else if (ask.attempt >= MAX_TURN_ATTEMPTS) {
+      for (const id of ask.requests) {
+        answerRequest(d, id, { participant: ask.agent, text: 'its turn was cut by restarts', outcome: 'failed' });
+      }
+      d.line(tooOftenCutLine(ask.agent, ask.attempt));
+    } else {
       // Taken again first, unless what was missed meanwhile supersedes it (a newer message from the same human).
       d.set({ queue: [ask, ...d.state.queue] });
       const runs = cut?.ask === ask.id ? cut.runs : [];

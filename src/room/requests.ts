@@ -90,9 +90,13 @@ export function answerRequest(d: Draft, id: number, answer: Omit<RequestAnswer, 
   else d.write({ type: 'request', request: row(d, next, 'open') });
 }
 
-/** Rule 5.3: a human's message answers the newest open request here that awaits them. Returns its requester. */
+/**
+ * Rule 5.3: a human's message answers the newest open request here that awaits them — as a human: a human never
+ * takes an agent's place, whatever their name (rule 0). Returns its requester.
+ */
 export function humanAnswers(d: Draft, author: string, text: string): string[] {
-  const open = [...d.state.requests].reverse().find((r) => awaits(r, author));
+  const awaitsHuman = (r: OpenRequest) => pending(r).some((p) => p.kind === 'human' && same(p.name, author));
+  const open = [...d.state.requests].reverse().find(awaitsHuman);
   if (!open) return [];
   answerRequest(d, open.id, { participant: author, text, outcome: 'answer' });
   return d.state.requests.some((r) => r.id === open.id) ? [] : [open.requester];

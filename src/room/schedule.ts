@@ -55,8 +55,9 @@ export function advance(d: Draft): void {
     }
     if (state.control.holder === 'humans') {
       if (!answersHumans(ask)) continue;
-      // A human asked after the hand-back's turn began: they are answered, and the agents have control again.
-      d.set({ control: { holder: 'agents', count: 0 } });
+      // A human asked after the hand-back's turn began: they are answered, and the agents have control again. The
+      // count goes on from the hand-back's 0 (a reply that waited for the platform and landed since counts, 6.4).
+      d.set({ control: { holder: 'agents', count: state.control.count } });
     }
     const mates = batchable(d, ask);
     if (mates.length > 0) {

@@ -77,6 +77,11 @@ export interface Ask {
   /** Once started: the room's seq when it started, the people its reply answers, how many times it was started. */
   readonly startedAt?: number | undefined;
   readonly people?: readonly string[] | undefined;
+  /**
+   * Once started: the requester of each request it answers. A turn taken again after a restart still answers them
+   * when a request settled meanwhile (it left the room's requests; rule 2.4).
+   */
+  readonly requesters?: ReadonlyArray<{ readonly id: number; readonly requester: string }> | undefined;
   readonly attempt: number;
 }
 

@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../fakes/discord/index.js';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
-import { agentOf, newestOf, situationOf } from '../helpers/harness.js';
+import { agentOf, newestOf, roomMessagesOf, situationOf } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 import { type DiscordHarness, startDiscordHarness } from './discord-harness.js';
 
@@ -134,5 +134,67 @@ describe('a quoted line on Discord', () => {
     await h.settle(said.id);
 
     expect(h.llm.requests.map(agentOf)).toEqual(['obs']);
+  });
+});
+
+describe('a human whose display name is an agent’s on Discord', () => {
+  const names = {
+    agents: [
+      { name: 'pm', activation: 'mention' as const, control: true },
+      { name: 'code', activation: 'mention' as const },
+    ],
+    humans: [
+      { name: 'alice', nick: 'Alice' },
+      { name: 'codefan', nick: 'code' },
+    ],
+  };
+
+  it('is shown as @code_human, and never answers the request @code was asked', async () => {
+    const h = await open(names);
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    h.llm.respond(async (r) => {
+      if (agentOf(r) === 'code') {
+        await held; // the agent @code is still writing when the human who goes by "code" speaks
+        return { content: 'LGTM' };
+      }
+      if (situationOf(r).includes('has answered')) return { content: 'Thanks, merged.' };
+      return { content: '@code please check the plan.' };
+    });
+    const asked = h.discord.humanSays('general', 'alice', `<@${h.discord.bot('pm-bot').id}> get the plan checked`);
+    await until(() => h.llm.requests.some((r) => agentOf(r) === 'code'));
+    const spoke = h.discord.humanSays('general', 'codefan', 'I think the plan is fine');
+    await h.received(spoke.id);
+    release();
+    await h.settle(asked.id);
+
+    expect(botLines(h, 'general')).toEqual([
+      '[pm-bot]: @code-bot please check the plan.',
+      '[code-bot]: LGTM',
+      '[pm-bot]: Thanks, merged.',
+    ]);
+    const resume = h.llm.requests.find((r) => situationOf(r).includes('has answered'));
+    expect(situationOf(resume as RecordedRequest)).toContain('LGTM');
+    expect(situationOf(resume as RecordedRequest)).not.toContain('the plan is fine');
+    const history = roomMessagesOf(resume as RecordedRequest).map((m) => String(m.content));
+    expect(history).toContain('[@code_human]: I think the plan is fine');
+    expect(history).toContain('[@code]: LGTM');
+  });
+
+  it('is mentioned as @code_human: a mention of them wakes no agent, and an agent’s @code_human pings them', async () => {
+    const h = await open(names);
+    h.llm.respond(() => ({ content: '@code_human thanks for the review' }));
+    const human = h.discord.human('codefan').id;
+    const pinged = h.discord.humanSays('general', 'alice', `<@${human}> can you double-check the plan?`);
+    await h.settle(pinged.id);
+    expect(h.llm.requests).toHaveLength(0);
+
+    const thanked = h.discord.humanSays('general', 'alice', `<@${h.discord.bot('pm-bot').id}> thank <@${human}>`);
+    await h.settle(thanked.id);
+    expect(h.llm.requests.map(agentOf)).toEqual(['pm']);
+    expect(newestOf(h.llm.requests[0] as RecordedRequest)).toBe('[@Alice]: @pm thank @code_human');
+    expect(h.discord.botMessages('general').map((m) => m.content)).toEqual([`<@${human}> thanks for the review`]);
   });
 });

@@ -9,6 +9,8 @@ import { check } from './property.js';
 /** Fixed, so every `npm test` plays the same conversations; `npm run fuzz` explores from other seeds. */
 const SEED = 20_261_126;
 const RUNS = 10_000;
+/** Besides, every run searches a little further: conversations from a seed of its own, printed to replay it. */
+const FRESH_RUNS = 2_000;
 
 /** What the generated conversations must go through, each in at least 1% of them. */
 const SITUATIONS = [
@@ -35,4 +37,12 @@ describe('the machine against the model', () => {
     );
     expect(short, 'situations the generator reached in fewer than 1% of the conversations').toEqual([]);
   }, 240_000);
+
+  it('agrees with the model on 2,000 conversations from a new random seed', () => {
+    const seed = (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+    console.log(`conformance: ${FRESH_RUNS} conversations from seed ${seed} (again: npm run fuzz -- --seed ${seed})`);
+    const outcome = check({ seed, runs: FRESH_RUNS });
+    if (outcome.failure) expect.fail(outcome.failure);
+    expect(outcome.runs).toBe(FRESH_RUNS);
+  }, 120_000);
 });

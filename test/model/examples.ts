@@ -382,4 +382,123 @@ export const EXAMPLES: readonly Example[] = [
       ],
     },
   },
+  {
+    name: 'a request turn taken again after a restart still answers its requester, whose request was cancelled meanwhile: naming them asks nothing (2.4, 12.1)',
+    case: {
+      world: world({ agents: [always('ada', true), mention('bo')], humans: ['alice'], turnLimit: 5 }),
+      oracle: {
+        ada: [
+          {
+            kind: 'text',
+            text: '[pass]',
+            actions: [{ kind: 'channel', room: 'other', text: 'what do you think.', requestReply: ['bo'] }],
+          },
+        ],
+        bo: [{ kind: 'text', text: '@ada what do you think.' }],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@ada ask bo?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'command', room: 'chat:main', name: 'pass', args: '', operator: true },
+        { kind: 'restart' },
+        { kind: 'deliver', room: 'chat:side' },
+      ],
+    },
+    shows: ['platform chat:side: bo: "@ada what do you think."'],
+  },
+  {
+    name: 'a turn its deadline already ended is not told as cut by restarts when a third restart comes (5.4, 12.2)',
+    case: {
+      world: world({ agents: [mention('ada', true), mention('bo')], humans: ['alice'], turnLimit: 6 }),
+      oracle: { bo: [{ kind: 'text', text: '@ada what do you think?' }] },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@ada @bo what do you think?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'restart' },
+        { kind: 'restart' },
+        { kind: 'deadline' },
+        { kind: 'restart' },
+      ],
+    },
+    shows: ['platform chat:main: [deadline #1 late ada]'],
+  },
+  {
+    name: 'a turn an operator stopped is recorded as stopped, not as cut, when a third restart comes (3.5, 12.1, 12.2)',
+    case: {
+      world: world({ agents: [mention('ada'), mention('bo')], humans: ['alice'], turnLimit: 6 }),
+      oracle: {
+        bo: [
+          { kind: 'text', text: '@ada what do you think?' },
+          { kind: 'text', text: 'going on.' },
+        ],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@bo what do you think?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'restart' },
+        { kind: 'restart' },
+        { kind: 'command', room: 'chat:main', name: 'pass', args: 'ada', operator: true },
+        { kind: 'restart' },
+        { kind: 'deliver', room: 'chat:main' },
+      ],
+    },
+    shows: ['request #1: answered {ada stopped "was stopped by an operator"}'],
+  },
+  {
+    name:
+      'a reply that waited for the platform and lands after a turn-limit hand-back counts toward the next limit: the ' +
+      'kept questions answered after it make no more than TURN_LIMIT agent messages in a row (4.1, 6.4)',
+    case: {
+      world: world({
+        agents: [mention('ada'), always('bo', true), mention('cy', true)],
+        humans: ['alice', 'bob'],
+        turnLimit: 3,
+      }),
+      oracle: {
+        bo: [
+          { kind: 'text', text: '  FIRST  WORDS ' },
+          {
+            kind: 'text',
+            text: '[pass]',
+            actions: [{ kind: 'channel', room: 'other', text: 'what do you think.', requestReply: [] }],
+          },
+          { kind: 'text', text: 'what do you think.' },
+        ],
+        cy: [
+          { kind: 'text', text: '@ada what do you think.' },
+          {
+            kind: 'text',
+            text: 'done',
+            actions: [
+              { kind: 'channel', room: 'here', text: 'what do you think.', requestReply: [] },
+              { kind: 'channel', room: 'here', text: 'what do you think.', requestReply: [] },
+              { kind: 'channel', room: 'other', text: 'what do you think.', requestReply: [] },
+            ],
+          },
+          { kind: 'text', text: 'what do you think.' },
+        ],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@cy what do you think?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'reply-through', room: 'chat:main' },
+        { kind: 'restart' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@cy what do you think?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@cy what do you think?' },
+        { kind: 'reply-stalls', room: 'chat:main' },
+        { kind: 'say', room: 'chat:main', human: 'bob', text: '@bo what do you think?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'reply-stalls', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:side' },
+        { kind: 'reply-through', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'reply-through', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+      ],
+    },
+    shows: ['platform chat:main: cy: "done"'],
+  },
 ];

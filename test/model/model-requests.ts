@@ -120,11 +120,14 @@ export abstract class Ledger {
     });
   }
 
-  /** 5.3: a human's message answers the newest open request here that awaits them; returns its requester if done. */
+  /**
+   * 5.3: a human's message answers the newest open request here that awaits them (as a human: never an agent's
+   * place, whatever their name); returns its requester if done.
+   */
   humanAnswers(room: Room, human: string, text: string): string[] {
     const request = this.open(room.key)
       .reverse()
-      .find((r) => pending(r).some((p) => same(p.name, human)));
+      .find((r) => pending(r).some((p) => p.kind === 'human' && same(p.name, human)));
     if (!request) return [];
     this.answer(request.id, human, 'answer', text);
     return request.status === 'answered' ? [request.requester] : [];

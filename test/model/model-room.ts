@@ -115,11 +115,13 @@ function since(room: Room, stop: (e: Entry) => boolean): Entry[] {
 
 const isHuman = (e: Entry): e is Message => e.type === 'message' && e.kind === 'human';
 
-/** Rule 1.4 and 0: agent messages since the last human message, hand-back or operator command. */
+/**
+ * Rule 1.4 and 0: agent messages since the last human message, hand-back or operator command (/pass, /reset). Control
+ * given back by a kept question (6.4) does not start the count again.
+ */
 export function countOf(room: Room): number {
-  return since(room, (e) => isHuman(e) || e.type === 'control').filter(
-    (e) => e.type === 'message' && e.kind === 'agent',
-  ).length;
+  const restarts = (e: Entry) => isHuman(e) || (e.type === 'control' && e.holder === 'humans') || e.type === 'reset';
+  return since(room, restarts).filter((e) => e.type === 'message' && e.kind === 'agent').length;
 }
 
 export function controlOf(room: Room): { holder: 'agents' | 'humans'; reason?: string } {

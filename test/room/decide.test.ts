@@ -235,6 +235,23 @@ describe('the room machine', () => {
     expect(posts(seen)).toEqual(['pm: @y your view?', 'pm: ok']);
   });
 
+  it("never files a human's message as the answer of an agent whose name the human shares (0, 5.3)", () => {
+    const oracle: Oracle = {
+      pm: [text('@code please check the plan.'), text('Thanks, merged.')],
+      code: [text('LGTM')],
+    };
+    const m = new MachineSystem(world([agent('pm'), agent('code')]), oracle);
+    const seen: Observed[] = [];
+    seen.push(...run(m, [say('@pm get the plan checked')], 1));
+    // A human who goes by "code" speaks while the agent @code is writing its answer to pm's request.
+    seen.push(...m.step(say('the plan looks fine to me', 'code')));
+    expect(seen.filter((o) => o.kind === 'request' && o.status !== 'open')).toEqual([]);
+    seen.push(...run(m, [deliver()]));
+    const answered = seen.find((o) => o.kind === 'request' && o.status === 'answered');
+    expect(answered).toMatchObject({ answers: [{ participant: 'code', outcome: 'answer', text: 'LGTM' }] });
+    expect(posts(seen)).toEqual(['pm: @code please check the plan.', 'code: LGTM', 'pm: Thanks, merged.']);
+  });
+
   it('wakes an agent that asked two humans once for each human that answers', () => {
     const oracle: Oracle = { code: [text('@alice @bob CSV or JSON?'), text('noted alice'), text('noted bob')] };
     const m = new MachineSystem(world([agent('code')]), oracle);

@@ -83,6 +83,24 @@ describe('Slack toInbound', () => {
     expect(userIdsToLearn(posted, apps)).toEqual(['U0ALICE']);
   });
 
+  it("never gives an agent's name to an allowlisted foreign bot or a user only known by a mention's label", () => {
+    const foreign = {
+      type: 'message',
+      subtype: 'bot_message',
+      text: 'Build #42 passed, <@U0STRANGER|Code>',
+      ts: '1700000003.000400',
+      username: 'Code',
+      bot_id: 'B0OTHER',
+      channel: 'C0GENERAL',
+      channel_type: 'channel',
+    };
+    const inbound = toInbound(foreign, context({ allowedBots: new Set(['b0other']) }));
+    expect(inbound).toMatchObject({
+      author: { id: 'B0OTHER', name: 'Code_human', kind: 'human' },
+      text: 'Build #42 passed, @Code_human',
+    });
+  });
+
   it('ignores foreign bots unless allowlisted, which then count as humans', () => {
     const legacy = {
       type: 'message',
