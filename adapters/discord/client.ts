@@ -1,5 +1,5 @@
 /** One discord.js Client per agent identity, with the intents the bridge needs and deliberately small caches. */
-import { Client, GatewayIntentBits, Options, Partials, type RESTOptions } from 'discord.js';
+import { ChannelType, Client, GatewayIntentBits, Options, Partials, type RESTOptions } from 'discord.js';
 
 export interface ClientSettings {
   /** REST base without the version (`https://discord.com/api` by default); DISCORD_API_URL overrides it. */
@@ -51,4 +51,27 @@ export function createClient(settings: ClientSettings): Client {
     // Replies never ping @everyone, roles or the replied-to author; user mentions written in the text do.
     allowedMentions: { parse: ['users'], repliedUser: false },
   });
+}
+
+/** The guild text channels (and announcement channels) a bot can see. */
+export function textChannels(client: Client): Array<{ readonly id: string; readonly name: string }> {
+  const found: Array<{ id: string; name: string }> = [];
+  for (const channel of client.channels.cache.values()) {
+    if (channel.type === ChannelType.GuildText || channel.type === ChannelType.GuildAnnouncement) {
+      found.push({ id: channel.id, name: channel.name });
+    }
+  }
+  return found;
+}
+
+/** `#name`, a name, `<#id>` or an id of a text channel one of the bots can see; undefined when none is. */
+export function findTextChannel(clients: readonly Client[], reference: string): string | undefined {
+  const ref = reference.trim().replace(/^<#(\d+)>$/, '$1');
+  if (/^\d+$/.test(ref)) return ref;
+  const name = ref.replace(/^#/, '').toLowerCase();
+  for (const client of clients) {
+    const channel = textChannels(client).find((c) => c.name.toLowerCase() === name);
+    if (channel) return channel.id;
+  }
+  return undefined;
 }

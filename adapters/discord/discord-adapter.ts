@@ -2,16 +2,7 @@
  * The Discord adapter: every agent with a Discord token is its own bot (one discord.js Client each). Messages
  * arrive through whichever bots see them and are forwarded once; replies leave through the speaking agent's bot.
  */
-import {
-  type APIMessage,
-  ChannelType,
-  type Client,
-  Events,
-  type Guild,
-  type Message,
-  Routes,
-  Status,
-} from 'discord.js';
+import { type APIMessage, type Client, Events, type Guild, type Message, Routes, Status } from 'discord.js';
 import type { AgentConfig, Config } from '../../src/config/index.js';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
@@ -23,7 +14,7 @@ import { splitMessage } from '../shared/split.js';
 import { type StreamClock, systemClock } from '../shared/streaming-post.js';
 import { attachmentFile } from './attachments.js';
 import { CatchUpRooms, fetchMissed } from './catch-up.js';
-import { type ClientSettings, createClient } from './client.js';
+import { type ClientSettings, createClient, findTextChannel, textChannels } from './client.js';
 import { answerByRoute, answerCommand, SentChannels } from './commands.js';
 import {
   DISCORD_MESSAGE_LIMIT,
@@ -213,20 +204,10 @@ export class DiscordAdapter implements ChatAdapter {
 
   /** `#name`, a name, `<#id>` or an id of a text channel the bots can see. */
   async resolveChannel(reference: string): Promise<string | undefined> {
-    const ref = reference.trim().replace(/^<#(\d+)>$/, '$1');
-    if (/^\d+$/.test(ref)) return ref;
-    const name = ref.replace(/^#/, '').toLowerCase();
-    for (const { client } of this.identities) {
-      for (const channel of client.channels.cache.values()) {
-        if (
-          (channel.type === ChannelType.GuildText || channel.type === ChannelType.GuildAnnouncement) &&
-          channel.name.toLowerCase() === name
-        ) {
-          return channel.id;
-        }
-      }
-    }
-    return undefined;
+    return findTextChannel(
+      this.identities.map((identity) => identity.client),
+      reference,
+    );
   }
 
   async typing(channel: string, agent: string): Promise<void> {
@@ -388,12 +369,7 @@ export class DiscordAdapter implements ChatAdapter {
 
   /** The rooms a bot sees: the guild's text channels, and the DMs that are its own. */
   private roomsOf(identity: Identity): { id: string; direct: boolean }[] {
-    const rooms: { id: string; direct: boolean }[] = [];
-    for (const channel of identity.client.channels.cache.values()) {
-      if (channel.type === ChannelType.GuildText || channel.type === ChannelType.GuildAnnouncement) {
-        rooms.push({ id: channel.id, direct: false });
-      }
-    }
+    const rooms = textChannels(identity.client).map((channel) => ({ id: channel.id, direct: false }));
     for (const [id, owner] of this.dmOwner) if (owner === identity.agent.name) rooms.push({ id, direct: true });
     return rooms;
   }

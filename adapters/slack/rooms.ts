@@ -1,3 +1,5 @@
+import type { webApi } from '@slack/bolt';
+
 /**
  * Room ids on Slack: a conversation id (`C…`, `G…`, `D…`), or `C…/thread_ts` for a
  * thread, which is a room of its own (own history, own turn counter).
@@ -30,4 +32,22 @@ export function roomOfMessage(
   if (message.threadTs) return roomId(message.channel, message.threadTs);
   if (message.isDm || message.byOurAgent || !replyInThread) return message.channel;
   return roomId(message.channel, message.ts);
+}
+
+/** `#name`, `<#C123|name>` or a channel id, among the channels one of the apps is in; undefined when none is. */
+export async function findChannel(
+  identities: ReadonlyArray<{ readonly client: webApi.WebClient }>,
+  reference: string,
+): Promise<string | undefined> {
+  const ref = reference.trim();
+  const linked = /^<#([A-Z0-9]+)(?:\|[^>]*)?>$/.exec(ref);
+  if (linked) return linked[1];
+  if (/^[CG][A-Z0-9]{6,}$/.test(ref)) return ref;
+  const name = ref.replace(/^#/, '').toLowerCase();
+  for (const identity of identities) {
+    const list = await identity.client.conversations.list({ types: 'public_channel,private_channel', limit: 1000 });
+    const found = list.channels?.find((c) => c.name?.toLowerCase() === name);
+    if (found?.id) return found.id;
+  }
+  return undefined;
 }

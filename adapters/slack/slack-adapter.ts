@@ -1,5 +1,5 @@
 import type { Config } from '../../src/config/index.js';
-import { AdapterError, ConfigError, describeError } from '../../src/errors.js';
+import { AdapterError, ConfigError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type {
   AdapterSink,
@@ -24,11 +24,11 @@ import { ourApp, SLACK, type SlackFile, type SlackMessageEvent, toInbound, userI
 import { type MentionResolver, markdownToMrkdwn } from './mrkdwn.js';
 import { slackTarget } from './posting.js';
 import { Reconnects } from './reconnects.js';
-import { parseRoom } from './rooms.js';
+import { findChannel, parseRoom } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
 import { startSlackStream } from './streaming.js';
 import { ThreadParents } from './thread-parents.js';
-import { callRetryable, retryAfterMs } from './web-call.js';
+import { postFailed } from './web-call.js';
 
 export { SLACK } from './inbound.js';
 export { SLACK_MESSAGE_LIMIT } from './posting.js';
@@ -367,7 +367,6 @@ export class SlackAdapter implements ChatAdapter {
     return this.identities.find((i) => i.control);
   }
 
-  /** The DM between an agent's app and a human it has seen (by their `@name`), for send_dm. */
   /** Answers a command another bridge received, through its response_url. */
   async answerCommand(reply: string, text: string): Promise<void> {
     await answerByResponseUrl(reply, text);
@@ -384,18 +383,8 @@ export class SlackAdapter implements ChatAdapter {
   }
 
   /** `#name`, `<#C123|name>` or an id of a channel one of the apps is in, for send_channel_message. */
-  async resolveChannel(reference: string): Promise<string | undefined> {
-    const ref = reference.trim();
-    const linked = /^<#([A-Z0-9]+)(?:\|[^>]*)?>$/.exec(ref);
-    if (linked) return linked[1];
-    if (/^[CG][A-Z0-9]{6,}$/.test(ref)) return ref;
-    const name = ref.replace(/^#/, '').toLowerCase();
-    for (const identity of this.identities) {
-      const list = await identity.client.conversations.list({ types: 'public_channel,private_channel', limit: 1000 });
-      const found = list.channels?.find((c) => c.name?.toLowerCase() === name);
-      if (found?.id) return found.id;
-    }
-    return undefined;
+  resolveChannel(reference: string): Promise<string | undefined> {
+    return findChannel(this.identities, reference);
   }
 
   /** A DM belongs to one app; only that app can post there. */
@@ -403,13 +392,4 @@ export class SlackAdapter implements ChatAdapter {
     const owner = this.dmOwner.get(channel);
     return owner ? this.identities.find((i) => i.agent === owner) : undefined;
   }
-}
-
-/** A post that failed, saying whether it is worth another try (web-call.ts). */
-function postFailed(agent: string, error: unknown): AdapterError {
-  return new AdapterError(SLACK, `@${agent} could not post: ${describeError(error)}`, {
-    cause: error,
-    retryable: callRetryable(error),
-    retryAfterMs: retryAfterMs(error),
-  });
 }

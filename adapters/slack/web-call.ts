@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AdapterError, describeError } from '../../src/errors.js';
+import { SLACK } from './inbound.js';
 
 /** The WebClient settings every Slack client here uses (Web API base, no blind retries). */
 export function webClientOptions(apiUrl: string | undefined): {
@@ -87,4 +89,13 @@ export function callRetryable(error: unknown): boolean {
 /** Slack's Retry-After of a 429, in ms, when the error carries one. */
 export function retryAfterMs(error: unknown): number | undefined {
   return isRateLimited(error) ? error.retryAfter * 1000 : undefined;
+}
+
+/** A post that failed, saying whether it is worth another try. */
+export function postFailed(agent: string, error: unknown): AdapterError {
+  return new AdapterError(SLACK, `@${agent} could not post: ${describeError(error)}`, {
+    cause: error,
+    retryable: callRetryable(error),
+    retryAfterMs: retryAfterMs(error),
+  });
 }

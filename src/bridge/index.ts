@@ -1,4 +1,5 @@
 export { defaultLlmFactory, type LlmFactory } from '../llm/llm-factory.js';
 export type { BridgeOptions } from './bridge.js';
-export { Bridge, createBridge } from './bridge.js';
+export { createBridge } from './bridge.js';
 export type { Deadline, Scheduler } from './executors/timers.js';
+export { Bridge } from './running.js';
