@@ -41,14 +41,15 @@ the allowance of such a command is the lowest size seen since it started. The ru
 the tree between measurements (Tree), so a look examines only what changed.
 
 A look takes time, and a fast writer (`seq 1 300000 | xargs touch` makes 100,000 files in under a
-second) would run far past a limit between two. So every GAUGE_INTERVAL the runner also reads the
-counters of the workspace's file system (statvfs: blocks and inodes in use), which cost a few
-microseconds: the workspace cannot have grown by more than the file system has since the last
-complete look. When that growth would take it past an allowance, every watched command is paused
-(SIGSTOP to its session), the workspace is measured to the end, and each command is then stopped
-or let go on (SIGCONT). The file system is shared (other rooms, the host), so its growth is only an
-upper bound: the measurement decides, never the counters. Commands run at a lower priority than
-the runner (nice COMMAND_NICE) so that it gets its turn among their processes.
+second) would run far past a limit between two. So every GAUGE_INTERVAL (GAUGE_FAST_INTERVAL when a
+limit is near at the rate they grow) the runner also reads the counters of the workspace's file
+system (statvfs: blocks and inodes in use), which cost a few microseconds: the workspace cannot have
+grown by more than the file system has since the last complete look. When that growth would take it
+past an allowance, every watched command is paused (SIGSTOP to its session), the workspace is
+measured to the end, and each command is then stopped or let go on (SIGCONT). The file system is
+shared (other rooms, the host), so its growth is only an upper bound: the measurement decides, never
+the counters. Commands run at a lower priority than the runner (nice COMMAND_NICE) so that it gets
+its turn among their processes.
 """
 
 import json
@@ -88,9 +89,11 @@ HOT_SECONDS = 2.0
 FULL_SECONDS = 5.0
 FULL_COST_FACTOR = 20
 # How often the file system's counters are read while a watched command runs.
-GAUGE_INTERVAL = 0.005
+GAUGE_INTERVAL = 0.002
+# ... and how often when, at the rate it grows, a limit could be reached within two readings.
+GAUGE_FAST_INTERVAL = 0.0005
 # Niceness of the commands, so that the runner (0) is scheduled before them.
-COMMAND_NICE = 5
+COMMAND_NICE = 10
 
 
 def send(kind, ident, payload=b""):
@@ -375,13 +378,30 @@ class Allowance:
         self.base = used
         self.gauge = fs_used()
 
-    def suspect(self, gauge):
-        """Whether the file system grew enough since `base` for the workspace to be past a limit."""
+    def room(self, gauge):
+        """{kind: what the workspace may still grow by, if the file system's growth since `base` were all
+        its own} for the limits the counters can tell about."""
+        rooms = {}
         if self.gauge is None or gauge is None:
-            return False
+            return rooms
         for kind, limit in self.limits.items():
             before, now = self.gauge.get(kind), gauge.get(kind)
-            if limit and before is not None and now is not None and self.base[kind] + now - before > self.allowed[kind]:
+            if limit and before is not None and now is not None:
+                rooms[kind] = self.allowed[kind] - self.base[kind] - (now - before)
+        return rooms
+
+    def suspect(self, gauge):
+        """Whether the file system grew enough since `base` for the workspace to be past a limit."""
+        return any(room < 0 for room in self.room(gauge).values())
+
+    def near(self, gauge, last):
+        """Whether, growing as fast as since the `last` reading, the file system could reach that point
+        within two readings."""
+        if last is None:
+            return False
+        for kind, room in self.room(gauge).items():
+            step = (gauge.get(kind) or 0) - (last.get(kind) or 0)
+            if step > 0 and room < 2 * step:
                 return True
         return False
 
@@ -545,7 +565,13 @@ def stop_above_of(watched):
 
 def verify(watched):
     """The file system grew enough for the workspace to be past a limit: pauses these commands,
-    measures the workspace to the end, and stops those past their allowance (the others go on)."""
+    measures the workspace to the end, and stops those past their allowance (the others go on).
+    Returns how long to wait before the next: nothing when the workspace grew by at least half of
+    what the file system did (it is the writer), else WATCH_COST_FACTOR times the CPU time this took
+    (others write on the file system: measuring, commands paused, then takes at most a fifth of the time)."""
+    begun = time.process_time()
+    before = watched[0].allowance
+    base, gauge = dict(before.base), before.gauge
     for job in watched:
         job.pause(True)
     try:
@@ -560,6 +586,12 @@ def verify(watched):
         for job in watched:
             if job.quota_stop is None:
                 job.pause(False)
+    used = {"disk": look.bytes, "files": look.files}
+    for kind, limit in before.limits.items():
+        if limit and gauge and look.gauge and gauge.get(kind) is not None and look.gauge.get(kind) is not None:
+            if 2 * (used[kind] - base[kind]) >= look.gauge[kind] - gauge[kind]:
+                return 0.0
+    return WATCH_COST_FACTOR * (time.process_time() - begun)
 
 
 def main():
@@ -571,6 +603,8 @@ def main():
     scan = None
     next_scan = 0.0
     next_gauge = 0.0
+    next_verify = 0.0
+    last_gauge = None
     while stdin_open or jobs:
         readers = [0] if stdin_open else []
         timeout = None
@@ -635,12 +669,15 @@ def main():
         watched = [job for job in jobs.values() if job.allowance is not None and job.status is None]
         if watched and time.monotonic() >= next_gauge:
             gauge = fs_used()
-            if any(job.allowance.suspect(gauge) for job in watched):
+            if time.monotonic() >= next_verify and any(job.allowance.suspect(gauge) for job in watched):
                 if scan is not None:
                     scan.close()
                     scan = None
-                verify(watched)
-            next_gauge = time.monotonic() + GAUGE_INTERVAL
+                next_verify = time.monotonic() + verify(watched)
+                gauge = None
+            fast = gauge is not None and any(job.allowance.near(gauge, last_gauge) for job in watched)
+            last_gauge = gauge
+            next_gauge = time.monotonic() + (GAUGE_FAST_INTERVAL if fast else GAUGE_INTERVAL)
 
         if scan is not None:
             watched = [job for job in jobs.values() if job.allowance is not None and job.status is None]
