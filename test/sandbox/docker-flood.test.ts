@@ -1,4 +1,7 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { DOCKER_TEST_TIMEOUT, runDockerTests, SandboxHarness } from './docker-harness.js';
 
 const MiB = 1024 ** 2;
@@ -79,6 +82,37 @@ describe.skipIf(!runDockerTests).each([
 
     it('stops many small files within a tenth of SANDBOX_DISK', async () => {
       await expectHeld('console:flood-small', 'head -c 400M /dev/zero | split -b 64K -a 4', 'disk');
+    });
+  },
+);
+
+// The file system's counters are shared with everything else on it: they only say when to measure. A neighbour
+// filling the same file system while a room near its limit runs a command must not get that command stopped.
+describe.skipIf(!runDockerTests)(
+  'a neighbour writing on the same file system (real engine)',
+  { timeout: DOCKER_TEST_TIMEOUT },
+  () => {
+    const harness = new SandboxHarness();
+    const sandbox = harness.create({ SANDBOX_DISK: '20m', SANDBOX_FILES: '500' });
+    const neighbour = mkdtempSync(path.join(tmpdir(), 'roundtable-neighbour-'));
+    afterAll(async () => {
+      rmSync(neighbour, { recursive: true, force: true });
+      await harness.cleanup();
+    });
+    const run = (key: string, command: string) => sandbox.exec(key, command, { timeoutMs: 120_000 });
+
+    it('lets a command within its limits run to its end while the file system grows by far more', async () => {
+      const key = 'console:neighbour';
+      await run(key, 'seq 1 480 | xargs touch');
+      const command = run(key, 'for i in $(seq 1 30); do echo $i >> log; sleep 0.1; done; echo finished');
+      // Once it runs, 5,000 files and 40 MiB beside it: the room's own workspace stays within both limits.
+      const log = path.join(sandbox.workspaceDir?.(key) ?? '', 'log');
+      await vi.waitFor(() => expect(existsSync(log)).toBe(true), { timeout: 60_000, interval: 20 });
+      const chunk = Buffer.alloc(8 * 1024 * 1024);
+      for (let i = 0; i < 5; i += 1) writeFileSync(path.join(neighbour, `big${i}`), chunk);
+      for (let i = 0; i < 5000; i += 1) writeFileSync(path.join(neighbour, `f${i}`), '');
+      const result = await command;
+      expect(result).toEqual({ output: 'finished\n', exitCode: 0, timedOut: false });
     });
   },
 );
