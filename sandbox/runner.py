@@ -44,7 +44,8 @@ A look takes time, and a fast writer (`seq 1 300000 | xargs touch` makes 100,000
 second) would run far past a limit between two. So every GAUGE_INTERVAL (GAUGE_FAST_INTERVAL when a
 limit is near at the rate they grow) the runner also reads the counters of the workspace's file
 system (statvfs: blocks and inodes in use), which cost a few microseconds: the workspace cannot have
-grown by more than the file system has since the last complete look. When that growth would take it
+grown by more than the file system has since the command started or was last measured paused (see
+below). When that growth would take it
 past an allowance, every watched command is paused (SIGSTOP to its session), the workspace is
 measured to the end, and each command is then stopped or let go on (SIGCONT). The file system is
 shared (other rooms, the host), so its growth is only an upper bound: the measurement decides, never
@@ -92,6 +93,8 @@ FULL_COST_FACTOR = 20
 GAUGE_INTERVAL = 0.002
 # ... and how often when, at the rate it grows, a limit could be reached within two readings.
 GAUGE_FAST_INTERVAL = 0.0005
+# Seconds commands may be kept paused for measuring at once (see PauseBudget).
+PAUSE_BURST = 2.0
 # Niceness of the commands, so that the runner (0) is scheduled before them.
 COMMAND_NICE = 10
 
@@ -418,12 +421,16 @@ class Allowance:
         if not scan.stopped_early:
             for kind, limit in self.limits.items():
                 self.allowed[kind] = max(limit, min(self.allowed[kind], used[kind]))
-            # What the look counted may include growth after its gauge was read: counted twice, it
-            # only makes the next suspicion come early.
-            if scan.gauge is not None:
-                self.base = used
-                self.gauge = scan.gauge
         return None
+
+    def rebase(self, scan):
+        """After a complete measurement: the workspace as it counted, and the file system's counters as
+        it started. Without it, others freeing space while a command runs (or a journal releasing what
+        the last one removed) would hide its growth. A look taken while commands run may count what they
+        wrote after its counters were read: counted twice, that only makes the next suspicion early."""
+        if not scan.stopped_early and scan.gauge is not None:
+            self.base = {"disk": scan.bytes, "files": scan.files}
+            self.gauge = scan.gauge
 
 
 def scan_cap(quota):
@@ -565,13 +572,7 @@ def stop_above_of(watched):
 
 def verify(watched):
     """The file system grew enough for the workspace to be past a limit: pauses these commands,
-    measures the workspace to the end, and stops those past their allowance (the others go on).
-    Returns how long to wait before the next: nothing when the workspace grew by at least half of
-    what the file system did (it is the writer), else WATCH_COST_FACTOR times the CPU time this took
-    (others write on the file system: measuring, commands paused, then takes at most a fifth of the time)."""
-    begun = time.process_time()
-    before = watched[0].allowance
-    base, gauge = dict(before.base), before.gauge
+    measures the workspace to the end, and stops those past their allowance (the others go on)."""
     for job in watched:
         job.pause(True)
     try:
@@ -582,16 +583,32 @@ def verify(watched):
             kind = job.allowance.judge(look)
             if kind:
                 job.stop_for(kind)
+            else:
+                job.allowance.rebase(look)
     finally:
         for job in watched:
             if job.quota_stop is None:
                 job.pause(False)
-    used = {"disk": look.bytes, "files": look.files}
-    for kind, limit in before.limits.items():
-        if limit and gauge and look.gauge and gauge.get(kind) is not None and look.gauge.get(kind) is not None:
-            if 2 * (used[kind] - base[kind]) >= look.gauge[kind] - gauge[kind]:
-                return 0.0
-    return WATCH_COST_FACTOR * (time.process_time() - begun)
+
+
+class PauseBudget:
+    """How long commands may be kept paused for measuring: a flood of theirs needs a measurement or
+    two at once, but others writing on a shared file system could ask for one after another. So the
+    time paused is drawn from a budget that refills at a quarter of the time passing (at most a fifth
+    of the time paused in the long run) and holds at most PAUSE_BURST seconds."""
+
+    def __init__(self):
+        self.left = PAUSE_BURST
+        self.at = time.monotonic()
+
+    def available(self):
+        now = time.monotonic()
+        self.left = min(PAUSE_BURST, self.left + (now - self.at) / WATCH_COST_FACTOR)
+        self.at = now
+        return self.left > 0
+
+    def spend(self, seconds):
+        self.left -= seconds
 
 
 def main():
@@ -603,7 +620,7 @@ def main():
     scan = None
     next_scan = 0.0
     next_gauge = 0.0
-    next_verify = 0.0
+    pauses = PauseBudget()
     last_gauge = None
     while stdin_open or jobs:
         readers = [0] if stdin_open else []
@@ -669,11 +686,13 @@ def main():
         watched = [job for job in jobs.values() if job.allowance is not None and job.status is None]
         if watched and time.monotonic() >= next_gauge:
             gauge = fs_used()
-            if time.monotonic() >= next_verify and any(job.allowance.suspect(gauge) for job in watched):
+            if any(job.allowance.suspect(gauge) for job in watched) and pauses.available():
                 if scan is not None:
                     scan.close()
                     scan = None
-                next_verify = time.monotonic() + verify(watched)
+                begun = time.monotonic()
+                verify(watched)
+                pauses.spend(time.monotonic() - begun)
                 gauge = None
             fast = gauge is not None and any(job.allowance.near(gauge, last_gauge) for job in watched)
             last_gauge = gauge
@@ -691,6 +710,8 @@ def main():
                         kind = job.allowance.judge(scan)
                         if kind:
                             job.stop_for(kind)
+                        else:
+                            job.allowance.rebase(scan)
                 next_scan = time.monotonic() + max(WATCH_INTERVAL, WATCH_COST_FACTOR * scan.cost)
                 scan = None
     return 0
