@@ -44,13 +44,13 @@ A look takes time, and a fast writer (`seq 1 300000 | xargs touch` makes 100,000
 second) would run far past a limit between two. So every GAUGE_INTERVAL (GAUGE_FAST_INTERVAL when a
 limit is near at the rate they grow) the runner also reads the counters of the workspace's file
 system (statvfs: blocks and inodes in use), which cost a few microseconds: the workspace cannot have
-grown by more than the file system has since the command started or was last measured paused (see
-below). When that growth would take it
-past an allowance, every watched command is paused (SIGSTOP to its session), the workspace is
-measured to the end, and each command is then stopped or let go on (SIGCONT). The file system is
-shared (other rooms, the host), so its growth is only an upper bound: the measurement decides, never
-the counters. Commands run at a lower priority than the runner (nice COMMAND_NICE) so that it gets
-its turn among their processes.
+grown by more than the file system has since it was last measured (Allowance.rebase). When that
+growth would take it past an allowance, every watched command is paused (SIGSTOP to its session),
+the workspace is measured to the end, and each command is then stopped or let go on (SIGCONT). The
+file system is shared (other rooms, the host), so its growth is only an upper bound: the measurement
+decides, never the counters; and the time paused is drawn from a budget (PauseBudget). Commands run
+at a lower priority than the runner (nice COMMAND_NICE) so that it gets its turn among their
+processes.
 """
 
 import json
