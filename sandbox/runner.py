@@ -39,6 +39,18 @@ slice at a time between the other work, and a command that takes the workspace p
 killed with its session. A workspace already over a limit may shrink (`rm` works) but not grow:
 the allowance of such a command is the lowest size seen since it started. The runner remembers
 the tree between measurements (Tree), so a look examines only what changed.
+
+A look takes time, and a fast writer (`seq 1 300000 | xargs touch` makes 100,000 files in under a
+second) would run far past a limit between two. So every GAUGE_INTERVAL (GAUGE_FAST_INTERVAL when a
+limit is near at the rate they grow) the runner also reads the counters of the workspace's file
+system (statvfs: blocks and inodes in use), which cost a few microseconds: the workspace cannot have
+grown by more than the file system has since it was last measured (Allowance.rebase). When that
+growth would take it past an allowance, every watched command is paused (SIGSTOP to its session),
+the workspace is measured to the end, and each command is then stopped or let go on (SIGCONT). The
+file system is shared (other rooms, the host), so its growth is only an upper bound: the measurement
+decides, never the counters; and the time paused is drawn from a budget (PauseBudget). Commands run
+at a lower priority than the runner (nice COMMAND_NICE) so that it gets its turn among their
+processes.
 """
 
 import json
@@ -77,6 +89,14 @@ SCAN_SLICE = 2048
 HOT_SECONDS = 2.0
 FULL_SECONDS = 5.0
 FULL_COST_FACTOR = 20
+# How often the file system's counters are read while a watched command runs.
+GAUGE_INTERVAL = 0.002
+# ... and how often when, at the rate it grows, a limit could be reached within two readings.
+GAUGE_FAST_INTERVAL = 0.0005
+# Seconds commands may be kept paused for measuring at once (see PauseBudget).
+PAUSE_BURST = 2.0
+# Niceness of the commands, so that the runner (0) is scheduled before them.
+COMMAND_NICE = 10
 
 
 def send(kind, ident, payload=b""):
@@ -115,9 +135,14 @@ class Tree:
         self.folders = {}
         self.full_due = 0.0
         self.full_cost = 0.0
+        # When the last complete look started: files changed since then are still hot for a while.
+        self.last_complete = float("-inf")
 
-    def look(self, cap=DISK_SCAN_LIMIT, stop_above=None):
-        full = time.monotonic() >= self.full_due
+    def look(self, cap=DISK_SCAN_LIMIT, stop_above=None, exact=False):
+        """The next look; `exact`: it must see every change since the last complete look (a full pass
+        unless that look is recent enough for the files changed since to be hot)."""
+        now = time.monotonic()
+        full = now >= self.full_due or (exact and now - self.last_complete > HOT_SECONDS / 2)
         return Look(self, full, cap, stop_above or {})
 
     def examine(self, path):
@@ -206,6 +231,8 @@ class Look:
         self.stop_bytes = stop_above.get("disk", float("inf"))
         self.stop_files = stop_above.get("files", float("inf"))
         self.cost = 0.0
+        # The file system's counters as the look starts (see Allowance.suspect).
+        self.gauge = fs_used()
         self.started = time.monotonic()
         self.linked = set()
         self.steps = tree.walk(self)
@@ -237,6 +264,8 @@ class Look:
                     break
         finally:
             self.cost += time.process_time() - begun
+        if self.finished and not self.stopped_early:
+            self.tree.last_complete = max(self.tree.last_complete, self.started)
         if self.finished and self.full and not self.stopped_early:
             self.tree.full_cost = self.cost
             self.tree.full_due = time.monotonic() + max(FULL_SECONDS, FULL_COST_FACTOR * self.cost)
@@ -248,6 +277,19 @@ class Look:
 
 
 TREE = Tree()
+
+
+def fs_used(path=WORKSPACE):
+    """Bytes and inodes in use on the file system holding `path` ({"disk", "files"}; a counter the
+    file system does not keep is None), or None when it cannot be read."""
+    try:
+        info = os.statvfs(path)
+    except OSError:
+        return None
+    return {
+        "disk": (info.f_blocks - info.f_bfree) * info.f_frsize if info.f_blocks else None,
+        "files": info.f_files - info.f_ffree if info.f_files else None,
+    }
 
 
 def disk_usage(cap=DISK_SCAN_LIMIT):
@@ -272,6 +314,20 @@ def session_members(sid):
         if fields[0] != b"Z" and (int(fields[2]) == sid or int(fields[3]) == sid):
             found.append(int(entry))
     return found
+
+
+def signal_session(sid, sig):
+    """Sends `sig` to the group, then to members of the session that changed group."""
+    try:
+        os.killpg(sid, sig)
+    except OSError:
+        pass
+    for pid in session_members(sid):
+        if pid != os.getpid():
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
 
 
 def kill_session(sid):
@@ -321,6 +377,36 @@ class Allowance:
         # Over a limit already: it may not grow (but may shrink, and the allowance shrinks with it).
         self.allowed = {kind: max(limit, used[kind]) for kind, limit in self.limits.items()}
         self.due = started + WATCH_INTERVAL
+        # The workspace as last known (`base`), and the file system's counters then (`gauge`).
+        self.base = used
+        self.gauge = fs_used()
+
+    def room(self, gauge):
+        """{kind: what the workspace may still grow by, if the file system's growth since `base` were all
+        its own} for the limits the counters can tell about."""
+        rooms = {}
+        if self.gauge is None or gauge is None:
+            return rooms
+        for kind, limit in self.limits.items():
+            before, now = self.gauge.get(kind), gauge.get(kind)
+            if limit and before is not None and now is not None:
+                rooms[kind] = self.allowed[kind] - self.base[kind] - (now - before)
+        return rooms
+
+    def suspect(self, gauge):
+        """Whether the file system grew enough since `base` for the workspace to be past a limit."""
+        return any(room < 0 for room in self.room(gauge).values())
+
+    def near(self, gauge, last):
+        """Whether, growing as fast as since the `last` reading, the file system could reach that point
+        within two readings."""
+        if last is None:
+            return False
+        for kind, room in self.room(gauge).items():
+            step = (gauge.get(kind) or 0) - (last.get(kind) or 0)
+            if step > 0 and room < 2 * step:
+                return True
+        return False
 
     def stop_above(self):
         return {kind: self.allowed[kind] for kind, limit in self.limits.items() if limit}
@@ -336,6 +422,15 @@ class Allowance:
             for kind, limit in self.limits.items():
                 self.allowed[kind] = max(limit, min(self.allowed[kind], used[kind]))
         return None
+
+    def rebase(self, scan):
+        """After a complete measurement: the workspace as it counted, and the file system's counters as
+        it started. Without it, others freeing space while a command runs (or a journal releasing what
+        the last one removed) would hide its growth. A look taken while commands run may count what they
+        wrote after its counters were read: counted twice, that only makes the next suspicion early."""
+        if not scan.stopped_early and scan.gauge is not None:
+            self.base = {"disk": scan.bytes, "files": scan.files}
+            self.gauge = scan.gauge
 
 
 def scan_cap(quota):
@@ -385,6 +480,11 @@ class Job:
             os.close(write_end)
 
     def watch(self):
+        # Below the runner's priority, so that its watch gets its turn (raising niceness needs no privilege).
+        try:
+            os.setpriority(os.PRIO_PROCESS, self.pid, COMMAND_NICE)
+        except OSError:
+            pass
         # Offer the command, not the runner, to the OOM killer first (raising needs no privilege).
         try:
             with open("/proc/%d/oom_score_adj" % self.pid, "w") as handle:
@@ -436,6 +536,10 @@ class Job:
         if self.status is None:
             kill_session(self.pid)
 
+    def pause(self, paused):
+        if self.status is None:
+            signal_session(self.pid, signal.SIGSTOP if paused else signal.SIGCONT)
+
     def stop_for(self, kind):
         """The workspace went past a limit while this ran."""
         self.quota_stop = kind
@@ -457,6 +561,56 @@ class Job:
         send_json("E", self.ident, end)
 
 
+def stop_above_of(watched):
+    """Where a look for these commands may stop: past the lowest of their allowances."""
+    stop_above = {}
+    for job in watched:
+        for kind, allowed in job.allowance.stop_above().items():
+            stop_above[kind] = min(allowed, stop_above.get(kind, allowed))
+    return stop_above
+
+
+def verify(watched):
+    """The file system grew enough for the workspace to be past a limit: pauses these commands,
+    measures the workspace to the end, and stops those past their allowance (the others go on)."""
+    for job in watched:
+        job.pause(True)
+    try:
+        look = TREE.look(cap=max(job.cap for job in watched), stop_above=stop_above_of(watched), exact=True)
+        while not look.step(1 << 30):
+            pass
+        for job in watched:
+            kind = job.allowance.judge(look)
+            if kind:
+                job.stop_for(kind)
+            else:
+                job.allowance.rebase(look)
+    finally:
+        for job in watched:
+            if job.quota_stop is None:
+                job.pause(False)
+
+
+class PauseBudget:
+    """How long commands may be kept paused for measuring: a flood of theirs needs a measurement or
+    two at once, but others writing on a shared file system could ask for one after another. So the
+    time paused is drawn from a budget that refills at a quarter of the time passing (at most a fifth
+    of the time paused in the long run) and holds at most PAUSE_BURST seconds."""
+
+    def __init__(self):
+        self.left = PAUSE_BURST
+        self.at = time.monotonic()
+
+    def available(self):
+        now = time.monotonic()
+        self.left = min(PAUSE_BURST, self.left + (now - self.at) / WATCH_COST_FACTOR)
+        self.at = now
+        return self.left > 0
+
+    def spend(self, seconds):
+        self.left -= seconds
+
+
 def main():
     os.set_blocking(0, False)
     send_json("H", 0, {"protocol": PROTOCOL, "pid": os.getpid(), "oomKills": oom_kills()})
@@ -465,6 +619,9 @@ def main():
     stdin_open = True
     scan = None
     next_scan = 0.0
+    next_gauge = 0.0
+    pauses = PauseBudget()
+    last_gauge = None
     while stdin_open or jobs:
         readers = [0] if stdin_open else []
         timeout = None
@@ -473,13 +630,12 @@ def main():
         if scan is None and watched:
             due = max(next_scan, min(job.allowance.due for job in watched))
             if now >= due:
-                stop_above = {}
-                for job in watched:
-                    for kind, allowed in job.allowance.stop_above().items():
-                        stop_above[kind] = min(allowed, stop_above.get(kind, allowed))
-                scan = TREE.look(cap=max(job.cap for job in watched), stop_above=stop_above)
+                scan = TREE.look(cap=max(job.cap for job in watched), stop_above=stop_above_of(watched))
             else:
                 timeout = due - now
+        if watched:
+            wait = max(0.0, next_gauge - now)
+            timeout = wait if timeout is None else min(timeout, wait)
         if scan is not None:
             timeout = 0
         for job in jobs.values():
@@ -527,6 +683,21 @@ def main():
                 del jobs[ident]
                 job.finish()
 
+        watched = [job for job in jobs.values() if job.allowance is not None and job.status is None]
+        if watched and time.monotonic() >= next_gauge:
+            gauge = fs_used()
+            if any(job.allowance.suspect(gauge) for job in watched) and pauses.available():
+                if scan is not None:
+                    scan.close()
+                    scan = None
+                begun = time.monotonic()
+                verify(watched)
+                pauses.spend(time.monotonic() - begun)
+                gauge = None
+            fast = gauge is not None and any(job.allowance.near(gauge, last_gauge) for job in watched)
+            last_gauge = gauge
+            next_gauge = time.monotonic() + (GAUGE_FAST_INTERVAL if fast else GAUGE_INTERVAL)
+
         if scan is not None:
             watched = [job for job in jobs.values() if job.allowance is not None and job.status is None]
             if not watched:
@@ -539,6 +710,8 @@ def main():
                         kind = job.allowance.judge(scan)
                         if kind:
                             job.stop_for(kind)
+                        else:
+                            job.allowance.rebase(scan)
                 next_scan = time.monotonic() + max(WATCH_INTERVAL, WATCH_COST_FACTOR * scan.cost)
                 scan = None
     return 0
