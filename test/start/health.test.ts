@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startHealthServer, storeWritable } from '../../src/health.js';
 import { silentLogger } from '../../src/log.js';
 import { run } from '../../src/main.js';
@@ -118,7 +118,12 @@ describe('HEALTH_PORT', () => {
     });
     try {
       const before = await get(running.healthPort, '/metrics');
+      const passes = async () =>
+        (sample((await get(running.healthPort, '/metrics')).body, 'roundtable_passes_total{agent="data"}') ?? 0) -
+        (sample(before.body, 'roundtable_passes_total{agent="data"}') ?? 0);
       stdin.write('hello\n');
+      // A piped /pass stops a turn under way: it is sent once the agent has passed.
+      await vi.waitFor(async () => expect(await passes()).toBe(1), { timeout: 30_000, interval: 50 });
       stdin.end('/pass\n');
       await running.console?.finished;
       const after = (await get(running.healthPort, '/metrics')).body;

@@ -83,7 +83,10 @@ describe.runIf(plan.run)('the web room against hostile messages, in a browser', 
   });
 
   it('shows every message of a room holding the worst cases, in the room and the console, rendered fast', async () => {
-    h = await startWebHarness();
+    // The agent may write the whole long reply (the bridge cuts an answer at its output cap).
+    h = await startWebHarness({
+      agents: [{ name: 'code', maxOutputTokens: 40_000 }, { name: 'data' }, { name: 'reviewer' }],
+    });
     h.llm.respond(() => ({ content: LONG_REPLY }));
     for (let i = 0; i < 40; i++) {
       await h.bridge.sink.receive({
