@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Backoff, doubling } from '../../src/bridge/backoff.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
+import { StoreError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { registry } from '../../src/metrics.js';
 import type { StorePort } from '../../src/store/port.js';
@@ -619,6 +620,58 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     // Each question answered once: the turn cut by the outage was taken again; its first call's answer went nowhere.
     expect(platform.answers('room0')).toEqual(['later answer', 'later answer']);
   });
+
+  it('stores and answers a message it held in a store outage when the outage outlasts the lease and the room is given up', async () => {
+    // While `cut` the database is unreachable: no decision commits (the message is held) and no lease renews (the
+    // room is given up with the message held). A room on one platform copy only (the web room) has no other source.
+    let cut = false;
+    const unreachable = () => new StoreError('Connection terminated unexpectedly', { retryable: true });
+    const { platform, started } = await replicas(['solo'], {
+      wrap: (store) => {
+        const leases = new Proxy(store.leases, {
+          get: (target, name) =>
+            name === 'renew'
+              ? async (...args: Parameters<PostgresStore['leases']['renew']>) => {
+                  if (cut) throw unreachable();
+                  return target.renew(...args);
+                }
+              : Reflect.get(target, name, target),
+        });
+        const rooms = new Proxy(store.rooms, {
+          get: (target, name) =>
+            name === 'commit'
+              ? async (...args: Parameters<PostgresStore['rooms']['commit']>) => {
+                  if (cut) throw unreachable();
+                  return target.commit(...args);
+                }
+              : Reflect.get(target, name, target),
+        });
+        return new Proxy(store, {
+          get: (target, name) =>
+            name === 'leases' ? leases : name === 'rooms' ? rooms : Reflect.get(target, name, target),
+        });
+      },
+    });
+    llm.respond(() => ({ content: 'answered' }));
+    platform.say('room0', '@data hello before');
+    await until(() => platform.answers('room0').length === 1);
+    cut = true;
+    const held = platform.say('room0', '@data the question asked in the outage');
+    await until(() => platform.receipts.has(`solo:${held}`));
+    expect(platform.receipts.get(`solo:${held}`)).toBe('held');
+    // Past the lease's end: the room is given up with the message held.
+    await new Promise((resolve) => setTimeout(resolve, LEASE_S * 1000 + 2500));
+    cut = false;
+    // Bounded (a busy machine): without it taken up, the held message is never stored nor answered.
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline && platform.answers('room0').length < 2; )
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(platform.answers('room0')).toEqual(['answered', 'answered']);
+    const [solo] = started;
+    if (!solo) throw new Error('one replica expected');
+    await solo.bridge.idle();
+    const texts = (await history(solo.store, 'shared', 'room0')).map((m) => m.content);
+    expect(texts.filter((text) => text === '@data the question asked in the outage')).toHaveLength(1);
+  }, 60_000);
 
   it('shows in /status which replica serves the room, and counts the leases it holds', async () => {
     const { platform, started } = await replicas(['solo']);

@@ -176,24 +176,40 @@ export class Reception {
   }
 
   private async message(actor: RoomActor, event: Prepared, at: number): Promise<Receipt | 'moved'> {
-    const taken = await actor.deliver({
-      type: 'message',
-      message: {
-        author: event.author.name,
-        authorId: event.author.id,
-        kind: event.author.kind,
-        text: event.text,
-        ...(event.fileLines && event.fileLines.length > 0 ? { files: event.fileLines } : {}),
-        platformIds: [event.messageId],
-        at,
-        ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),
-        ...(event.missed ? { missed: true } : {}),
+    const taken = await actor.deliver(
+      {
+        type: 'message',
+        message: {
+          author: event.author.name,
+          authorId: event.author.id,
+          kind: event.author.kind,
+          text: event.text,
+          ...(event.fileLines && event.fileLines.length > 0 ? { files: event.fileLines } : {}),
+          platformIds: [event.messageId],
+          at,
+          ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),
+          ...(event.missed ? { missed: true } : {}),
+        },
       },
-    });
+      { afterHeld: (later) => this.heldLeft(actor.key, event, later) },
+    );
     if (taken === 'duplicate')
       this.deps.log.debug({ room: actor.key, id: event.messageId }, 'duplicate message ignored');
     if (taken === 'refused') this.lost(actor.key, event);
     return receiptOf(taken);
+  }
+
+  /**
+   * A message held in an outage whose room was given up before the store took it (its lease lapsed meanwhile): its
+   * sender was told it is kept, and the web room has no other copy, so it is routed again — to the room made anew
+   * once the store is back, or kept for the replica serving it.
+   */
+  private heldLeft(room: string, event: Prepared, later: Taken): void {
+    if (later !== 'stopped' || this.stopped) return;
+    this.deps.log.info({ room, id: event.messageId }, 'its room was given up with the message held: routed again');
+    void this.route(event).catch((error: unknown) =>
+      this.deps.log.error({ err: error, room, id: event.messageId }, 'a held message could not be routed again'),
+    );
   }
 
   /** Holds an event of a room that cannot be opened yet, within the bound (past it, it is lost for this run). */

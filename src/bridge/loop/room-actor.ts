@@ -89,11 +89,19 @@ export class RoomActor {
    * Queues an event; resolves once its decision is committed (or found to be a duplicate) — or, for a platform event
    * while the store cannot write, once it is held in memory (`held`: stored later) or not kept (`refused`). `urgent`:
    * an outcome of this bridge's own work or a note, taken before platform events still waiting (it waits for the
-   * store, however long).
+   * store, however long). `afterHeld`: what later became of an event told `held` — decided, or `stopped` when the
+   * room was given up (its lease lapsed in the outage) before the store took it.
    */
-  deliver(event: RoomInput, options: { urgent?: boolean } = {}): Promise<Taken> {
+  deliver(event: RoomInput, options: { urgent?: boolean; afterHeld?: (taken: Taken) => void } = {}): Promise<Taken> {
     if (this.stopped) return Promise.resolve('stopped');
-    return new Promise<Taken>((done) => {
+    return new Promise<Taken>((resolve) => {
+      let told: Taken | undefined;
+      const done = (taken: Taken) => {
+        if (told === 'held') options.afterHeld?.(taken);
+        if (told !== undefined) return;
+        told = taken;
+        resolve(taken);
+      };
       this.queue.push(event, options.urgent === true, done);
       void this.drain();
     });
