@@ -7,6 +7,7 @@ import { decide } from '../../src/room/decide.js';
 import { EMPTY_STATE, type RoomSetup } from '../../src/room/state.js';
 import { MachineSystem } from '../model/machine.js';
 import { dmRoom, MAIN, type Observed, type Oracle, type Step, type World, type WorldAgent } from '../model/script.js';
+import { roomSetup } from './room-setup.js';
 
 const agent = (name: string, activation: 'always' | 'mention' = 'mention', actions = false): WorldAgent => ({
   name,
@@ -326,17 +327,7 @@ describe('the room machine', () => {
   });
 
   it("fails the call of an action's post that /pass drops before it reached the platform, and says so", () => {
-    const setup: RoomSetup = {
-      key: 'chat:main',
-      agents: [{ name: 'ada', activation: 'mention' }],
-      turnLimit: 20,
-      kind: 'room',
-      privacy: 'off',
-      requestTimeoutMs: 600_000,
-      editWindowMs: 120_000,
-      maxToolRounds: 8,
-      batching: false,
-    };
+    const setup: RoomSetup = roomSetup({ key: 'chat:main', agents: [{ name: 'ada', activation: 'mention' }] });
     const state = {
       ...EMPTY_STATE,
       posts: [{ id: 1, agent: 'ada', text: 'a note for the room', at: 1, purpose: 'action' as const, call: 'call-1' }],
@@ -359,17 +350,7 @@ describe('the room machine', () => {
   });
 
   it('tells the room in one line when /pass or /reset came from the operator console, and not when typed there', () => {
-    const setup: RoomSetup = {
-      key: 'web:general',
-      agents: [{ name: 'ada', activation: 'mention' }],
-      turnLimit: 20,
-      kind: 'room',
-      privacy: 'off',
-      requestTimeoutMs: 600_000,
-      editWindowMs: 120_000,
-      maxToolRounds: 8,
-      batching: false,
-    };
+    const setup: RoomSetup = roomSetup({ key: 'web:general', agents: [{ name: 'ada', activation: 'mention' }] });
     const lines = (name: 'pass' | 'reset', fromConsole: boolean) =>
       decide(
         setup,

@@ -8,6 +8,7 @@ import type { Effect } from '../../src/room/effects.js';
 import { EMPTY_STATE, type RoomSetup } from '../../src/room/state.js';
 import { MachineSystem } from '../model/machine.js';
 import { dmRoom, MAIN, type Observed, type Oracle, type Step, type World } from '../model/script.js';
+import { roomSetup } from './room-setup.js';
 
 const world: World = {
   agents: [
@@ -80,17 +81,7 @@ describe('the frame of a turn', () => {
   });
 
   it('is carried by the ask effect, with the summary a resume reads', () => {
-    const setup: RoomSetup = {
-      key: 'test:room',
-      agents: [{ name: 'pm', activation: 'mention' }],
-      turnLimit: 20,
-      kind: 'room',
-      privacy: 'off',
-      requestTimeoutMs: 600_000,
-      editWindowMs: 120_000,
-      maxToolRounds: 8,
-      batching: false,
-    };
+    const setup: RoomSetup = roomSetup();
     const message = { author: 'alice', authorId: 'u1', kind: 'human' as const, platformIds: ['m1'], at: 1 };
     const decision = decide(
       setup,

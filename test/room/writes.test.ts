@@ -8,18 +8,9 @@ import { decide } from '../../src/room/decide.js';
 import type { Write } from '../../src/room/effects.js';
 import type { RoomEvent } from '../../src/room/events.js';
 import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/state.js';
+import { roomSetup } from './room-setup.js';
 
-const setup: RoomSetup = {
-  key: 'test:room',
-  agents: [{ name: 'pm', activation: 'mention' }],
-  turnLimit: 20,
-  kind: 'room',
-  privacy: 'off',
-  requestTimeoutMs: 600_000,
-  editWindowMs: 120_000,
-  maxToolRounds: 8,
-  batching: false,
-};
+const setup: RoomSetup = roomSetup();
 
 const human = (text: string): RoomEvent => ({
   type: 'message',

@@ -66,16 +66,10 @@ function run(deps: EffectsDeps, room: RoomHandle, effect: Effect): void {
       deps.calls.answer(effect.command, effect.text);
       return;
     case 'status':
-      void deps.status(room.key).then(
-        (text) => deps.calls.answer(effect.command, text),
-        (error: unknown) => deps.calls.answer(effect.command, `/status failed: ${String(error)}`),
-      );
+      answerWith(deps.calls, effect.command, '/status', deps.status(room.key));
       return;
     case 'budget':
-      void deps.budget(room.key, effect.args).then(
-        (text) => deps.calls.answer(effect.command, text),
-        (error: unknown) => deps.calls.answer(effect.command, `/budget failed: ${String(error)}`),
-      );
+      answerWith(deps.calls, effect.command, '/budget', deps.budget(room.key, effect.args));
       return;
     case 'reset-sandbox':
       void deps.sandbox.reset?.(room.key, { wipeWorkspace: effect.wipe }).catch((error: unknown) => {
@@ -93,6 +87,14 @@ function run(deps: EffectsDeps, room: RoomHandle, effect: Effect): void {
     case 'note':
       return; // the room actor sends notes itself, stored with their decision
   }
+}
+
+/** Answers an operator's command with what `text` resolves to, or one line saying it failed. */
+function answerWith(calls: Pick<Calls, 'answer'>, command: string, name: string, text: Promise<string>): void {
+  void text.then(
+    (answer) => calls.answer(command, answer),
+    (error: unknown) => calls.answer(command, `${name} failed: ${String(error)}`),
+  );
 }
 
 /** The debug log answers "why did my bot not answer?"; metrics count passes and hand-backs. */
