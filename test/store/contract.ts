@@ -8,7 +8,7 @@ import type { RequestRow, StoredMessage, Write } from '../../src/room/effects.js
 import type { Incoming, Note, ToolRun } from '../../src/room/events.js';
 import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/state.js';
 import type { StorePort } from '../../src/store/index.js';
-import { storedMessage } from '../../src/store/sqlite/rows.js';
+import { storedMessage } from '../../src/store/stored-message.js';
 
 /** An empty database for one test: `open` gives a store over it (again after `close`, for a restart). */
 export interface TestDatabase {

@@ -17,7 +17,7 @@ import type { Write } from '../../room/effects.js';
 import type { RoomState } from '../../room/state.js';
 import type { MessageTokens, RoomMessage } from '../../room/types.js';
 import type { CommitResult, Fence, RoomStore } from '../../store/port.js';
-import { storedMessage } from '../../store/sqlite/rows.js';
+import { storedMessage } from '../../store/stored-message.js';
 
 /** Windows kept at most: the rooms read least recently are read from the store again when next asked for. */
 const MAX_ROOMS = 2000;

@@ -1,8 +1,9 @@
 /** How messages and requests are kept in SQLite rows (JSON in TEXT columns), both ways. */
-import type { DecisionRecord, RequestRow, StoredMessage, Write } from '../../room/effects.js';
+import type { DecisionRecord, RequestRow, Write } from '../../room/effects.js';
 import type { Participant, RequestAnswer, ToolRun } from '../../room/events.js';
 import type { MessageTokens, RoomMessage } from '../../room/types.js';
 import type { DecisionRow, TranscriptRow } from '../port.js';
+import type { MessageWrite } from '../stored-message.js';
 
 export interface MessageDb {
   id: number;
@@ -52,27 +53,6 @@ export function toMessage(row: MessageDb): RoomMessage {
 }
 
 const withTokens = (tokens: MessageTokens | undefined) => (tokens ? { tokens } : {});
-
-/** A message write, as the room's reading of a message makes it (an agent's reply carries its turn's tool runs). */
-type MessageWrite = StoredMessage & { readonly toolRuns?: readonly ToolRun[] | undefined };
-
-/** The message `toMessage` reads back from the row `messageValues` writes for `message` with row id `id`. */
-export function storedMessage(id: number, message: MessageWrite): RoomMessage {
-  const runs = message.toolRuns ?? [];
-  return {
-    id,
-    author: message.author,
-    authorId: message.authorId,
-    kind: message.kind,
-    content: message.text,
-    mentions: [...message.mentions],
-    ...(message.requests !== undefined ? { requests: [...message.requests] } : {}),
-    ...(message.audience !== null ? { audience: [...message.audience] } : {}),
-    toolRuns: runs.map((run) => ({ ...run })),
-    ...(message.files && message.files.length > 0 ? { files: [...message.files] } : {}),
-    at: message.at,
-  };
-}
 
 /** Counts kept for stored messages, by row id. */
 export interface TokenRow {
