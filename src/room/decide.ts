@@ -3,6 +3,7 @@
  * store, timer or I/O; time and fresh ids come in. Every rule of docs/routing.md is applied here or in the modules
  * it calls; the shell (src/bridge) stores the writes, carries out the effects and feeds their outcomes back.
  */
+import { mayWake, outsider, tellRefused } from './access.js';
 import { withAddressed } from './addressed.js';
 import { askHuman, joinDrops } from './asks.js';
 import { command } from './commands.js';
@@ -85,9 +86,13 @@ function message(d: Draft, incoming: Incoming): void {
     platformIds: incoming.platformIds,
     at: incoming.at,
     addressed: incoming.kind === 'human' ? incoming.addressed : undefined,
+    outsider: incoming.kind === 'human' && outsider(incoming),
   });
-  if (incoming.kind === 'human') routeHuman(d, recorded.facts, incoming.text, incoming.missed === true);
-  else if (incoming.kind === 'agent') routeAgent(d, recorded.facts, incoming.text, { noProgress: recorded.noProgress });
+  if (incoming.kind === 'human') {
+    const author = { id: incoming.authorId, mayWake: incoming.mayWake, refused: incoming.refused };
+    routeHuman(d, recorded.facts, incoming.text, incoming.missed === true, author);
+  } else if (incoming.kind === 'agent')
+    routeAgent(d, recorded.facts, incoming.text, { noProgress: recorded.noProgress });
 }
 
 /**
@@ -98,13 +103,17 @@ function message(d: Draft, incoming: Incoming): void {
 function edit(d: Draft, e: Edit): void {
   if (e.kind !== 'human' || d.setup.kind !== 'room') return;
   const names = d.setup.agents.map((a) => a.name);
-  const wake = newlyAddressed({
+  const addressed = newlyAddressed({
     addressing: withAddressed(extractMentions(e.text, names), e.addressed, names),
     addressedBefore: e.addressedBefore,
     originalAt: e.originalAt,
     editedAt: e.at,
     windowMs: d.setup.editWindowMs,
   });
+  // Rule 16: an edit wakes only the agents its author may wake.
+  const wake = addressed.filter((agent) => mayWake(e, agent));
+  const refused = addressed.filter((agent) => !wake.includes(agent));
+  if (refused.length > 0) tellRefused(d, { id: e.authorId, name: e.author }, 'user', refused);
   if (wake.length === 0) return;
   const { facts } = recordMessage(d, {
     author: e.author,

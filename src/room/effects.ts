@@ -54,6 +54,11 @@ export type Effect =
   | { readonly type: 'budget'; readonly command: string; readonly args: string }
   /** Remove the room's sandbox (and, with `wipe`, its workspace). */
   | { readonly type: 'reset-sandbox'; readonly wipe: boolean }
+  /**
+   * Tell one person a line meant for them alone (an ephemeral message where the platform has one, else a line in
+   * the room that is not stored): why their message woke nobody (rule 16).
+   */
+  | { readonly type: 'tell'; readonly user: { readonly id: string; readonly name: string }; readonly text: string }
   /** Forget the room's stored history (the dedupe keys stay). */
   | { readonly type: 'clear-history' }
   /** Why: a message's routing, a pass, a failure, a hand-back, dropped questions (log and operator console). */
@@ -69,7 +74,14 @@ export type ActionResult =
   | { readonly kind: 'done'; readonly text: string };
 
 export type DecisionRecord =
-  | { readonly kind: 'routed'; readonly seq: number; readonly author: string; readonly woken: readonly string[] }
+  | {
+      readonly kind: 'routed';
+      readonly seq: number;
+      readonly author: string;
+      readonly woken: readonly string[];
+      /** Agents the author may not wake here (rule 16), and why. */
+      readonly refused?: { readonly agents: readonly string[]; readonly why: 'user' | 'channel' } | undefined;
+    }
   /** `about`: the seq of the message the agent's turn was about. */
   | { readonly kind: 'passed'; readonly agent: string; readonly about: number }
   | { readonly kind: 'failed'; readonly agent: string; readonly reason: string; readonly about: number }

@@ -33,6 +33,13 @@ export interface Incoming {
   readonly files?: readonly string[] | undefined;
   /** When it was posted (ms since the epoch). */
   readonly at: number;
+  /**
+   * A human's message: the agents its author may wake here (the access policy, read by the shell from what the
+   * platform says of them); absent: every agent. Their message is history either way (rule 16).
+   */
+  readonly mayWake?: readonly string[] | undefined;
+  /** Why the other agents may not be woken by them: not on the access list, or not a channel the agents answer in. */
+  readonly refused?: 'user' | 'channel' | undefined;
 }
 
 /** An edit of an earlier message (only a human's edit may ask anyone: rule 13). */
@@ -49,6 +56,8 @@ export interface Edit {
   readonly at: number;
   /** The agents the original message and its earlier edits addressed (the shell looks them up for humans' edits). */
   readonly addressedBefore: readonly string[];
+  /** As a message's: the agents its author may wake here (rule 16); absent: every agent. */
+  readonly mayWake?: readonly string[] | undefined;
 }
 
 /** How one agent's turn ended, as the turn runner reports it. */

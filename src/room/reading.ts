@@ -39,6 +39,8 @@ export interface Writing {
   /** The outbox entry it was posted from, and the tool calls of the turn that wrote it. */
   readonly post?: number | undefined;
   readonly toolRuns?: readonly ToolRun[] | undefined;
+  /** A human the access policy does not let in (rule 16): history only, so it resets nothing and is not remembered. */
+  readonly outsider?: boolean | undefined;
 }
 
 /** Rule 1.2: whom an agent's message asks for a reply. */
@@ -124,7 +126,8 @@ export function recordMessage(d: Draft, input: Writing): Recorded {
     toolRuns: input.toolRuns && input.toolRuns.length > 0 ? input.toolRuns : undefined,
   };
   d.write({ type: 'message', message });
-  count(d, facts, input.text);
+  if (input.outsider) d.set({ seq: facts.seq });
+  else count(d, facts, input.text);
   return { facts, noProgress };
 }
 

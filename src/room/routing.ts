@@ -1,6 +1,7 @@
 /**
  * Who is asked about a message: rule 2 for a human's message, rule 4 for an agent's.
  */
+import { type Access, mayWake, outsider, tellRefused } from './access.js';
 import { askHuman, busy, enqueue, isObserver, joinDrops, makeRoomForHuman, removeWhere } from './asks.js';
 import { handBack, tellDropped } from './control.js';
 import { type Draft, lower, same } from './draft.js';
@@ -10,15 +11,33 @@ import { answerRequest, humanAnswers, openRequest } from './requests.js';
 import type { Ask, Dropped, MessageFacts, Reason } from './state.js';
 import { handBackText } from './turns.js';
 
-function woken(d: Draft, m: MessageFacts, names: readonly string[]): void {
-  d.record({ kind: 'routed', seq: m.seq, author: m.author, woken: names });
+function woken(
+  d: Draft,
+  m: MessageFacts,
+  names: readonly string[],
+  refused?: { readonly agents: readonly string[]; readonly why: 'user' | 'channel' },
+): void {
+  d.record({ kind: 'routed', seq: m.seq, author: m.author, woken: names, ...(refused ? { refused } : {}) });
+}
+
+/** The human who wrote a message, and what the access policy says of them (rule 16). */
+export interface Author extends Access {
+  readonly id: string;
 }
 
 /** Rule 2: a human's message. `missed`: fetched by a catch-up (its asks wait until it is done). */
-export function routeHuman(d: Draft, m: MessageFacts, text: string, missed: boolean): void {
-  const completed = humanAnswers(d, m.author, text);
-  const left = (agent: string) => completed.some((name) => same(name, agent)) || !canSee(agent, m);
-  makeRoomForHuman(d, m.author);
+export function routeHuman(d: Draft, m: MessageFacts, text: string, missed: boolean, author?: Author): void {
+  const access: Access = author ?? {};
+  // Rule 16: an outsider's message is history only: it answers no agent and takes no turn from them.
+  const completed = outsider(access) ? [] : humanAnswers(d, m.author, text);
+  const refused: string[] = [];
+  const left = (agent: string) => {
+    if (completed.some((name) => same(name, agent)) || !canSee(agent, m)) return true;
+    if (mayWake(access, agent)) return false;
+    if (!refused.some((name) => same(name, agent))) refused.push(agent);
+    return true;
+  };
+  if (!outsider(access)) makeRoomForHuman(d, m.author);
   const names: string[] = [];
   let drops: Dropped[] = [];
   const question = (agent: string, reason: Reason) => {
@@ -63,12 +82,14 @@ export function routeHuman(d: Draft, m: MessageFacts, text: string, missed: bool
   }
   // Their answer came: the agents that waited for this human wait no more.
   const waits = Object.entries(d.state.awaiting);
-  if (waits.some(([, humans]) => humans.some((h) => same(h, m.author)))) {
+  if (!outsider(access) && waits.some(([, humans]) => humans.some((h) => same(h, m.author)))) {
     const awaiting: Record<string, readonly string[]> = {};
     for (const [agent, humans] of waits) awaiting[agent] = humans.filter((h) => !same(h, m.author));
     d.set({ awaiting });
   }
-  woken(d, m, names);
+  const why = access.refused ?? 'user';
+  woken(d, m, names, refused.length > 0 ? { agents: refused, why } : undefined);
+  if (author && refused.length > 0) tellRefused(d, { id: author.id, name: m.author }, why, refused);
   if (drops.length > 0) tellDropped(d, drops, 'Too many questions waiting');
 }
 

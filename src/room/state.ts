@@ -182,6 +182,8 @@ export interface RoomState {
   readonly told: readonly string[];
   /** Agents whose turn failed since the newest human message. */
   readonly failed: readonly string[];
+  /** The people told why their messages wake nobody here (rule 16), by platform user id; absent in older states. */
+  readonly toldAccess?: readonly string[] | undefined;
   readonly queue: readonly Ask[];
   readonly current: Current | null;
   readonly posts: readonly PendingPost[];
@@ -249,6 +251,7 @@ export function copyState(s: RoomState): RoomState {
     lastHuman: s.lastHuman,
     told: s.told,
     failed: s.failed,
+    toldAccess: s.toldAccess,
     queue: s.queue,
     current: s.current,
     posts: s.posts,
