@@ -25,7 +25,11 @@ export interface Inbound {
     /** For humans: the display name shown as `@name`. For agents: the agent's configured name. */
     readonly name: string;
     readonly kind: AuthorKind;
+    /** A human's roles or user groups where the platform says (Discord role ids): the access policy reads them. */
+    readonly roles?: readonly string[];
   };
+  /** The channel's name without `#`, where the adapter knows it (ACCESS_CHANNELS may name channels so). */
+  readonly channelName?: string;
   /** Text with platform mentions already turned into `@name`. */
   readonly text: string;
   /** Set when the room is a private conversation with one agent (a DM to that agent's bot). */
@@ -66,7 +70,7 @@ export interface InboundFile {
 }
 
 /** Operator commands; `clear` is the terminal room's own (forget this room's history). */
-export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear' | 'budget';
+export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear' | 'budget' | 'access' | 'pair';
 
 /** An operator command (`/pass`, `/reset`, `/status`, `/privacy`) issued in a room. */
 export interface CommandEvent {
@@ -201,6 +205,11 @@ export interface ChatAdapter {
    * settings allow; undefined otherwise, and the reply is posted whole.
    */
   stream?(channel: string, agent: string): StreamingPost | undefined;
+  /**
+   * Shows one person a line no one else sees (Slack's ephemeral message, the web room's own line); resolves false when
+   * it could not, and the bridge posts it in the room instead.
+   */
+  tell?(channel: string, userId: string, text: string): Promise<boolean>;
   /** Shows that an agent is working (typing indicator); best effort. */
   typing?(channel: string, agent: string): Promise<void>;
   /** Shows a tool run (the terminal room prints it; `tool`: the tool's name, `bash` for a command); best effort. */

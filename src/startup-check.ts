@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { accessLines } from './access/check.js';
 import {
   type AgentConfig,
   type Config,
@@ -145,6 +146,11 @@ export async function selfCheck(options: {
         // The engine is asked to mount a folder of DATA_DIR: it needs the full path.
         return probes.docker({ ...settings, DATA_DIR: path.resolve(cwd, settings.DATA_DIR) });
       },
+    },
+    {
+      item: 'access',
+      // Who may make the agents act on Discord and Slack (docs/trust.md), said before the platforms are tried.
+      probe: async () => (config?.agents.some((a) => a.discord || a.slack) ? accessLines(config) : []),
     },
     { item: 'Discord', probe: async () => (config?.agents.some((a) => a.discord) ? probes.discord(config) : []) },
     { item: 'Slack', probe: async () => (config?.agents.some((a) => a.slack) ? probes.slack(config) : []) },

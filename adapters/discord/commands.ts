@@ -1,5 +1,6 @@
 /**
- * Operator slash commands (`/pass [agent]`, `/reset [agent]`, `/status`, `/privacy [mode]`, `/budget [limit]`): their definitions for registration,
+ * Operator slash commands (`/pass [agent]`, `/reset [agent]`, `/status`, `/privacy [mode]`, `/budget [limit]`, `/access`,
+ * `/pair [code]`): their definitions for registration,
  * and the handling of an interaction on the control identity. Who may use them is decided here (OPERATORS or
  * Manage Channels); what they do is the bridge's business.
  */
@@ -18,7 +19,7 @@ import type { AdapterSink, CommandEvent, CommandName } from '../../src/ports.js'
 import { splitMessage } from '../shared/split.js';
 import { DISCORD_MESSAGE_LIMIT, PLATFORM } from './inbound.js';
 
-const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'budget'];
+const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'budget', 'access', 'pair'];
 
 /** Discord accepts an interaction's answer only within 3 s; a slower command is deferred, then its reply edited in. */
 export const DEFER_AFTER_MS = 2000;
@@ -70,6 +71,19 @@ export function commandDefinitions(agentNames: readonly string[]): RESTPutAPIApp
           type: 3,
           name: 'limit',
           description: 'bridge <dollars>, room <dollars> or agent <name> <dollars> (off: none; default: as configured)',
+          required: false,
+        },
+      ],
+    },
+    { name: 'access', description: 'Show who may make the agents act here' },
+    {
+      name: 'pair',
+      description: "Approve a person's DM pairing code, list the codes waiting, or end a pairing",
+      options: [
+        {
+          type: 3,
+          name: 'code',
+          description: 'the code the person was given; list; or revoke <name or id>',
           required: false,
         },
       ],
@@ -144,7 +158,8 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
       (
         interaction.options.getString('agent') ??
         interaction.options.getString('mode') ??
-        interaction.options.getString('limit')
+        interaction.options.getString('limit') ??
+        interaction.options.getString('code')
       )?.trim() ?? '',
     user: {
       id: interaction.user.id,

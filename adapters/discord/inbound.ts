@@ -23,6 +23,8 @@ export interface MessageFacts {
   readonly authorIsBot: boolean;
   /** Display name: server nickname, else global name, else username. */
   readonly authorName: string;
+  /** The author's role ids in the server (the gateway's `member.roles`); none in a DM. */
+  readonly authorRoles?: readonly string[] | undefined;
   readonly content: string;
   /** The text of its rich embeds (a bot's embeds; link previews repeat a link the text already has). */
   readonly embeds: readonly string[];
@@ -112,6 +114,8 @@ export function factsFromMessage(message: Message): MessageFacts {
     authorId: message.author.id,
     authorIsBot: message.author.bot || message.webhookId !== null,
     authorName: message.member?.displayName ?? message.author.displayName,
+    // The role ids as the gateway sent them (the roles' cache would need every role of the server loaded).
+    authorRoles: (message.member as unknown as { _roles?: readonly string[] } | null)?._roles,
     content: message.content,
     embeds: embedsFromClient(message.embeds),
     attachments: attachmentsFromClient(message.attachments.values()),
@@ -134,7 +138,7 @@ export function factsFromApi(message: APIMessage, isDirect: boolean): MessageFac
     const user = message.mentions.find((candidate) => candidate.id === id);
     return (user as { member?: { nick?: string | null } } | undefined)?.member?.nick;
   });
-  const member = (message as { member?: { nick?: string | null } }).member;
+  const member = (message as { member?: { nick?: string | null; roles?: string[] } }).member;
   return {
     id: message.id,
     channelId: message.channel_id,
@@ -143,6 +147,7 @@ export function factsFromApi(message: APIMessage, isDirect: boolean): MessageFac
     authorId: message.author.id,
     authorIsBot: message.author.bot === true || message.webhook_id !== undefined,
     authorName: member?.nick ?? message.author.global_name ?? message.author.username,
+    authorRoles: member?.roles,
     content: message.content,
     embeds: embedTexts(message.embeds),
     attachments: attachmentsFromApi(message.attachments),
@@ -206,6 +211,7 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
       id: facts.authorId,
       name: context.directory.humanName(facts.authorId) ?? facts.authorName,
       kind: 'human',
+      ...(facts.authorRoles && facts.authorRoles.length > 0 ? { roles: facts.authorRoles } : {}),
     };
   }
   for (const [id, name] of facts.mentioned) {
@@ -221,6 +227,7 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
     facts.shared.map((shared) => ({ text: plain(readable(shared.content, shared.embeds), shared.mentioned) })),
   );
   const edit = facts.editedAt;
+  const channelName = facts.isDirect ? undefined : context.channelName?.(facts.channelId);
   // People's files only (our agents attach none), a forward's files with them; an edit brings no new files.
   const fileOf = author.kind === 'human' && edit === undefined ? context.fileOf : undefined;
   const attachments = [...facts.attachments, ...facts.shared.flatMap((shared) => shared.attachments)];
@@ -237,6 +244,7 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
     messageId: editId(facts),
     author,
     text,
+    ...(channelName ? { channelName } : {}),
     ...(facts.isDirect ? { direct: { agent: context.receiver } } : {}),
     ...(replied ? { addressed: [replied] } : {}),
     ...(files.length > 0 ? { files } : {}),

@@ -43,6 +43,12 @@ export const COMMANDS = [
     description: "Show today's spend against the spending limits, or set a limit",
     usage_hint: '[bridge|room <dollars>] [agent <name> <dollars>]',
   },
+  { command: '/access', description: 'Show who may make the agents act here', usage_hint: '' },
+  {
+    command: '/pair',
+    description: 'Approve a DM pairing code, list those waiting, or end a pairing',
+    usage_hint: '[code|list|revoke <name>]',
+  },
 ];
 
 /**

@@ -18,6 +18,7 @@ import { SeenIds } from '../shared/seen-ids.js';
 import { compareTs, SlackCatchUp } from './catch-up.js';
 import { answerByResponseUrl, SlackCommands } from './commands.js';
 import { Directory } from './directory.js';
+import { postEphemeral } from './ephemeral.js';
 import { SlackHttpServer } from './http-server.js';
 import { type SlackIdentity as Identity, SlackIdentity } from './identity.js';
 import { ourApp, SLACK, type SlackFile, type SlackMessageEvent, toInbound, userIdsToLearn } from './inbound.js';
@@ -361,16 +362,19 @@ export class SlackAdapter implements ChatAdapter {
     };
   }
 
-  // ---- identities ----
-
   private control(): SlackIdentity | undefined {
     return this.identities.find((i) => i.control);
   }
 
-  /** Answers a command another bridge received, through its response_url. */
-  async answerCommand(reply: string, text: string): Promise<void> {
-    await answerByResponseUrl(reply, text);
+  /** A line `userId` alone sees, from the app that speaks for the bridge in the conversation. */
+  async tell(room: string, userId: string, text: string): Promise<boolean> {
+    const { channel, threadTs } = parseRoom(room);
+    const { identity, render } = this.senderOf(channel, null);
+    return postEphemeral(identity, { channel, threadTs }, userId, render(text), this.log);
   }
+
+  /** Answers a command another bridge received, through its response_url. */
+  readonly answerCommand = answerByResponseUrl;
 
   async openDirect(agent: string, user: string): Promise<string | undefined> {
     const identity = this.identities.find((i) => i.agent.toLowerCase() === agent.toLowerCase());

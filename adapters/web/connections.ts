@@ -28,9 +28,10 @@ export const MAX_TEXT = 16_000;
 /** The most files one message may carry. */
 export const MAX_FILES = 10;
 
-const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'budget'];
+const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'budget', 'access', 'pair'];
 const HELP = [
-  'Commands (operators): /status, /pass [agent], /reset [agent|workspace], /privacy [mentions|off], /budget [limit].',
+  'Commands (operators): /status, /pass [agent], /reset [agent|workspace], /privacy [mentions|off], /budget [limit],',
+  '/access, /pair [code].',
   'Enter sends, Shift+Enter starts a new line, @ completes a name.',
 ].join(' ');
 

@@ -17,6 +17,8 @@ import { PrivateChats } from './executors/private-chats.js';
 import { chatLog, PrivateRooms } from './executors/private-rooms.js';
 import { processScheduler, type Scheduler, Timers } from './executors/timers.js';
 import { Turns } from './executors/turns.js';
+import { AccessGate } from './inbound/access-gate.js';
+import { accessPolicy, expectedIn, tellOne } from './inbound/access-wiring.js';
 import { CatchUpMarks } from './inbound/catch-up-marks.js';
 import { Commands } from './inbound/commands.js';
 import { Notices } from './inbound/notices.js';
@@ -136,6 +138,18 @@ export function createBridge(options: BridgeOptions): Bridge {
     lease && store.commands ? new Relay({ port: store.commands, replica: lease.replica, clock }) : undefined;
 
   const notices = new Notices({ adapters, log });
+  const access = new AccessGate({
+    policy: accessPolicy(config),
+    dm: settings.DM_POLICY,
+    store: store.access,
+    agents: agents.map((a) => a.name),
+    tell: (platform, channel, agent, text) => notices.post(platform, channel, text, agent),
+    clock,
+    log,
+    codeMinutes: settings.PAIRING_CODE_MINUTES,
+    expected: (platform, channel, agent, person) =>
+      expectedIn({ rooms, store: store.rooms }, platform, channel, agent, person),
+  });
   const outage = new StoreOutage({
     max: settings.HELD_MESSAGES_MAX,
     backoff,
@@ -200,12 +214,16 @@ export function createBridge(options: BridgeOptions): Bridge {
             clock,
             replica: lease?.replica,
             replicas: registry && leases ? () => liveReplicas(registry, leases) : undefined,
+            access: (platform) => (access.gates(platform) ? access.describe({ platform }) : undefined),
           },
           actor,
         );
       },
       budget: (key, args) =>
         budgetText({ meter: spend, agents, settings, timeZone: settings.SPEND_TZ, clock }, key, args),
+      tell: async (room, user, text) => {
+        if (access.shouldTell(room.platform, room.channel, user.id)) await tellOne(adapters, notices, room, user, text);
+      },
       log,
     }),
   );
@@ -230,7 +248,7 @@ export function createBridge(options: BridgeOptions): Bridge {
   });
   // With bridges sharing the store, commands are claimed there by their platform id.
   const live = registry ? (id: string) => registry.isLive(id) : undefined;
-  const commands = new Commands({ rooms, calls, log, clock, handed, adapters, live });
+  const commands = new Commands({ rooms, calls, log, clock, handed, adapters, live, access });
   const reception = new Reception({
     rooms,
     store: store.rooms,
@@ -240,6 +258,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     marks,
     notices,
     outage,
+    access,
     clock,
     log,
   });

@@ -70,6 +70,14 @@ export const frontMatterSchema = z
       })
       .strict()
       .optional(),
+    access: z
+      .object({
+        users: z.array(z.coerce.string()).optional(),
+        roles: z.array(z.coerce.string()).optional(),
+        channels: z.array(z.coerce.string()).optional(),
+      })
+      .strict()
+      .optional(),
     discord: z.object({ token_env: envName, control: z.boolean().optional() }).strict().optional(),
     slack: z
       .object({

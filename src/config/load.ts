@@ -1,7 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { AccessRule } from '../access/policy.js';
 import { ConfigError } from '../errors.js';
 import { rememberSecrets, urlSecrets } from '../secrets.js';
+import { agentRule, globalRule } from './access.js';
 import { type FrontMatter, KNOWN_TOOLS, parseAgentFile, RESERVED_NAMES, type ToolName } from './agent-file.js';
 import { readDotenv } from './dotenv.js';
 import { agentFiles } from './folders.js';
@@ -49,6 +51,8 @@ export interface AgentConfig {
     readonly requested?: string | undefined;
     readonly direct?: string | undefined;
   };
+  /** `access:`: who may wake this agent, narrowing ACCESS_USERS / ACCESS_ROLES / ACCESS_CHANNELS (docs/trust.md). */
+  readonly access?: AccessRule | undefined;
   readonly discord?: { readonly token: string; readonly control: boolean };
   readonly slack?: {
     readonly botToken: string;
@@ -207,6 +211,7 @@ function sameToken(seen: Map<string, TokenSource>, token: string, source: TokenS
 /** Loads and validates everything; the first problem found throws a ConfigError naming file and field. */
 export function loadConfig(env: Env, cwd = process.cwd()): Config {
   const settings = readSettings(env);
+  globalRule(settings); // a group ACCESS_GROUPS does not define names the setting now, not at the first message
   const agentsDir = path.resolve(cwd, settings.AGENTS_DIR);
   const { files, nested } = agentFiles(agentsDir);
   if (files.length === 0) {
@@ -305,6 +310,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       ...(front.spend_limit_usd_day !== undefined ? { spendLimitUsdDay: front.spend_limit_usd_day } : {}),
       maxOutputTokens: front.max_output_tokens ?? Math.max(1, settings.ANSWER_RESERVE_TOKENS),
       prompts: front.prompts ?? {},
+      ...(front.access ? { access: agentRule(settings, file, front.access) } : {}),
       ...(discord ? { discord } : {}),
       ...(slack ? { slack } : {}),
     });

@@ -82,6 +82,34 @@ const settingsSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
   TURN_LIMIT: int(20, 1),
   OPERATORS: list,
+  // Who may wake the agents (docs/trust.md): user ids, roles or user groups, `group:<name>` of ACCESS_GROUPS; empty =
+  // everyone the platform lets in. Channels they answer in (ids or #names); empty = every channel the bots are in.
+  ACCESS_USERS: list,
+  ACCESS_ROLES: list,
+  ACCESS_CHANNELS: list,
+  // Named lists reused across settings and agent files: `team=U1 U2;oncall=123`
+  ACCESS_GROUPS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const groups = new Map<string, string[]>();
+      for (const part of (value ?? '').split(';')) {
+        if (part.trim() === '') continue;
+        const match = /^\s*([a-z0-9_-]+)\s*=(.*)$/i.exec(part);
+        if (!match?.[1]) {
+          ctx.addIssue({ code: 'custom', message: 'expected name=id id;name=id, e.g. team=U1 U2;oncall=123' });
+          return z.NEVER;
+        }
+        groups.set(
+          match[1].toLowerCase(),
+          (match[2] ?? '').split(/[\s,]+/).filter((id) => id.length > 0),
+        );
+      }
+      return groups;
+    }),
+  // Direct messages: pair (a first DM gets a code an operator approves), allow (the access lists decide), off
+  DM_POLICY: z.enum(['pair', 'allow', 'off']).default('pair'),
+  PAIRING_CODE_MINUTES: int(60, 1, 10_080),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FILE: filePath.optional(),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),

@@ -46,6 +46,7 @@ export type {
   SpendScope,
 } from './spend-port.js';
 
+import type { AccessPort } from './access-port.js';
 import type { SpendPort } from './spend-port.js';
 
 /** A room's row: where it is, whose DM it is, and its stored state (null for a new room). */
@@ -341,6 +342,8 @@ export interface StorePort {
   readonly chats: ChatPort;
   readonly spend: SpendPort;
   readonly people: PeoplePort;
+  /** DM pairing (DM_POLICY=pair). */
+  readonly access: AccessPort;
   readonly summaries: SummaryPort;
   /** Room leases (a server database several bridges may share); absent on SQLite. */
   readonly leases?: LeasePort;

@@ -142,6 +142,7 @@ describe('Discord adapter against the fake', () => {
         messageId: `${sent.id}:edit:${sent.editedAt}`,
         author: { id: fake.human('alice').id, name: 'Alice_Smith', kind: 'human' },
         text: '@code can someone look at the build?',
+        channelName: 'dev',
         edit: { of: sent.id, originalAt: sent.createdAt },
         at: sent.editedAt,
       },

@@ -89,10 +89,12 @@ export interface DiscordHarness {
 export interface HarnessOptions {
   /** Agents; each gets a Discord bot named `<name>-bot` with token `tok-<name>` unless `discord: false`. */
   readonly agents: readonly (Omit<TestAgent, 'discord'> & { discord?: false; control?: boolean })[];
-  readonly humans?: { name: string; nick?: string; manageChannels?: boolean }[];
+  readonly humans?: { name: string; nick?: string; manageChannels?: boolean; roles?: string[] }[];
   readonly env?: Record<string, string>;
   /** Operators by fake human name (their ids go into OPERATORS). */
   readonly operators?: readonly string[];
+  /** People by fake human name whose ids go into ACCESS_USERS. */
+  readonly accessUsers?: readonly string[];
   /** A folder for the channels' workspaces (uploads land there); none by default. */
   readonly workspaces?: string;
   /** Where the bridge and the adapter log (default: nowhere). */
@@ -122,6 +124,7 @@ export async function startDiscordHarness(options: HarnessOptions): Promise<Disc
       LLM_TIMEOUT_S: '10',
       DISCORD_API_URL: discord.apiURL,
       OPERATORS: (options.operators ?? []).map((name) => discord.human(name).id).join(','),
+      ACCESS_USERS: (options.accessUsers ?? []).map((name) => discord.human(name).id).join(','),
       ...options.env,
     },
   });

@@ -16,11 +16,13 @@ export interface TestAgent {
   maxOutputTokens?: number;
   discord?: AgentConfig['discord'];
   slack?: AgentConfig['slack'];
+  access?: AgentConfig['access'];
 }
 
 /** A validated Config without agent files: settings from `env`, agents in the given order. */
 export function testConfig(options: { agents: TestAgent[]; env?: Record<string, string> }): Config {
-  const settings = readSettings({ DATA_DIR: ':memory:', ...options.env });
+  // Tests DM the agents freely unless they test pairing (DM_POLICY=pair, the default for a real install).
+  const settings = readSettings({ DATA_DIR: ':memory:', DM_POLICY: 'allow', ...options.env });
   const agents: AgentConfig[] = options.agents.map((agent) => ({
     name: agent.name,
     file: `agents/${agent.name}.md`,
@@ -39,6 +41,7 @@ export function testConfig(options: { agents: TestAgent[]; env?: Record<string, 
     maxOutputTokens: agent.maxOutputTokens ?? Math.max(1, settings.ANSWER_RESERVE_TOKENS),
     ...(agent.discord ? { discord: agent.discord } : {}),
     ...(agent.slack ? { slack: agent.slack } : {}),
+    ...(agent.access ? { access: agent.access } : {}),
   }));
   return { settings, agents, secrets: [] };
 }

@@ -33,7 +33,7 @@ describe('Slack app manifest', () => {
     });
     expect(
       (control.features as { slash_commands: Array<{ command: string }> }).slash_commands.map((c) => c.command),
-    ).toEqual(['/pass', '/reset', '/status', '/privacy', '/budget']);
+    ).toEqual(['/pass', '/reset', '/status', '/privacy', '/budget', '/access', '/pair']);
     expect(JSON.stringify(control)).toContain('"commands"');
     expect(other.features).not.toHaveProperty('slash_commands');
     expect(JSON.stringify(other)).not.toContain('"commands"');
@@ -84,12 +84,20 @@ describe('Slack app manifest', () => {
     ).map((c) => c.command);
 
   it('gives the commands to one app only before any agent has Slack keys', () => {
-    expect(commandsOf(cli(['code', '--json']).out)).toEqual(['/pass', '/reset', '/status', '/privacy', '/budget']);
+    expect(commandsOf(cli(['code', '--json']).out)).toEqual([
+      '/pass',
+      '/reset',
+      '/status',
+      '/privacy',
+      '/budget',
+      '/access',
+      '/pair',
+    ]);
     expect(commandsOf(cli(['data', '--json']).out)).toEqual([]);
     expect(commandsOf(cli(['reviewer', '--json']).out)).toEqual([]);
     // `control: true` in a file picks that agent instead.
     writeFileSync(path.join(fresh, 'agents', 'data.md'), agentFile('data', 'control: true\n'));
-    expect(commandsOf(cli(['data', '--json']).out)).toHaveLength(5);
+    expect(commandsOf(cli(['data', '--json']).out)).toHaveLength(7);
     expect(commandsOf(cli(['code', '--json']).out)).toEqual([]);
     writeFileSync(path.join(fresh, 'agents', 'data.md'), agentFile('data', ''));
   });
@@ -107,7 +115,7 @@ describe('Slack app manifest', () => {
     writeFileSync(path.join(fresh, 'agents', 'reviewer.md'), agentFile('reviewer', 'control: true\n'));
     try {
       expect(cli(['data']).err).toBe('');
-      expect(commandsOf(cli(['reviewer', '--json']).out)).toHaveLength(5);
+      expect(commandsOf(cli(['reviewer', '--json']).out)).toHaveLength(7);
     } finally {
       writeFileSync(path.join(fresh, 'agents', 'reviewer.md'), agentFile('reviewer', ''));
     }
@@ -126,7 +134,7 @@ describe('Slack app manifest', () => {
       event_subscriptions: { request_url: url },
       interactivity: { is_enabled: true, request_url: url },
     });
-    expect(manifest.features.slash_commands.map((c) => c.url)).toEqual([url, url, url, url, url]);
+    expect(manifest.features.slash_commands.map((c) => c.url)).toEqual([url, url, url, url, url, url, url]);
     expect(JSON.parse(cli(['data', '--json']).out).settings).toMatchObject({
       socket_mode_enabled: true,
       interactivity: { is_enabled: false },

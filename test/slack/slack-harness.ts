@@ -61,6 +61,10 @@ class ObservedAdapter implements ChatAdapter {
     return this.inner.resolveChannel(reference);
   }
 
+  tell(channel: string, userId: string, text: string): Promise<boolean> {
+    return this.inner.tell(channel, userId, text);
+  }
+
   /** Present only when the adapter streams (SLACK_STREAM=update), like the adapter's own. */
   readonly stream?: (channel: string, agent: string) => StreamingPost | undefined;
 }

@@ -94,9 +94,11 @@ describe('npm start -- --check', () => {
       '✓ rooms: Discord as @data; Slack as @data',
       `✓ model endpoint ${llm.baseURL} (@code, @data): reachable (GET /models: 200), no key needed, has m`,
       '✓ Docker: not needed (no agent has bash or file tools)',
+      '✓ access: everyone the platform lets in, in every channel (set ACCESS_USERS or ACCESS_ROLES to narrow it); ' +
+        'DM_POLICY=pair: a first DM gets a code an operator approves with /pair <code>; no OPERATORS set',
       '✓ Discord @data: token accepted (bot user data-bot)',
       '✓ Slack @data: tokens accepted (bot user data in Fake Workspace; Socket Mode)',
-      'All 9 checks passed.',
+      'All 10 checks passed.',
     ]);
     expect(code).toBe(0);
     // Nothing was started: no store, no connection kept.

@@ -704,6 +704,54 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
       });
     });
 
+    describe('DM pairing', () => {
+      const ask = (userId: string, code: string, now = 1000) => ({
+        code,
+        platform: 'slack',
+        userId,
+        name: `name-${userId}`,
+        now,
+        expiresAt: now + 3_600_000,
+        maxPending: 2,
+      });
+
+      it('gives a person one code at a time, and at most a few wait on a platform', async () => {
+        expect(await store.access.requestCode(ask('U1', 'AAAA-1111'))).toEqual({ code: 'AAAA-1111', fresh: true });
+        expect(await store.access.requestCode(ask('U1', 'BBBB-2222'))).toEqual({ code: 'AAAA-1111', fresh: false });
+        expect(await store.access.requestCode(ask('U2', 'CCCC-3333'))).toEqual({ code: 'CCCC-3333', fresh: true });
+        expect(await store.access.requestCode(ask('U3', 'DDDD-4444'))).toBe('full');
+        expect(await store.access.requestCode({ ...ask('U3', 'DDDD-4444'), platform: 'discord' })).toMatchObject({
+          fresh: true,
+        });
+        // An hour later the codes have expired: room for new ones, and the old one is gone.
+        expect(await store.access.requestCode(ask('U3', 'EEEE-5555', 3_700_000))).toMatchObject({ fresh: true });
+        expect(await store.access.approve('AAAA-1111', 'op', 3_700_001)).toBeUndefined();
+      });
+
+      it('approves a code once, pairing its person, and revokes by id or name', async () => {
+        await store.access.requestCode(ask('U1', 'AAAA-1111'));
+        expect(await store.access.paired('slack', 'U1')).toBe(false);
+        expect(await store.access.approve('AAAA-1111', 'op', 2000)).toEqual({
+          platform: 'slack',
+          userId: 'U1',
+          name: 'name-U1',
+          approvedBy: 'op',
+          approvedAt: 2000,
+        });
+        expect(await store.access.approve('AAAA-1111', 'op', 2001)).toBeUndefined();
+        await reopen();
+        expect(await store.access.paired('slack', 'U1')).toBe(true);
+        expect(await store.access.paired('discord', 'U1')).toBe(false);
+        expect((await store.access.list(2002)).paired.map((p) => p.userId)).toEqual(['U1']);
+        await store.access.requestCode(ask('U2', 'BBBB-2222'));
+        expect((await store.access.list(2002)).pending.map((p) => p.code)).toEqual(['BBBB-2222']);
+        expect(await store.access.revoke(undefined, 'NAME-u1')).toBe(1);
+        expect(await store.access.paired('slack', 'U1')).toBe(false);
+        expect(await store.access.revoke('slack', 'U2')).toBe(0);
+        expect((await store.access.list(2003)).pending).toEqual([]);
+      });
+    });
+
     describe('tool journal', () => {
       it("keeps each ask's tool runs in order, by room and ask, from started (already named) to ended", async () => {
         const first = await store.tools.started('test:a', 3, 'bash', '{"command":"ls"}', 100, 'ls');

@@ -28,6 +28,12 @@ export interface EffectsDeps {
   readonly status: (room: string) => Promise<string>;
   /** /budget in a room: shows or sets the spending limits; its answer. */
   readonly budget: (room: string, args: string) => Promise<string>;
+  /** A line for one person (rule 16): ephemeral where the platform has it. */
+  readonly tell: (
+    room: RoomHandle,
+    user: { readonly id: string; readonly name: string },
+    text: string,
+  ) => Promise<void>;
   readonly log: Logger;
 }
 
@@ -70,6 +76,11 @@ function run(deps: EffectsDeps, room: RoomHandle, effect: Effect): void {
       return;
     case 'budget':
       answerWith(deps.calls, effect.command, '/budget', deps.budget(room.key, effect.args));
+      return;
+    case 'tell':
+      void deps.tell(room, effect.user, effect.text).catch((error: unknown) => {
+        deps.log.warn({ err: error, room: room.key }, 'a line for one person could not be posted');
+      });
       return;
     case 'reset-sandbox':
       void deps.sandbox.reset?.(room.key, { wipeWorkspace: effect.wipe }).catch((error: unknown) => {

@@ -14,6 +14,7 @@ import type { WaitingCommand } from '../../store/port.js';
 import type { Calls } from '../executors/calls.js';
 import { RoomElsewhere, type Rooms } from '../loop/rooms.js';
 import type { HandedAction, Relay } from '../replicas/relay.js';
+import type { AccessGate } from './access-gate.js';
 
 const HELD_COMMAND = 'the bridge cannot save to its store right now; it is carried out as soon as it can.';
 const REFUSED_COMMAND = 'the bridge cannot save to its store right now, and too much waits already.';
@@ -30,6 +31,8 @@ export interface CommandsDeps {
   readonly handed?: Relay | undefined;
   /** The adapters by platform: a command whose claimer is gone is answered through its own. */
   readonly adapters?: ReadonlyMap<string, ChatAdapter> | undefined;
+  /** `/access` and `/pair` (who may talk to the agents). */
+  readonly access?: Pick<AccessGate, 'command'> | undefined;
   /** Whether a replica is live (the registry of replicas): a command's claimer that is not cannot answer it. */
   readonly live?: ((replica: string) => Promise<boolean>) | undefined;
 }
@@ -49,6 +52,12 @@ export class Commands {
    * bridge alone, or a command without a platform id, is carried out here at once, with no store call.
    */
   async receive(event: CommandEvent): Promise<string | undefined> {
+    // Who may talk to the agents is the bridge's, not a room's: any bridge answers (the store holds the pairings).
+    if (event.name === 'access' || event.name === 'pair') {
+      const gate = this.deps.access;
+      if (!gate) return `/${event.name} is not available here.`;
+      return gate.command(event).catch((error: unknown) => this.failed(event, error));
+    }
     const { handed } = this.deps;
     if (!handed || event.id === undefined) return this.here(event);
     const id = `${event.platform}:${event.id}`;
@@ -170,6 +179,8 @@ export class Commands {
 
   /** Carries a command out in its room, served here; throws RoomElsewhere when another bridge serves it. */
   private async here(event: CommandEvent): Promise<string> {
+    const name = event.name;
+    if (name === 'access' || name === 'pair') return this.receive(event).then((answer) => answer ?? '');
     const id = randomUUID();
     const answer = this.deps.calls.command(id);
     try {
@@ -178,7 +189,7 @@ export class Commands {
         type: 'command',
         command: {
           id,
-          name: event.name,
+          name,
           args: event.args,
           user: event.user.name,
           isOperator: event.isOperator,

@@ -22,11 +22,14 @@ export class Notices {
     },
   ) {}
 
-  /** Posts a line of the bridge's own to a room (a private agent chat has no one to tell); never throws. */
-  post(platform: string, channel: string, text: string): Promise<void> {
+  /**
+   * Posts a line of the bridge's own to a room (a private agent chat has no one to tell), through `agent`'s identity
+   * where only it can post (a DM with it); never throws.
+   */
+  post(platform: string, channel: string, text: string, agent?: string): Promise<void> {
     const adapter = this.deps.adapters.get(platform);
     if (!adapter || platform === PRIVATE_PLATFORM) return Promise.resolve();
-    const work = adapter.post({ channel, agent: null, text: redact(text) }).then(
+    const work = adapter.post({ channel, agent: agent ?? null, text: redact(text) }).then(
       (posted) => {
         for (const id of posted.messageIds) this.remember(id);
       },

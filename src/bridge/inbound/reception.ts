@@ -12,6 +12,7 @@ import type { Poster } from '../executors/poster.js';
 import type { RoomActor, Taken } from '../loop/room-actor.js';
 import { RoomElsewhere, type Rooms } from '../loop/rooms.js';
 import type { RoomPlace, StoreOutage } from '../loop/store-outage.js';
+import type { AccessGate } from './access-gate.js';
 import type { CatchUpMarks } from './catch-up-marks.js';
 import type { Notices } from './notices.js';
 import type { Prepared, Uploads } from './uploads.js';
@@ -50,6 +51,8 @@ export class Reception {
       /** The bridge's own unstored lines (their echoes are not messages). */
       readonly notices: Pick<Notices, 'isNotice'>;
       readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'release' | 'lost'>;
+      /** Who may make the agents act: DMs let in or not, room messages marked with whom they may wake. */
+      readonly access?: Pick<AccessGate, 'admitDirect' | 'wakeable'> | undefined;
       readonly clock: () => number;
       readonly log: Logger;
       /** With bridges sharing the store: where events for rooms another bridge serves are kept for it. */
@@ -71,6 +74,15 @@ export class Reception {
    */
   async receive(input: Inbound): Promise<Received> {
     if (this.stopped) return 'lost';
+    // A DM its author may not send yet (pairing, DM_POLICY) is not stored: nothing they write reaches a model.
+    if (input.direct && this.deps.access) {
+      try {
+        if (!(await this.deps.access.admitDirect(input))) return 'kept';
+      } catch (error) {
+        this.deps.log.error({ err: error, platform: input.platform }, 'who may DM could not be read: the DM waits');
+        return 'lost';
+      }
+    }
     const { uploads } = this.deps;
     const event: Prepared = uploads.holds(input) ? await uploads.take(input) : input;
     if (this.stopped) return 'lost';
@@ -128,6 +140,7 @@ export class Reception {
           text: event.text,
           platformIds: [event.messageId],
           ...(event.addressed ? { addressed: event.addressed } : {}),
+          ...this.deps.access?.wakeable(event),
           originalAt: event.edit.originalAt,
           at,
           addressedBefore: before,
@@ -189,6 +202,7 @@ export class Reception {
           at,
           ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),
           ...(event.missed ? { missed: true } : {}),
+          ...(event.author.kind === 'human' ? this.deps.access?.wakeable(event) : undefined),
         },
       },
       { afterHeld: (later) => this.heldLeft(actor.key, event, later) },

@@ -28,6 +28,8 @@ export interface StatusDeps {
   readonly replica?: string | undefined;
   /** With bridges sharing the store: the live replicas, and the rooms each holds. */
   readonly replicas?: (() => Promise<LiveReplicas>) | undefined;
+  /** Who may make the agents act in a room of this platform (`/access`'s lines); undefined where none is read. */
+  readonly access?: ((platform: string) => string | undefined) | undefined;
 }
 
 export interface LiveReplicas {
@@ -61,6 +63,7 @@ export async function statusText(deps: StatusDeps, actor: RoomActor): Promise<st
     `Control: ${state.control.holder}${state.control.holder === 'humans' && state.control.reason ? ` (${state.control.reason})` : ''}`,
     `Privacy: ${state.privacy ?? setup.privacy}`,
     `Agents: ${deps.agents.map((a) => `@${a.name} (${a.activation})`).join(', ')}`,
+    ...accessLine(deps.access?.(actor.record.platform)),
     ...deps.waiting(actor.key).map(waitingLine),
   ];
   const requests = (await deps.store.rooms.requests(actor.key)).filter(
@@ -82,6 +85,10 @@ export async function statusText(deps: StatusDeps, actor: RoomActor): Promise<st
   const sandbox = await deps.sandbox.describe?.(actor.key).catch((error: unknown) => `unknown (${String(error)})`);
   if (sandbox) lines.push(`Sandbox: ${sandbox.replace(/^sandbox:\s*/i, '')}`);
   return lines.join('\n');
+}
+
+function accessLine(text: string | undefined): string[] {
+  return text ? [`Access: ${text.replace(/\n/g, ' ')}`] : [];
 }
 
 /** A post the platform failed, tried again until it goes out (or /pass or /reset drops it). */

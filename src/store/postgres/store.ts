@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from '../../log.js';
 import type { StorePort } from '../port.js';
+import { PostgresAccess } from './access.js';
 import { PostgresChats } from './chats.js';
 import { PostgresCommandClaims } from './commands.js';
 import { ConnectionWatch } from './connection-watch.js';
@@ -49,6 +50,7 @@ export class PostgresStore implements StorePort {
   readonly chats: PostgresChats;
   readonly spend: PostgresSpend;
   readonly people: PostgresPeople;
+  readonly access: PostgresAccess;
   readonly summaries: PostgresSummaries;
   /** Room leases, for bridges sharing this database (replicas). */
   readonly leases: PostgresLeases;
@@ -80,6 +82,7 @@ export class PostgresStore implements StorePort {
     this.chats = new PostgresChats(pool);
     this.spend = new PostgresSpend(pool);
     this.people = new PostgresPeople(pool);
+    this.access = new PostgresAccess(pool);
     this.summaries = new PostgresSummaries(pool);
     this.leases = new PostgresLeases(pool);
     this.inbox = new PostgresInbox(pool);

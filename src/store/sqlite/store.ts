@@ -3,6 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Logger } from '../../log.js';
 import type { StorePort } from '../port.js';
+import { SqliteAccess } from './access.js';
 import { SqliteChats } from './chats.js';
 import { SqliteEmbeddings } from './embeddings.js';
 import { SqliteActions, SqliteKnowledge } from './memory.js';
@@ -35,6 +36,7 @@ export class SqliteStore implements StorePort {
   readonly chats: SqliteChats;
   readonly spend: SqliteSpend;
   readonly people: SqlitePeople;
+  readonly access: SqliteAccess;
   readonly summaries: SqliteSummaries;
   /** The SQLite handle (its own tools and tests may use it; the bridge goes through the port). */
   readonly db: Database.Database;
@@ -62,6 +64,7 @@ export class SqliteStore implements StorePort {
     this.chats = new SqliteChats(db);
     this.spend = new SqliteSpend(db);
     this.people = new SqlitePeople(db);
+    this.access = new SqliteAccess(db);
     this.summaries = new SqliteSummaries(db);
   }
 

@@ -34,7 +34,13 @@ export type { FakeBot, FakeChannel, FakeEmbed, FakeHuman, FakeMessage, Interacti
 export interface FakeDiscordOptions {
   /** Bot identities: `name` becomes the bot's username. */
   readonly bots: readonly { readonly token: string; readonly name: string }[];
-  readonly humans?: readonly { readonly name: string; readonly nick?: string; readonly manageChannels?: boolean }[];
+  readonly humans?: readonly {
+    readonly name: string;
+    readonly nick?: string;
+    readonly manageChannels?: boolean;
+    /** Role ids of theirs (the server defines each, with no permissions). */
+    readonly roles?: readonly string[];
+  }[];
   /** Guild text channel names; default `general`. */
   readonly channels?: readonly string[];
   /** When messages and edits are made (default: the process's clock); read at each one. */
@@ -177,6 +183,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     world.addHuman(human.name, {
       ...(human.nick ? { nick: human.nick } : {}),
       manageChannels: human.manageChannels ?? false,
+      ...(human.roles ? { roles: human.roles } : {}),
     });
   }
   for (const name of options.channels ?? ['general']) world.addChannel(name);

@@ -39,8 +39,9 @@ function memberPermissions(user: FakeUser): bigint {
 
 /** A guild member without its `user` (the shape inside MESSAGE_CREATE), or with it (GUILD_CREATE). */
 export function memberJson(world: World, user: FakeUser, withUser: boolean): Json {
-  const roles =
-    isHuman(user) && user.manageChannels ? [managerRoleId(world)] : user.bot ? [(user as FakeBot).roleId] : [];
+  const roles = isHuman(user)
+    ? [...(user.manageChannels ? [managerRoleId(world)] : []), ...user.roles]
+    : [(user as FakeBot).roleId];
   return {
     ...(withUser ? { user: userJson(user) } : {}),
     nick: isHuman(user) ? user.nick : null,
@@ -128,6 +129,14 @@ export function guildJson(world: World, bot: FakeBot): Json {
       { id: world.guildId, name: '@everyone', permissions: EVERYONE_PERMISSIONS.toString(), position: 0, color: 0 },
       { id: managerRoleId(world), name: 'manager', permissions: MANAGE_CHANNELS.toString(), position: 1, color: 0 },
       ...world.bots.map((member, index) => botRoleJson(member, index + 2)),
+      // The roles people were given beyond those (no permissions of their own), each once.
+      ...[...new Set(world.humans.flatMap((human) => human.roles))].map((id, index) => ({
+        id,
+        name: `role-${id}`,
+        permissions: '0',
+        position: world.bots.length + 2 + index,
+        color: 0,
+      })),
     ],
     emojis: [],
     stickers: [],

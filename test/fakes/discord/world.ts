@@ -29,6 +29,8 @@ export interface FakeHuman extends FakeUser {
   readonly nick: string | null;
   /** Whether the human's roles grant Manage Channels. */
   readonly manageChannels: boolean;
+  /** Other roles of theirs (ids of roles the server defines, with no permissions): e.g. a team the access policy names. */
+  readonly roles: readonly string[];
 }
 
 export interface FakeChannel {
@@ -148,7 +150,7 @@ export class World {
 
   addHuman(
     username: string,
-    options: { nick?: string; globalName?: string; manageChannels?: boolean } = {},
+    options: { nick?: string; globalName?: string; manageChannels?: boolean; roles?: readonly string[] } = {},
   ): FakeHuman {
     const human: FakeHuman = {
       id: this.ids.next(),
@@ -157,6 +159,7 @@ export class World {
       bot: false,
       nick: options.nick ?? null,
       manageChannels: options.manageChannels ?? false,
+      roles: options.roles ?? [],
     };
     this.humans.push(human);
     return human;

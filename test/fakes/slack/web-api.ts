@@ -79,6 +79,19 @@ export function callWebApi(
       host.publish(message);
       return ok({ channel: channel.id, ts: message.ts, message: ws.historyItem(message) });
     }
+    case 'chat.postEphemeral': {
+      // Shown to `user` alone, if they are in the conversation; kept nowhere Slack's API can read back.
+      const channel = ws.channels.get(str(args.channel) ?? '');
+      if (!channel) return fail('channel_not_found');
+      if (!channel.members.has(caller.botUserId)) return fail('not_in_channel');
+      const user = str(args.user) ?? '';
+      if (!channel.members.has(user)) return fail('user_not_in_channel');
+      const text = str(args.text);
+      if (!text) return fail('no_text');
+      const threadTs = str(args.thread_ts);
+      ws.ephemerals.push({ channel: channel.id, user, text, ...(threadTs ? { threadTs } : {}), by: caller.botUserId });
+      return ok({ message_ts: `${Math.floor(Date.now() / 1000)}.000000` });
+    }
     case 'chat.update': {
       const message = ws.findMessage(str(args.channel) ?? '', str(args.ts) ?? '');
       if (!message) return fail('message_not_found');

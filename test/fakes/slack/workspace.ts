@@ -22,6 +22,8 @@ export class Workspace {
   readonly files = new Map<string, FakeFile>();
   /** Messages removed with chat.delete, oldest first. */
   readonly deleted: FakeMessage[] = [];
+  /** Lines shown to one person only (chat.postEphemeral): never in a conversation's history, never an event. */
+  readonly ephemerals: Array<{ channel: string; user: string; text: string; threadTs?: string; by: string }> = [];
   private readonly ids = new IdMaker();
   private lastTs = 0;
 
