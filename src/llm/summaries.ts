@@ -101,7 +101,11 @@ export class BlockSummaries {
       await store.put(room, { ...block, summary: null }, this.deps.clock());
       return;
     }
-    const transcript = clipText(messages.map(renderMessage).join('\n'), BLOCK_INPUT_TOKENS, tokenCounter(model));
+    const transcript = clipText(
+      messages.map((m) => renderMessage(m)).join('\n'),
+      BLOCK_INPUT_TOKENS,
+      tokenCounter(model),
+    );
     const response = await client.complete({
       model,
       messages: [
