@@ -41,8 +41,11 @@ export function freshBlockId(): string {
   return digitsOf(randomBytes(8));
 }
 
-/** `<` and its look-alikes, a `/` and its full-width twin, and `untrusted` letter by letter in any width or case. */
-const LESS_THAN = '[<＜﹤]';
+/**
+ * `<`, its look-alikes and its HTML entities; a `/` and its full-width twin; `untrusted` letter by letter in any width
+ * or case.
+ */
+const LESS_THAN = '(?:[<＜﹤]|&[lL][tT];|&#0*60;|&#[xX]0*3[cC];)';
 const GAP = '[\\s\\p{Cf}]*';
 const WORD = [...'untrusted']
   .map((c) => {

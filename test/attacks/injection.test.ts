@@ -17,7 +17,7 @@ import type { RoomMessage } from '../../src/room/types.js';
 import { toolsFor } from '../../src/tools/registry.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { testConfig } from '../helpers/config.js';
-import { readMarked } from '../helpers/untrusted.js';
+import { readMarked, STRAY_TAG } from '../helpers/untrusted.js';
 import { type InjectionCase, loadCorpus } from './corpus.js';
 
 const workspaces = mkdtempSync(path.join(tmpdir(), 'attacks-'));
@@ -102,9 +102,6 @@ async function shownToModel(attack: InjectionCase, file: string): Promise<ChatCo
   });
   return model.last;
 }
-
-/** `<untrusted` or `</untrusted` as a careful reader would take it, look-alikes included. */
-const STRAY_TAG = /[<＜﹤][\s\p{Cf}]*[/／]?[\s\p{Cf}]*untrusted/iu;
 
 const corpus = loadCorpus();
 const injections = corpus.flatMap((c) => (c.case.kind === 'injection' ? [{ file: c.file, attack: c.case }] : []));

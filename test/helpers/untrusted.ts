@@ -16,6 +16,9 @@ export interface MarkedText {
   readonly blocks: readonly ReadBlock[];
 }
 
+/** `<untrusted` or `</untrusted` as a careful reader would take it: look-alikes, entities, spaces, invisible marks. */
+export const STRAY_TAG = /(?:[<＜﹤]|&lt;|&#0*60;|&#x0*3c;)[\s\p{Cf}]*[/／]?[\s\p{Cf}]*untrusted/iu;
+
 const TAG = /<untrusted source="([^"\n]*)" id="(\d+)">\n|\n<\/untrusted id="(\d+)">/g;
 
 export function readMarked(text: string): MarkedText {
@@ -33,8 +36,7 @@ export function readMarked(text: string): MarkedText {
       if (!open) throw new Error(`a closing tag with no block open: ${match[0]}`);
       if (match[3] !== open.id) throw new Error(`block ${open.id} closed by id ${match[3]}`);
       const body = text.slice(open.from, at);
-      if (/[<＜﹤][\s\p{Cf}]*[/／]?[\s\p{Cf}]*untrusted/iu.test(body))
-        throw new Error(`a tag left in block ${open.id}`);
+      if (STRAY_TAG.test(body)) throw new Error(`a tag left in block ${open.id}`);
       blocks.push({ source: open.source, id: open.id, body });
       outside += '⟦block⟧';
       open = undefined;
