@@ -98,22 +98,40 @@ export function stripControlTokens(text: string): string {
   }
 }
 
-/** A request's messages as they leave for the model: every text content without control tokens (the last guard). */
-export function messagesWithoutControlTokens<M extends { content?: unknown }>(messages: readonly M[]): M[] {
-  return messages.map((message) => {
-    const { content } = message;
-    if (typeof content === 'string') {
-      const clean = stripControlTokens(content);
-      return clean === content ? message : { ...message, content: clean };
-    }
-    if (!Array.isArray(content)) return message;
-    return {
-      ...message,
+/** A message's text parts without control tokens: its content, and the arguments of the tool calls it replays. */
+function messageWithoutControlTokens<M extends { content?: unknown; tool_calls?: unknown }>(message: M): M {
+  let next = message;
+  const { content } = message;
+  if (typeof content === 'string') {
+    const clean = stripControlTokens(content);
+    if (clean !== content) next = { ...next, content: clean };
+  } else if (Array.isArray(content)) {
+    next = {
+      ...next,
       content: content.map((part: unknown) =>
         part && typeof part === 'object' && 'text' in part && typeof part.text === 'string'
           ? { ...part, text: stripControlTokens(part.text) }
           : part,
       ),
     };
-  });
+  }
+  if (Array.isArray(message.tool_calls)) {
+    next = {
+      ...next,
+      tool_calls: message.tool_calls.map((call: unknown) => {
+        if (!call || typeof call !== 'object' || !('function' in call)) return call;
+        const fn = call.function;
+        if (!fn || typeof fn !== 'object' || !('arguments' in fn) || typeof fn.arguments !== 'string') return call;
+        return { ...call, function: { ...fn, arguments: stripControlTokens(fn.arguments) } };
+      }),
+    };
+  }
+  return next;
+}
+
+/** A request's messages as they leave for the model: every text without control tokens (the last guard). */
+export function messagesWithoutControlTokens<M extends { content?: unknown; tool_calls?: unknown }>(
+  messages: readonly M[],
+): M[] {
+  return messages.map(messageWithoutControlTokens);
 }
