@@ -4,6 +4,8 @@
  * request, from 1024 tokens on, in steps of 128). Prints per layout the calls, input / cached / uncached tokens,
  * the share of input characters that repeats an earlier request's prefix, and wall time, then the ratios.
  * Goal: with the cache-friendly layout, at least 80% of the input characters repeat an earlier request's prefix.
+ * The room carries what the context marks as data (quotes, uploads' lines, command runs), so the figures include
+ * the untrusted blocks' cost and show that their ids keep the prefix.
  *   npm run bench -- tokens [--smoke]   (a smoke run plays 6 human messages instead of 20)
  *
  * A layout is one entry in MODES: given the agents a message wakes, it makes their calls. `batched` is seed 004's
@@ -119,6 +121,21 @@ function humanMessage(i: number): string {
   return i % 2 === 0
     ? `@${MENTIONABLE[(i / 2) % MENTIONABLE.length]} what is your view on ${topic}? We need to decide this week. (${i + 1})`
     : `Let us revisit ${topic}: what changed since yesterday, and what is still open? (${i + 1})`;
+}
+
+/**
+ * What reaches the room from outside its people, as a real room has it (the context marks it as data): every fourth
+ * human message forwards a quote, every fifth carries an upload, and the agents with tools ran a command for each reply.
+ */
+function humanExtras(i: number): Pick<RoomMessage, 'content' | 'files'> {
+  const quote = i % 4 === 1 ? `\n> vendor: the invoice for ${TOPICS[i % TOPICS.length]} is due on day ${i + 3}.` : '';
+  const files = i % 5 === 2 ? { files: [`[file: uploads/figures-${i + 1}.csv (text/csv, 1.${i} KB)]`] } : {};
+  return { content: `${humanMessage(i)}${quote}`, ...files };
+}
+
+function toolRunsOf(agent: string, n: number): RoomMessage['toolRuns'] {
+  if (!agents.some((a) => a.name === agent && a.tools.includes('bash'))) return [];
+  return [{ tool: 'bash', input: `wc -l data/week-${n}.csv`, output: `${1200 + n * 7} data/week-${n}.csv` }];
 }
 
 /** The model side: a reply in the agent's voice to the newest message. */
@@ -489,7 +506,12 @@ async function play(make: MakeMode, schema: 'prefix' | 'grammar' = 'prefix'): Pr
   );
   const room: RoomMessage[] = [];
   let id = 0;
-  const add = (author: string, kind: RoomMessage['kind'], content: string) => {
+  const add = (
+    author: string,
+    kind: RoomMessage['kind'],
+    content: string,
+    extra: Partial<Pick<RoomMessage, 'files' | 'toolRuns'>> = {},
+  ) => {
     const mentions = [...content.matchAll(/@([a-z]+)/g)]
       .map((m) => m[1] ?? '')
       .filter((n) => agents.some((a) => a.name === n));
@@ -501,6 +523,7 @@ async function play(make: MakeMode, schema: 'prefix' | 'grammar' = 'prefix'): Pr
       content,
       mentions,
       toolRuns: [],
+      ...extra,
       at: id * 1000,
     };
     // Counted once, as the bridge's window counts a message the first time a turn reads it.
@@ -512,13 +535,16 @@ async function play(make: MakeMode, schema: 'prefix' | 'grammar' = 'prefix'): Pr
   for (let i = 0; i < HUMAN_MESSAGES; i++) {
     // Routing as the bridge does it: whoever a message wakes (router rules) is asked; a reply is posted and
     // routed in turn, until nobody answers (bounded by the turn limit).
-    const pending = [add('user', 'human', humanMessage(i))];
+    const { content, ...files } = humanExtras(i);
+    const pending = [add('user', 'human', content, files)];
     for (let turns = 0; turns < config.settings.TURN_LIMIT; turns++) {
       const message = pending.shift();
       if (!message) break;
       const woken = wakes(agents, message);
       if (woken.length === 0) continue;
-      for (const reply of await mode.turn(woken, room, message)) pending.push(add(reply.agent, 'agent', reply.text));
+      for (const reply of await mode.turn(woken, room, message)) {
+        pending.push(add(reply.agent, 'agent', reply.text, { toolRuns: toolRunsOf(reply.agent, id) }));
+      }
     }
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;

@@ -6,6 +6,7 @@ import type { ToolRun } from '../room/types.js';
 import { failed, refused, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
 import type { TurnBudget } from './turn-budget.js';
 import type { CallMeter, ChatCompletionMessageParam, LlmClient, LlmResponse } from './types.js';
+import { freshBlockId, untrustedBlock } from './untrusted.js';
 import type { LlmUsage } from './usage.js';
 
 export interface TurnInput {
@@ -189,8 +190,10 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
       toolRuns.push(run);
       metrics.toolRuns.inc({ agent: input.toolContext.agent, tool: toolLabel(run.tool) });
       input.onToolRun?.(run);
-      // Clipped before it enters the messages: one read_files answer can be hundreds of KB.
-      const content = input.budget ? input.budget.clipResult(run.output) : run.output;
+      // Clipped before it enters the messages: one read_files answer can be hundreds of KB. What a tool returns is
+      // data (a file, a command's output), never the room's people: it is marked so, under a fresh id.
+      const block = untrustedBlock(`tool:${call.name}`, run.output, freshBlockId());
+      const content = input.budget ? input.budget.clipResult(block) : block;
       messages.push({ role: 'tool', tool_call_id: call.id, content });
       if (result.endTurn) endTurn = true;
     }

@@ -21,11 +21,14 @@ import {
   splitUsage,
 } from './batch.js';
 import { type BudgetPlan, clipText, planBudget } from './budget.js';
-import { actionsBlock, agentCard, BRIDGE_RULES, knowledgeBlock, renderedWithin, renderMessage } from './context.js';
+import { actionsBlock, agentCard, BRIDGE_RULES, knowledgeBlock } from './context.js';
+import { foreignBotsIn } from './foreign-bots.js';
 import { historyStart } from './history-window.js';
+import { clipWithin, type RenderOptions, renderedWithin, renderMessage } from './render-message.js';
 import { MESSAGE_OVERHEAD, REQUEST_OVERHEAD, type TokenCounter, tokenCounter } from './tokens.js';
 import { allocationsFor, type ContextSources } from './turn-context.js';
 import type { CallMeter, LlmClient } from './types.js';
+import { cleanText } from './untrusted.js';
 import type { LlmUsage } from './usage.js';
 
 export interface BatchMember {
@@ -50,7 +53,8 @@ export interface BatchInput {
   readonly place: Place;
   /** The room's id in the store (recall searches its stored history). */
   readonly roomId: number;
-  readonly settings: Pick<Settings, 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'>;
+  readonly settings: Pick<Settings, 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'> &
+    Partial<Pick<Settings, 'DISCORD_ALLOWED_BOTS' | 'SLACK_ALLOWED_BOTS'>>;
   readonly sources?: ContextSources | undefined;
 }
 
@@ -109,8 +113,9 @@ export async function prepareBatch(input: BatchInput): Promise<PreparedBatch> {
   if (asked.length === 0) return { transcript: '', seats: [], members: [], unfit: unfitMembers, sharedTokens: 0 };
   // The window of the batchable agent with the smallest history share: the same for every batch of the room.
   const share = Math.min(...planned.map((p) => p.plan.history));
-  const { transcript, leftOut } = transcriptWithin(input.history, share, input.settings.HISTORY_LIMIT, counter);
-  const retrieved = await retrievedBlock(input, leftOut, share, counter);
+  const marks = { foreignBot: foreignBotsIn(input.place.room, input.settings) };
+  const { transcript, leftOut } = transcriptWithin(input.history, share, input.settings.HISTORY_LIMIT, counter, marks);
+  const retrieved = await retrievedBlock(input, leftOut, share, counter, marks);
   const shown = retrieved ? `${transcript}\n\n${retrieved}` : transcript;
 
   const sources = input.sources;
@@ -138,7 +143,7 @@ export async function prepareBatch(input: BatchInput): Promise<PreparedBatch> {
         plan.recentActions,
         counter,
       ),
-      situation: clipText(member.situation, plan.turn, counter),
+      situation: clipText(cleanText(member.situation), plan.turn, counter),
       contextTokens: agent.contextTokens,
     };
     members.push({ agent, segment, tokens: counter.count(batchSegment(segment)) + counter.count(agent.name) + 3 });
@@ -164,9 +169,10 @@ function transcriptWithin(
   share: number,
   historyLimit: number,
   counter: TokenCounter,
+  shown: RenderOptions,
 ): { transcript: string; leftOut: readonly RoomMessage[] } {
   const rendered = history.map((message) => {
-    const { text, tokens } = renderedWithin(message, Math.floor(share / 2), counter);
+    const { text, tokens } = renderedWithin(message, Math.floor(share / 2), counter, shown);
     return { message, text, tokens: tokens + 1 };
   });
   const start = historyStart(
@@ -188,6 +194,7 @@ async function retrievedBlock(
   leftOut: readonly RoomMessage[],
   share: number,
   counter: TokenCounter,
+  marks: RenderOptions,
 ): Promise<string> {
   const viewers = input.members.map((m) => m.agent.name);
   const recall = input.sources?.recall?.({ key: input.place.room, id: input.roomId }, viewers);
@@ -199,7 +206,7 @@ async function retrievedBlock(
   );
   const lines = [...found]
     .sort((a, b) => a.id - b.id)
-    .map((m) => clipText(renderMessage(m), Math.floor(share / 8), counter));
+    .map((m) => clipWithin(renderMessage(m, marks), Math.floor(share / 8), counter));
   return lines.length > 0 ? `>>> OLDER MESSAGES THAT MAY BE RELEVANT <<<\n${lines.join('\n')}` : '';
 }
 

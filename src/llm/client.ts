@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { LlmError, RoundtableError } from '../errors.js';
 import { metrics } from '../metrics.js';
 import { AnswerAssembler } from './answer-assembler.js';
+import { messagesWithoutControlTokens } from './control-tokens.js';
 import { parseEndpoint } from './endpoint.js';
 import { withReadableErrors } from './error-shapes.js';
 import { PLACEHOLDER_KEY, toLlmError } from './failures.js';
@@ -77,7 +78,8 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
     const toolsOffered = tools.length > 0;
     const body = {
       model: request.model,
-      messages: request.messages,
+      // Whatever built them, no message reaches the model holding a chat template's control token.
+      messages: messagesWithoutControlTokens(request.messages),
       ...(toolsOffered ? { tools } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.responseFormat ? { response_format: request.responseFormat } : {}),

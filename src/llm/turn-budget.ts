@@ -1,5 +1,6 @@
-import { BudgetError, clipText, cutNote } from './budget.js';
+import { BudgetError, cutNote } from './budget.js';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from './client.js';
+import { clipWithin } from './render-message.js';
 import { countMessage, countRequest, type TokenCounter } from './tokens.js';
 
 /**
@@ -18,8 +19,9 @@ export class TurnBudget {
     private readonly contextLength: number,
   ) {}
 
+  /** A tool result (an untrusted block) within its share, its block closed again if the cut went through it. */
   clipResult(text: string): string {
-    return clipText(text, this.resultShare, this.counter);
+    return clipWithin(text, this.resultShare, this.counter);
   }
 
   /**
@@ -60,7 +62,7 @@ export class TurnBudget {
       for (let i = lastRound(); i < messages.length; i++) {
         const message = messages[i];
         if (message?.role === 'tool' && typeof message.content === 'string') {
-          replace(i, { ...message, content: clipText(message.content, share, this.counter) });
+          replace(i, { ...message, content: clipWithin(message.content, share, this.counter) });
         }
       }
     }

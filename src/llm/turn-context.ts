@@ -5,6 +5,7 @@ import type { AgentMemory, Tool } from '../tools/tool.js';
 import { requestLimit } from './budget.js';
 import type { ChatCompletionMessageParam, LlmUsage } from './client.js';
 import { type ActionEntry, buildContext, type KnowledgeEntry, type Recall, type SummarySource } from './context.js';
+import { foreignBotsIn } from './foreign-bots.js';
 import { tokenCounter } from './tokens.js';
 import { TurnBudget } from './turn-budget.js';
 
@@ -48,7 +49,8 @@ export interface TurnContextInput {
   readonly history: readonly RoomMessage[];
   readonly situation?: string | undefined;
   readonly tools: readonly Tool[];
-  readonly settings: Pick<Settings, 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'>;
+  readonly settings: Pick<Settings, 'HISTORY_LIMIT' | 'ANSWER_RESERVE_TOKENS'> &
+    Partial<Pick<Settings, 'DISCORD_ALLOWED_BOTS' | 'SLACK_ALLOWED_BOTS'>>;
   readonly sources?: ContextSources | undefined;
 }
 
@@ -84,6 +86,7 @@ export async function turnContext(
     recentActions: await sources?.recentActions?.(agent.name, input.place),
     recall: sources?.recall?.({ key: input.place.room, id: input.roomId }, [agent.name]),
     summaries: sources?.summaries?.(input.place.room),
+    foreignBot: foreignBotsIn(input.place.room, input.settings),
   });
   // A tool result may take what a room message may: half the history share.
   const resultShare = Math.max(256, Math.floor(context.plan.history / 2));

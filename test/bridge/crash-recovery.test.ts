@@ -4,6 +4,7 @@ import { type CrashHarness, startCrashHarness } from '../helpers/crash-harness.j
 import { agentOf, situationOf } from '../helpers/harness.js';
 import { history, requests } from '../helpers/store-views.js';
 import { until } from '../helpers/until.js';
+import { dataOf } from '../helpers/untrusted.js';
 
 let h: CrashHarness;
 afterEach(async () => h?.close());
@@ -117,7 +118,7 @@ describe('after a crash, the work in flight is resumed exactly once', () => {
         cut = true;
         return never(); // the command ran; the bridge dies before the model's answer
       }
-      return { content: `done: ${String(last.content)}` };
+      return { content: `done: ${dataOf(last.content)}` };
     });
     h.sandbox.onExec(() => ({ output: 'appended', exitCode: 0 }));
     await h.platform.say('@code append a line to log.txt');
@@ -138,7 +139,7 @@ describe('after a crash, the work in flight is resumed exactly once', () => {
     h = await startCrashHarness({ agents: [{ name: 'code', tools: ['bash'] }] });
     h.llm.respond(async (request) => {
       const last = request.messages.at(-1);
-      if (last?.role === 'tool') return { content: `done: ${String(last.content)}` };
+      if (last?.role === 'tool') return { content: `done: ${dataOf(last.content)}` };
       if (situationOf(request).includes('cut by a restart')) return { content: 'I will not run it again.' };
       return { toolCalls: [{ name: 'bash', arguments: { command: 'make deploy' } }] };
     });

@@ -3,6 +3,7 @@ import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import type { FakeReply, RecordedRequest } from '../fakes/openai-server/index.js';
 import { agentOf, type Harness, newestOf, roomMessagesOf, startHarness } from '../helpers/harness.js';
 import { turnState } from '../helpers/store-views.js';
+import { block, dataOf, idsHidden } from '../helpers/untrusted.js';
 
 const AGENTS = [
   { name: 'code', activation: 'mention' as const, tools: ['bash' as const] },
@@ -20,7 +21,7 @@ function examplePlayer(request: RecordedRequest): FakeReply {
     return { content: '@code please load sales.csv and list the top 3 customers by total revenue.' };
   }
   if (agent === 'code' && last?.role === 'tool') {
-    return { content: `@data top 3 customers by revenue:\n${String(last.content)}` };
+    return { content: `@data top 3 customers by revenue:\n${dataOf(last.content)}` };
   }
   if (agent === 'code' && text.includes('@code please load sales.csv')) {
     return { toolCalls: [{ name: 'bash', arguments: { command: 'python3 top.py sales.csv' } }] };
@@ -62,8 +63,8 @@ describe('the example session', () => {
     expect(dataSecond.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'user']);
     const shown = roomMessagesOf(dataSecond);
     expect(shown[0]?.content).toBe('[@user]: @data who are our top 3 customers in sales.csv?');
-    expect(String(shown[2]?.content)).toBe(
-      '[ran: python3 top.py sales.csv]\n[result]: Acme 5200\nGlobex 3100\nInitech 900\n\n' +
+    expect(idsHidden(String(shown[2]?.content))).toBe(
+      `[ran: python3 top.py sales.csv]\n[result]: ${block('tool:bash', 'Acme 5200\nGlobex 3100\nInitech 900\n')}\n` +
         '[@code]: @data top 3 customers by revenue:\nAcme 5200\nGlobex 3100\nInitech 900',
     );
     // The tool definition reached only the agent with the bash tool.

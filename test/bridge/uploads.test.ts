@@ -11,12 +11,13 @@ import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { type Harness, newestOf, startHarness } from '../helpers/harness.js';
 import { MemoryAdapter } from '../helpers/memory-adapter.js';
 import { until } from '../helpers/until.js';
+import { block, idsHidden } from '../helpers/untrusted.js';
 
 let h: Harness;
 let dir: string;
 let sandbox: Sandbox;
 /** The newest room message the agent was shown. */
-const lastText = (request: RecordedRequest) => newestOf(request);
+const lastText = (request: RecordedRequest) => idsHidden(newestOf(request));
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'rt-uploads-'));
@@ -89,7 +90,7 @@ describe('uploads', () => {
     expect(readdirSync(workspace).sort()).toEqual(['README.txt', 'uploads']);
     expect(readFileSync(path.join(workspace, 'uploads', 'sales.csv'), 'utf8')).toBe('region,total\nnorth,5\n');
     expect(lastText(h.llm.requests[0] as RecordedRequest)).toBe(
-      '[@alice]: here are the numbers\n[file: uploads/sales.csv (text/csv, 21 B)]\n[file: uploads/notes.txt (text/plain, 2 B)]',
+      `[@alice]: here are the numbers\n${block('upload', '[file: uploads/sales.csv (text/csv, 21 B)]', '[file: uploads/notes.txt (text/plain, 2 B)]')}`,
     );
   });
 
@@ -101,8 +102,8 @@ describe('uploads', () => {
     expect(readdirSync(uploads).sort()).toEqual(['sales-2.csv', 'sales.csv']);
     expect(readFileSync(path.join(uploads, 'sales-2.csv'), 'utf8')).toBe('second');
     expect(h.llm.requests.map(lastText)).toEqual([
-      '[@alice]: [file: uploads/sales.csv (text/csv, 5 B)]',
-      '[@alice]: [file: uploads/sales-2.csv (text/csv, 6 B)]',
+      `[@alice]: ${block('upload', '[file: uploads/sales.csv (text/csv, 5 B)]')}`,
+      `[@alice]: ${block('upload', '[file: uploads/sales-2.csv (text/csv, 6 B)]')}`,
     ]);
   });
 
@@ -123,7 +124,7 @@ describe('uploads', () => {
     await receive(upload('the dump', [big]));
     expect(big.downloads).toBe(0);
     expect(lastText(h.llm.requests[0] as RecordedRequest)).toBe(
-      '[@alice]: the dump\n[file: dump.sql (application/sql, 3.0 MB) not saved: larger than the 1 MB limit]',
+      `[@alice]: the dump\n${block('upload', '[file: dump.sql (application/sql, 3.0 MB) not saved: larger than the 1 MB limit]')}`,
     );
   });
 
@@ -139,7 +140,7 @@ describe('uploads', () => {
     await start();
     await receive(upload('look', [file('a.csv', '', { error: 'the file host answered 403' })]));
     expect(lastText(h.llm.requests[0] as RecordedRequest)).toBe(
-      '[@alice]: look\n[file: a.csv (text/csv, 0 B) could not be saved: the file host answered 403]',
+      `[@alice]: look\n${block('upload', '[file: a.csv (text/csv, 0 B) could not be saved: the file host answered 403]')}`,
     );
   });
 
@@ -183,7 +184,7 @@ describe('uploads', () => {
     await h.adapter.sink?.receive({ ...upload('see', [file('a.csv', 'a')]), platform: 'test' });
     await h.bridge.idle();
     expect(lastText(h.llm.requests[0] as RecordedRequest)).toBe(
-      '[@alice]: see\n[file: a.csv (text/csv, 1 B) not saved: this room has no workspace (the sandbox is not available)]',
+      `[@alice]: see\n${block('upload', '[file: a.csv (text/csv, 1 B) not saved: this room has no workspace (the sandbox is not available)]')}`,
     );
   });
 });

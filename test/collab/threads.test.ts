@@ -6,6 +6,7 @@ import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { agentOf, type Harness, situationOf, startHarness } from '../helpers/harness.js';
 import { liveRequests, requests } from '../helpers/store-views.js';
 import { until } from '../helpers/until.js';
+import { dataOf } from '../helpers/untrusted.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -167,7 +168,7 @@ describe('request_reply threads through the bridge', () => {
     );
     await h.adapter.say('@pm go');
     await h.bridge.idle();
-    const tools = h.llm.requests[1]?.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    const tools = h.llm.requests[1]?.messages.filter((m) => m.role === 'tool').map((m) => dataOf(m.content));
     expect(tools).toEqual([
       '[ERROR: @other is an agent: use chat_request to talk with an agent privately]',
       '[ERROR: @ghost cannot be reached by direct message]',

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../fakes/discord/index.js';
 import type { FakeReply, RecordedRequest } from '../fakes/openai-server/index.js';
 import { agentOf, newestOf, situationOf } from '../helpers/harness.js';
+import { dataOf } from '../helpers/untrusted.js';
 import { type DiscordHarness, startDiscordHarness } from './discord-harness.js';
 
 let h: DiscordHarness;
@@ -36,7 +37,7 @@ describe('Discord scenarios through the bridge', () => {
       if (agent === 'data' && text.startsWith('[@Alice]:')) {
         return { content: '@code please load sales.csv and list the top 3 customers by total revenue.' };
       }
-      if (agent === 'code' && last?.role === 'tool') return { content: `@data top 3:\n${String(last.content)}` };
+      if (agent === 'code' && last?.role === 'tool') return { content: `@data top 3:\n${dataOf(last.content)}` };
       if (agent === 'code' && text.includes('@code please load')) {
         return { toolCalls: [{ name: 'bash', arguments: { command: 'python3 top.py sales.csv' } }] };
       }
@@ -93,7 +94,7 @@ describe('Discord scenarios through the bridge', () => {
     h.sandbox.onExec(() => ({ output: '42\n', exitCode: 0 }));
     h.llm.respond((request) =>
       request.messages.at(-1)?.role === 'tool'
-        ? { content: `The answer is ${String(request.messages.at(-1)?.content).trim()}.` }
+        ? { content: `The answer is ${dataOf(request.messages.at(-1)?.content).trim()}.` }
         : { toolCalls: [{ name: 'bash', arguments: { command: 'echo 42' } }] },
     );
     const sent = h.discord.dm('alice', 'code-bot', 'what does echo 42 print?');

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { newestOf } from '../helpers/harness.js';
+import { block, idsHidden } from '../helpers/untrusted.js';
 import { type DiscordHarness, startDiscordHarness } from './discord-harness.js';
 
 let h: DiscordHarness | undefined;
@@ -16,7 +17,7 @@ afterEach(async () => {
 });
 
 /** The newest room message the agent was shown. */
-const lastText = (request: RecordedRequest) => newestOf(request);
+const lastText = (request: RecordedRequest) => idsHidden(newestOf(request));
 
 async function start(env: Record<string, string> = {}): Promise<DiscordHarness> {
   dir = mkdtempSync(path.join(tmpdir(), 'rt-discord-uploads-'));
@@ -40,7 +41,7 @@ describe('Discord attachments', () => {
       { id: sent.attachments[0]?.id, status: 200, authorization: undefined },
     ]);
     expect(lastText(harness.llm.requests[0] as RecordedRequest)).toBe(
-      '[@Alice]: [file: uploads/sales.csv (text/csv, 13 B)]',
+      `[@Alice]: ${block('upload', '[file: uploads/sales.csv (text/csv, 13 B)]')}`,
     );
   });
 
@@ -57,7 +58,7 @@ describe('Discord attachments', () => {
     const uploads = path.join(harness.sandbox.workspaceDir?.(room) ?? '', 'uploads');
     expect(readFileSync(path.join(uploads, 'notes-2.txt'), 'utf8')).toBe('ship it friday\n');
     expect(lastText(harness.llm.requests.at(-1) as RecordedRequest)).toBe(
-      '[@Alice]: [file: uploads/notes-2.txt (text/plain, 15 B)]',
+      `[@Alice]: ${block('upload', '[file: uploads/notes-2.txt (text/plain, 15 B)]')}`,
     );
   });
 
@@ -69,7 +70,7 @@ describe('Discord attachments', () => {
     await harness.settle(sent.id);
     expect(harness.discord.attachmentRequests).toEqual([]);
     expect(lastText(harness.llm.requests[0] as RecordedRequest)).toBe(
-      '[@Alice]: the archive\n[file: logs.zip (application/zip, 2.0 MB) not saved: larger than the 1 MB limit]',
+      `[@Alice]: the archive\n${block('upload', '[file: logs.zip (application/zip, 2.0 MB) not saved: larger than the 1 MB limit]')}`,
     );
   });
 });

@@ -8,6 +8,7 @@ import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { type TestAgent, testConfig } from './config.js';
 import { MemoryAdapter } from './memory-adapter.js';
+import { dataOf } from './untrusted.js';
 
 export interface Harness {
   readonly llm: FakeOpenAI;
@@ -127,9 +128,9 @@ export function newestOf(request: Request): string {
   return String(roomMessagesOf(request).at(-1)?.content ?? '');
 }
 
-/** What the tools answered within a recorded request, in order. */
+/** What the tools answered within a recorded request, in order: each the body of the untrusted block it came in. */
 export function toolResultsOf(request: Request | undefined): string[] {
-  return (request?.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));
+  return (request?.messages ?? []).filter((m) => m.role === 'tool').map((m) => dataOf(m.content));
 }
 
 /** A debug-level logger whose JSON lines are kept in `lines` (for tests of what the log says). */

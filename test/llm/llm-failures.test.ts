@@ -4,7 +4,7 @@ import { startupWarnings } from '../../src/main.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { testConfig } from '../helpers/config.js';
-import { agentOf, captureLogger, type Harness, startHarness } from '../helpers/harness.js';
+import { agentOf, captureLogger, type Harness, startHarness, toolResultsOf } from '../helpers/harness.js';
 
 let h: Harness;
 afterEach(async () => h?.close());
@@ -99,13 +99,15 @@ describe('the tool loop', () => {
     const second = h.llm.requests[1]?.messages ?? [];
     expect(second.slice(-3)).toMatchObject([
       { role: 'assistant', tool_calls: [{ function: { name: 'bash' } }, { function: { name: 'bash' } }] },
-      { role: 'tool', content: 'ran ls' },
-      { role: 'tool', content: '[exit code: 1]' },
+      { role: 'tool' },
+      { role: 'tool' },
     ]);
+    expect(toolResultsOf(h.llm.requests[1])).toEqual(['ran ls', '[exit code: 1]']);
     const third = h.llm.requests[2]?.messages ?? [];
-    expect(third.slice(-2)).toMatchObject([
-      { role: 'tool', content: '[ERROR: there is no tool named "teleport"]' },
-      { role: 'tool', content: '[ERROR: arguments are not valid JSON]' },
+    expect(third.slice(-2)).toMatchObject([{ role: 'tool' }, { role: 'tool' }]);
+    expect(toolResultsOf(h.llm.requests[2]).slice(-2)).toEqual([
+      '[ERROR: there is no tool named "teleport"]',
+      '[ERROR: arguments are not valid JSON]',
     ]);
     const room = await h.store.rooms.open('test', 'room');
     const stored = (await h.store.rooms.history(room.id, 10)).at(-1);
@@ -142,8 +144,10 @@ describe('the tool loop', () => {
     );
     await h.adapter.say('@code sleep');
     await h.bridge.idle();
-    const tools = h.llm.requests[1]?.messages.filter((m) => m.role === 'tool').map((m) => m.content);
-    expect(tools).toEqual(['partial\n[ERROR: Command timed out after 2s]', '[ERROR: the sandbox failed: boom]']);
+    expect(toolResultsOf(h.llm.requests[1])).toEqual([
+      'partial\n[ERROR: Command timed out after 2s]',
+      '[ERROR: the sandbox failed: boom]',
+    ]);
     expect(agentOf(h.llm.requests[0] ?? { messages: [] })).toBe('code');
   });
 });

@@ -110,7 +110,7 @@ describe("a message's token counts", () => {
       const after = await buildContext({ ...input(counted, kept.counter), ...recalled(older.map(withCounts)) });
       expect(after, model).toEqual(before);
       expect(JSON.stringify(after.messages)).toContain('budget: 40k');
-      const renderings = [...MESSAGES, ...older].map(renderMessage);
+      const renderings = [...MESSAGES, ...older].map((m) => renderMessage(m));
       expect(fresh.counted.filter((text) => renderings.includes(text)).length, model).toBe(renderings.length);
       expect(
         kept.counted.filter((text) => renderings.includes(text)),

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { type Harness, startHarness, toolResultsOf } from '../helpers/harness.js';
 import { ask, bashTool, useFakeServer } from './client-fixture.js';
 
 // deepseek-r1 on Ollama (and llama.cpp or vLLM without a reasoning parser) writes its reasoning into the content.
@@ -155,6 +155,7 @@ describe('in a room', () => {
     await h.bridge.idle();
     expect(sandbox.calls.map((call) => call.command)).toEqual(['ls']);
     expect(h.adapter.transcript()).toEqual(['[@code]: The folder is empty.']);
-    expect(h.llm.requests[1]?.messages.at(-1)).toMatchObject({ role: 'tool', content: 'ran ls' });
+    expect(h.llm.requests[1]?.messages.at(-1)).toMatchObject({ role: 'tool' });
+    expect(toolResultsOf(h.llm.requests[1])).toEqual(['ran ls']);
   });
 });

@@ -6,6 +6,7 @@ import { countRequest, tokenCounter } from '../../src/llm/tokens.js';
 import { TurnBudget } from '../../src/llm/turn-budget.js';
 import { ok, type Tool } from '../../src/tools/tool.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
+import { dataOf } from '../helpers/untrusted.js';
 
 const counter = tokenCounter('gpt-4o');
 
@@ -72,8 +73,9 @@ describe('a turn within its budget', () => {
       budget,
     });
     expect(output.text).toBe('done');
-    const result = String(client.requests[1]?.find((m) => m.role === 'tool')?.content);
-    expect(counter.count(result)).toBeLessThanOrEqual(1000);
+    const content = String(client.requests[1]?.find((m) => m.role === 'tool')?.content);
+    expect(counter.count(content)).toBeLessThanOrEqual(1000);
+    const result = dataOf(content);
     expect(result.startsWith('HEAD row,value,42')).toBe(true);
     expect(result.endsWith('TAIL')).toBe(true);
     expect(result).toMatch(/\[… \d+ characters cut …\]/);
@@ -155,7 +157,7 @@ describe('through the bridge', () => {
         const tools = (request.tools ?? []) as Parameters<typeof countRequest>[2];
         expect(countRequest(counter, messages, tools)).toBeLessThanOrEqual(9000 - 4096);
       }
-      const result = String(h.llm.requests[1]?.messages.at(-1)?.content);
+      const result = dataOf(h.llm.requests[1]?.messages.at(-1)?.content);
       expect(result.startsWith('BEGIN 0123456789')).toBe(true);
       expect(result.endsWith('END')).toBe(true);
     } finally {

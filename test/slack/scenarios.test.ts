@@ -3,6 +3,7 @@ import type { FakeReply, RecordedRequest } from '../fakes/openai-server/index.js
 import type { FakeMessage } from '../fakes/slack/index.js';
 import { agentOf, newestOf } from '../helpers/harness.js';
 import { turnState } from '../helpers/store-views.js';
+import { dataOf } from '../helpers/untrusted.js';
 import { type SlackHarness, startSlackHarness } from './slack-harness.js';
 
 let h: SlackHarness | undefined;
@@ -30,7 +31,7 @@ describe('Slack scenarios through the bridge', () => {
     harness.sandbox.onExec(() => ({ output: '42\n', exitCode: 0 }));
     harness.llm.respond((request) =>
       request.messages.at(-1)?.role === 'tool'
-        ? { content: `The answer is ${String(request.messages.at(-1)?.content).trim()}.` }
+        ? { content: `The answer is ${dataOf(request.messages.at(-1)?.content).trim()}.` }
         : { toolCalls: [{ name: 'bash', arguments: { command: 'echo 42' } }] },
     );
     const dm = harness.slack.dm(harness.slack.app('code'), harness.alice);
@@ -141,7 +142,7 @@ describe('Slack scenarios through the bridge', () => {
         return { content: '@code please load sales.csv and list the top 3 customers by **total revenue**.' };
       }
       if (agent === 'code' && last?.role === 'tool')
-        return { content: `@data top 3:\n\`\`\`\n${String(last.content)}\`\`\`` };
+        return { content: `@data top 3:\n\`\`\`\n${dataOf(last.content)}\`\`\`` };
       if (agent === 'code' && text.includes('@code please load')) {
         return { toolCalls: [{ name: 'bash', arguments: { command: 'python3 top.py sales.csv' } }] };
       }

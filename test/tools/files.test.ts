@@ -25,6 +25,7 @@ import {
 import type { Tool, ToolContext } from '../../src/tools/tool.js';
 import { UnavailableSandbox } from '../../src/tools/unavailable-sandbox.js';
 import { startHarness } from '../helpers/harness.js';
+import { dataOf } from '../helpers/untrusted.js';
 
 /** A sandbox whose workspace is a host folder; commands only get recorded. */
 class FolderSandbox implements Sandbox {
@@ -418,7 +419,7 @@ describe('through the bridge', () => {
       expect(readFileSync(path.join(workspace, 'a.txt'), 'utf8')).toBe('hi');
       const second = h.llm.requests[1];
       const toolMessage = second?.messages.find((message) => message.role === 'tool');
-      expect(JSON.parse(String(toolMessage?.content))).toEqual({ 'a.txt': 'success' });
+      expect(JSON.parse(dataOf(toolMessage?.content))).toEqual({ 'a.txt': 'success' });
       const offered = (h.llm.requests[0]?.tools ?? []) as Array<{ function: { name: string } }>;
       expect(offered.map((tool) => tool.function.name).sort()).toEqual(['read_files', 'write_files']);
       expect(h.adapter.posts.map((post) => post.text)).toContain('done');

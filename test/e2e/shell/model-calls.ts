@@ -12,6 +12,7 @@ import type { AgentConfig, Config } from '../../../src/config/index.js';
 import type { LlmClient, LlmRequest, LlmResponse } from '../../../src/llm/types.js';
 import type { Ask } from '../../../src/room/state.js';
 import { agentOfRequest, type FakeOpenAI, type FakeReply } from '../../fakes/openai-server/index.js';
+import { dataOf } from '../../helpers/untrusted.js';
 
 /** A turn's first model call, waiting for its `deliver` step. */
 export interface HeldCall {
@@ -150,7 +151,7 @@ export class ModelCalls {
       for (const call of previous) {
         if (!call.id?.startsWith(ACTION_CALL)) continue;
         const result = results.find((m) => m.tool_call_id === call.id);
-        this.actions.push(actionSeen(String(result?.content ?? '')));
+        this.actions.push(actionSeen(result ? dataOf(result.content) : ''));
       }
     }
     current.round += 1;
