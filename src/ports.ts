@@ -70,7 +70,17 @@ export interface InboundFile {
 }
 
 /** Operator commands; `clear` is the terminal room's own (forget this room's history). */
-export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear' | 'budget' | 'access' | 'pair';
+export type CommandName =
+  | 'pass'
+  | 'reset'
+  | 'status'
+  | 'privacy'
+  | 'clear'
+  | 'budget'
+  | 'access'
+  | 'pair'
+  | 'approve'
+  | 'deny';
 
 /** An operator command (`/pass`, `/reset`, `/status`, `/privacy`) issued in a room. */
 export interface CommandEvent {

@@ -17,7 +17,18 @@ export const CONSOLE_ROOM = 'main';
 export function terminalChannel(replica: string | undefined): string {
   return replica === undefined ? CONSOLE_ROOM : `${CONSOLE_ROOM}@${replica}`;
 }
-const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'clear', 'budget', 'access', 'pair'];
+const COMMANDS: readonly CommandName[] = [
+  'pass',
+  'reset',
+  'status',
+  'privacy',
+  'clear',
+  'budget',
+  'access',
+  'pair',
+  'approve',
+  'deny',
+];
 const RESULT_SHOWN = 500;
 /** The prompt that continues a multi-line paste until Enter sends it. */
 const CONTINUATION = '... ';

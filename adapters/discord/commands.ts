@@ -19,7 +19,17 @@ import type { AdapterSink, CommandEvent, CommandName } from '../../src/ports.js'
 import { splitMessage } from '../shared/split.js';
 import { DISCORD_MESSAGE_LIMIT, PLATFORM } from './inbound.js';
 
-const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'budget', 'access', 'pair'];
+const COMMANDS: readonly CommandName[] = [
+  'pass',
+  'reset',
+  'status',
+  'privacy',
+  'budget',
+  'access',
+  'pair',
+  'approve',
+  'deny',
+];
 
 /** Discord accepts an interaction's answer only within 3 s; a slower command is deferred, then its reply edited in. */
 export const DEFER_AFTER_MS = 2000;
@@ -88,6 +98,11 @@ export function commandDefinitions(agentNames: readonly string[]): RESTPutAPIApp
         },
       ],
     },
+    ...(['approve', 'deny'] as const).map((name) => ({
+      name,
+      description: `${name === 'approve' ? 'Approve' : 'Deny'} an agent's action waiting on its card (yours, or any as an operator)`,
+      options: [{ type: 3, name: 'id', description: "the card's id, such as A3", required: false }],
+    })),
   ];
 }
 
@@ -159,7 +174,8 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
         interaction.options.getString('agent') ??
         interaction.options.getString('mode') ??
         interaction.options.getString('limit') ??
-        interaction.options.getString('code')
+        interaction.options.getString('code') ??
+        interaction.options.getString('id')
       )?.trim() ?? '',
     user: {
       id: interaction.user.id,

@@ -49,6 +49,8 @@ export const COMMANDS = [
     description: 'Approve a DM pairing code, list those waiting, or end a pairing',
     usage_hint: '[code|list|revoke <name>]',
   },
+  { command: '/approve', description: "Approve an agent's action waiting on its card", usage_hint: '<id>' },
+  { command: '/deny', description: "Deny an agent's action waiting on its card", usage_hint: '<id>' },
 ];
 
 /**

@@ -28,10 +28,20 @@ export const MAX_TEXT = 16_000;
 /** The most files one message may carry. */
 export const MAX_FILES = 10;
 
-const COMMANDS: readonly CommandName[] = ['pass', 'reset', 'status', 'privacy', 'budget', 'access', 'pair'];
+const COMMANDS: readonly CommandName[] = [
+  'pass',
+  'reset',
+  'status',
+  'privacy',
+  'budget',
+  'access',
+  'pair',
+  'approve',
+  'deny',
+];
 const HELP = [
   'Commands (operators): /status, /pass [agent], /reset [agent|workspace], /privacy [mentions|off], /budget [limit],',
-  '/access, /pair [code].',
+  '/access, /pair [code]. Anyone: /approve <id>, /deny <id> (their own cards).',
   'Enter sends, Shift+Enter starts a new line, @ completes a name.',
 ].join(' ');
 

@@ -8,6 +8,7 @@ import type { AdapterSink, ChatAdapter, Sandbox } from '../ports.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
 import type { StorePort } from '../store/port.js';
 import { type Backoff, DEFAULT_BACKOFF } from './backoff.js';
+import { Approvals } from './executors/approvals.js';
 import { BatchTurns } from './executors/batch-turns.js';
 import { Calls } from './executors/calls.js';
 import { effectsRunner } from './executors/effects.js';
@@ -167,6 +168,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     journal: store.tools,
   });
   const previews = new Previews();
+  const approvals = new Approvals(log);
   const turns = new Turns({
     config,
     llm,
@@ -179,6 +181,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     chats,
     spend,
     previews,
+    approvals,
     clock,
     log,
   });
@@ -197,6 +200,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       poster,
       previews,
       timers,
+      approvals,
       calls,
       sandbox,
       rooms: roomStore,

@@ -70,6 +70,9 @@ export const frontMatterSchema = z
       })
       .strict()
       .optional(),
+    approvals: z.record(z.string().min(1), z.enum(['off', 'ask', 'deny'])).optional(),
+    bash_allow: z.array(z.string().min(1)).optional(),
+    bash_deny: z.array(z.string().min(1)).optional(),
     access: z
       .object({
         users: z.array(z.coerce.string()).optional(),

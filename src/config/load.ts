@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { type ApprovalRules, approvalRules } from '../access/approval-rules.js';
 import type { AccessRule } from '../access/policy.js';
 import { ConfigError } from '../errors.js';
 import { rememberSecrets, urlSecrets } from '../secrets.js';
@@ -51,6 +52,8 @@ export interface AgentConfig {
     readonly requested?: string | undefined;
     readonly direct?: string | undefined;
   };
+  /** `approvals:`, `bash_allow:`, `bash_deny:`: which of its actions wait for a person's approval (docs/trust.md). */
+  readonly approvals?: ApprovalRules | undefined;
   /** `access:`: who may wake this agent, narrowing ACCESS_USERS / ACCESS_ROLES / ACCESS_CHANNELS (docs/trust.md). */
   readonly access?: AccessRule | undefined;
   readonly discord?: { readonly token: string; readonly control: boolean };
@@ -311,6 +314,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       maxOutputTokens: front.max_output_tokens ?? Math.max(1, settings.ANSWER_RESERVE_TOKENS),
       prompts: front.prompts ?? {},
       ...(front.access ? { access: agentRule(settings, file, front.access) } : {}),
+      ...(front.approvals || front.bash_allow || front.bash_deny ? { approvals: approvalRules(file, front) } : {}),
       ...(discord ? { discord } : {}),
       ...(slack ? { slack } : {}),
     });

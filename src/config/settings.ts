@@ -110,6 +110,8 @@ const settingsSchema = z.object({
   // Direct messages: pair (a first DM gets a code an operator approves), allow (the access lists decide), off
   DM_POLICY: z.enum(['pair', 'allow', 'off']).default('pair'),
   PAIRING_CODE_MINUTES: int(60, 1, 10_080),
+  // Approvals (an agent file's approvals:): how long a card waits before it is a denial
+  APPROVAL_TIMEOUT_S: int(1800, 1, MAX_TIMER_S),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FILE: filePath.optional(),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),

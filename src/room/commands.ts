@@ -4,6 +4,7 @@
  * naming whose questions were dropped; `/privacy` shows or sets the room's mode. `/status` only reads the room (the
  * shell answers it).
  */
+import { answerApproval, denyAll } from './approvals.js';
 import { questionsOf } from './asks.js';
 import { tellDropped } from './control.js';
 import { type Draft, same } from './draft.js';
@@ -43,6 +44,7 @@ function dropPosts(d: Draft): number {
 
 /** Stops everything in the room; returns how many turns were stopped and posts dropped. */
 function stopAll(d: Draft, why: string): { stopped: number; dropped: number } {
+  denyAll(d, `${why.replace(/^Stopped with /, '')} stopped the turn`);
   const dropped = dropPosts(d);
   const stopped = writing(d);
   const current = d.state.current;
@@ -82,6 +84,11 @@ function stopAgent(d: Draft, agent: string): boolean {
 }
 
 export function command(d: Draft, c: Command): void {
+  // Rule 17: the human who asked may answer their own card, besides operators (the card's rule, not the command's).
+  if (c.name === 'approve' || c.name === 'deny') {
+    d.effect({ type: 'answer', command: c.id, text: answerApproval(d, c) });
+    return;
+  }
   if (c.isOperator && c.name === 'status') {
     d.effect({ type: 'status', command: c.id });
     return;
@@ -137,6 +144,8 @@ function carryOut(d: Draft, c: Command): string {
     }
     case 'status':
     case 'budget':
+    case 'approve':
+    case 'deny':
       return '';
     case 'clear': {
       stopAll(d, 'Stopped with /clear');

@@ -5,6 +5,7 @@
  */
 import { mayWake, outsider, tellRefused } from './access.js';
 import { withAddressed } from './addressed.js';
+import { endApprovals, expireApproval, rearmApprovals, requestApproval } from './approvals.js';
 import { askHuman, joinDrops } from './asks.js';
 import { command } from './commands.js';
 import { tellDropped } from './control.js';
@@ -39,6 +40,13 @@ export function decide(setup: RoomSetup, state: RoomState, event: RoomEvent, con
       break;
     case 'answer':
       if (d.state.current?.ask.id === event.ask) finishTurn(d, event.outcome);
+      endApprovals(d, event.ask);
+      break;
+    case 'approval':
+      requestApproval(d, event.request);
+      break;
+    case 'approval-expired':
+      expireApproval(d, event.id);
       break;
     case 'batch':
       batch(d, event.answers);
@@ -134,7 +142,7 @@ function edit(d: Draft, e: Edit): void {
       reason: 'addressed',
       about: facts.seq,
       author: facts.author,
-      questions: [{ human: facts.author, seq: facts.seq }],
+      questions: [{ human: facts.author, seq: facts.seq, id: e.authorId }],
       audience: facts.audience,
       fromAgent: false,
     });
@@ -291,6 +299,7 @@ function restart(
 ): void {
   for (const post of d.state.posts) d.effect({ type: 'post', post, resend: true });
   for (const request of d.state.requests) d.effect({ type: 'timer', at: request.deadline, request: request.id });
+  rearmApprovals(d);
   const batch = d.state.batch;
   if (batch) {
     // A batched call cut by the restart is asked again: its observers not answered yet go back to the queue's head.

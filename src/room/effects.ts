@@ -44,6 +44,10 @@ export type Effect =
   | { readonly type: 'note'; readonly id: string; readonly room: string; readonly note: Note }
   /** Deliver a deadline event at `at` (ms since the epoch). */
   | { readonly type: 'timer'; readonly at: number; readonly request: number }
+  /** An approval's answer for the turn runner holding the tool call (`token`): run it, or refuse it with `reason`. */
+  | { readonly type: 'approval-result'; readonly token: string; readonly approved: boolean; readonly reason: string }
+  /** Deliver an approval's deadline at `at` (ms since the epoch). */
+  | { readonly type: 'approval-timer'; readonly at: number; readonly id: string }
   /** The result of an agent's messaging action, for the model. */
   | { readonly type: 'action-result'; readonly call: string; readonly result: ActionResult }
   /** An operator command's answer. */

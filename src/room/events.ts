@@ -42,6 +42,19 @@ export interface Incoming {
   readonly refused?: 'user' | 'channel' | undefined;
 }
 
+/** A tool call the turn runner holds until a person approves it (rule 17). */
+export interface ApprovalRequest {
+  readonly ask: number;
+  readonly agent: string;
+  readonly tool: string;
+  /** Exactly what will run, secrets redacted: shown in full on the card. */
+  readonly input: string;
+  /** The runner's handle for the answer. */
+  readonly token: string;
+  /** The card could not show it in full: it cannot be approved. */
+  readonly tooLong?: boolean | undefined;
+}
+
 /** An edit of an earlier message (only a human's edit may ask anyone: rule 13). */
 export interface Edit {
   readonly author: string;
@@ -143,7 +156,7 @@ export type Action =
   /** chat_response: the recipient's answer to a chat request (its reply is shown only if it accepted). */
   | { readonly kind: 'chat-response'; readonly id: number; readonly accept: boolean };
 
-export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear' | 'budget';
+export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear' | 'budget' | 'approve' | 'deny';
 
 export interface Command {
   /** Names the command's answer (effect `answer`). */
@@ -151,6 +164,8 @@ export interface Command {
   readonly name: CommandName;
   readonly args: string;
   readonly user: string;
+  /** The platform user id of who gave it (who may approve: rule 17). */
+  readonly userId?: string | undefined;
   readonly isOperator: boolean;
   /** Issued from the operator console, not in the room: what it changes is told in the room (rule 8.6). */
   readonly fromConsole?: boolean | undefined;
@@ -203,6 +218,9 @@ export type RoomEvent = { readonly now: number } & (
   | { readonly type: 'post-failed'; readonly post: number; readonly reason: string }
   | { readonly type: 'action'; readonly action: Action }
   | { readonly type: 'deadline'; readonly request: number }
+  /** A tool call waits for approval (rule 17), and an approval's deadline. */
+  | { readonly type: 'approval'; readonly request: ApprovalRequest }
+  | { readonly type: 'approval-expired'; readonly id: string }
   | { readonly type: 'command'; readonly command: Command }
   /** A note from another room (or this one), with its stored id: taking it removes the stored copy (`note-done`). */
   | { readonly type: 'note'; readonly note: Note; readonly id?: string | undefined }

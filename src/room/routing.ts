@@ -48,7 +48,7 @@ export function routeHuman(d: Draft, m: MessageFacts, text: string, missed: bool
       reason,
       about: m.seq,
       author: m.author,
-      questions: [{ human: m.author, seq: m.seq }],
+      questions: [{ human: m.author, seq: m.seq, ...(author ? { id: author.id } : {}) }],
       audience: m.audience,
       fromAgent: false,
       held: missed,

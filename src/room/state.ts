@@ -31,6 +31,8 @@ export interface RoomSetup {
   readonly maxToolRounds: number;
   /** BATCHING=on: a round's observers may be asked in one batched call. */
   readonly batching: boolean;
+  /** How long an approval waits before it is a denial (APPROVAL_TIMEOUT_S); default 30 minutes. */
+  readonly approvalTimeoutMs?: number | undefined;
 }
 
 /** Why an agent is asked. */
@@ -49,6 +51,26 @@ export interface Question {
   readonly human: string;
   /** The message that asked (its seq). */
   readonly seq: number;
+  /** The platform user id of the human (who may approve what the turn answering them does: rule 17). */
+  readonly id?: string | undefined;
+}
+
+/** A tool call of the current turn waiting for a person's approval, or approved and not yet run (rule 17). */
+export interface PendingApproval {
+  /** Room-local (`A1`, `A2`, …), never reused: `/approve A1`. */
+  readonly id: string;
+  readonly ask: number;
+  readonly agent: string;
+  readonly tool: string;
+  /** Exactly what runs (the command; the target and text), as the card shows it. */
+  readonly input: string;
+  /** The turn runner's handle for the answer (a turn taken again after a restart asks again with a new one). */
+  readonly token: string;
+  /** The human whose message started the turn: they may approve it, besides operators; absent: operators only. */
+  readonly root?: { readonly id: string; readonly name: string } | undefined;
+  readonly at: number;
+  readonly expiresAt: number;
+  readonly status: 'waiting' | 'approved';
 }
 
 /** One turn one agent is to take. */
@@ -184,6 +206,10 @@ export interface RoomState {
   readonly failed: readonly string[];
   /** The people told why their messages wake nobody here (rule 16), by platform user id; absent in older states. */
   readonly toldAccess?: readonly string[] | undefined;
+  /** Tool calls of the current turn waiting for approval, or approved (rule 17); absent in older states. */
+  readonly approvals?: readonly PendingApproval[] | undefined;
+  /** The next approval's number. */
+  readonly nextApproval?: number | undefined;
   readonly queue: readonly Ask[];
   readonly current: Current | null;
   readonly posts: readonly PendingPost[];
@@ -252,6 +278,8 @@ export function copyState(s: RoomState): RoomState {
     told: s.told,
     failed: s.failed,
     toldAccess: s.toldAccess,
+    approvals: s.approvals,
+    nextApproval: s.nextApproval,
     queue: s.queue,
     current: s.current,
     posts: s.posts,

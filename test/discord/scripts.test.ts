@@ -34,7 +34,7 @@ describe('Discord setup scripts', () => {
     const results = await registerCommands(config({ DISCORD_GUILD_ID: guild }), { globalRequestsPerSecond: 10_000 });
     expect(results.map((r) => [r.agent, r.commands])).toEqual([
       ['data', 0],
-      ['code', 7],
+      ['code', 9],
     ]);
     const code = fake.commands.get(`${fake.bot('code-bot').applicationId}:${guild}`) as { name: string }[];
     expect(code.map((command) => command.name)).toEqual([
@@ -45,13 +45,15 @@ describe('Discord setup scripts', () => {
       'budget',
       'access',
       'pair',
+      'approve',
+      'deny',
     ]);
     expect(fake.commands.get(`${fake.bot('data-bot').applicationId}:${guild}`)).toEqual([]);
   });
 
   it('registers globally without DISCORD_GUILD_ID', async () => {
     await registerCommands(config(), { globalRequestsPerSecond: 10_000 });
-    expect(fake.commands.get(`${fake.bot('code-bot').applicationId}:global`)).toHaveLength(7);
+    expect(fake.commands.get(`${fake.bot('code-bot').applicationId}:global`)).toHaveLength(9);
   });
 
   it('prints an invite URL per bot with the permissions it needs', async () => {

@@ -17,6 +17,7 @@ export interface TestAgent {
   discord?: AgentConfig['discord'];
   slack?: AgentConfig['slack'];
   access?: AgentConfig['access'];
+  approvals?: AgentConfig['approvals'];
 }
 
 /** A validated Config without agent files: settings from `env`, agents in the given order. */
@@ -42,6 +43,7 @@ export function testConfig(options: { agents: TestAgent[]; env?: Record<string, 
     ...(agent.discord ? { discord: agent.discord } : {}),
     ...(agent.slack ? { slack: agent.slack } : {}),
     ...(agent.access ? { access: agent.access } : {}),
+    ...(agent.approvals ? { approvals: agent.approvals } : {}),
   }));
   return { settings, agents, secrets: [] };
 }

@@ -227,7 +227,7 @@ describe('Slack adapter with a recording sink', () => {
 
     expect(ackOf(envelopes[0] ?? '')?.payload).toEqual({});
     expect(ackOf(envelopes[2] ?? '')?.payload).toEqual({
-      text: '/deploy is not a Roundtable command here: use /pass, /reset, /status, /privacy, /budget, /access or /pair.',
+      text: '/deploy is not a Roundtable command here: use /pass, /reset, /status, /privacy, /budget, /access, /pair, /approve or /deny.',
     });
     expect(ackOf(envelopes[3] ?? '')?.payload?.text).toMatch(/^\/pass is not handled by this app/);
     expect(sink.commands).toEqual([]);

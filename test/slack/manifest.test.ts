@@ -33,7 +33,7 @@ describe('Slack app manifest', () => {
     });
     expect(
       (control.features as { slash_commands: Array<{ command: string }> }).slash_commands.map((c) => c.command),
-    ).toEqual(['/pass', '/reset', '/status', '/privacy', '/budget', '/access', '/pair']);
+    ).toEqual(['/pass', '/reset', '/status', '/privacy', '/budget', '/access', '/pair', '/approve', '/deny']);
     expect(JSON.stringify(control)).toContain('"commands"');
     expect(other.features).not.toHaveProperty('slash_commands');
     expect(JSON.stringify(other)).not.toContain('"commands"');
@@ -92,12 +92,14 @@ describe('Slack app manifest', () => {
       '/budget',
       '/access',
       '/pair',
+      '/approve',
+      '/deny',
     ]);
     expect(commandsOf(cli(['data', '--json']).out)).toEqual([]);
     expect(commandsOf(cli(['reviewer', '--json']).out)).toEqual([]);
     // `control: true` in a file picks that agent instead.
     writeFileSync(path.join(fresh, 'agents', 'data.md'), agentFile('data', 'control: true\n'));
-    expect(commandsOf(cli(['data', '--json']).out)).toHaveLength(7);
+    expect(commandsOf(cli(['data', '--json']).out)).toHaveLength(9);
     expect(commandsOf(cli(['code', '--json']).out)).toEqual([]);
     writeFileSync(path.join(fresh, 'agents', 'data.md'), agentFile('data', ''));
   });
@@ -115,7 +117,7 @@ describe('Slack app manifest', () => {
     writeFileSync(path.join(fresh, 'agents', 'reviewer.md'), agentFile('reviewer', 'control: true\n'));
     try {
       expect(cli(['data']).err).toBe('');
-      expect(commandsOf(cli(['reviewer', '--json']).out)).toHaveLength(7);
+      expect(commandsOf(cli(['reviewer', '--json']).out)).toHaveLength(9);
     } finally {
       writeFileSync(path.join(fresh, 'agents', 'reviewer.md'), agentFile('reviewer', ''));
     }
@@ -134,7 +136,7 @@ describe('Slack app manifest', () => {
       event_subscriptions: { request_url: url },
       interactivity: { is_enabled: true, request_url: url },
     });
-    expect(manifest.features.slash_commands.map((c) => c.url)).toEqual([url, url, url, url, url, url, url]);
+    expect(manifest.features.slash_commands.map((c) => c.url)).toEqual(Array(9).fill(url));
     expect(JSON.parse(cli(['data', '--json']).out).settings).toMatchObject({
       socket_mode_enabled: true,
       interactivity: { is_enabled: false },

@@ -8,6 +8,7 @@ import type { Sandbox } from '../../ports.js';
 import type { DecisionRecord, Effect } from '../../room/effects.js';
 import type { RoomStore } from '../../store/port.js';
 import type { RoomHandle } from '../loop/room-handle.js';
+import type { Approvals } from './approvals.js';
 import type { BatchTurns } from './batch-turns.js';
 import type { Calls } from './calls.js';
 import type { Poster } from './poster.js';
@@ -21,6 +22,7 @@ export interface EffectsDeps {
   readonly poster: Poster;
   readonly previews: Pick<Previews, 'discard'>;
   readonly timers: Timers;
+  readonly approvals?: Pick<Approvals, 'settle'> | undefined;
   readonly calls: Calls;
   readonly sandbox: Pick<Sandbox, 'reset'>;
   readonly rooms: Pick<RoomStore, 'clear'>;
@@ -64,6 +66,12 @@ function run(deps: EffectsDeps, room: RoomHandle, effect: Effect): void {
       return;
     case 'timer':
       deps.timers.at(room, effect.at, effect.request);
+      return;
+    case 'approval-result':
+      deps.approvals?.settle(effect.token, effect.approved, effect.reason);
+      return;
+    case 'approval-timer':
+      deps.timers.approvalAt(room, effect.at, effect.id);
       return;
     case 'action-result':
       deps.calls.settleAction(effect.call, effect.result);

@@ -39,6 +39,17 @@ export class Timers {
     this.pending.set(key, cancel);
   }
 
+  /** Delivers an approval's deadline (rule 17) to the room at `at`; once per approval. */
+  approvalAt(room: RoomHandle, at: number, id: string): void {
+    const key = `${room.key}#${id}`;
+    this.pending.get(key)?.();
+    const cancel = this.schedule({ room: room.key, request: -1, at }, () => {
+      this.pending.delete(key);
+      void room.report({ type: 'approval-expired', id });
+    });
+    this.pending.set(key, cancel);
+  }
+
   stop(): void {
     for (const cancel of this.pending.values()) cancel();
     this.pending.clear();

@@ -29,6 +29,7 @@ export function journaledTools(
   return tools.map((tool) => ({
     name: tool.name,
     definition: tool.definition,
+    ...(tool.inputOf ? { inputOf: tool.inputOf } : {}),
     async run(args, context) {
       const key = canonicalJson(args);
       // Written down before it runs, so a call a crash cuts is still named (its command, or its arguments).

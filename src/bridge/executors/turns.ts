@@ -23,6 +23,7 @@ import { reachedLimit } from '../../spend/reached.js';
 import type { RoomStore, ToolJournal } from '../../store/port.js';
 import { toolsFor } from '../../tools/registry.js';
 import type { RoomHandle } from '../loop/room-handle.js';
+import type { Approvals } from './approvals.js';
 import { type MessagingDeps, RoomMessaging } from './messaging.js';
 import type { Previews } from './previews.js';
 import type { PrivateChats } from './private-chats.js';
@@ -57,6 +58,8 @@ export interface TurnsDeps {
   readonly spend?: Pick<SpendMeter, 'forCall'> | undefined;
   /** Where a turn's reply is shown while it is written. */
   readonly previews: Previews;
+  /** Tool calls waiting for a person's approval (rule 17). */
+  readonly approvals?: Approvals | undefined;
   readonly clock: () => number;
   readonly log: Logger;
 }
@@ -112,13 +115,16 @@ export class Turns {
         .join('\n\n');
       const { preview } = running;
       const place = { room: room.key, audience: ask.audience };
-      const tools = journaledTools(
+      const journaled = journaledTools(
         toolsFor(agent.tools),
         deps.journal,
         { room: room.key, ask: ask.id },
         earlier,
         deps.clock,
       );
+      const tools = deps.approvals
+        ? deps.approvals.wrap(journaled, agent.approvals, { room, ask: ask.id, agent: agent.name })
+        : journaled;
       const { settings } = deps.config;
       const output = await runAgentTurn({
         client: deps.llm(agent),

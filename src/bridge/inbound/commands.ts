@@ -192,6 +192,7 @@ export class Commands {
           name,
           args: event.args,
           user: event.user.name,
+          userId: event.user.id,
           isOperator: event.isOperator,
           ...(event.fromConsole ? { fromConsole: true } : {}),
         },

@@ -14,7 +14,10 @@ type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : n
 export type RoomInput = DistributiveOmit<RoomEvent, 'now'>;
 
 /** What executors report: the outcomes of the work a decision asked for. */
-export type Outcome = Extract<RoomInput, { type: 'answer' | 'batch' | 'posted' | 'post-failed' | 'deadline' }>;
+export type Outcome = Extract<
+  RoomInput,
+  { type: 'answer' | 'batch' | 'posted' | 'post-failed' | 'deadline' | 'approval' | 'approval-expired' }
+>;
 
 export interface RoomHandle {
   /** `platform:channel`. */

@@ -32,5 +32,6 @@ export function roomSetup(config: Config, record: RoomRecord): RoomSetup {
     editWindowMs: settings.EDIT_WAKE_MINUTES * 60_000,
     maxToolRounds: settings.MAX_TOOL_ROUNDS,
     batching,
+    approvalTimeoutMs: settings.APPROVAL_TIMEOUT_S * 1000,
   };
 }

@@ -1,0 +1,148 @@
+/**
+ * Rule 17: approvals. A tool call an agent file marks `ask` waits, as room state, for a person to approve it: the
+ * human whose message started the turn (the causal root) or an operator — never an agent, a bot or another member.
+ * The card shows exactly what will run; the approval binds those arguments (another call is another card). An
+ * unanswered card is a denial after the approval timeout; `/pass` and `/reset` deny every card of the room. A turn
+ * taken again after a restart that makes the same call finds its card (approved already, or still waiting).
+ */
+import { type Draft, same } from './draft.js';
+import type { ApprovalRequest, Command } from './events.js';
+import type { Ask, PendingApproval } from './state.js';
+
+/** The default wait before an unanswered card is a denial (APPROVAL_TIMEOUT_S). */
+export const APPROVAL_TIMEOUT_MS = 30 * 60_000;
+
+const pendings = (d: Draft): readonly PendingApproval[] => d.state.approvals ?? [];
+
+/** The human an ask answers, when it answers one human alone (their id known): who may approve its calls. */
+export function rootOf(ask: Ask): { id: string; name: string } | undefined {
+  const humans = ask.questions.filter((q, i, all) => all.findIndex((o) => same(o.human, q.human)) === i);
+  const only = humans.length === 1 ? humans[0] : undefined;
+  return only?.id !== undefined ? { id: only.id, name: only.human } : undefined;
+}
+
+function result(d: Draft, token: string, approved: boolean, reason: string): void {
+  d.effect({ type: 'approval-result', token, approved, reason });
+}
+
+const minutes = (ms: number) => Math.max(1, Math.round(ms / 60_000));
+
+function card(a: PendingApproval, timeoutMs: number): string {
+  const who = a.root
+    ? `Asked for by @${a.root.name}: @${a.root.name} or an operator may answer`
+    : 'No one person asked for it: an operator may answer';
+  return [
+    `Approval needed [${a.id}]: @${a.agent} wants to run ${a.tool}:`,
+    '```',
+    a.input.replace(/```/g, '`\u200b``'),
+    '```',
+    `${who} with /approve ${a.id} or /deny ${a.id} (it is denied in ${minutes(timeoutMs)} minutes otherwise).`,
+  ].join('\n');
+}
+
+/** A tool call the turn runner holds: a card, or the answer it has already. */
+export function requestApproval(d: Draft, r: ApprovalRequest): void {
+  const current = d.state.current;
+  if (!current || current.ask.id !== r.ask || current.stop) {
+    result(d, r.token, false, 'the turn is over');
+    return;
+  }
+  if (r.tooLong) {
+    d.line(`@${r.agent} wanted to run ${r.tool}, but the call is too long to show in full, so it cannot be approved.`);
+    result(d, r.token, false, 'the call is too long to show on an approval card; make it shorter');
+    return;
+  }
+  const same = pendings(d).find(
+    (a) => a.ask === r.ask && a.agent === r.agent && a.tool === r.tool && a.input === r.input,
+  );
+  if (same?.status === 'approved') {
+    // Approved already (the turn taken again after a restart makes the call again): it runs, once.
+    d.set({ approvals: pendings(d).filter((a) => a !== same) });
+    result(d, r.token, true, 'approved');
+    return;
+  }
+  if (same) {
+    d.set({ approvals: pendings(d).map((a) => (a === same ? { ...a, token: r.token } : a)) });
+    return;
+  }
+  const timeoutMs = d.setup.approvalTimeoutMs ?? APPROVAL_TIMEOUT_MS;
+  const number = d.state.nextApproval ?? 1;
+  const root = rootOf(current.ask);
+  const approval: PendingApproval = {
+    id: `A${number}`,
+    ask: r.ask,
+    agent: r.agent,
+    tool: r.tool,
+    input: r.input,
+    token: r.token,
+    ...(root ? { root } : {}),
+    at: d.now,
+    expiresAt: d.now + timeoutMs,
+    status: 'waiting',
+  };
+  d.set({ approvals: [...pendings(d), approval], nextApproval: number + 1 });
+  d.line(card(approval, timeoutMs));
+  d.effect({ type: 'approval-timer', at: approval.expiresAt, id: approval.id });
+}
+
+/** `/approve <id>` and `/deny <id>`: its answer. Only the card's root or an operator. */
+export function answerApproval(d: Draft, c: Command): string {
+  const id = c.args
+    .trim()
+    .replace(/^\[|\]$/g, '')
+    .toUpperCase();
+  const waiting = pendings(d).filter((a) => a.status === 'waiting');
+  if (!id) {
+    return waiting.length === 0
+      ? 'No approval is waiting here.'
+      : `Waiting here: ${waiting.map((a) => `${a.id} (@${a.agent}, ${a.tool})`).join(', ')}. Use /${c.name} <id>.`;
+  }
+  const approval = waiting.find((a) => a.id === id);
+  if (!approval) return `No approval ${id} is waiting here.`;
+  const isRoot = approval.root !== undefined && c.userId !== undefined && c.userId === approval.root.id;
+  if (!c.isOperator && !isRoot) {
+    return approval.root
+      ? `Only @${approval.root.name} (who asked) or an operator can answer ${approval.id}.`
+      : `Only an operator can answer ${approval.id}.`;
+  }
+  if (c.name === 'approve') {
+    d.set({ approvals: pendings(d).map((a) => (a === approval ? { ...a, status: 'approved' as const } : a)) });
+    d.line(`${c.user} approved ${approval.id}: @${approval.agent} runs it.`);
+    result(d, approval.token, true, `approved by ${c.user}`);
+    return `${approval.id} approved.`;
+  }
+  d.set({ approvals: pendings(d).filter((a) => a !== approval) });
+  d.line(`${c.user} denied ${approval.id}: @${approval.agent} does not run it.`);
+  result(d, approval.token, false, `${c.user} denied it`);
+  return `${approval.id} denied.`;
+}
+
+/** An approval's deadline: still waiting, it is a denial. */
+export function expireApproval(d: Draft, id: string): void {
+  const approval = pendings(d).find((a) => a.id === id && a.status === 'waiting');
+  if (!approval) return;
+  d.set({ approvals: pendings(d).filter((a) => a !== approval) });
+  d.line(`Nobody answered ${approval.id} in time: @${approval.agent} does not run it.`);
+  result(d, approval.token, false, 'nobody approved it in time');
+}
+
+/** `/pass`, `/reset`: every card of the room is denied (its turn is stopped too). */
+export function denyAll(d: Draft, why: string): number {
+  const all = pendings(d);
+  for (const a of all) if (a.status === 'waiting') result(d, a.token, false, why);
+  if (all.length > 0) d.set({ approvals: [] });
+  return all.filter((a) => a.status === 'waiting').length;
+}
+
+/** A turn that ended takes its cards with it. */
+export function endApprovals(d: Draft, ask: number): void {
+  const all = pendings(d);
+  if (all.some((a) => a.ask === ask)) d.set({ approvals: all.filter((a) => a.ask !== ask) });
+}
+
+/** After a restart, the cards still waiting get their deadlines again. */
+export function rearmApprovals(d: Draft): void {
+  for (const a of pendings(d)) {
+    if (a.status === 'waiting') d.effect({ type: 'approval-timer', at: a.expiresAt, id: a.id });
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Rule 17: a tool call waiting for approval is room state. Only the human whose message started the turn or an
+ * operator may answer its card; the answer binds that call; a card unanswered expires as a denial; /pass denies all;
+ * a turn taken again after a restart that makes the same call finds its card.
+ */
+import { describe, expect, it } from 'vitest';
+import { decide } from '../../src/room/decide.js';
+import type { Effect } from '../../src/room/effects.js';
+import type { ApprovalRequest, Command, RoomEvent } from '../../src/room/events.js';
+import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/state.js';
+import { roomSetup } from './room-setup.js';
+
+type Input = RoomEvent extends infer E ? (E extends unknown ? Omit<E, 'now'> : never) : never;
+
+const setup: RoomSetup = roomSetup({ agents: [{ name: 'code', activation: 'mention' }], approvalTimeoutMs: 60_000 });
+const context = { nextRequestId: 1, idBlock: 'b' };
+let now = 10_000;
+const run = (state: RoomState, event: Input) => {
+  now += 1000;
+  return decide(setup, state, { ...event, now } as RoomEvent, context);
+};
+
+function asked(by = 'alice'): RoomState {
+  const d = run(EMPTY_STATE, {
+    type: 'message',
+    message: {
+      author: by,
+      authorId: `id-${by}`,
+      kind: 'human',
+      text: '@code clean the build',
+      platformIds: ['m1'],
+      at: now,
+    },
+  });
+  expect(d.state.current?.ask.agent).toBe('code');
+  return d.state;
+}
+
+const request = (state: RoomState, patch: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
+  ask: state.current?.ask.id ?? 0,
+  agent: 'code',
+  tool: 'bash',
+  input: 'rm -rf build',
+  token: 't1',
+  ...patch,
+});
+const command = (name: 'approve' | 'deny', args: string, user: string, isOperator = false): Input => ({
+  type: 'command',
+  command: { id: 'c1', name, args, user, userId: `id-${user}`, isOperator } satisfies Command,
+});
+const results = (effects: readonly Effect[]) => effects.filter((e) => e.type === 'approval-result');
+const answer = (effects: readonly Effect[]) => effects.find((e) => e.type === 'answer');
+const lines = (d: { effects: readonly Effect[] }) =>
+  d.effects.flatMap((e) => (e.type === 'post' && e.post.agent === null ? [e.post.text] : []));
+
+describe('approvals (rule 17)', () => {
+  it('posts a card showing exactly what runs, naming who may answer, with a deadline', () => {
+    const state = asked();
+    const d = run(state, { type: 'approval', request: request(state) });
+    expect(lines(d)[0]).toBe(
+      [
+        'Approval needed [A1]: @code wants to run bash:',
+        '```',
+        'rm -rf build',
+        '```',
+        'Asked for by @alice: @alice or an operator may answer with /approve A1 or /deny A1 (it is denied in 1 minutes otherwise).',
+      ].join('\n'),
+    );
+    expect(d.effects).toContainEqual({ type: 'approval-timer', at: now + 60_000, id: 'A1' });
+    expect(results(d.effects)).toEqual([]);
+  });
+
+  it('lets the human who asked approve, and runs the call', () => {
+    const state = run(asked(), { type: 'approval', request: request(asked()) }).state;
+    const d = run(state, command('approve', 'a1', 'alice'));
+    expect(results(d.effects)).toEqual([
+      { type: 'approval-result', token: 't1', approved: true, reason: 'approved by alice' },
+    ]);
+    expect(answer(d.effects)).toMatchObject({ text: 'A1 approved.' });
+  });
+
+  it('refuses another member, however they spell it; an operator may answer', () => {
+    const state = run(asked(), { type: 'approval', request: request(asked()) }).state;
+    const byCarol = run(state, command('approve', 'A1', 'carol'));
+    expect(results(byCarol.effects)).toEqual([]);
+    expect(answer(byCarol.effects)).toMatchObject({ text: 'Only @alice (who asked) or an operator can answer A1.' });
+    // A member whose display name is the asker's, but not their id, is another member.
+    const namesake = run(state, {
+      type: 'command',
+      command: { id: 'c', name: 'approve', args: 'A1', user: 'alice', userId: 'id-other', isOperator: false },
+    });
+    expect(results(namesake.effects)).toEqual([]);
+    const byOperator = run(state, command('deny', 'A1', 'olga', true));
+    expect(results(byOperator.effects)).toEqual([
+      { type: 'approval-result', token: 't1', approved: false, reason: 'olga denied it' },
+    ]);
+    expect(byOperator.state.approvals).toEqual([]);
+  });
+
+  it('expires as a denial with one line; /pass denies every card', () => {
+    const state = run(asked(), { type: 'approval', request: request(asked()) }).state;
+    const expired = run(state, { type: 'approval-expired', id: 'A1' });
+    expect(results(expired.effects)).toEqual([
+      { type: 'approval-result', token: 't1', approved: false, reason: 'nobody approved it in time' },
+    ]);
+    expect(lines(expired)).toEqual(['Nobody answered A1 in time: @code does not run it.']);
+    const passed = run(state, {
+      type: 'command',
+      command: { id: 'c', name: 'pass', args: '', user: 'olga', isOperator: true },
+    });
+    expect(results(passed.effects)).toEqual([
+      { type: 'approval-result', token: 't1', approved: false, reason: '/pass stopped the turn' },
+    ]);
+  });
+
+  it('binds the arguments shown: a changed command is a new card', () => {
+    const first = asked();
+    const one = run(first, { type: 'approval', request: request(first) });
+    const two = run(one.state, { type: 'approval', request: request(first, { input: 'rm -rf src', token: 't2' }) });
+    expect(two.state.approvals?.map((a) => [a.id, a.input])).toEqual([
+      ['A1', 'rm -rf build'],
+      ['A2', 'rm -rf src'],
+    ]);
+    const approved = run(two.state, command('approve', 'A1', 'alice'));
+    expect(results(approved.effects)).toEqual([
+      { type: 'approval-result', token: 't1', approved: true, reason: 'approved by alice' },
+    ]);
+  });
+
+  it('finds its card when the turn taken again after a restart makes the same call', () => {
+    const first = asked();
+    const carded = run(first, { type: 'approval', request: request(first) });
+    const card = carded.effects.find((e) => e.type === 'post');
+    if (card?.type !== 'post') throw new Error('no card');
+    const waiting = run(carded.state, { type: 'posted', post: card.post.id, platformIds: ['card1'] }).state;
+    const restarted = run(waiting, { type: 'restart' });
+    expect(restarted.effects).toContainEqual({
+      type: 'approval-timer',
+      at: waiting.approvals?.[0]?.expiresAt,
+      id: 'A1',
+    });
+    const again = run(restarted.state, { type: 'catch-up', phase: 'done' });
+    const asking = run(again.state, { type: 'approval', request: request(again.state, { token: 't9' }) });
+    expect(lines(asking)).toEqual([]); // no second card
+    const approved = run(asking.state, command('approve', 'A1', 'alice'));
+    expect(results(approved.effects)).toEqual([
+      { type: 'approval-result', token: 't9', approved: true, reason: 'approved by alice' },
+    ]);
+  });
+
+  it('refuses a call too long to show in full, and one for a turn that is over', () => {
+    const state = asked();
+    const long = run(state, { type: 'approval', request: request(state, { tooLong: true }) });
+    expect(results(long.effects)[0]).toMatchObject({ approved: false });
+    const over = run(state, { type: 'approval', request: request(state, { ask: 99 }) });
+    expect(results(over.effects)).toEqual([
+      { type: 'approval-result', token: 't1', approved: false, reason: 'the turn is over' },
+    ]);
+  });
+
+  it('lets only operators answer a turn that answers no one person (an agent asked, or several humans)', () => {
+    const state = asked();
+    const current = state.current;
+    if (!current) throw new Error('no turn');
+    const shared: RoomState = { ...state, current: { ...current, ask: { ...current.ask, questions: [] } } };
+    const d = run(shared, { type: 'approval', request: request(shared) });
+    expect(lines(d)[0]).toContain('No one person asked for it: an operator may answer');
+    expect(answer(run(d.state, command('approve', 'A1', 'alice')).effects)).toMatchObject({
+      text: 'Only an operator can answer A1.',
+    });
+  });
+});
