@@ -7,15 +7,19 @@
  */
 import { type Draft, same } from './draft.js';
 import type { ApprovalRequest, Command } from './events.js';
-import type { Ask, PendingApproval } from './state.js';
+import type { Ask, PendingApproval, Root } from './state.js';
 
 /** The default wait before an unanswered card is a denial (APPROVAL_TIMEOUT_S). */
 export const APPROVAL_TIMEOUT_MS = 30 * 60_000;
 
 const pendings = (d: Draft): readonly PendingApproval[] => d.state.approvals ?? [];
 
-/** The human an ask answers, when it answers one human alone (their id known): who may approve its calls. */
-export function rootOf(ask: Ask): { id: string; name: string } | undefined {
+/**
+ * The human an ask acts for: the one its chain started with (a request or resume carries it), else the one human its
+ * questions are from (their id known). Who may approve its calls, besides operators.
+ */
+export function rootOf(ask: Ask): Root | undefined {
+  if (ask.root) return ask.root;
   const humans = ask.questions.filter((q, i, all) => all.findIndex((o) => same(o.human, q.human)) === i);
   const only = humans.length === 1 ? humans[0] : undefined;
   return only?.id !== undefined ? { id: only.id, name: only.human } : undefined;

@@ -33,6 +33,7 @@ export interface NewAsk {
   readonly held?: boolean | undefined;
   readonly resume?: Ask['resume'];
   readonly chat?: Ask['chat'];
+  readonly root?: Ask['root'];
 }
 
 function make(d: Draft, input: NewAsk): Ask {
@@ -49,6 +50,7 @@ function make(d: Draft, input: NewAsk): Ask {
     // Every field, in one order, unset ones undefined: all asks share one shape (their copies stay fast).
     resume: input.resume,
     chat: input.chat,
+    root: input.root,
     held: input.held ? true : undefined,
     startedAt: undefined,
     people: undefined,

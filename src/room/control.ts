@@ -111,6 +111,7 @@ export function started(d: Draft, ask: Ask): Ask {
     fromAgent: ask.fromAgent,
     resume: ask.resume,
     chat: ask.chat,
+    root: ask.root,
     held: ask.held,
     startedAt: d.state.seq,
     people: peopleOf(d, ask),

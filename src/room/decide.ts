@@ -236,7 +236,7 @@ function action(d: Draft, a: Action): void {
             requester: a.from.agent,
             origin: a.from.room,
             parent: a.from.requests[0] ?? null,
-            opener: { people: a.from.people, audience: a.from.audience },
+            opener: { people: a.from.people, audience: a.from.audience, root: a.from.root },
           },
         }
       : {}),

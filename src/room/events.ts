@@ -14,6 +14,20 @@ export interface ToolRun {
   readonly output: string;
 }
 
+/** Who a request was opened for: the people its opener's turn answered, that exchange's audience, and its root. */
+export interface Opener {
+  readonly people: readonly string[];
+  readonly audience: readonly string[] | null;
+  /** The human whose message started the chain (rule 17: who may approve what the agents asked do). */
+  readonly root?: Root | undefined;
+}
+
+/** The human whose message started a chain of turns, by platform id. */
+export interface Root {
+  readonly id: string;
+  readonly name: string;
+}
+
 /** A message as a platform delivered it, before the rules have read it. */
 export interface Incoming {
   readonly author: string;
@@ -126,6 +140,8 @@ export interface Actor {
   readonly requests: readonly number[];
   readonly people: readonly string[];
   readonly audience: readonly string[] | null;
+  /** The human whose message started the acting turn's chain (rule 17). */
+  readonly root?: { readonly id: string; readonly name: string } | undefined;
 }
 
 /** Messaging actions agents take during a turn, arriving in the room they act on. */
@@ -180,7 +196,7 @@ export interface SettledRequest {
   readonly status: 'answered' | 'expired' | 'cancelled';
   readonly awaited: readonly Participant[];
   readonly answers: readonly RequestAnswer[];
-  readonly opener: { readonly people: readonly string[]; readonly audience: readonly string[] | null };
+  readonly opener: Opener;
 }
 
 export interface RequestAnswer {

@@ -71,6 +71,7 @@ export function openRequest(
       requests: [request.id],
       audience,
       fromAgent: false,
+      root: request.opener.root,
     });
   }
   return request;
@@ -169,6 +170,7 @@ export function onSettled(d: Draft, request: SettledRequest): void {
         questions: [],
         requests: outer ? [outer.id] : [],
         audience: request.opener.audience,
+        root: request.opener.root,
         fromAgent: false,
         attempt: 0,
         resume: request,

@@ -2,6 +2,7 @@
  * Who is asked about a message: rule 2 for a human's message, rule 4 for an agent's.
  */
 import { type Access, mayWake, outsider, tellRefused } from './access.js';
+import { rootOf } from './approvals.js';
 import { askHuman, busy, enqueue, isObserver, joinDrops, makeRoomForHuman, removeWhere } from './asks.js';
 import { handBack, tellDropped } from './control.js';
 import { type Draft, lower, same } from './draft.js';
@@ -151,7 +152,7 @@ export function routeAgent(d: Draft, m: MessageFacts, text: string, replying: Re
       text,
       seq: m.seq,
       awaited: asked.map((name) => ({ name, kind: 'agent' as const })),
-      opener: { people: ask?.people ?? [], audience: ask?.audience ?? null },
+      opener: { people: ask?.people ?? [], audience: ask?.audience ?? null, root: ask ? rootOf(ask) : undefined },
     });
     return;
   }

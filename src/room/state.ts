@@ -2,7 +2,18 @@
  * A room's state as `decide` keeps it: small, plain, serialisable (JSON), and enough to make every decision without
  * reading the room's history. The shell stores it with each decision and loads it after a restart.
  */
-import type { AuthorKind, BatchAnswer, Participant, RequestAnswer, SettledRequest, ToolRun } from './events.js';
+import type {
+  AuthorKind,
+  BatchAnswer,
+  Opener,
+  Participant,
+  RequestAnswer,
+  Root,
+  SettledRequest,
+  ToolRun,
+} from './events.js';
+
+export type { Opener, Root };
 
 export type PrivacyMode = 'off' | 'mentions';
 
@@ -67,7 +78,7 @@ export interface PendingApproval {
   /** The turn runner's handle for the answer (a turn taken again after a restart asks again with a new one). */
   readonly token: string;
   /** The human whose message started the turn: they may approve it, besides operators; absent: operators only. */
-  readonly root?: { readonly id: string; readonly name: string } | undefined;
+  readonly root?: Root | undefined;
   readonly at: number;
   readonly expiresAt: number;
   readonly status: 'waiting' | 'approved';
@@ -92,6 +103,8 @@ export interface Ask {
   readonly chat?: { readonly id: number; readonly from: string; readonly reason: string } | undefined;
   /** The exchange's audience under privacy (what its reply may be seen by); null: public. */
   readonly audience: readonly string[] | null;
+  /** Asked for by an agent on a human's behalf (a request, a resume): that human (rule 17). */
+  readonly root?: Root | undefined;
   /** Created by an agent's message (observers, awaiting): a human message removes it while queued. */
   readonly fromAgent: boolean;
   /** Made by a message a catch-up fetched: it waits until the catch-up is done. */
@@ -130,7 +143,7 @@ export interface OpenRequest {
   readonly answers: readonly RequestAnswer[];
   readonly openedAt: number;
   readonly deadline: number;
-  readonly opener: { readonly people: readonly string[]; readonly audience: readonly string[] | null };
+  readonly opener: Opener;
 }
 
 /** A post written down and not known to be sent yet. */
@@ -153,7 +166,7 @@ export interface PendingPost {
         readonly requester: string;
         readonly origin: string;
         readonly parent: number | null;
-        readonly opener: { readonly people: readonly string[]; readonly audience: readonly string[] | null };
+        readonly opener: Opener;
       }
     | undefined;
   /** Who this message asks for a reply, fixed when written (a world pass, an action: nobody). */

@@ -170,3 +170,50 @@ describe('approvals (rule 17)', () => {
     });
   });
 });
+
+describe('the root of a chain (rule 17.2)', () => {
+  const two: RoomSetup = roomSetup({
+    agents: [
+      { name: 'data', activation: 'mention' },
+      { name: 'code', activation: 'mention' },
+    ],
+  });
+  const go = (state: RoomState, event: Input) => {
+    now += 1000;
+    return decide(two, state, { ...event, now } as RoomEvent, context);
+  };
+
+  it("carries the human who started it through a request to another agent: they may approve that agent's call", () => {
+    let d = go(EMPTY_STATE, {
+      type: 'message',
+      message: {
+        author: 'alice',
+        authorId: 'id-alice',
+        kind: 'human',
+        text: '@data tidy up',
+        platformIds: ['m1'],
+        at: now,
+      },
+    });
+    const dataAsk = d.state.current?.ask.id ?? 0;
+    d = go(d.state, {
+      type: 'answer',
+      ask: dataAsk,
+      outcome: { kind: 'reply', text: '@code please remove the build folder' },
+    });
+    const post = d.effects.find((e) => e.type === 'post');
+    if (post?.type !== 'post') throw new Error('no post');
+    d = go(d.state, { type: 'posted', post: post.post.id, platformIds: ['p1'] });
+    const codeAsk = d.state.current?.ask;
+    expect(codeAsk).toMatchObject({ agent: 'code', reason: 'request', root: { id: 'id-alice', name: 'alice' } });
+    d = go(d.state, {
+      type: 'approval',
+      request: { ask: codeAsk?.id ?? 0, agent: 'code', tool: 'bash', input: 'rm -rf build', token: 'tc' },
+    });
+    expect(d.state.approvals?.[0]?.root).toEqual({ id: 'id-alice', name: 'alice' });
+    const byAlice = go(d.state, command('approve', 'A1', 'alice'));
+    expect(results(byAlice.effects)).toEqual([
+      { type: 'approval-result', token: 'tc', approved: true, reason: 'approved by alice' },
+    ]);
+  });
+});

@@ -3,6 +3,7 @@
  * it may refuse, and a post it accepts is recorded, counted and routed like any other agent message); the action
  * waits for the room's result, and answers the model with a line it can act on.
  */
+import { rootOf } from '../../room/approvals.js';
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig } from '../../config/index.js';
 import type { ActionResult, TurnOrder } from '../../room/effects.js';
@@ -156,6 +157,7 @@ export class RoomMessaging implements Messaging {
         requests: ask.requests,
         people: ask.people ?? [],
         audience: ask.audience,
+        root: rootOf(ask),
       },
       text,
       requestReply: awaited,
