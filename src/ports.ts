@@ -229,6 +229,11 @@ export interface ChatAdapter {
    * display name as the core knows it; undefined when the platform cannot reach them.
    */
   openDirect?(agent: string, user: string): Promise<string | undefined>;
+  /**
+   * Whether a person could post in a channel themselves (its member, allowed to write there): an agent acting for
+   * them may post there without an operator's approval. Undefined when the platform cannot tell.
+   */
+  mayPost?(channel: string, userId: string): Promise<boolean | undefined>;
   /** Resolves a channel reference an agent wrote (`#general`, a name, an id) to a room id. */
   resolveChannel?(reference: string): Promise<string | undefined>;
   /** Whether every identity is connected to the platform now (`/healthz`); absent means always. */

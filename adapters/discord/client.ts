@@ -1,5 +1,13 @@
 /** One discord.js Client per agent identity, with the intents the bridge needs and deliberately small caches. */
-import { ChannelType, Client, GatewayIntentBits, Options, Partials, type RESTOptions } from 'discord.js';
+import {
+  ChannelType,
+  Client,
+  GatewayIntentBits,
+  Options,
+  Partials,
+  PermissionFlagsBits,
+  type RESTOptions,
+} from 'discord.js';
 
 export interface ClientSettings {
   /** REST base without the version (`https://discord.com/api` by default); DISCORD_API_URL overrides it. */
@@ -72,6 +80,31 @@ export function findTextChannel(clients: readonly Client[], reference: string): 
   for (const client of clients) {
     const channel = textChannels(client).find((c) => c.name.toLowerCase() === name);
     if (channel) return channel.id;
+  }
+  return undefined;
+}
+
+/**
+ * Whether a member of the server could post in a channel (View Channel and Send Messages there, by their roles and the
+ * channel's overwrites), as the first bot that sees the channel reads it; undefined when none can tell.
+ */
+export async function memberMayPost(
+  clients: readonly Client[],
+  channelId: string,
+  userId: string,
+): Promise<boolean | undefined> {
+  for (const client of clients) {
+    const channel = client.channels.cache.get(channelId);
+    if (!channel || !('guild' in channel) || !('permissionsFor' in channel)) continue;
+    try {
+      const member = await channel.guild.members.fetch(userId);
+      return (
+        channel.permissionsFor(member)?.has([PermissionFlagsBits.ViewChannel, PermissionFlagsBits.SendMessages]) ??
+        undefined
+      );
+    } catch {
+      return false; // not a member of the server
+    }
   }
   return undefined;
 }

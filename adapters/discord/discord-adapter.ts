@@ -14,7 +14,7 @@ import { splitMessage } from '../shared/split.js';
 import { type StreamClock, systemClock } from '../shared/streaming-post.js';
 import { attachmentFile } from './attachments.js';
 import { CatchUpRooms, fetchMissed } from './catch-up.js';
-import { type ClientSettings, createClient, findTextChannel, textChannels } from './client.js';
+import { type ClientSettings, createClient, findTextChannel, memberMayPost, textChannels } from './client.js';
 import { answerByRoute, answerCommand, SentChannels } from './commands.js';
 import {
   DISCORD_MESSAGE_LIMIT,
@@ -204,10 +204,14 @@ export class DiscordAdapter implements ChatAdapter {
 
   /** `#name`, a name, `<#id>` or an id of a text channel the bots can see. */
   async resolveChannel(reference: string): Promise<string | undefined> {
-    return findTextChannel(
-      this.identities.map((identity) => identity.client),
-      reference,
-    );
+    return findTextChannel(this.clients(), reference);
+  }
+
+  /** A member who can view and write in the channel could post there (an agent acting for them may too). */
+  readonly mayPost = (channel: string, userId: string) => memberMayPost(this.clients(), channel, userId);
+
+  private clients(): Client[] {
+    return this.identities.map((identity) => identity.client);
   }
 
   async typing(channel: string, agent: string): Promise<void> {

@@ -51,3 +51,29 @@ export async function findChannel(
   }
   return undefined;
 }
+
+/**
+ * Whether a person is a member of a channel (conversations.members, read by the first app in it, at most 10 pages of
+ * 1,000): in Slack a member may post. Undefined when no app can read the channel's members.
+ */
+export async function isMember(
+  identities: ReadonlyArray<{ readonly client: webApi.WebClient }>,
+  channel: string,
+  userId: string,
+): Promise<boolean | undefined> {
+  for (const identity of identities) {
+    try {
+      let cursor: string | undefined;
+      for (let page = 0; page < 10; page++) {
+        const got = await identity.client.conversations.members({ channel, limit: 1000, ...(cursor ? { cursor } : {}) });
+        if (got.members?.includes(userId)) return true;
+        cursor = got.response_metadata?.next_cursor || undefined;
+        if (!cursor) return false;
+      }
+      return undefined;
+    } catch {
+      // This app is not in the channel (not_in_channel): another may be.
+    }
+  }
+  return undefined;
+}

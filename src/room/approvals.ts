@@ -32,9 +32,11 @@ function result(d: Draft, token: string, approved: boolean, reason: string): voi
 const minutes = (ms: number) => Math.max(1, Math.round(ms / 60_000));
 
 function card(a: PendingApproval, timeoutMs: number): string {
-  const who = a.root
-    ? `Asked for by @${a.root.name}: @${a.root.name} or an operator may answer`
-    : 'No one person asked for it: an operator may answer';
+  const who = a.operatorsOnly
+    ? `${a.operatorsOnly}, so an operator may answer`
+    : a.root
+      ? `Asked for by @${a.root.name}: @${a.root.name} or an operator may answer`
+      : 'No one person asked for it: an operator may answer';
   return [
     `Approval needed [${a.id}]: @${a.agent} wants to run ${a.tool}:`,
     '```',
@@ -80,6 +82,7 @@ export function requestApproval(d: Draft, r: ApprovalRequest): void {
     input: r.input,
     token: r.token,
     ...(root ? { root } : {}),
+    ...(r.operatorsOnly ? { operatorsOnly: r.operatorsOnly } : {}),
     at: d.now,
     expiresAt: d.now + timeoutMs,
     status: 'waiting',
@@ -103,9 +106,10 @@ export function answerApproval(d: Draft, c: Command): string {
   }
   const approval = waiting.find((a) => a.id === id);
   if (!approval) return `No approval ${id} is waiting here.`;
-  const isRoot = approval.root !== undefined && c.userId !== undefined && c.userId === approval.root.id;
+  const isRoot =
+    !approval.operatorsOnly && approval.root !== undefined && c.userId !== undefined && c.userId === approval.root.id;
   if (!c.isOperator && !isRoot) {
-    return approval.root
+    return approval.root && !approval.operatorsOnly
       ? `Only @${approval.root.name} (who asked) or an operator can answer ${approval.id}.`
       : `Only an operator can answer ${approval.id}.`;
   }

@@ -67,6 +67,8 @@ export interface ApprovalRequest {
   readonly token: string;
   /** The card could not show it in full: it cannot be approved. */
   readonly tooLong?: boolean | undefined;
+  /** Acting where the human it acts for could not (another room they cannot post in, a DM to someone else): why. */
+  readonly operatorsOnly?: string | undefined;
 }
 
 /** An edit of an earlier message (only a human's edit may ask anyone: rule 13). */

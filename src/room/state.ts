@@ -79,6 +79,8 @@ export interface PendingApproval {
   readonly token: string;
   /** The human whose message started the turn: they may approve it, besides operators; absent: operators only. */
   readonly root?: Root | undefined;
+  /** Why only an operator may answer it (the call acts where its root could not). */
+  readonly operatorsOnly?: string | undefined;
   readonly at: number;
   readonly expiresAt: number;
   readonly status: 'waiting' | 'approved';

@@ -62,6 +62,10 @@ class ObservedAdapter implements ChatAdapter {
     return this.inner.resolveChannel?.(reference);
   }
 
+  async mayPost(channel: string, userId: string): Promise<boolean | undefined> {
+    return this.inner.mayPost?.(channel, userId);
+  }
+
   async until(predicate: () => boolean): Promise<void> {
     while (!predicate()) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }

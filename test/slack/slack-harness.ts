@@ -61,6 +61,10 @@ class ObservedAdapter implements ChatAdapter {
     return this.inner.resolveChannel(reference);
   }
 
+  mayPost(channel: string, userId: string): Promise<boolean | undefined> {
+    return this.inner.mayPost(channel, userId);
+  }
+
   tell(channel: string, userId: string, text: string): Promise<boolean> {
     return this.inner.tell(channel, userId, text);
   }

@@ -6,12 +6,22 @@
 import { randomUUID } from 'node:crypto';
 import { type ApprovalRules, modeFor } from '../../access/approval-rules.js';
 import type { Logger } from '../../log.js';
+import type { Root } from '../../room/state.js';
 import { redact } from '../../secrets.js';
 import { refused, type Tool, type ToolResult } from '../../tools/tool.js';
 import type { RoomHandle } from '../loop/room-handle.js';
+import { actingOutside } from './acting.js';
 
 /** The longest call a card shows in full (a Discord message holds 2,000 characters, the card's words included). */
 export const CARD_INPUT_MAX = 1500;
+
+/** Where a turn's calls are made: its room, its ask, its agent, and the human it acts for. */
+interface Where {
+  readonly room: RoomHandle;
+  readonly ask: number;
+  readonly agent: string;
+  readonly root?: Root | undefined;
+}
 
 interface Answer {
   readonly approved: boolean;
@@ -32,7 +42,7 @@ export class Approvals {
   wrap(
     tools: readonly Tool[],
     rules: ApprovalRules | undefined,
-    where: { readonly room: RoomHandle; readonly ask: number; readonly agent: string },
+    where: Where,
   ): Tool[] {
     return tools.map((tool) => ({
       ...tool,
@@ -45,12 +55,13 @@ export class Approvals {
     args: unknown,
     context: Parameters<Tool['run']>[1],
     rules: ApprovalRules | undefined,
-    where: { readonly room: RoomHandle; readonly ask: number; readonly agent: string },
+    where: Where,
   ): Promise<ToolResult> {
     const input = callText(tool, args);
     const { mode, why } = modeFor(rules, tool.name, input);
     if (mode === 'deny') return refused(input, why);
-    if (mode === 'off') return tool.run(args, context);
+    const outside = await actingOutside(where.room, where.root, tool.name, args);
+    if (mode === 'off' && !outside) return tool.run(args, context);
     const token = randomUUID();
     const shown = redact(input);
     const answer = new Promise<Answer>((resolve) => {
@@ -69,6 +80,7 @@ export class Approvals {
         input: shown,
         token,
         ...(shown.length > CARD_INPUT_MAX ? { tooLong: true } : {}),
+        ...(outside ? { operatorsOnly: outside } : {}),
       },
     });
     const got = await answer;

@@ -15,6 +15,7 @@ import { metrics } from '../../metrics.js';
 import type { Sandbox } from '../../ports.js';
 import type { TurnOrder } from '../../room/effects.js';
 import type { TurnOutcome } from '../../room/events.js';
+import { rootOf } from '../../room/approvals.js';
 import { visibleTo } from '../../room/privacy.js';
 import { resumeNote } from '../../room/recovery.js';
 import { redact } from '../../secrets.js';
@@ -123,7 +124,7 @@ export class Turns {
         deps.clock,
       );
       const tools = deps.approvals
-        ? deps.approvals.wrap(journaled, agent.approvals, { room, ask: ask.id, agent: agent.name })
+        ? deps.approvals.wrap(journaled, agent.approvals, { room, ask: ask.id, agent: agent.name, root: rootOf(ask) })
         : journaled;
       const { settings } = deps.config;
       const output = await runAgentTurn({

@@ -129,6 +129,12 @@ export function callWebApi(
       );
       return ok({ channels: channels.map((c) => ws.channelObject(c)), response_metadata: { next_cursor: '' } });
     }
+    case 'conversations.members': {
+      const channel = ws.channels.get(str(args.channel) ?? '');
+      if (!channel) return fail('channel_not_found');
+      if (!channel.members.has(caller.botUserId)) return fail('not_in_channel');
+      return ok({ members: [...channel.members], response_metadata: { next_cursor: '' } });
+    }
     case 'conversations.history': {
       const channel = ws.channels.get(str(args.channel) ?? '');
       if (!channel) return fail('channel_not_found');

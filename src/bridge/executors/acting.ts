@@ -1,0 +1,42 @@
+/**
+ * Acting for someone (docs/trust.md): an agent posting into another room, or sending a DM, acts for the human whose
+ * message started its chain (the root). It may do so without an operator only where that human could themselves:
+ * a channel they can post in, a DM to themselves. Anything else needs an operator's approval.
+ */
+import type { Root } from '../../room/state.js';
+import type { RoomHandle } from '../loop/room-handle.js';
+
+/** Rooms whose people post anywhere the bridge is: the operator's terminal, the web room's invited people. */
+const OPEN_PLATFORMS: ReadonlySet<string> = new Set(['console', 'web']);
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** Undefined when the call may go ahead; else why only an operator may approve it. */
+export async function actingOutside(
+  room: RoomHandle,
+  root: Root | undefined,
+  tool: string,
+  args: unknown,
+): Promise<string | undefined> {
+  if (OPEN_PLATFORMS.has(room.platform)) return undefined;
+  const given = (args ?? {}) as { readonly to?: unknown; readonly channel?: unknown };
+  if (tool === 'send_dm') {
+    const to = String(given.to ?? '').replace(/^@/, '');
+    if (root && same(to, root.name)) return undefined;
+    return root
+      ? `It is a DM to @${to}, and @${root.name} asked`
+      : `It is a DM to @${to}, and no one person asked for it`;
+  }
+  if (tool !== 'send_channel_message') return undefined;
+  const reference = String(given.channel ?? '').trim();
+  if (reference === '' || reference.toLowerCase() === 'here') return undefined;
+  const channel = await room.adapter.resolveChannel?.(reference);
+  const home = room.channel.split('/')[0];
+  if (channel !== undefined && channel === home) return undefined;
+  if (!root) return `It posts in ${reference}, and no one person asked for it`;
+  const may = channel === undefined ? undefined : await room.adapter.mayPost?.(channel, root.id);
+  if (may === true) return undefined;
+  return may === false
+    ? `It posts in ${reference}, where @${root.name} cannot post`
+    : `It posts in ${reference}, and whether @${root.name} may post there cannot be told`;
+}
