@@ -65,7 +65,11 @@ export async function isMember(
     try {
       let cursor: string | undefined;
       for (let page = 0; page < 10; page++) {
-        const got = await identity.client.conversations.members({ channel, limit: 1000, ...(cursor ? { cursor } : {}) });
+        const got = await identity.client.conversations.members({
+          channel,
+          limit: 1000,
+          ...(cursor ? { cursor } : {}),
+        });
         if (got.members?.includes(userId)) return true;
         cursor = got.response_metadata?.next_cursor || undefined;
         if (!cursor) return false;

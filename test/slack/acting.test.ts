@@ -40,7 +40,7 @@ describe('acting for someone on Slack', () => {
     const asked = h.slack.say(h.alice, h.general, `<@${code.botUserId}> post the roadmap in #secret`);
     await h.slack.waitFor(() => said().some((t) => t.includes('Approval needed [A1]')), 10_000, 'the card');
     const card = said().find((t) => t.includes('Approval needed [A1]')) ?? '';
-    expect(card).toContain('where <@' + h.alice.id + '> cannot post, so an operator may answer');
+    expect(card).toContain(`where <@${h.alice.id}> cannot post, so an operator may answer`);
     expect(h.slack.posts(secret)).toEqual([]);
     // The asker may not answer it: posting there is beyond what she could do herself.
     h.slack.slashCommand(data, { command: '/approve', text: 'A1', user: h.alice, channel: h.general });

@@ -39,11 +39,7 @@ export class Approvals {
   constructor(private readonly log: Logger) {}
 
   /** The turn's tools, each call checked against the agent's rules first. */
-  wrap(
-    tools: readonly Tool[],
-    rules: ApprovalRules | undefined,
-    where: Where,
-  ): Tool[] {
+  wrap(tools: readonly Tool[], rules: ApprovalRules | undefined, where: Where): Tool[] {
     return tools.map((tool) => ({
       ...tool,
       run: (args, context) => this.run(tool, args, context, rules, where),

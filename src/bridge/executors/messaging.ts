@@ -3,9 +3,10 @@
  * it may refuse, and a post it accepts is recorded, counted and routed like any other agent message); the action
  * waits for the room's result, and answers the model with a line it can act on.
  */
-import { rootOf } from '../../room/approvals.js';
+
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig } from '../../config/index.js';
+import { rootOf } from '../../room/approvals.js';
 import type { ActionResult, TurnOrder } from '../../room/effects.js';
 import type { Action } from '../../room/events.js';
 import { pairKey } from '../../room/guards.js';
