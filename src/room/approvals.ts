@@ -29,6 +29,10 @@ function result(d: Draft, token: string, approved: boolean, reason: string): voi
   d.effect({ type: 'approval-result', token, approved, reason });
 }
 
+function record(d: Draft, a: PendingApproval, status: 'approved' | 'denied' | 'expired', by?: string): void {
+  d.record({ kind: 'approval', id: a.id, agent: a.agent, tool: a.tool, status, ...(by ? { by } : {}) });
+}
+
 const minutes = (ms: number) => Math.max(1, Math.round(ms / 60_000));
 
 function card(a: PendingApproval, timeoutMs: number): string {
@@ -88,6 +92,7 @@ export function requestApproval(d: Draft, r: ApprovalRequest): void {
     status: 'waiting',
   };
   d.set({ approvals: [...pendings(d), approval], nextApproval: number + 1 });
+  d.record({ kind: 'approval', id: approval.id, agent: r.agent, tool: r.tool, status: 'asked', by: root?.name });
   d.line(card(approval, timeoutMs));
   d.effect({ type: 'approval-timer', at: approval.expiresAt, id: approval.id });
 }
@@ -116,11 +121,13 @@ export function answerApproval(d: Draft, c: Command): string {
   if (c.name === 'approve') {
     d.set({ approvals: pendings(d).map((a) => (a === approval ? { ...a, status: 'approved' as const } : a)) });
     d.line(`${c.user} approved ${approval.id}: @${approval.agent} runs it.`);
+    record(d, approval, 'approved', c.user);
     result(d, approval.token, true, `approved by ${c.user}`);
     return `${approval.id} approved.`;
   }
   d.set({ approvals: pendings(d).filter((a) => a !== approval) });
   d.line(`${c.user} denied ${approval.id}: @${approval.agent} does not run it.`);
+  record(d, approval, 'denied', c.user);
   result(d, approval.token, false, `${c.user} denied it`);
   return `${approval.id} denied.`;
 }
@@ -131,13 +138,18 @@ export function expireApproval(d: Draft, id: string): void {
   if (!approval) return;
   d.set({ approvals: pendings(d).filter((a) => a !== approval) });
   d.line(`Nobody answered ${approval.id} in time: @${approval.agent} does not run it.`);
+  record(d, approval, 'expired');
   result(d, approval.token, false, 'nobody approved it in time');
 }
 
 /** `/pass`, `/reset`: every card of the room is denied (its turn is stopped too). */
 export function denyAll(d: Draft, why: string): number {
   const all = pendings(d);
-  for (const a of all) if (a.status === 'waiting') result(d, a.token, false, why);
+  for (const a of all) {
+    if (a.status !== 'waiting') continue;
+    result(d, a.token, false, why);
+    record(d, a, 'denied', why);
+  }
   if (all.length > 0) d.set({ approvals: [] });
   return all.filter((a) => a.status === 'waiting').length;
 }

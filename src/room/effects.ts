@@ -92,7 +92,17 @@ export type DecisionRecord =
   | { readonly kind: 'stopped'; readonly agent: string; readonly reason: string; readonly about: number }
   | { readonly kind: 'hand-back'; readonly reason: string }
   | { readonly kind: 'dropped'; readonly drops: ReadonlyArray<{ agent: string; humans: readonly string[] }> }
-  | { readonly kind: 'request'; readonly id: number; readonly status: string };
+  | { readonly kind: 'request'; readonly id: number; readonly status: string }
+  /** An approval card (rule 17): asked for whom, then answered by whom (or expired, or denied by /pass). */
+  | {
+      readonly kind: 'approval';
+      readonly id: string;
+      readonly agent: string;
+      readonly tool: string;
+      readonly status: 'asked' | 'approved' | 'denied' | 'expired';
+      /** asked: the root it waits for (none: operators); answered: who answered. */
+      readonly by?: string | undefined;
+    };
 
 /** A request as the store keeps it (for /status, the console and the tests). */
 export interface RequestRow {

@@ -67,6 +67,10 @@ describe('approvals (rule 17)', () => {
       ].join('\n'),
     );
     expect(d.effects).toContainEqual({ type: 'approval-timer', at: now + 60_000, id: 'A1' });
+    expect(d.effects).toContainEqual({
+      type: 'record',
+      record: { kind: 'approval', id: 'A1', agent: 'code', tool: 'bash', status: 'asked', by: 'alice' },
+    });
     expect(results(d.effects)).toEqual([]);
   });
 
@@ -77,6 +81,10 @@ describe('approvals (rule 17)', () => {
       { type: 'approval-result', token: 't1', approved: true, reason: 'approved by alice' },
     ]);
     expect(answer(d.effects)).toMatchObject({ text: 'A1 approved.' });
+    expect(d.effects).toContainEqual({
+      type: 'record',
+      record: { kind: 'approval', id: 'A1', agent: 'code', tool: 'bash', status: 'approved', by: 'alice' },
+    });
   });
 
   it('refuses another member, however they spell it; an operator may answer', () => {

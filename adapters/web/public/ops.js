@@ -170,18 +170,25 @@ const REASONS = {
   'chat-request': 'a private chat request',
 };
 
+/** Who the access policy kept its author from waking (rule 16), in words; '' when nobody. */
+function refusedText(record) {
+  if (!record.refused) return '';
+  const why = record.refused.why === 'channel' ? 'not a channel they answer in' : 'not on the access list';
+  return ` Access: ${record.refused.agents.map((a) => `@${a}`).join(', ')} refused (${why}).`;
+}
+
 /** One record of why, in words. */
 export function whyText(record) {
   switch (record.kind) {
     case 'routed':
       return record.woken.length === 0
-        ? 'Nobody was woken.'
+        ? `Nobody was woken.${refusedText(record)}`
         : `Woke ${record.woken
             .map((entry) => {
               const [agent, reason] = entry.split(':');
               return `@${agent} (${REASONS[reason] ?? reason})`;
             })
-            .join(', ')}.`;
+            .join(', ')}.${refusedText(record)}`;
     case 'passed':
       return `@${record.agent} passed.`;
     case 'failed':
@@ -194,6 +201,10 @@ export function whyText(record) {
       return `Questions dropped: ${record.drops.map((d) => `@${d.agent} (for ${d.humans.join(', ')})`).join('; ')}.`;
     case 'request':
       return `Request #${record.id}: ${record.status}.`;
+    case 'approval':
+      return record.status === 'asked'
+        ? `Approval ${record.id}: @${record.agent}'s ${record.tool} waits for ${record.by ? `@${record.by} or an operator` : 'an operator'}.`
+        : `Approval ${record.id}: @${record.agent}'s ${record.tool} ${record.status}${record.by ? ` (${record.by})` : ''}.`;
     default:
       return JSON.stringify(record);
   }

@@ -6,8 +6,11 @@
 import type { Root } from '../../room/state.js';
 import type { RoomHandle } from '../loop/room-handle.js';
 
-/** Rooms whose people post anywhere the bridge is: the operator's terminal, the web room's invited people. */
-const OPEN_PLATFORMS: ReadonlySet<string> = new Set(['console', 'web']);
+/**
+ * The platforms whose people the bridge cannot vouch for (their access policy is read too): elsewhere — the
+ * operator's terminal, the web room's invited people — everyone may post in every room the bridge serves.
+ */
+const CHECKED_PLATFORMS: ReadonlySet<string> = new Set(['discord', 'slack']);
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -18,7 +21,7 @@ export async function actingOutside(
   tool: string,
   args: unknown,
 ): Promise<string | undefined> {
-  if (OPEN_PLATFORMS.has(room.platform)) return undefined;
+  if (!CHECKED_PLATFORMS.has(room.platform)) return undefined;
   const given = (args ?? {}) as { readonly to?: unknown; readonly channel?: unknown };
   if (tool === 'send_dm') {
     const to = String(given.to ?? '').replace(/^@/, '');

@@ -64,6 +64,10 @@ export async function statusText(deps: StatusDeps, actor: RoomActor): Promise<st
     `Privacy: ${state.privacy ?? setup.privacy}`,
     `Agents: ${deps.agents.map((a) => `@${a.name} (${a.activation})`).join(', ')}`,
     ...accessLine(deps.access?.(actor.record.platform)),
+    ...(state.approvals ?? []).map(
+      (a) =>
+        `Approval ${a.id}: @${a.agent}'s ${a.tool} ${a.status === 'approved' ? 'approved, about to run' : `waits for ${a.root && !a.operatorsOnly ? `@${a.root.name} or an operator` : 'an operator'} until ${time(a.expiresAt)} UTC`}`,
+    ),
     ...deps.waiting(actor.key).map(waitingLine),
   ];
   const requests = (await deps.store.rooms.requests(actor.key)).filter(
