@@ -6,7 +6,11 @@
 
 import { type DiscordHarness, startDiscordHarness } from '../discord/discord-harness.js';
 import type { FakeMessage as DiscordMessage } from '../fakes/discord/world.js';
-import type { FakeChannel as SlackChannel, FakeHuman as SlackHuman } from '../fakes/slack/types.js';
+import type {
+  FakeChannel as SlackChannel,
+  FakeHuman as SlackHuman,
+  FakeMessage as SlackMessage,
+} from '../fakes/slack/types.js';
 import { agentOf } from '../helpers/harness.js';
 import { type SlackHarness, startSlackHarness } from '../slack/slack-harness.js';
 import type { AccessCase } from './corpus.js';
@@ -193,8 +197,9 @@ class DiscordStage implements Stage {
 }
 
 class SlackStage implements Stage {
-  private readonly labels = new Map<string, { ts: string; channel: SlackChannel; who: SlackHuman }>();
+  private readonly labels = new Map<string, SlackMessage>();
   private readonly dms = new Map<string, SlackChannel>();
+  private readonly channels = new Map<string, SlackChannel>();
 
   private constructor(
     private readonly c: AccessCase,
@@ -247,17 +252,33 @@ class SlackStage implements Stage {
   }
 
   async say(step: Say): Promise<void> {
-    if (step.in !== 'general') throw new Error('the Slack cases are played in #general');
+    const channel = this.channel(step.in);
     const thread = step.thread ? this.labels.get(step.thread) : undefined;
     if (step.thread && !thread) throw new Error(`no step labelled ${step.thread}`);
     const who = this.person(step.who);
-    const sent = this.h.slack.say(who, this.h.general, this.text(step.text), thread ? { threadTs: thread.ts } : {});
-    if (step.label) this.labels.set(step.label, { ts: sent.ts, channel: this.h.general, who });
+    const sent = this.h.slack.say(who, channel, this.text(step.text), thread ? { threadTs: thread.ts } : {});
+    if (step.label) this.labels.set(step.label, sent);
     await this.h.settle(sent.ts);
   }
 
-  async edit(): Promise<void> {
-    throw new Error('the Slack cases edit nothing (the Discord ones do)');
+  /** #general, or a channel made here with everyone in it. */
+  private channel(name: string): SlackChannel {
+    if (name === 'general') return this.h.general;
+    const known = this.channels.get(name);
+    if (known) return known;
+    const made = this.h.slack.addChannel(name, [...this.people.values(), ...Object.values(this.h.apps)]);
+    this.channels.set(name, made);
+    return made;
+  }
+
+  async edit(label: string, text: string): Promise<void> {
+    const original = this.labels.get(label);
+    if (!original) throw new Error(`no step labelled ${label}`);
+    const seen = () => this.h.adapter.received.filter((e) => e.edit?.of === original.ts).length;
+    const before = seen();
+    this.h.slack.edit(original, this.text(text));
+    await until(() => seen() > before, 20_000, 'the edit');
+    await this.h.bridge.idle();
   }
 
   async dm(who: string, to: string, text: string): Promise<void> {
@@ -286,9 +307,12 @@ class SlackStage implements Stage {
   lines(): Line[] {
     const { slack } = this.h;
     const nameOf = (id: string) => [...this.people].find(([, h]) => h.id === id)?.[0] ?? id;
-    const out: Line[] = slack.posts(this.h.general).map((m) => ({ in: 'general', text: m.text }));
-    for (const e of slack.workspace.ephemerals)
-      out.push({ in: e.channel === this.h.general.id ? 'general' : e.channel, to: nameOf(e.user), text: e.text });
+    const rooms = new Map([['general', this.h.general], ...this.channels]);
+    const where = (id: string) => [...rooms].find(([, c]) => c.id === id)?.[0] ?? id;
+    const out: Line[] = [...rooms].flatMap(([name, channel]) =>
+      slack.posts(channel).map((m) => ({ in: name, text: m.text })),
+    );
+    for (const e of slack.workspace.ephemerals) out.push({ in: where(e.channel), to: nameOf(e.user), text: e.text });
     for (const [key, channel] of this.dms) {
       const who = key.split(':')[0] ?? '';
       for (const m of slack.posts(channel)) out.push({ in: `dm:${who}`, to: who, text: m.text });
