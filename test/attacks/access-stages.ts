@@ -45,6 +45,9 @@ export interface Stage {
   slash(who: string, where: string, command: string, args: string): Promise<string>;
   /** Moves the bridge's clock on. */
   later(minutes: number): void;
+  /** Stops the bridge; starts it again, waiting until its catch-up took in what was said meanwhile. */
+  down(): Promise<void>;
+  up(): Promise<void>;
   lines(): Line[];
   /** Whether any DM's message was stored. */
   dmsStored(): Promise<boolean>;
@@ -74,6 +77,8 @@ function resolve(text: string, c: AccessCase, mention: (agent: string) => string
 
 class DiscordStage implements Stage {
   private offset = 0;
+  /** Messages said while the bridge was down. */
+  private missed: string[] | undefined;
   private readonly labels = new Map<string, DiscordMessage>();
   private readonly dms = new Map<string, string>();
 
@@ -132,7 +137,22 @@ class DiscordStage implements Stage {
     if (step.reply && !replyTo) throw new Error(`${step.reply} has said nothing in ${step.in} to reply to`);
     const sent = discord.humanSays(step.in, step.who, this.text(step.text), replyTo ? { replyTo } : undefined);
     if (step.label) this.labels.set(step.label, sent);
-    await this.h.settle(sent.id);
+    if (this.missed) this.missed.push(sent.id);
+    else await this.h.settle(sent.id);
+  }
+
+  async down(): Promise<void> {
+    await this.h.down();
+    this.missed = [];
+  }
+
+  async up(): Promise<void> {
+    const missed = this.missed ?? [];
+    this.missed = undefined;
+    await this.h.up();
+    const received = () => missed.every((id) => this.h.adapter.received.some((e) => e.messageId === id));
+    await until(received, 20_000, 'the catch-up');
+    await this.h.bridge.idle();
   }
 
   async edit(label: string, text: string): Promise<void> {
@@ -302,6 +322,14 @@ class SlackStage implements Stage {
 
   later(): void {
     throw new Error('the Slack cases keep the real clock');
+  }
+
+  async down(): Promise<void> {
+    throw new Error('the Slack cases run without restarts (the Discord ones restart)');
+  }
+
+  async up(): Promise<void> {
+    throw new Error('the Slack cases run without restarts (the Discord ones restart)');
   }
 
   lines(): Line[] {

@@ -44,8 +44,13 @@ async function play(attack: AccessCase, s: Stage): Promise<void> {
     } else if ('slash' in step) {
       const answer = await s.slash(step.slash.who, step.slash.in, step.slash.command, step.slash.args);
       expect(answer, `step ${i + 1}: the answer to /${step.slash.command}`).toContain(step.slash.answer);
-    } else {
+    } else if ('later' in step) {
       s.later(step.later.minutes);
+    } else if ('down' in step) {
+      await s.down();
+    } else {
+      calls = step.up.calls;
+      await s.up();
     }
     if (calls > 0) {
       const deadline = Date.now() + 30_000;

@@ -97,6 +97,9 @@ const accessStep = z.union([
   }),
   /** The bridge's clock moves on. */
   z.strictObject({ later: z.strictObject({ minutes: z.number().positive() }) }),
+  /** Discord: the bridge stops; what is said meanwhile is fetched by its catch-up when it starts again (`up`). */
+  z.strictObject({ down: z.strictObject({}) }),
+  z.strictObject({ up: z.strictObject({ calls: z.number().int().min(0).default(0) }) }),
 ]);
 
 const access = z.strictObject({
