@@ -121,7 +121,7 @@ function edit(d: Draft, e: Edit): void {
   // Rule 16: an edit wakes only the agents its author may wake.
   const wake = addressed.filter((agent) => mayWake(e, agent));
   const refused = addressed.filter((agent) => !wake.includes(agent));
-  if (refused.length > 0) tellRefused(d, { id: e.authorId, name: e.author }, 'user', refused);
+  if (refused.length > 0) tellRefused(d, { id: e.authorId, name: e.author }, e.refused ?? 'user', refused);
   if (wake.length === 0) return;
   const { facts } = recordMessage(d, {
     author: e.author,

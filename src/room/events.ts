@@ -87,6 +87,8 @@ export interface Edit {
   readonly addressedBefore: readonly string[];
   /** As a message's: the agents its author may wake here (rule 16); absent: every agent. */
   readonly mayWake?: readonly string[] | undefined;
+  /** As a message's: why the others may not be woken (the person, or the channel). */
+  readonly refused?: 'user' | 'channel' | undefined;
 }
 
 /** How one agent's turn ended, as the turn runner reports it. */

@@ -1,7 +1,8 @@
 /**
  * The attack corpus: one YAML file per case under `cases/`, each a recorded input and what must hold of it. A case's
- * `kind` says which runner takes it (`injection`: what a model is shown, test/attacks/injection.test.ts); more kinds
- * (access, approvals, pairing) are added as one more schema in the union below and a runner of their own.
+ * `kind` says which runner takes it (`injection`: what a model is shown, test/attacks/injection.test.ts; `access`:
+ * who may wake the agents and pair, played through the bridge on a platform's fake, test/attacks/access.test.ts);
+ * more kinds (approvals) are added as one more schema in the union below and a runner of their own.
  *
  * In any string, `{{nonce:PLACE}}` is the id the bridge gives the block at PLACE (`message:3:run:0`: message 3's
  * first tool run; `message:2:bot`, `message:2:files`, `message:2:quote:0`) and `{{guess}}` a random id: what an
@@ -54,9 +55,86 @@ const injection = z.strictObject({
   }),
 });
 
-export const attackCase = z.discriminatedUnion('kind', [injection]);
+/**
+ * One thing a person does on the platform. In texts, `@agent` is a mention of that agent's bot and `{{code:who}}` the
+ * pairing code `who` was given in their DM. `calls`: the model calls it must cause (0 unless said).
+ */
+const accessStep = z.union([
+  z.strictObject({
+    say: z.strictObject({
+      who: z.string(),
+      in: z.string().default('general'),
+      text: z.string(),
+      /** Discord: a reply to the newest message of this agent's bot there. */
+      reply: z.string().optional(),
+      /** Slack: posted in the thread of the step so labelled. */
+      thread: z.string().optional(),
+      label: z.string().optional(),
+      calls: z.number().int().min(0).default(0),
+    }),
+  }),
+  /** The author of the step so labelled edits it to `text`. */
+  z.strictObject({
+    edit: z.strictObject({ of: z.string(), text: z.string(), calls: z.number().int().min(0).default(0) }),
+  }),
+  z.strictObject({
+    dm: z.strictObject({
+      who: z.string(),
+      to: z.string(),
+      text: z.string(),
+      calls: z.number().int().min(0).default(0),
+    }),
+  }),
+  /** A slash command (through the control agent's bot); its answer must contain `answer`. */
+  z.strictObject({
+    slash: z.strictObject({
+      who: z.string(),
+      in: z.string().default('general'),
+      command: z.enum(['pair', 'access']),
+      args: z.string().default(''),
+      answer: z.string(),
+    }),
+  }),
+  /** The bridge's clock moves on. */
+  z.strictObject({ later: z.strictObject({ minutes: z.number().positive() }) }),
+  /** Discord: the bridge stops; what is said meanwhile is fetched by its catch-up when it starts again (`up`). */
+  z.strictObject({ down: z.strictObject({}) }),
+  z.strictObject({ up: z.strictObject({ calls: z.number().int().min(0).default(0) }) }),
+]);
+
+const access = z.strictObject({
+  kind: z.literal('access'),
+  name: z.string(),
+  /** Which rule of the door it attacks. */
+  via: z.enum(['outsider', 'edit', 'reply', 'thread', 'channel', 'pairing', 'dm-policy', 'lookalike']),
+  platform: z.enum(['discord', 'slack']).default('discord'),
+  /** Agents: the first is the control agent (it answers slash commands and says the room's lines). */
+  agents: z.array(z.strictObject({ name: z.string(), activation: z.enum(['always', 'mention']) })).default([
+    { name: 'data', activation: 'always' },
+    { name: 'code', activation: 'mention' },
+  ]),
+  /** People by name: those on ACCESS_USERS (empty: everyone), the operators. */
+  access_users: z.array(z.string()).default([]),
+  operators: z.array(z.string()).default(['otto']),
+  /** Other settings, as environment variables (ACCESS_CHANNELS, DM_POLICY…). */
+  env: z.record(z.string(), z.string()).default({}),
+  steps: z.array(accessStep).min(1),
+  expect: z.strictObject({
+    /**
+     * Every line the bots showed, in any order: where (`general`, `dm:<who>`), to whom when it is meant for one
+     * person (Discord names them, Slack shows it to them alone), and a part of its text. Nothing else was shown.
+     */
+    lines: z.array(z.strictObject({ in: z.string(), to: z.string().optional(), says: z.string() })),
+    /** Nothing a person wrote in a DM was stored (it never reached a room). */
+    dms_stored: z.boolean().default(false),
+  }),
+});
+
+export const attackCase = z.discriminatedUnion('kind', [injection, access]);
 export type AttackCase = z.infer<typeof attackCase>;
 export type InjectionCase = z.infer<typeof injection>;
+export type AccessCase = z.infer<typeof access>;
+export type AccessStep = z.infer<typeof accessStep>;
 
 function withNonces(value: unknown): unknown {
   if (typeof value === 'string') {

@@ -105,6 +105,8 @@ export interface HarnessOptions {
   readonly logger?: Logger;
   /** The bridge's waits between tries of a store write or a post (default: the bridge's own). */
   readonly backoff?: Backoff;
+  /** The bridge's clock (default: the real one). */
+  readonly clock?: () => number;
 }
 
 export async function startDiscordHarness(options: HarnessOptions): Promise<DiscordHarness> {
@@ -148,6 +150,7 @@ export async function startDiscordHarness(options: HarnessOptions): Promise<Disc
       adapters: [adapter],
       logger: options.logger ?? silentLogger(),
       ...(options.backoff ? { backoff: options.backoff } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
     });
     return { adapter, bridge };
   };

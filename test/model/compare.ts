@@ -89,6 +89,9 @@ export function canonical(observed: readonly Observed[], ids: Renamer): string[]
       case 'action':
         add('actions', o.result);
         break;
+      case 'tell':
+        add(`tells ${o.room}`, `${o.human} ${o.why} [${o.agents.join(',')}]`);
+        break;
     }
   }
   return [...channels.entries()]

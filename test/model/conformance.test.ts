@@ -25,6 +25,11 @@ const SITUATIONS = [
   'a catch-up',
   'a reply that waited for the platform',
   'an operator dropped a reply that waited for the platform',
+  "an outsider's message",
+  "an outsider's message while the agents worked",
+  "an outsider's message after a hand-back",
+  'an edit refused by the access policy',
+  'a human who may wake only some agents',
 ];
 
 describe('the machine against the model', () => {

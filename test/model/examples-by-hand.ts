@@ -36,4 +36,32 @@ export const BY_HAND: readonly Example[] = [
     },
     shows: ['[pair ping+pong]'],
   },
+  {
+    name: "settles no request by an outsider's answer: the agent that asked them meets its deadline (16.3, 5.4)",
+    case: {
+      world: world({
+        agents: [mention('ada', true), always('bo')],
+        humans: ['alice', 'mallory'],
+        access: { outsiders: ['mallory'] },
+      }),
+      oracle: {
+        ada: [
+          {
+            kind: 'text',
+            text: 'asked',
+            actions: [{ kind: 'channel', room: 'here', text: '@mallory may I deploy?', requestReply: ['mallory'] }],
+          },
+        ],
+      },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@ada ask mallory about the deploy' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'say', room: 'chat:main', human: 'mallory', text: '@ada yes, deploy it and DM everyone' },
+        { kind: 'say', room: 'chat:main', human: 'mallory', text: '@bo you too' },
+        { kind: 'deadline' },
+      ],
+    },
+    shows: ['tells chat:main: mallory user [ada,bo]', 'platform chat:main: [deadline #1 late mallory]'],
+  },
 ];

@@ -501,4 +501,21 @@ export const EXAMPLES: readonly Example[] = [
     },
     shows: ['platform chat:main: cy: "done"'],
   },
+  {
+    name: 'an edit in a channel the agents do not answer in is refused for the channel, not the person (16.4)',
+    case: {
+      world: world({
+        agents: [mention('ada'), mention('bo')],
+        humans: ['alice', 'mallory'],
+        privacy: 'mentions',
+        access: { outsiders: ['mallory'], closed: ['chat:main'] },
+      }),
+      oracle: {},
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: 'what do you think.' },
+        { kind: 'edit', room: 'chat:main', back: 1, text: '@ada what do you think.' },
+      ],
+    },
+    shows: ['tells chat:main: alice channel [ada]'],
+  },
 ];

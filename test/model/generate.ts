@@ -15,6 +15,24 @@ export interface Case {
 
 const AGENTS = ['ada', 'bo', 'cy', 'dot', 'eli', 'fay'];
 const HUMANS = ['alice', 'bob', 'carol'];
+/** People the access policy lets wake no agent (rule 16), in the worlds that have one. */
+const OUTSIDERS = ['mallory', 'eve'];
+
+/**
+ * The access policy of some worlds: one or two outsiders among the humans (the agents may still name them, DM them,
+ * await them), maybe bob limited to one agent (an agent file's `access:`), maybe a channel outside ACCESS_CHANNELS.
+ */
+const accessArb = fc.option(
+  fc.record({
+    outsiders: fc.constantFrom(OUTSIDERS.slice(0, 1), OUTSIDERS),
+    only: fc.option(
+      fc.constantFrom(AGENTS.slice(0, 1), AGENTS.slice(1, 2)).map((agents) => ({ bob: agents })),
+      { freq: 2 },
+    ),
+    closed: fc.option(fc.constantFrom([SIDE], [SIDE], [MAIN]), { freq: 4 }),
+  }),
+  { freq: 3 },
+);
 
 export const worldArb: fc.Arbitrary<World> = fc
   .record({
@@ -27,20 +45,32 @@ export const worldArb: fc.Arbitrary<World> = fc
     humans: fc.integer({ min: 1, max: 3 }),
     turnLimit: fc.integer({ min: 3, max: 8 }),
     privacy: fc.constantFrom<'off' | 'mentions'>('off', 'mentions'),
+    access: accessArb,
   })
-  .map(({ n, activations, actions, humans, turnLimit, privacy }) => ({
-    agents: AGENTS.slice(0, n).map((name, i) => ({
-      name,
-      activation: activations[i] ?? 'mention',
-      actions: actions[i] ?? false,
-    })),
-    humans: HUMANS.slice(0, humans),
-    turnLimit,
-    privacy,
-    timeoutMs: 600_000,
-    editWindowMs: 120_000,
-    maxToolRounds: 8,
-  }));
+  .map(
+    ({ n, activations, actions, humans, turnLimit, privacy, access }): World => ({
+      agents: AGENTS.slice(0, n).map((name, i) => ({
+        name,
+        activation: activations[i] ?? 'mention',
+        actions: actions[i] ?? false,
+      })),
+      humans: [...HUMANS.slice(0, humans), ...(access?.outsiders ?? [])],
+      turnLimit,
+      privacy,
+      timeoutMs: 600_000,
+      editWindowMs: 120_000,
+      maxToolRounds: 8,
+      ...(access
+        ? {
+            access: {
+              outsiders: access.outsiders,
+              ...(access.only ? { only: access.only } : {}),
+              ...(access.closed ? { closed: access.closed } : {}),
+            },
+          }
+        : {}),
+    }),
+  );
 
 const PHRASES = [
   'what do you think',
@@ -222,7 +252,7 @@ export function stepArb(world: World): fc.Arbitrary<Step> {
     { weight: 2, arbitrary: fc.constant<Step>({ kind: 'deadline' }) },
     { weight: 2, arbitrary: command },
     {
-      weight: 2,
+      weight: 3,
       arbitrary: fc
         .record({ back: fc.integer({ min: 1, max: 3 }), text: messageArb(agents), late: fc.boolean() })
         .map(({ back, text, late }): Step => ({ kind: 'edit', room: MAIN, back, text, ...(late ? { late } : {}) })),
@@ -258,7 +288,7 @@ const requestsArb: fc.Arbitrary<Case> = fc
     ({ base, n, humans, turnLimit }): World => ({
       ...base,
       agents: base.agents.slice(0, n).map((a) => ({ ...a, activation: 'mention' })),
-      humans: base.humans.length >= humans ? base.humans.slice(0, humans) : HUMANS.slice(0, humans),
+      humans: [...HUMANS.slice(0, humans), ...(base.access?.outsiders ?? [])],
       turnLimit,
     }),
   )
@@ -277,6 +307,17 @@ const requestsArb: fc.Arbitrary<Case> = fc
         { weight: 2, arbitrary: fc.constantFrom(...PASSES).map((t): Reply => ({ kind: 'text', text: t })) },
         { weight: 1, arbitrary: fc.constant<Reply>({ kind: 'fail', reason: 'timeout' }) },
         { weight: world.agents.find((a) => a.name === self)?.actions ? 2 : 0, arbitrary: replyArb(world, self) },
+        // request_reply to a human here (an outsider too: their words settle nothing, the deadline does).
+        {
+          weight: world.agents.find((a) => a.name === self)?.actions ? 2 : 0,
+          arbitrary: fc.tuple(fc.constantFrom(...world.humans), fc.constantFrom(...PHRASES)).map(
+            ([human, p]): Reply => ({
+              kind: 'text',
+              text: 'done',
+              actions: [{ kind: 'channel', room: 'here', text: `@${human} ${p}?`, requestReply: [human] }],
+            }),
+          ),
+        },
       );
     };
     const lists = world.agents.map((a) => fc.array(reply(a.name), { maxLength: 12 }));
@@ -350,8 +391,75 @@ const stallsArb: fc.Arbitrary<Case> = worldArb.chain((world) => {
   });
 });
 
+/**
+ * Conversations with outsiders (rule 16): agents that ask the humans, outsiders among them, for replies (by
+ * request_reply and by name), humans and outsiders asking the agents, and the outsiders' words falling while turns
+ * are written, after /pass, across restarts, as edits and as answers the agents wait for.
+ */
+const outsidersArb: fc.Arbitrary<Case> = worldArb
+  .filter((world) => world.access !== undefined)
+  .chain((world) => {
+    const agents = world.agents.map((a) => a.name);
+    const outsiders = world.access?.outsiders ?? [];
+    const asks = (self: string): fc.Arbitrary<Reply> =>
+      fc.tuple(fc.constantFrom(...world.humans), fc.constantFrom(...PHRASES), fc.boolean()).map(
+        ([human, p, byAction]): Reply =>
+          byAction && world.agents.find((a) => a.name === self)?.actions
+            ? {
+                kind: 'text',
+                text: 'done',
+                actions: [{ kind: 'channel', room: 'here', text: `@${human} ${p}?`, requestReply: [human] }],
+              }
+            : { kind: 'text', text: `@${human} ${p}?` },
+      );
+    const reply = (self: string): fc.Arbitrary<Reply> =>
+      fc.oneof({ weight: 3, arbitrary: asks(self) }, { weight: 4, arbitrary: replyArb(world, self) });
+    const lists = world.agents.map((a) => fc.array(reply(a.name), { maxLength: 12 }));
+    const say = fc
+      .record({
+        human: fc.constantFrom(...world.humans, ...outsiders),
+        named: fc.subarray(agents, { maxLength: 2 }),
+        phrase: fc.constantFrom(...PHRASES, 'yes, go ahead', 'stop that'),
+        room: fc.constantFrom(MAIN, MAIN, MAIN, SIDE),
+      })
+      .map(
+        ({ human, named, phrase, room }): Step => ({
+          kind: 'say',
+          room,
+          human,
+          text: `${named.map((n) => `@${n} `).join('')}${phrase}?`,
+        }),
+      );
+    const operator = (name: CommandName): Step => ({ kind: 'command', room: MAIN, name, args: '', operator: true });
+    const step = fc.oneof(
+      { weight: 6, arbitrary: say },
+      {
+        weight: 10,
+        arbitrary: fc.constantFrom<Step>({ kind: 'deliver', room: MAIN }, { kind: 'deliver', room: SIDE }),
+      },
+      {
+        weight: 2,
+        arbitrary: fc
+          .record({ back: fc.integer({ min: 1, max: 2 }), agent: fc.constantFrom(...agents) })
+          .map(
+            ({ back, agent }): Step => ({ kind: 'edit', room: MAIN, back, text: `@${agent} please check the plan.` }),
+          ),
+      },
+      { weight: 2, arbitrary: fc.constant<Step>({ kind: 'deadline' }) },
+      { weight: 1, arbitrary: fc.constantFrom(operator('pass'), operator('reset')) },
+      { weight: 1, arbitrary: fc.constant<Step>({ kind: 'restart' }) },
+      { weight: 1, arbitrary: fc.constant<Step>({ kind: 'caught-up', room: MAIN }) },
+    );
+    return fc.record({
+      world: fc.constant(world),
+      oracle: fc.tuple(...lists).map((l) => Object.fromEntries(world.agents.map((a, i) => [a.name, l[i] ?? []]))),
+      steps: fc.array(step, { minLength: 5, maxLength: 40 }),
+    });
+  });
+
 export const caseArb: fc.Arbitrary<Case> = fc.oneof(
   { weight: 3, arbitrary: broadArb },
   { weight: 1, arbitrary: requestsArb },
   { weight: 1, arbitrary: stallsArb },
+  { weight: 1, arbitrary: outsidersArb },
 );

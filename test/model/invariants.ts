@@ -8,7 +8,7 @@ import { extractMentions } from '../../src/room/text/mentions.js';
 import { classifyReply } from '../../src/room/text/replies.js';
 import { classifyLine } from './lines.js';
 import type { MachineSystem } from './machine.js';
-import type { Observed, Oracle, Reply, Step, World } from './script.js';
+import { accessOf, type Observed, type Oracle, type Reply, type Step, type World } from './script.js';
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -43,6 +43,8 @@ export class Invariants {
   private readonly history: Observed[][] = [];
   private readonly problems: string[] = [];
   private readonly spoke: Array<{ step: number; room: string; human: string }> = [];
+  /** Humans' messages to agents the access policy does not let them wake (rule 16): each must be told. */
+  private readonly refusals: Question[] = [];
   /** Humans' messages that answered an agent's request (2.1: that agent resumes instead of being asked). */
   private readonly answeredRequests: Array<{ step: number; human: string; requester: string }> = [];
 
@@ -93,20 +95,26 @@ export class Invariants {
       const agents = dm
         ? names.filter((n) => same(n, dm))
         : [...extractMentions(step.text, names), ...names.filter((n) => step.addressed?.some((a) => same(a, n)))];
-      for (const agent of new Set(agents))
-        this.questions.push({ step: this.step, room: step.room, human: step.human, agent });
+      const access = accessOf(this.world, step.room, step.human);
+      for (const agent of new Set(agents)) {
+        const question = { step: this.step, room: step.room, human: step.human, agent };
+        if (access.mayWake === undefined || access.mayWake.some((n) => same(n, agent))) this.questions.push(question);
+        else this.refusals.push(question);
+      }
     }
   }
 
   /** Every decision the machine makes, as it makes it. */
   readonly tap = (room: string, event: RoomEvent, decision: Decision): void => {
+    // Rule 16.3: an outsider's message is history only (it restarts no count).
+    const outsider = event.type === 'message' && event.message.kind === 'human' && event.message.mayWake?.length === 0;
     for (const write of decision.writes) {
       if (write.type === 'message') {
         const m = write.message;
         const list = this.stored.get(room) ?? [];
         list.push({ seq: m.seq, kind: m.kind, author: m.author, text: m.text, audience: m.audience });
         this.stored.set(room, list);
-        this.countMessage(room, m.kind, m.text);
+        this.countMessage(room, outsider && m.kind === 'human' ? 'outsider' : m.kind, m.text);
       }
       if (write.type === 'request') this.request(write.request);
     }
@@ -132,6 +140,7 @@ export class Invariants {
   /** At most TURN_LIMIT agent messages in a row, then exactly one hand-back line. */
   private countMessage(room: string, kind: string, text: string): void {
     const state = this.count.get(room) ?? { n: 0, due: false };
+    if (kind === 'outsider') return;
     if (kind === 'human') {
       this.count.set(room, { n: 0, due: false });
       return;
@@ -229,8 +238,26 @@ export class Invariants {
       for (const q of this.questions)
         if (!this.answered(q))
           this.fail(`${q.human}'s question to ${q.agent} (step ${q.step}, ${q.room}) got no turn and no line`);
+      for (const q of this.refusals)
+        if (!this.told(q))
+          this.fail(`${q.human}'s words to ${q.agent} (step ${q.step}, ${q.room}) were refused and nobody told them`);
     }
     return this.problems.length > 0 ? this.problems.join('\n') : undefined;
+  }
+
+  /**
+   * A refusal is visible (16.4): the person was told in that room by then (once per room), or their message answered
+   * the agent's own request (then it is an answer, not a request).
+   */
+  private told(q: Question): boolean {
+    const answeredRequest = this.answeredRequests.some(
+      (a) => a.step === q.step && same(a.human, q.human) && same(a.requester, q.agent),
+    );
+    const told = this.history
+      .slice(0, q.step)
+      .flat()
+      .some((o) => o.kind === 'tell' && o.room === q.room && same(o.human, q.human));
+    return answeredRequest || told;
   }
 
   /**

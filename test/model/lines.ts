@@ -30,3 +30,11 @@ export function classifyLine(text: string): LineInfo {
   if (m) return { kind: 'cut', agent: m[1] ?? '' };
   return { kind: 'other', text };
 }
+
+/** A refused person's line (rule 16.4), read back into why and which agents. */
+export function classifyTell(text: string): { why: 'user' | 'channel'; agents: string[] } {
+  const m = /^(.+?) (?:does|do) not answer in this channel/.exec(text);
+  if (m) return { why: 'channel', agents: (m[1] ?? '').split(', ') };
+  const u = /^(.+?) takes? requests only from people on the bridge's access list/.exec(text);
+  return { why: 'user', agents: u ? (u[1] ?? '').split(', ') : [`unreadable: ${text}`] };
+}

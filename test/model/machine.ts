@@ -6,8 +6,9 @@ import { decide } from '../../src/room/decide.js';
 import type { DecideContext, Decision, Effect } from '../../src/room/effects.js';
 import type { RoomEvent } from '../../src/room/events.js';
 import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/state.js';
-import { classifyLine } from './lines.js';
+import { classifyLine, classifyTell } from './lines.js';
 import {
+  accessOf,
   dmRoom,
   frameOf,
   MAIN,
@@ -121,6 +122,8 @@ export class MachineSystem implements System {
             at: this.now,
             ...(step.addressed ? { addressed: step.addressed } : {}),
             ...(step.missed ? { missed: true } : {}),
+            // As the shell reads the access policy (rule 16.1).
+            ...accessOf(this.world, step.room, step.human),
           },
         });
         break;
@@ -145,6 +148,7 @@ export class MachineSystem implements System {
             originalAt: original.at,
             at,
             addressedBefore: [...original.addressed],
+            ...accessOf(this.world, step.room, original.author),
           },
         });
         break;
@@ -355,6 +359,9 @@ export class MachineSystem implements System {
         if (!this.settled.has(effect.request) && !this.timers.some((t) => t.request === effect.request)) {
           this.timers.push({ at: effect.at, room: key, request: effect.request });
         }
+        return;
+      case 'tell':
+        this.observed.push({ kind: 'tell', room: key, human: effect.user.name, ...classifyTell(effect.text) });
         return;
       case 'action-result':
         this.observed.push({ kind: 'action', result: effect.result.kind });

@@ -27,6 +27,11 @@ export interface Message {
   readonly audience: readonly string[] | null;
   /** A stored edit (rule 13): it wakes, resets the count, but answers no one and ends no wait. */
   readonly edit: boolean;
+  /**
+   * Rule 16.3: by an outsider (a human the access policy lets wake no agent here): history only. It restarts no
+   * count, gives control to no one, ends no wait and no failed round, and its author is no human the agents ask.
+   */
+  readonly outsider?: boolean;
 }
 
 /** What the bridge did in the room besides messages. */
@@ -37,6 +42,8 @@ export type Mark =
   /** /reset: failures and pair-guard lines forgotten. */
   | { readonly type: 'reset' }
   | { readonly type: 'told'; readonly pair: string }
+  /** 16.4: the human was told why their messages wake nobody here (once per room, kept through /reset). */
+  | { readonly type: 'refusal-told'; readonly human: string }
   | { readonly type: 'privacy'; readonly mode: 'off' | 'mentions' }
   | { readonly type: 'missed' }
   | { readonly type: 'caught-up' };
@@ -113,7 +120,8 @@ function since(room: Room, stop: (e: Entry) => boolean): Entry[] {
   return out;
 }
 
-const isHuman = (e: Entry): e is Message => e.type === 'message' && e.kind === 'human';
+/** A human's message that counts as the humans speaking (an outsider's does not: 16.3). */
+const isHuman = (e: Entry): e is Message => e.type === 'message' && e.kind === 'human' && e.outsider !== true;
 
 /**
  * Rule 1.4 and 0: agent messages since the last human message, hand-back or operator command (/pass, /reset). Control
@@ -160,15 +168,15 @@ export function awaits(room: Room, agent: string, human: string): boolean {
   for (let i = room.log.length - 1; i >= 0; i--) {
     const e = room.log[i] as Entry;
     if (e.type !== 'message') continue;
-    if (e.kind === 'human' && !e.edit && same(e.author, human)) return false;
+    if (e.kind === 'human' && !e.edit && e.outsider !== true && same(e.author, human)) return false;
     if (e.kind === 'agent' && same(e.author, agent) && has(e.asks, human)) return true;
   }
   return false;
 }
 
-/** A human spoke here after `seq` (edits included). */
+/** A human spoke here after `seq` (edits included, outsiders not: 16.3). */
 export function humanSince(room: Room, seq: number): boolean {
-  return messages(room).some((m) => m.seq > seq && m.kind === 'human');
+  return messages(room).some((m) => m.seq > seq && isHuman(m));
 }
 
 /** The agents that posted here after `seq`, in order. */
@@ -223,7 +231,7 @@ export function readAgentReply(
   if (noProgress) return { noProgress, mentions, asks: [] };
   const seen = unique(
     messages(room)
-      .filter((m) => m.kind === 'human')
+      .filter((m) => isHuman(m))
       .map((m) => m.author),
   ).filter((h) => !has(agents, h));
   const question = asksQuestion(text);

@@ -31,29 +31,47 @@ import {
 } from './model-room.js';
 import type { LineInfo } from './script.js';
 
+/** What the access policy says of a human's message (rule 16.1); empty: every agent. */
+export interface Access {
+  readonly mayWake?: readonly string[];
+  readonly refused?: 'user' | 'channel';
+}
+
 export type Drops = Array<{ agent: string; humans: string[] }>;
 
 /** At most this many humans' questions wait for one agent (2.3). */
 const MAX_WAITING = 5;
 
 export class Rules extends Ledger {
-  // Rule 2: a human's message.
-  human(room: Room, m: Message, text: string): void {
+  // Rule 2: a human's message, with what the access policy says of its author (rule 16).
+  human(room: Room, m: Message, text: string, access: Access = {}): void {
     const others = (a: Ask) => a.questions.some((q) => !same(q.human, m.author));
     if ((room.turn && others(room.turn.ask)) || room.queue.some(others)) this.coverage.add('two humans interleaved');
-    const completed = this.humanAnswers(room, m.author, text);
+    // 16.3: an outsider's message answers nothing and takes nothing from the queue.
+    const outsider = m.outsider === true;
+    if (outsider) this.noteOutsider(room, m);
+    else if (access.mayWake) this.coverage.add('a human who may wake only some agents');
+    const completed = outsider ? [] : this.humanAnswers(room, m.author, text);
     // 2.3: the human's own questions, every observer and every ask an agent's message made leave the queue.
-    room.queue = room.queue.flatMap((ask) => {
-      if (isObserver(ask) || ask.fromAgent) return [];
-      if (!ask.questions.some((q) => same(q.human, m.author))) return [ask];
-      const questions = ask.questions.filter((q) => !same(q.human, m.author));
-      return questions.length > 0 || ask.requests.length > 0 ? [{ ...ask, questions }] : [];
-    });
+    if (!outsider)
+      room.queue = room.queue.flatMap((ask) => {
+        if (isObserver(ask) || ask.fromAgent) return [];
+        if (!ask.questions.some((q) => same(q.human, m.author))) return [ask];
+        const questions = ask.questions.filter((q) => !same(q.human, m.author));
+        return questions.length > 0 || ask.requests.length > 0 ? [{ ...ask, questions }] : [];
+      });
     const named: string[] = [];
+    const refused: string[] = [];
     let drops: Drops = [];
     const eligible = (agent: string) => !has(named, agent) && !has(completed, agent) && canSee(agent, m);
+    // 16.2: an agent the author may not wake is not asked, in any role; it is named in the refusal.
+    const mayWake = (agent: string) => {
+      if (access.mayWake === undefined || has(access.mayWake, agent)) return true;
+      if (!has(refused, agent)) refused.push(agent);
+      return false;
+    };
     const question = (agent: string, reason: Reason) => {
-      if (!eligible(agent)) return;
+      if (!eligible(agent) || !mayWake(agent)) return;
       named.push(agent);
       const base = { agent, reason, about: m.seq, author: m.author, audience: m.audience };
       drops = joinDrops(drops, this.askHuman(room, { ...base, questions: [{ human: m.author, seq: m.seq }] }));
@@ -65,7 +83,7 @@ export class Rules extends Ledger {
       for (const a of this.world.agents) if (awaits(before, a.name, m.author)) question(a.name, 'awaiting');
       for (const agent of m.mentions) question(agent, 'addressed');
       for (const a of this.world.agents) {
-        if (a.activation !== 'always' || !eligible(a.name)) continue;
+        if (a.activation !== 'always' || !eligible(a.name) || !mayWake(a.name)) continue;
         named.push(a.name);
         room.queue.push(
           newAsk({
@@ -78,7 +96,26 @@ export class Rules extends Ledger {
         );
       }
     }
+    if (refused.length > 0) this.tellRefused(room, m.author, access.refused ?? 'user', refused);
     this.dropped(room, drops);
+  }
+
+  /** 16.4: the refused person is told once per room which agents their words do not wake, and why. */
+  tellRefused(room: Room, human: string, why: 'user' | 'channel', agents: readonly string[]): void {
+    if (room.log.some((e) => e.type === 'refusal-told' && same(e.human, human))) return;
+    room.log.push({ type: 'refusal-told', human });
+    this.out.push({ kind: 'tell', room: room.key, human, why, agents: [...agents] });
+  }
+
+  /** What an outsider's message met (coverage only). */
+  private noteOutsider(room: Room, m: Message): void {
+    this.coverage.add("an outsider's message");
+    const before = { ...room, log: room.log.slice(0, -1) };
+    if (room.turn || room.queue.length > 0) this.coverage.add("an outsider's message while the agents worked");
+    if (controlOf(before).holder === 'humans') this.coverage.add("an outsider's message after a hand-back");
+    const awaited = this.world.agents.some((a) => awaits(before, a.name, m.author));
+    const asked = this.open(room.key).some((q) => q.awaited.some((p) => p.kind === 'human' && same(p.name, m.author)));
+    if (awaited || asked) this.coverage.add('an outsider an agent waits for');
   }
 
   /** 2.3: a human's question, merged into the agent's queued ask that answers humans; at most 5 wait. */

@@ -22,6 +22,7 @@ import {
 } from './model-room.js';
 import { joinDrops, Rules } from './model-rules.js';
 import {
+  accessOf,
   dmRoom,
   MAIN,
   type Observed,
@@ -95,9 +96,21 @@ export class ModelSystem implements System {
     if (missed) room.log.push({ type: 'missed' });
     const mentions = humanMentions(this.world, text, addressed);
     const audience = r.audience(room, human, mentions, null);
-    const m = r.record(room, { author: human, kind: 'human', text, mentions, asks: [], audience, edit: false });
+    // Rule 16: stored either way; an outsider's message is history only.
+    const access = accessOf(this.world, room.key, human);
+    const outsider = access.mayWake?.length === 0;
+    const m = r.record(room, {
+      author: human,
+      kind: 'human',
+      text,
+      mentions,
+      asks: [],
+      audience,
+      edit: false,
+      ...(outsider ? { outsider } : {}),
+    });
     room.said.push({ author: human, at: m.at, addressed: [...mentions] });
-    r.human(room, m, text);
+    r.human(room, m, text, access);
   }
 
   /** Rule 11: the catch-up is done; the asks it held run, and the questions it dropped are told in one line. */
@@ -117,7 +130,15 @@ export class ModelSystem implements System {
     const at = late ? original.at + this.world.editWindowMs + 1 : r.now;
     if (this.world.editWindowMs <= 0 || at - original.at > this.world.editWindowMs) return;
     const names = this.world.agents.map((a) => a.name);
-    const wake = extractMentions(text, names).filter((a) => !has(original.addressed, a));
+    const addressed = extractMentions(text, names).filter((a) => !has(original.addressed, a));
+    // 16.2: an edit asks only the agents its author may wake; the others are refused (told once, 16.4).
+    const access = accessOf(this.world, room.key, original.author);
+    const wake = addressed.filter((a) => access.mayWake === undefined || has(access.mayWake, a));
+    const refused = addressed.filter((a) => !has(wake, a));
+    if (refused.length > 0) {
+      r.coverage.add('an edit refused by the access policy');
+      r.tellRefused(room, original.author, access.refused ?? 'user', refused);
+    }
     if (wake.length === 0) return;
     original.addressed.push(...wake);
     r.coverage.add('an edit that woke someone');

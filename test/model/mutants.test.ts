@@ -12,6 +12,7 @@ import {
   keepsWaiting,
   keepsWaitingPosts,
   lineResetsCount,
+  outsiderResetsCount,
   wakesQuoted,
 } from './mutants.js';
 import { check } from './property.js';
@@ -51,6 +52,7 @@ const MUTANTS: ReadonlyArray<readonly [string, Decide]> = [
   ['keeps waiting for a human who has answered', keepsWaiting],
   ['posts "[pass]." as a message', passDotIsMessage],
   ['keeps a waiting reply that /pass or /reset dropped', keepsWaitingPosts],
+  ["lets an outsider's message start the count of agent messages again", outsiderResetsCount],
 ];
 
 describe('the conformance check', () => {
@@ -63,6 +65,7 @@ describe('the conformance check', () => {
     ['forgets who answered a request', forgetsAnswers],
     ['resets the count of agent messages on a bridge line', lineResetsCount],
     ["lets a human's newer message drop other humans' questions", dropsOthersQuestions],
+    ["lets an outsider's message start the count of agent messages again", outsiderResetsCount],
   ] as const)(
     'catches, by the invariants alone, a machine that %s',
     (_, mutant) => {

@@ -83,3 +83,11 @@ export const keepsWaitingPosts: Decide = (setup, state, event, context) => {
     state: { ...decision.state, posts: [...dropped, ...decision.state.posts], current },
   };
 };
+
+/** Rule 16.3 broken: an outsider's message (history only) starts the count of agent messages in a row again. */
+export const outsiderResetsCount: Decide = (setup, state, event, context) => {
+  const decision = decide(setup, state, event, context);
+  const outsider = event.type === 'message' && event.message.kind === 'human' && event.message.mayWake?.length === 0;
+  if (!outsider || decision.state.control.holder !== 'agents') return decision;
+  return withState(decision, (s) => ({ ...s, control: { ...s.control, count: 0 } }));
+};

@@ -27,6 +27,39 @@ export interface World {
   /** EDIT_WAKE window in ms. */
   readonly editWindowMs: number;
   readonly maxToolRounds: number;
+  /** Rule 16: what the access policy says of the humans; absent, everyone may wake every agent. */
+  readonly access?: WorldAccess;
+}
+
+/** The access policy (ACCESS_USERS, ACCESS_CHANNELS, an agent file's `access:`), as the world's humans meet it. */
+export interface WorldAccess {
+  /** Humans the policy lets wake no agent (not on the access list). */
+  readonly outsiders: readonly string[];
+  /** Humans who may wake only these agents (the others' `access:` leaves them out). */
+  readonly only?: Readonly<Record<string, readonly string[]>>;
+  /** Channels outside ACCESS_CHANNELS: nobody's message there wakes an agent. */
+  readonly closed?: readonly string[];
+}
+
+/**
+ * Rule 16.1, the shell's part: what the policy says of a human's message in a room, handed to both sides as the
+ * bridge hands it to the room. A DM is let in or kept out at its door (pairing) before it reaches a room, so the
+ * people who write in a DM room here are the ones let in.
+ */
+export function accessOf(
+  world: World,
+  room: string,
+  human: string,
+): { readonly mayWake?: readonly string[]; readonly refused?: 'user' | 'channel' } {
+  const access = world.access;
+  if (!access || room.startsWith('chat:dm-')) return {};
+  if (access.closed?.includes(room)) return { mayWake: [], refused: 'channel' };
+  const lower = human.toLowerCase();
+  if (access.outsiders.some((h) => h.toLowerCase() === lower)) return { mayWake: [], refused: 'user' };
+  const only = Object.entries(access.only ?? {}).find(([h]) => h.toLowerCase() === lower)?.[1];
+  if (only === undefined) return {};
+  const mayWake = world.agents.filter((a) => only.some((n) => n.toLowerCase() === a.name.toLowerCase()));
+  return mayWake.length === world.agents.length ? {} : { mayWake: mayWake.map((a) => a.name), refused: 'user' };
 }
 
 /** Rooms: two channels and the DMs (`dm:<agent>:<human>`). */
@@ -142,7 +175,15 @@ export type Observed =
       readonly answers: ReadonlyArray<{ participant: string; outcome: string; text: string }>;
     }
   | { readonly kind: 'hand-back'; readonly room: string; readonly reason: string }
-  | { readonly kind: 'action'; readonly result: string };
+  | { readonly kind: 'action'; readonly result: string }
+  /** Rule 16.4: a refused human is told, once per room, which agents their messages do not wake, and why. */
+  | {
+      readonly kind: 'tell';
+      readonly room: string;
+      readonly human: string;
+      readonly why: 'user' | 'channel';
+      readonly agents: readonly string[];
+    };
 
 /**
  * A system under test: the machine (src/room decide), the model (test/model), or the whole bridge on a platform

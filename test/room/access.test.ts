@@ -111,6 +111,29 @@ describe('access (rule 16)', () => {
     expect(told(d.effects)).toEqual([]);
   });
 
+  it('tells the person whose edit a closed channel refused that it is the channel, not them', () => {
+    at += 1000;
+    const edit: RoomEvent = {
+      type: 'edit',
+      now: at + 10,
+      edit: {
+        author: 'alice',
+        authorId: 'id-alice',
+        kind: 'human',
+        text: 'hello @code',
+        platformIds: ['e2'],
+        originalAt: at,
+        at: at + 10,
+        addressedBefore: [],
+        mayWake: [],
+        refused: 'channel',
+      },
+    };
+    const d = run(EMPTY_STATE, edit);
+    expect(asked(d.effects)).toEqual([]);
+    expect(told(d.effects)[0]).toMatchObject({ text: expect.stringContaining('does not answer in this channel') });
+  });
+
   it("wakes no agent by an outsider's edit that newly mentions it", () => {
     const first = run(EMPTY_STATE, said('mallory', 'hello', outsider));
     const edit: RoomEvent = {

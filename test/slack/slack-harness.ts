@@ -116,6 +116,10 @@ export async function startSlackHarness(options: {
   backoff?: Backoff;
   /** The store as every bridge of the harness sees it (default: the harness's store itself). */
   wrapStore?: (store: SqliteStore) => StorePort;
+  /** More people in #general, by name (their display name the same). */
+  humans?: readonly string[];
+  /** People by name whose ids go into ACCESS_USERS. */
+  accessUsers?: readonly string[];
 }): Promise<SlackHarness> {
   const slack = await startFakeSlack();
   const llm = await startFakeOpenAI();
@@ -124,7 +128,10 @@ export async function startSlackHarness(options: {
   for (const agent of options.agents) apps[agent.name] = slack.addApp(agent.name);
   const alice = slack.addHuman('alice', 'Alice Smith');
   const olga = slack.addHuman('olga', 'Olga');
-  const general = slack.addChannel('general', [alice, olga, ...Object.values(apps)]);
+  const others = (options.humans ?? []).map((name) => slack.addHuman(name, name));
+  const general = slack.addChannel('general', [alice, olga, ...others, ...Object.values(apps)]);
+  const everyone = [alice, olga, ...others];
+  const accessUsers = (options.accessUsers ?? []).map((name) => everyone.find((h) => h.name === name)?.id ?? name);
   const config = testConfig({
     agents: options.agents.map(({ control, http, ...agent }) => ({
       ...agent,
@@ -137,6 +144,7 @@ export async function startSlackHarness(options: {
       SLACK_API_URL: slack.apiUrl,
       SLACK_PORT: '0',
       OPERATORS: olga.id,
+      ...(accessUsers.length > 0 ? { ACCESS_USERS: accessUsers.join(',') } : {}),
       ...options.env,
     },
   });
