@@ -515,12 +515,14 @@ class Allowance:
 
     def blind(self, gauge):
         """Whether, since the workspace was last measured, others freed a twentieth of a limit on the file
-        system (its counters may hide that much of the command's growth): time to look."""
+        system (its counters may hide that much of the command's growth): time to look. Not for a limit
+        the workspace was already past (nothing can be written then, and a file system allocating its
+        own blocks after earlier writes must not get the command stopped)."""
         if self.gauge is None or gauge is None:
             return False
         for kind, limit in self.limits.items():
             fell = gauge["fell"][kind] - self.gauge["fell"][kind]
-            if limit and fell >= max(1, limit // WALL_STEP):
+            if limit and self.allowed[kind] == limit and fell >= max(1, limit // WALL_STEP):
                 return True
         return False
 
