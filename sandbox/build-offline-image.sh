@@ -2,6 +2,8 @@
 # Builds the sandbox image without an image registry: debootstrap a minimal Debian
 # into a folder, add the unprivileged `sandbox` user, then `docker import` it.
 # The Debian mirror comes from this machine's apt sources, so no host is written here.
+# When the image exists it is left as it is, but for the command runner: one older than
+# sandbox/runner.py is replaced (a layer of that file; no root or debootstrap needed).
 #
 # Usage: sandbox/build-offline-image.sh [--force] [--print-mirror]
 # Env:   SANDBOX_IMAGE (tag, default roundtable-sandbox:latest), SANDBOX_SUITE (default bookworm),
@@ -92,8 +94,25 @@ for arg in "$@"; do
   esac
 done
 
+# The image exists: bake this checkout's command runner into it when it carries another (an image built
+# before the runner changed), with a layer of that one file; docker alone, no debootstrap and no root.
 if [[ $force -eq 0 ]] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
-  log "image $IMAGE already exists; skipping (use --force to rebuild)"
+  want="$(sha256sum <"$RUNNER_SOURCE" | cut -d' ' -f1)"
+  baked="$(docker run --rm --entrypoint sh "$IMAGE" -c "sha256sum < $RUNNER_PATH 2>/dev/null" | cut -d' ' -f1 || true)"
+  if [[ "$baked" == "$want" ]]; then
+    log "image $IMAGE already exists with this command runner; skipping (use --force to rebuild)"
+    exit 0
+  fi
+  log "image $IMAGE carries another command runner: baking sandbox/runner.py into $IMAGE"
+  staging="$(mktemp -d "${TMPDIR:-/tmp}/roundtable-runner.XXXXXX")"
+  container=""
+  trap 'rm -rf "$staging"; [[ -z "$container" ]] || docker rm -f "$container" >/dev/null' EXIT
+  install -D -m 0644 "$RUNNER_SOURCE" "$staging$RUNNER_PATH"
+  container="$(docker create "$IMAGE")"
+  # The file alone (no folder entries, which would set the modes of / and /usr): docker makes missing folders.
+  tar --numeric-owner --owner=0 --group=0 -C "$staging" -c "${RUNNER_PATH#/}" | docker cp - "$container:/"
+  docker commit --message "roundtable sandbox: command runner $want" "$container" "$IMAGE" >/dev/null
+  log "baked the command runner into $IMAGE"
   exit 0
 fi
 

@@ -106,9 +106,11 @@ export class DiskQuota {
   }
 
   private overNote(used: WorkspaceUsage): string | undefined {
-    if (this.limits.bytes > 0 && used.bytes > this.limits.bytes) {
+    // Full to the byte (the file-size limit refused every write past it): the next command can write nothing either.
+    if (this.limits.bytes > 0 && used.bytes >= this.limits.bytes) {
+      const where = used.bytes > this.limits.bytes ? 'over its' : 'all of its';
       return (
-        `[ERROR: the workspace holds ${sizeLabel(used.bytes)}, over its ${sizeLabel(this.limits.bytes)} limit ` +
+        `[ERROR: the workspace holds ${sizeLabel(used.bytes)}, ${where} ${sizeLabel(this.limits.bytes)} limit ` +
         '(SANDBOX_DISK): writing files is refused until some are removed]'
       );
     }

@@ -44,13 +44,29 @@ A look takes time, and a fast writer (`seq 1 300000 | xargs touch` makes 100,000
 second) would run far past a limit between two. So every GAUGE_INTERVAL (GAUGE_FAST_INTERVAL when a
 limit is near at the rate they grow) the runner also reads the counters of the workspace's file
 system (statvfs: blocks and inodes in use), which cost a few microseconds: the workspace cannot have
-grown by more than the file system has since it was last measured (Allowance.rebase). When that
+grown by more than the counters rose since it was last measured (Allowance.rebase; falls are not
+taken off, see Meter). When that
 growth would take it past an allowance, every watched command is paused (SIGSTOP to its session),
 the workspace is measured to the end, and each command is then stopped or let go on (SIGCONT). The
 file system is shared (other rooms, the host), so its growth is only an upper bound: the measurement
 decides, never the counters; and the time paused is drawn from a budget (PauseBudget). Commands run
 at a lower priority than the runner (nice COMMAND_NICE) so that it gets its turn among their
 processes.
+
+Its turn may still come late: on a busy machine the runner can wait milliseconds for a CPU while a
+writer on the other one fills gigabytes a second. So the kernel keeps a wall that needs no turn: the
+file-size limit (RLIMIT_FSIZE) of the commands' processes. Set to what was left when the command
+started (the bridge's "fsize", the hard limit), it is lowered as the workspace fills: each time the
+file system grew by a twentieth of the allowance (WALL_STEP) into the room the wall leaves, the
+workspace is measured at once (without pausing: a pause cuts short a read under way) and each
+process of the session may then grow a file by what is left plus a margin (WALL_MARGIN) beyond the
+largest it has open for writing, or make a new one that big (wall_session). A measurement counts each
+file at most as large as it is when the wall is set, so the file system's counters, which others
+share, never make a write fail; every complete look sets the wall again (higher when the command
+removed files; never past the hard limit). A write past the wall fails (EFBIG, SIGXFSZ) at once, and
+the margin takes the workspace past the allowance, so the watch then stops the command as usual; a
+write refused whole (fallocate) leaves it full instead. What a late turn lets past is now what the
+open files grew by since the last measurement, plus a wall's worth per new file, not all they write.
 """
 
 import json
@@ -61,6 +77,11 @@ import stat
 import struct
 import sys
 import time
+
+try:
+    import resource
+except ImportError:  # a Python without it: the watch alone holds the allowance
+    resource = None
 
 PROTOCOL = 1
 HEAD_BYTES = 32768
@@ -97,6 +118,10 @@ GAUGE_FAST_INTERVAL = 0.0005
 PAUSE_BURST = 2.0
 # Niceness of the commands, so that the runner (0) is scheduled before them.
 COMMAND_NICE = 10
+# The file-size wall (see wall_session): lowered each time the file system grew by 1/WALL_STEP of the
+# disk allowance into the room it leaves; it lets a file grow past what is left by 1/WALL_MARGIN of it.
+WALL_STEP = 20
+WALL_MARGIN = 64
 
 
 def send(kind, ident, payload=b""):
@@ -232,7 +257,7 @@ class Look:
         self.stop_files = stop_above.get("files", float("inf"))
         self.cost = 0.0
         # The file system's counters as the look starts (see Allowance.suspect).
-        self.gauge = fs_used()
+        self.gauge = METER.read()
         self.started = time.monotonic()
         self.linked = set()
         self.steps = tree.walk(self)
@@ -292,6 +317,41 @@ def fs_used(path=WORKSPACE):
     }
 
 
+class Meter:
+    """The file system's counters, read again and again, as how much each rose in all since the first
+    reading: a fall is not taken off. Others freeing space (another room's rm, a journal releasing what
+    was removed) while a command writes would otherwise hide its growth until the next look; now only
+    a fall between the same two readings as a rise can hide it. Falls are added up apart ("fell"): while
+    others free space as fast as a command writes, the counters barely move, and only a look can tell
+    (Allowance.blind). A reading is {"disk", "files"} (None for a counter the file system does not keep)
+    with "fell" ({"disk", "files"}), or None when the counters cannot be read."""
+
+    def __init__(self):
+        self.last = None
+        self.rose = {"disk": 0, "files": 0}
+        self.fell = {"disk": 0, "files": 0}
+
+    def read(self):
+        used = fs_used()
+        if used is None:
+            return None
+        if self.last is not None:
+            for kind, before in self.last.items():
+                now = used.get(kind)
+                if before is not None and now is not None:
+                    if now > before:
+                        self.rose[kind] += now - before
+                    else:
+                        self.fell[kind] += before - now
+        self.last = used
+        reading = {kind: (rose if used.get(kind) is not None else None) for kind, rose in self.rose.items()}
+        reading["fell"] = dict(self.fell)
+        return reading
+
+
+METER = Meter()
+
+
 def disk_usage(cap=DISK_SCAN_LIMIT):
     """Bytes allocated and entries under the workspace, measured at once."""
     look = TREE.look(cap=cap)
@@ -328,6 +388,49 @@ def signal_session(sid, sig):
                 os.kill(pid, sig)
             except OSError:
                 pass
+
+
+def open_write_size(pid):
+    """The size of the largest regular file `pid` has open for writing (0 when none)."""
+    folder = "/proc/%d/fd" % pid
+    try:
+        fds = os.listdir(folder)
+    except OSError:
+        return 0
+    largest = 0
+    for fd in fds:
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as handle:
+                flags = int(handle.read().split("flags:", 1)[1].split()[0], 8)
+            if flags & os.O_ACCMODE == os.O_RDONLY:
+                continue
+            info = os.stat(folder + "/" + fd)
+        except (OSError, IndexError, ValueError):
+            continue
+        if stat.S_ISREG(info.st_mode):
+            largest = max(largest, info.st_size)
+    return largest
+
+
+def wall_session(sid, room):
+    """Sets the soft file-size limit of each process in session `sid` so that it can grow a file by `room`
+    bytes beyond the largest it has open for writing, and a new file to `room`; never past the hard limit
+    set before the command. Its children inherit it. A file that grows while this runs only gets a
+    higher limit (its size is read after the room was measured)."""
+    if resource is None:
+        return
+    for pid in session_members(sid):
+        if pid == os.getpid():
+            continue
+        try:
+            soft, hard = resource.prlimit(pid, resource.RLIMIT_FSIZE)
+            limit = open_write_size(pid) + max(0, room)
+            if hard != resource.RLIM_INFINITY:
+                limit = min(limit, hard)
+            if limit != soft:
+                resource.prlimit(pid, resource.RLIMIT_FSIZE, (limit, hard))
+        except (OSError, ValueError):
+            continue
 
 
 def kill_session(sid):
@@ -377,9 +480,14 @@ class Allowance:
         # Over a limit already: it may not grow (but may shrink, and the allowance shrinks with it).
         self.allowed = {kind: max(limit, used[kind]) for kind, limit in self.limits.items()}
         self.due = started + WATCH_INTERVAL
-        # The workspace as last known (`base`), and the file system's counters then (`gauge`).
+        # The workspace as last known (`base`), and the file system's counters then (`gauge`, a Meter reading).
         self.base = used
-        self.gauge = fs_used()
+        self.gauge = METER.read()
+        # What the commands' file-size limits let a file grow by (see wall_session), without the margin:
+        # at first what the bridge's cap left; None without a disk limit.
+        self.wall = self.allowed["disk"] - used["disk"] if self.limits["disk"] else None
+        self.margin = self.limits["disk"] // WALL_MARGIN
+        self.step = self.limits["disk"] // WALL_STEP
 
     def room(self, gauge):
         """{kind: what the workspace may still grow by, if the file system's growth since `base` were all
@@ -396,6 +504,37 @@ class Allowance:
     def suspect(self, gauge):
         """Whether the file system grew enough since `base` for the workspace to be past a limit."""
         return any(room < 0 for room in self.room(gauge).values())
+
+    def tighten(self, gauge):
+        """Whether the file system grew by a step into the room the file-size wall leaves: time to measure
+        and lower it."""
+        if self.wall is None or self.wall <= 0:
+            return False
+        room = self.room(gauge).get("disk")
+        return room is not None and room < self.wall - self.step
+
+    def blind(self, gauge):
+        """Whether, since the workspace was last measured, others freed a twentieth of a limit on the file
+        system (its counters may hide that much of the command's growth): time to look. Not for a limit
+        the workspace was already past (nothing can be written then, and a file system allocating its
+        own blocks after earlier writes must not get the command stopped)."""
+        if self.gauge is None or gauge is None:
+            return False
+        for kind, limit in self.limits.items():
+            fell = gauge["fell"][kind] - self.gauge["fell"][kind]
+            if limit and self.allowed[kind] == limit and fell >= max(1, limit // WALL_STEP):
+                return True
+        return False
+
+    def wall_room(self, scan):
+        """The room the file-size wall should leave after complete measurement `scan`, or None to leave it
+        as it is (within a step above). A measurement counts each file as it found it, never larger than
+        it is when the wall is set, so the wall it gives is never lower than what is left (unless the
+        command removed or renamed files while it measured)."""
+        if self.wall is None or scan.stopped_early:
+            return None
+        room = max(0, self.allowed["disk"] - scan.bytes)
+        return room if room < self.wall or room > self.wall + self.step else None
 
     def near(self, gauge, last):
         """Whether, growing as fast as since the `last` reading, the file system could reach that point
@@ -540,6 +679,13 @@ class Job:
         if self.status is None:
             signal_session(self.pid, signal.SIGSTOP if paused else signal.SIGCONT)
 
+    def wall(self, scan):
+        """Lowers or raises the file-size wall of this command's processes after measurement `scan`."""
+        room = self.allowance.wall_room(scan)
+        if room is not None and self.status is None:
+            wall_session(self.pid, room + self.allowance.margin)
+            self.allowance.wall = room
+
     def stop_for(self, kind):
         """The workspace went past a limit while this ran."""
         self.quota_stop = kind
@@ -570,11 +716,15 @@ def stop_above_of(watched):
     return stop_above
 
 
-def verify(watched):
+def verify(watched, pause=True):
     """The file system grew enough for the workspace to be past a limit: pauses these commands,
-    measures the workspace to the end, and stops those past their allowance (the others go on)."""
-    for job in watched:
-        job.pause(True)
+    measures the workspace to the end, and stops those past their allowance (the others go on, their
+    file-size walls set from the measurement). Without `pause` (to lower the walls, see tighten), what
+    they write while it measures may go uncounted, which only leaves their walls that much higher.
+    Returns the CPU time the measurement took."""
+    if pause:
+        for job in watched:
+            job.pause(True)
     try:
         look = TREE.look(cap=max(job.cap for job in watched), stop_above=stop_above_of(watched), exact=True)
         while not look.step(1 << 30):
@@ -585,10 +735,13 @@ def verify(watched):
                 job.stop_for(kind)
             else:
                 job.allowance.rebase(look)
+                job.wall(look)
+        return look.cost
     finally:
-        for job in watched:
-            if job.quota_stop is None:
-                job.pause(False)
+        if pause:
+            for job in watched:
+                if job.quota_stop is None:
+                    job.pause(False)
 
 
 class PauseBudget:
@@ -620,6 +773,7 @@ def main():
     scan = None
     next_scan = 0.0
     next_gauge = 0.0
+    next_wall = 0.0
     pauses = PauseBudget()
     last_gauge = None
     while stdin_open or jobs:
@@ -685,7 +839,7 @@ def main():
 
         watched = [job for job in jobs.values() if job.allowance is not None and job.status is None]
         if watched and time.monotonic() >= next_gauge:
-            gauge = fs_used()
+            gauge = METER.read()
             if any(job.allowance.suspect(gauge) for job in watched) and pauses.available():
                 if scan is not None:
                     scan.close()
@@ -693,6 +847,16 @@ def main():
                 begun = time.monotonic()
                 verify(watched)
                 pauses.spend(time.monotonic() - begun)
+                gauge = None
+            elif time.monotonic() >= next_wall and any(
+                job.allowance.tighten(gauge) or job.allowance.blind(gauge) for job in watched
+            ):
+                if scan is not None:
+                    scan.close()
+                    scan = None
+                # Not paused: a pause cuts short a read under way (dd from /dev/zero writes less than asked).
+                cost = verify(watched, pause=False)
+                next_wall = time.monotonic() + WATCH_COST_FACTOR * cost
                 gauge = None
             fast = gauge is not None and any(job.allowance.near(gauge, last_gauge) for job in watched)
             last_gauge = gauge
@@ -712,6 +876,7 @@ def main():
                             job.stop_for(kind)
                         else:
                             job.allowance.rebase(scan)
+                            job.wall(scan)
                 next_scan = time.monotonic() + max(WATCH_INTERVAL, WATCH_COST_FACTOR * scan.cost)
                 scan = None
     return 0

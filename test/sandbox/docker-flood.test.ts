@@ -9,6 +9,7 @@ const DISK = 100 * MiB;
 const STOPPED_FILES = (limit: number) =>
   `[ERROR: stopped: the workspace went past its limit of ${limit.toLocaleString('en-US')} files and folders (SANDBOX_FILES)`;
 const STOPPED_DISK = '[ERROR: stopped: the workspace went past its 100 MiB disk limit (SANDBOX_DISK)';
+const FULL_DISK = '[ERROR: the workspace holds 100 MiB, all of its 100 MiB limit (SANDBOX_DISK)';
 
 /** Entries below the workspace and KiB it holds, asked of the container (so the same for a folder and a volume). */
 const COUNT = 'echo "$(find . -xdev -mindepth 1 -printf x | wc -c) $(du -skx . | cut -f1)"';
@@ -34,16 +35,24 @@ describe.skipIf(!runDockerTests).each([
     // Far beyond what a flood takes on a loaded machine: the watch must stop it, not the time limit.
     const run = (key: string, command: string) => sandbox.exec(key, command, { timeoutMs: 400_000 });
 
-    /** Runs `flood`, checks it was stopped for `kind` within a tenth of the limit, then that rm and a new command work. */
-    async function expectHeld(key: string, flood: string, kind: 'files' | 'disk'): Promise<void> {
+    /**
+     * Runs `flood`, checks it was stopped for `kind` within a tenth of the limit, then that rm and a new command work.
+     * `whole`: its writes are each all or nothing (fallocate), so the file-size limit may instead refuse every one
+     * past the allowance and leave the workspace full to the byte, the command running to its end.
+     */
+    async function expectHeld(key: string, flood: string, kind: 'files' | 'disk', whole = false): Promise<void> {
       const result = await run(key, `${flood}; echo finished`);
       // The first line: a workspace over a limit adds its note below.
       const [count, kib] = ((await run(key, COUNT)).output.split('\n')[0] ?? '').split(' ').map(Number);
       const held = { files: count ?? Number.NaN, bytes: (kib ?? Number.NaN) * 1024 };
-      expect(result.output, `${flood}: ${held.files} entries, ${held.bytes} bytes`).toContain(
-        kind === 'files' ? STOPPED_FILES(files) : STOPPED_DISK,
-      );
-      expect(result.output).not.toContain('finished');
+      const line = kind === 'files' ? STOPPED_FILES(files) : STOPPED_DISK;
+      if (whole && !result.output.includes(line)) {
+        expect(result.output, `${flood}: ${held.bytes} bytes`).toContain(FULL_DISK);
+        expect(result.output).toContain('File size limit exceeded');
+      } else {
+        expect(result.output, `${flood}: ${held.files} entries, ${held.bytes} bytes`).toContain(line);
+        expect(result.output).not.toContain('finished');
+      }
       // Its one line (a fallocate killed midway on tmpfs gives its blocks back, so what is left may be under the limit).
       expect(result.output.match(/\[ERROR:/g)).toHaveLength(1);
       if (kind === 'files') expect(held.files, `${flood}: entries left`).toBeLessThanOrEqual(files * 1.1);
@@ -77,11 +86,54 @@ describe.skipIf(!runDockerTests).each([
     });
 
     it('stops fallocate file after file within a tenth of SANDBOX_DISK', async () => {
-      await expectHeld('console:flood-fallocate', 'for i in $(seq 1 90); do fallocate -l 4M f$i; done', 'disk');
+      await expectHeld('console:flood-fallocate', 'for i in $(seq 1 90); do fallocate -l 4M f$i; done', 'disk', true);
+    });
+
+    // A busy machine may leave the runner without a CPU for milliseconds while a writer fills gigabytes a second;
+    // here the command freezes its own runner ($PPID) once the runner has lowered the command's file-size limit,
+    // so nothing watches while it writes: only that limit, which the kernel keeps, holds the allowance.
+    it('holds SANDBOX_DISK while the runner gets no CPU at all', async () => {
+      const key = 'console:flood-frozen';
+      const command = [
+        'head -c 90M /dev/zero > a',
+        // Until the limit leaves at most what is left (10 MiB) plus a step (5) and the margin (1.6), in KiB.
+        'for i in $(seq 1 600); do [ "$(ulimit -S -f)" -le 17000 ] && break; sleep 0.05; done',
+        'kill -STOP $PPID',
+        'head -c 50M /dev/zero > b',
+        'kill -CONT $PPID',
+        'sleep 60',
+      ].join('; ');
+      await expectHeld(key, command, 'disk');
+    });
+
+    it('runs to its end a command that comes within a twentieth of SANDBOX_DISK', async () => {
+      const key = 'console:flood-within';
+      const command = 'head -c 60M /dev/zero > a; head -c 35M /dev/zero > b; echo written $(wc -c < b)';
+      expect(await run(key, command)).toEqual({ output: `written ${35 * MiB}\n`, exitCode: 0, timedOut: false });
+      expect(await run(key, 'rm a b && echo removed')).toEqual({ output: 'removed\n', exitCode: 0, timedOut: false });
     });
 
     it('stops many small files within a tenth of SANDBOX_DISK', async () => {
       await expectHeld('console:flood-small', 'head -c 400M /dev/zero | split -b 64K -a 4', 'disk');
+    });
+
+    // Others on the file system free space (another room's rm, a test suite's clean-up) while the command writes: the
+    // file system's counters rise less than the workspace grows, or fall.
+    it('stops many small files within a tenth of SANDBOX_DISK while others free as much beside it', async () => {
+      const beside = mkdtempSync(path.join(parent ?? tmpdir(), 'roundtable-freeing-'));
+      try {
+        const chunk = Buffer.alloc(8 * MiB, 1);
+        for (let i = 0; i < 64; i += 1) writeFileSync(path.join(beside, `big${i}`), chunk);
+        const flood = expectHeld('console:flood-freed', 'head -c 400M /dev/zero | split -b 64K -a 4', 'disk');
+        // 512 MiB freed over about two thirds of a second, while the flood runs.
+        for (let i = 0; i < 64; i += 1) {
+          rmSync(path.join(beside, `big${i}`));
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        await flood;
+      } finally {
+        rmSync(beside, { recursive: true, force: true });
+      }
     });
   },
 );

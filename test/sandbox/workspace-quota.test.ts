@@ -227,6 +227,22 @@ describe('DiskQuota', () => {
     );
   });
 
+  it('says when the workspace holds its whole disk allowance, as the next command can write nothing', async () => {
+    const quota = new DiskQuota(
+      { bytes: 100 * MiB, files: 5000 },
+      hostFolderMeasure(() => '/nowhere'),
+    );
+    // A command whose writes past the allowance the file-size limit refused, each whole (fallocate, one write).
+    expect(await quota.afterCommand('k', { bytes: 100 * MiB, files: 26, complete: true }, undefined)).toBe(
+      '[ERROR: the workspace holds 100 MiB, all of its 100 MiB limit (SANDBOX_DISK): writing files is refused ' +
+        'until some are removed]',
+    );
+    expect((await quota.beforeCommand('k')).fsize).toBe(0);
+    expect(await quota.afterCommand('k', { bytes: 100 * MiB - 4096, files: 26, complete: true }, undefined)).toBe(
+      undefined,
+    );
+  });
+
   it('refuses a file-tool write past either limit before it happens', async () => {
     const dir = folder();
     for (let i = 0; i < 8; i += 1) writeFileSync(path.join(dir, `f${i}`), '');
