@@ -108,3 +108,17 @@ export async function memberMayPost(
   }
   return undefined;
 }
+
+/**
+ * A member's role ids as the bots' caches know them (the server's member list, and every message's member): what a
+ * message fetched by a catch-up, which comes without its author's member, is read with.
+ */
+export function cachedRoles(clients: readonly Client[], userId: string): readonly string[] | undefined {
+  for (const client of clients) {
+    for (const guild of client.guilds.cache.values()) {
+      const member = guild.members.cache.get(userId) as unknown as { _roles?: readonly string[] } | undefined;
+      if (member?._roles) return member._roles;
+    }
+  }
+  return undefined;
+}

@@ -14,7 +14,14 @@ import { splitMessage } from '../shared/split.js';
 import { type StreamClock, systemClock } from '../shared/streaming-post.js';
 import { attachmentFile } from './attachments.js';
 import { CatchUpRooms, fetchMissed } from './catch-up.js';
-import { type ClientSettings, createClient, findTextChannel, memberMayPost, textChannels } from './client.js';
+import {
+  type ClientSettings,
+  cachedRoles,
+  createClient,
+  findTextChannel,
+  memberMayPost,
+  textChannels,
+} from './client.js';
 import { answerByRoute, answerCommand, SentChannels } from './commands.js';
 import {
   DISCORD_MESSAGE_LIMIT,
@@ -349,6 +356,7 @@ export class DiscordAdapter implements ChatAdapter {
       receiver,
       channelName: (id) => this.channelName(id),
       roleName: (id) => this.roleName(id),
+      rolesOf: (id) => cachedRoles(this.clients(), id),
       fileOf: (attachment) =>
         attachmentFile(attachment, {
           apiUrl: this.options.config.settings.DISCORD_API_URL,

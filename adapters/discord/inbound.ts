@@ -174,6 +174,8 @@ export interface InboundContext {
   readonly receiver: string;
   /** A guild channel's name by id, for `<#id>` and channel links (from the receiving client's cache). */
   readonly channelName?: (id: string) => string | undefined;
+  /** A member's role ids from the client's cache, for a message fetched without its member (a catch-up). */
+  readonly rolesOf?: (userId: string) => readonly string[] | undefined;
   /** A guild role's name by id, for `<@&id>` of roles that are not our bots' (from the client's cache). */
   readonly roleName?: (id: string) => string | undefined;
   /** Makes an attachment downloadable; without it, attachments are left out. */
@@ -194,6 +196,12 @@ export function editId(facts: Pick<MessageFacts, 'id' | 'editedAt'>): string {
   return facts.editedAt === undefined ? facts.id : `${facts.id}:edit:${facts.editedAt}`;
 }
 
+/** The author's roles: the message's member's, else (a fetched message) as the cache knows them; none in a DM. */
+function rolesOf(facts: MessageFacts, context: InboundContext): { roles?: readonly string[] } {
+  const roles = facts.authorRoles ?? (facts.isDirect ? undefined : context.rolesOf?.(facts.authorId));
+  return roles && roles.length > 0 ? { roles } : {};
+}
+
 /** Converts a message for the router, or returns null when the router must not see it. */
 export function toInbound(facts: MessageFacts, context: InboundContext): Inbound | null {
   // Only people's messages: joins, pins, boosts and other system messages are not conversation.
@@ -211,7 +219,7 @@ export function toInbound(facts: MessageFacts, context: InboundContext): Inbound
       id: facts.authorId,
       name: context.directory.humanName(facts.authorId) ?? facts.authorName,
       kind: 'human',
-      ...(facts.authorRoles && facts.authorRoles.length > 0 ? { roles: facts.authorRoles } : {}),
+      ...rolesOf(facts, context),
     };
   }
   for (const [id, name] of facts.mentioned) {

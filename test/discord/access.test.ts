@@ -75,6 +75,20 @@ describe('access on Discord', () => {
     expect(h.llm.requests).toHaveLength(4);
   });
 
+  it('reads the roles of a member whose message a catch-up fetched (it comes without its member)', async () => {
+    await start({ ACCESS_ROLES: TEAM_ROLE });
+    const code = h.discord.bot('code-bot');
+    const first = h.discord.humanSays('general', 'tess', `<@${code.id}> hi`);
+    await h.discord.until(() => h.discord.botMessages('general').length >= 2);
+    await h.settle(first.id);
+    await h.down();
+    h.discord.humanSays('general', 'tess', `<@${code.id}> said while you were away`);
+    await h.up();
+    await h.discord.until(() => h.llm.requests.length >= 4);
+    await h.bridge.idle();
+    expect(contents('general').some((text) => text.includes('access list'))).toBe(false);
+  });
+
   it('answers only in the channels ACCESS_CHANNELS names, by #name', async () => {
     await start({ ACCESS_CHANNELS: '#dev' });
     const code = h.discord.bot('code-bot');
