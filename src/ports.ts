@@ -234,6 +234,11 @@ export interface ChatAdapter {
    * them may post there without an operator's approval. Undefined when the platform cannot tell.
    */
   mayPost?(channel: string, userId: string): Promise<boolean | undefined>;
+  /**
+   * Whether a person could write to another (by display name) themselves: they share a room (`room` first: where the
+   * request was made; on Discord a server). Undefined when the platform cannot tell or does not know the name.
+   */
+  mayDirect?(userId: string, to: string, room: string): Promise<boolean | undefined>;
   /** Resolves a channel reference an agent wrote (`#general`, a name, an id) to a room id. */
   resolveChannel?(reference: string): Promise<string | undefined>;
   /** Whether every identity is connected to the platform now (`/healthz`); absent means always. */

@@ -122,3 +122,22 @@ export function cachedRoles(clients: readonly Client[], userId: string): readonl
   }
   return undefined;
 }
+
+/** Whether two people share a server one of the bots is in (there, Discord lets them write to each other). */
+export async function shareServer(
+  clients: readonly Client[],
+  a: string,
+  b: string | undefined,
+): Promise<boolean | undefined> {
+  if (b === undefined) return undefined; // a name the directory does not know
+  for (const client of clients) {
+    for (const guild of client.guilds.cache.values()) {
+      const [first, second] = await Promise.all([
+        guild.members.fetch(a).catch(() => undefined),
+        guild.members.fetch(b).catch(() => undefined),
+      ]);
+      if (first && second) return true;
+    }
+  }
+  return false;
+}

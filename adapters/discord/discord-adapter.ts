@@ -14,14 +14,7 @@ import { splitMessage } from '../shared/split.js';
 import { type StreamClock, systemClock } from '../shared/streaming-post.js';
 import { attachmentFile } from './attachments.js';
 import { CatchUpRooms, fetchMissed } from './catch-up.js';
-import {
-  type ClientSettings,
-  cachedRoles,
-  createClient,
-  findTextChannel,
-  memberMayPost,
-  textChannels,
-} from './client.js';
+import * as kit from './client.js';
 import { answerByRoute, answerCommand, SentChannels } from './commands.js';
 import {
   DISCORD_MESSAGE_LIMIT,
@@ -41,7 +34,7 @@ export interface DiscordAdapterOptions {
   readonly config: Config;
   readonly logger: Logger;
   /** Extra REST options for every client (tests: a high `globalRequestsPerSecond` against the fake). */
-  readonly rest?: ClientSettings['rest'];
+  readonly rest?: kit.ClientSettings['rest'];
   /** Milliseconds before a slow slash command is deferred (default 2000; Discord allows 3000). */
   readonly commandDeferMs?: number;
   /** Least milliseconds between two changes of a streamed reply (default 1000: one edit a second). */
@@ -121,7 +114,7 @@ export class DiscordAdapter implements ChatAdapter {
     const control = controlAgentOf(this.options.config);
     for (const agent of this.options.config.agents) {
       if (!agent.discord) continue;
-      const client = createClient({ api: settings.DISCORD_API_URL, rest: this.options.rest });
+      const client = kit.createClient({ api: settings.DISCORD_API_URL, rest: this.options.rest });
       const identity: Identity = { agent, token: agent.discord.token, client };
       this.identities.push(identity);
       this.wire(identity, identity.agent === control);
@@ -211,15 +204,15 @@ export class DiscordAdapter implements ChatAdapter {
 
   /** `#name`, a name, `<#id>` or an id of a text channel the bots can see. */
   async resolveChannel(reference: string): Promise<string | undefined> {
-    return findTextChannel(this.clients(), reference);
+    return kit.findTextChannel(this.clients(), reference);
   }
 
   /** A member who can view and write in the channel could post there (an agent acting for them may too). */
-  readonly mayPost = (channel: string, userId: string) => memberMayPost(this.clients(), channel, userId);
+  readonly mayPost = (channel: string, userId: string) => kit.memberMayPost(this.clients(), channel, userId);
+  readonly mayDirect = (userId: string, to: string) =>
+    kit.shareServer(this.clients(), userId, this.directory.humanId(to.replace(/^@/, '')));
 
-  private clients(): Client[] {
-    return this.identities.map((identity) => identity.client);
-  }
+  private readonly clients = (): Client[] => this.identities.map((identity) => identity.client);
 
   async typing(channel: string, agent: string): Promise<void> {
     const identity = this.identityOf(agent) ?? this.speaker({ channel, agent: null, text: '' }).identity;
@@ -356,7 +349,7 @@ export class DiscordAdapter implements ChatAdapter {
       receiver,
       channelName: (id) => this.channelName(id),
       roleName: (id) => this.roleName(id),
-      rolesOf: (id) => cachedRoles(this.clients(), id),
+      rolesOf: (id) => kit.cachedRoles(this.clients(), id),
       fileOf: (attachment) =>
         attachmentFile(attachment, {
           apiUrl: this.options.config.settings.DISCORD_API_URL,
@@ -381,7 +374,7 @@ export class DiscordAdapter implements ChatAdapter {
 
   /** The rooms a bot sees: the guild's text channels, and the DMs that are its own. */
   private roomsOf(identity: Identity): { id: string; direct: boolean }[] {
-    const rooms = textChannels(identity.client).map((channel) => ({ id: channel.id, direct: false }));
+    const rooms = kit.textChannels(identity.client).map((channel) => ({ id: channel.id, direct: false }));
     for (const [id, owner] of this.dmOwner) if (owner === identity.agent.name) rooms.push({ id, direct: true });
     return rooms;
   }

@@ -81,3 +81,26 @@ export async function isMember(
   }
   return undefined;
 }
+
+/**
+ * Whether two people share a channel one of the apps is in: the channel given first (where the request was made),
+ * then the apps' channels (the first page of each app's list). Undefined when no app can read members.
+ */
+export async function shareChannel(
+  identities: ReadonlyArray<{ readonly client: webApi.WebClient }>,
+  a: string,
+  b: string | undefined,
+  first: string | undefined,
+): Promise<boolean | undefined> {
+  if (b === undefined) return undefined; // a name the directory does not know
+  const both = async (channel: string) =>
+    (await isMember(identities, channel, a)) === true && (await isMember(identities, channel, b)) === true;
+  if (first && !first.startsWith('D') && (await both(first))) return true;
+  for (const identity of identities) {
+    const list = await identity.client.conversations
+      .list({ types: 'public_channel,private_channel', limit: 200 })
+      .catch(() => undefined);
+    for (const channel of list?.channels ?? []) if (channel.id && (await both(channel.id))) return true;
+  }
+  return false;
+}

@@ -25,7 +25,7 @@ import { ourApp, SLACK, type SlackFile, type SlackMessageEvent, toInbound, userI
 import { type MentionResolver, markdownToMrkdwn } from './mrkdwn.js';
 import { slackTarget } from './posting.js';
 import { Reconnects } from './reconnects.js';
-import { findChannel, isMember, parseRoom } from './rooms.js';
+import { findChannel, isMember, parseRoom, shareChannel } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
 import { startSlackStream } from './streaming.js';
 import { ThreadParents } from './thread-parents.js';
@@ -390,6 +390,8 @@ export class SlackAdapter implements ChatAdapter {
   readonly resolveChannel = (reference: string) => findChannel(this.identities, reference);
   /** A member of a Slack channel may post in it (an agent acting for them may too). */
   readonly mayPost = (channel: string, userId: string) => isMember(this.identities, channel, userId);
+  readonly mayDirect = (userId: string, to: string, room: string) =>
+    shareChannel(this.identities, userId, this.directory.idFor(to.replace(/^@/, '')), room);
 
   /** A DM belongs to one app; only that app can post there. */
   private ownerOf(channel: string): SlackIdentity | undefined {

@@ -53,7 +53,9 @@ describe('approvals on Discord', () => {
     expect(card).toContain(`or an operator may answer with /approve A1 or /deny A1`);
     expect(h.sandbox.calls).toEqual([]);
     const status = await h.discord.slash('data-bot', 'otto', 'general', 'status');
-    expect(status.content).toMatch(/Approval A1: @code's bash waits for @Alice or an operator until \d\d:\d\d:\d\d UTC/);
+    expect(status.content).toMatch(
+      /Approval A1: @code's bash waits for @Alice or an operator until \d\d:\d\d:\d\d UTC/,
+    );
 
     const byCarol = await h.discord.slash('data-bot', 'carol', 'general', 'approve', { id: 'A1' });
     expect(byCarol.content).toBe('Only @Alice (who asked) or an operator can answer A1.');

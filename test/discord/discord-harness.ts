@@ -66,6 +66,10 @@ class ObservedAdapter implements ChatAdapter {
     return this.inner.mayPost?.(channel, userId);
   }
 
+  async mayDirect(userId: string, to: string, room: string): Promise<boolean | undefined> {
+    return this.inner.mayDirect?.(userId, to, room);
+  }
+
   async until(predicate: () => boolean): Promise<void> {
     while (!predicate()) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }

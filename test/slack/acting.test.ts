@@ -63,13 +63,30 @@ describe('acting for someone on Slack', () => {
     expect(said().some((t) => t.includes('Approval needed'))).toBe(false);
   });
 
-  it('sends a DM to someone other than the asker only with an operator, and one to the asker at once', async () => {
-    await start({ name: 'send_dm', arguments: { to: 'Olga', message: 'what is the PIN?' } });
+  it('sends a DM to someone who shares a channel with the asker at once', async () => {
+    await start({ name: 'send_dm', arguments: { to: 'Olga', message: 'the build is green' } });
     const code = h.apps.code;
     if (!code) throw new Error('no app');
-    const asked = h.slack.say(h.alice, h.general, `<@${code.botUserId}> ask olga for the PIN`);
+    // The bridge knows people by the names it has seen them under.
+    await h.settle(h.slack.say(h.olga, h.general, 'morning').ts);
+    const asked = h.slack.say(h.alice, h.general, `<@${code.botUserId}> tell olga`);
+    await h.slack.waitFor(() => said().some((t) => t.startsWith('result:')), 10_000, 'the answer');
+    await h.settle(asked.ts);
+    expect(said().some((t) => t.includes('Approval needed'))).toBe(false);
+    expect(h.slack.workspace.messages.filter((m) => m.text === 'the build is green')).toHaveLength(1);
+  });
+
+  it('sends a DM to someone who shares no channel with the asker only with an operator', async () => {
+    await start({ name: 'send_dm', arguments: { to: 'Zed', message: 'what is the PIN?' } });
+    const code = h.apps.code;
+    if (!code) throw new Error('no app');
+    const zed = h.slack.addHuman('zed', 'Zed');
+    // Zed is known by name from a channel Alice is not in.
+    const elsewhere = h.slack.addChannel('elsewhere', [zed, code]);
+    await h.settle(h.slack.say(zed, elsewhere, 'hello').ts);
+    const asked = h.slack.say(h.alice, h.general, `<@${code.botUserId}> ask zed for the PIN`);
     await h.slack.waitFor(() => said().some((t) => t.includes('Approval needed [A1]')), 10_000, 'the card');
-    expect(said().find((t) => t.includes('Approval needed [A1]'))).toContain('It is a DM to');
+    expect(said().find((t) => t.includes('Approval needed [A1]'))).toContain('who shares no room with');
     const data = h.apps.data;
     if (!data) throw new Error('no app');
     h.slack.slashCommand(data, { command: '/deny', text: 'A1', user: h.olga, channel: h.general });

@@ -65,6 +65,10 @@ class ObservedAdapter implements ChatAdapter {
     return this.inner.mayPost(channel, userId);
   }
 
+  mayDirect(userId: string, to: string, room: string): Promise<boolean | undefined> {
+    return this.inner.mayDirect(userId, to, room);
+  }
+
   tell(channel: string, userId: string, text: string): Promise<boolean> {
     return this.inner.tell(channel, userId, text);
   }

@@ -26,9 +26,12 @@ export async function actingOutside(
   if (tool === 'send_dm') {
     const to = String(given.to ?? '').replace(/^@/, '');
     if (root && same(to, root.name)) return undefined;
-    return root
-      ? `It is a DM to @${to}, and @${root.name} asked`
-      : `It is a DM to @${to}, and no one person asked for it`;
+    if (!root) return `It is a DM to @${to}, and no one person asked for it`;
+    const may = await room.adapter.mayDirect?.(root.id, to, room.channel.split('/')[0] ?? room.channel);
+    if (may === true) return undefined;
+    return may === false
+      ? `It is a DM to @${to}, who shares no room with @${root.name}`
+      : `It is a DM to @${to}, and whether @${root.name} shares a room with them cannot be told`;
   }
   if (tool !== 'send_channel_message') return undefined;
   const reference = String(given.channel ?? '').trim();
