@@ -168,7 +168,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     journal: store.tools,
   });
   const previews = new Previews();
-  const approvals = new Approvals(log);
+  const approvals = new Approvals(log, settings.ACTING_CHECK === 'on');
   const turns = new Turns({
     config,
     llm,

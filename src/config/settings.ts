@@ -112,6 +112,8 @@ const settingsSchema = z.object({
   PAIRING_CODE_MINUTES: int(60, 1, 10_080),
   // Approvals (an agent file's approvals:): how long a card waits before it is a denial
   APPROVAL_TIMEOUT_S: int(1800, 1, MAX_TIMER_S),
+  // An agent posting elsewhere or DMing for someone only where they could themselves, else an operator approves (on)
+  ACTING_CHECK: z.enum(['on', 'off']).default('on'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FILE: filePath.optional(),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),

@@ -52,6 +52,11 @@ function newestRoomMessage(request: ScriptRequest): { role: string; content?: un
   return undefined;
 }
 
+/** A tool's output as the bridge hands it over, inside its untrusted block: the block's body. */
+function blockBody(content: string): string {
+  return content.replace(/^\s*<untrusted [^>\n]*>\n?/, '').replace(/\n?<\/untrusted id="\d+">\s*$/, '');
+}
+
 export function demoReply(request: ScriptRequest): ScriptReply {
   const speaker = speakerOf(request);
   const last = request.messages.at(-1);
@@ -63,7 +68,7 @@ export function demoReply(request: ScriptRequest): ScriptReply {
   }
   if (speaker === 'code' && last?.role === 'tool') {
     return {
-      content: `@data here are the totals (customer,revenue), with the grand total last:\n${text(last).trim()}`,
+      content: `@data here are the totals (customer,revenue), with the grand total last:\n${blockBody(text(last)).trim()}`,
     };
   }
   if (speaker === 'code' && lastText.includes('@code please load sales.csv')) {

@@ -266,7 +266,7 @@ describe('npm run trace:route', () => {
     expect(types).toContain('posted');
     expect(types.filter((type) => type === 'message')).toHaveLength(1);
     for (const event of report.events.filter((e) => e.id !== 0)) expect(event.figures.loopEntries).toBeGreaterThan(0);
-    expect(report.events[0]?.by).toMatch(/^src\/bridge\//);
+    expect(report.events[0]?.by).toMatch(/^src\/(bridge|access)\//);
     expect(report.collaborators.hops.length).toBeLessThan(report.figures.hops.length);
     expect(printed).toMatch(/collaborator level: hops \d+, returns \d+/);
     expect(printed).toMatch(/the loop entered, per event: [\d, ]+ \(goal 1 each\): (met|MISSED)/);

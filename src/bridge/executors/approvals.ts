@@ -36,7 +36,11 @@ export function callText(tool: Tool, args: unknown): string {
 export class Approvals {
   private readonly waiting = new Map<string, (answer: Answer) => void>();
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    /** ACTING_CHECK: an agent acting for someone only where they could themselves (else an operator approves). */
+    private readonly actingCheck = true,
+  ) {}
 
   /** The turn's tools, each call checked against the agent's rules first. */
   wrap(tools: readonly Tool[], rules: ApprovalRules | undefined, where: Where): Tool[] {
@@ -56,7 +60,7 @@ export class Approvals {
     const input = callText(tool, args);
     const { mode, why } = modeFor(rules, tool.name, input);
     if (mode === 'deny') return refused(input, why);
-    const outside = await actingOutside(where.room, where.root, tool.name, args);
+    const outside = this.actingCheck ? await actingOutside(where.room, where.root, tool.name, args) : undefined;
     if (mode === 'off' && !outside) return tool.run(args, context);
     const token = randomUUID();
     const shown = redact(input);

@@ -119,7 +119,12 @@ export class DiscordShell extends BridgeShell {
 
   protected platformConfig() {
     return {
-      env: { DISCORD_API_URL: this.discord.apiURL, OPERATORS: this.discord.human(OPERATOR).id },
+      env: {
+        DISCORD_API_URL: this.discord.apiURL,
+        OPERATORS: this.discord.human(OPERATOR).id,
+        // The model has no approvals: an agent's action with no one human behind it would wait for an operator.
+        ACTING_CHECK: 'off',
+      },
       agent: (name: string) => ({ discord: { token: `tok-${name}`, control: false } }),
     };
   }
