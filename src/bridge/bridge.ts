@@ -266,6 +266,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       return actor;
     },
     receive: (event) => reception.receive(event),
+    caughtUp: (room) => rooms.caughtUp(room),
     abandoned: () => spend.settleDead(),
     commands: () => commands.takeWaiting(),
     note: (note) => rooms.note(note),

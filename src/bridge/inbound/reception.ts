@@ -41,7 +41,7 @@ export class Reception {
 
   constructor(
     private readonly deps: {
-      readonly rooms: Pick<Rooms, 'get'>;
+      readonly rooms: Pick<Rooms, 'get' | 'caughtUp'>;
       readonly store: Pick<RoomStore, 'addressedBy'>;
       readonly uploads: Uploads;
       readonly poster: Pick<Poster, 'settled' | 'beforeStart' | 'isEcho'>;
@@ -207,9 +207,15 @@ export class Reception {
   private heldLeft(room: string, event: Prepared, later: Taken): void {
     if (later !== 'stopped' || this.stopped) return;
     this.deps.log.info({ room, id: event.messageId }, 'its room was given up with the message held: routed again');
-    void this.route(event).catch((error: unknown) =>
-      this.deps.log.error({ err: error, room, id: event.messageId }, 'a held message could not be routed again'),
-    );
+    void this.route(event)
+      .then(async (received) => {
+        // A catch-up's message: its catch-up's end went to the room given up. The room made anew is told it is in,
+        // or its asks would wait for a catch-up's end for good.
+        if (event.missed && (received === 'kept' || received === 'held')) await this.deps.rooms.caughtUp(room);
+      })
+      .catch((error: unknown) =>
+        this.deps.log.error({ err: error, room, id: event.messageId }, 'a held message could not be routed again'),
+      );
   }
 
   /** Holds an event of a room that cannot be opened yet, within the bound (past it, it is lost for this run). */
