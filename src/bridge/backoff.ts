@@ -11,6 +11,11 @@ export function doubling(firstMs: number, ceilingMs: number): Backoff {
   return (tries) => Math.min(ceilingMs, firstMs * 2 ** Math.max(0, Math.min(tries - 1, 30)));
 }
 
+/** The same waits, never more than `ceilingMs`. */
+export function capped(backoff: Backoff, ceilingMs: number): Backoff {
+  return (tries) => Math.min(ceilingMs, backoff(tries));
+}
+
 /** The bridge's waits: 1 s, 2 s, 4 s ... up to a minute between tries. */
 export const DEFAULT_BACKOFF: Backoff = doubling(1000, 60_000);
 

@@ -5,17 +5,18 @@
  */
 import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Backoff, doubling } from '../../src/bridge/backoff.js';
+import { type Backoff, DEFAULT_BACKOFF, doubling } from '../../src/bridge/backoff.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import { StoreError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { registry } from '../../src/metrics.js';
-import type { StorePort } from '../../src/store/port.js';
+import type { StorePort, StoreSignals } from '../../src/store/port.js';
 import { LISTENER_NAME } from '../../src/store/postgres/signals.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { type TestAgent, testConfig } from '../helpers/config.js';
+import { startFaultProxy } from '../helpers/fault-proxy.js';
 import { agentOf, newestOf, situationOf, toolResultsOf } from '../helpers/harness.js';
 import { migratedPostgres } from '../helpers/postgres-suite.js';
 import { SharedPlatform } from '../helpers/shared-platform.js';
@@ -37,6 +38,8 @@ const LEASE_S = 3;
 
 describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
   const running: Array<{ bridge: Bridge; store: PostgresStore }> = [];
+  /** What a test opened beside its replicas (a fault proxy, a store of its own), closed after them. */
+  const closing: Array<{ close(): Promise<void> }> = [];
   let database: string;
   afterEach(async () => {
     llm.respond(() => ({ content: 'on it' }));
@@ -44,6 +47,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       await bridge.stop();
       await store.close();
     }
+    for (const other of closing.splice(0)) await other.close();
     await pg.cluster().dropDatabase(database);
   });
 
@@ -61,6 +65,8 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     readonly wrap?: (store: PostgresStore) => StorePort;
     /** Which rooms are a replica's own (as a terminal room is its process's); every room by default. */
     readonly owns?: (replica: string, channel: string) => boolean;
+    /** The database's URL as the replica reaches it (through a fault proxy); the URL itself by default. */
+    readonly url?: (url: string) => string;
   }
 
   async function replicas(names: string[], options: ReplicaOptions = {}) {
@@ -82,7 +88,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
         },
       });
     const start = async (replica: string, more: ReplicaOptions = options) => {
-      const store = await openPostgresStore(db.url);
+      const store = await openPostgresStore(more.url?.(db.url) ?? db.url);
       const bridge = createBridge({
         config: config(replica, more),
         store: more.wrap?.(store) ?? store,
@@ -108,7 +114,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     };
     const started = [];
     for (const name of names) started.push(await start(name));
-    return { platform, started, start };
+    return { platform, started, start, db };
   }
 
   const ROOMS = Array.from({ length: 6 }, (_, i) => `room${i}`);
@@ -557,7 +563,13 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
 
   it('still takes kept events at its regular look while its listening connection is down, and listens again', async () => {
     // Reconnecting waits 6 s; the regular look comes every second (a lease of 3 s).
-    const { platform, started } = await replicas(['a', 'b'], { backoff: () => 6000 });
+    const slowListener = (store: PostgresStore): StorePort => {
+      const signals: StoreSignals = {
+        listen: (on, options) => store.signals.listen(on, { ...options, backoff: () => 6000 }),
+      };
+      return new Proxy(store, { get: (target, name) => (name === 'signals' ? signals : Reflect.get(target, name)) });
+    };
+    const { platform, started } = await replicas(['a', 'b'], { wrap: slowListener });
     const { store, delay } = await heldRoom(started, platform);
     await until(async () => (await listening(store)) === 2);
     await killListeners(store);
@@ -566,6 +578,26 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     expect(await listening(store)).toBe(0);
     await until(async () => (await listening(store)) === 2);
   });
+
+  it('listens again within seconds of its database answering after an outage of tens of seconds', async () => {
+    // Its tries to connect again fail all through the outage: they must not have grown a minute apart meanwhile.
+    const proxy = await startFaultProxy({ host: '127.0.0.1', port: pg.cluster().port });
+    closing.push(proxy);
+    const { db } = await replicas(['solo'], {
+      backoff: DEFAULT_BACKOFF,
+      url: (url) => url.replace(`:${pg.cluster().port}/`, `:${proxy.port}/`),
+    });
+    const direct = await openPostgresStore(db.url);
+    closing.push(direct);
+    await until(async () => (await listening(direct)) === 1);
+    proxy.cut();
+    await until(async () => (await listening(direct)) === 0);
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    proxy.accept();
+    const back = Date.now();
+    await until(async () => (await listening(direct)) === 1);
+    expect(Date.now() - back).toBeLessThan(6_000);
+  }, 60_000);
 
   it("tells the receiving replica's adapter a message for another replica's room is kept once the inbox has it, and lost when it cannot", async () => {
     const { platform, start } = await replicas(['a']);
