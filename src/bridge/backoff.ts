@@ -24,15 +24,18 @@ export class Pause {
   private timers = new Map<NodeJS.Timeout, () => void>();
   private stopped = false;
 
-  /** Resolves after `ms`, or at once when stopped. */
-  wait(ms: number): Promise<void> {
+  /** Resolves after `ms`, or at once when stopped, or when `until` resolves first. */
+  wait(ms: number, until?: Promise<unknown>): Promise<void> {
     if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const end = () => {
+        clearTimeout(timer);
         this.timers.delete(timer);
         resolve();
-      }, ms);
+      };
+      const timer = setTimeout(end, ms);
       this.timers.set(timer, resolve);
+      void until?.then(end, end);
     });
   }
 

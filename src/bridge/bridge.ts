@@ -142,6 +142,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     max: settings.HELD_MESSAGES_MAX,
     backoff,
     notice: (platform, channel, text) => notices.post(platform, channel, text),
+    ping: () => store.ping(),
     clock,
     log,
   });
@@ -287,6 +288,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     registry,
     handover,
     stoppers: [
+      () => outage.stop(),
       () => reception.stop(),
       () => commands.stop(),
       ...(handed ? [() => handed.stop()] : []),

@@ -672,8 +672,8 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
   });
 
   /**
-   * A store whose database is unreachable while `outage.cut`: no decision commits (what arrives is held) and no lease
-   * renews (past its end, the room is given up with what it held).
+   * A store whose database is unreachable while `outage.cut`: no decision commits (what arrives is held), no lease
+   * renews (past its end, the room is given up with what it held) and the health check fails.
    */
   function outageStore() {
     const outage = { cut: false };
@@ -697,9 +697,19 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
               }
             : Reflect.get(target, name, target),
       });
+      const ping = async () => {
+        if (outage.cut) throw unreachable();
+        return store.ping();
+      };
       return new Proxy(store, {
         get: (target, name) =>
-          name === 'leases' ? leases : name === 'rooms' ? rooms : Reflect.get(target, name, target),
+          name === 'leases'
+            ? leases
+            : name === 'rooms'
+              ? rooms
+              : name === 'ping'
+                ? ping
+                : Reflect.get(target, name, target),
       });
     };
     return { outage, wrap };
@@ -728,6 +738,24 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     await solo.bridge.idle();
     const texts = (await history(solo.store, 'shared', 'room0')).map((m) => m.content);
     expect(texts.filter((text) => text === '@data the question asked in the outage')).toHaveLength(1);
+  }, 60_000);
+
+  it('answers what it held within seconds of the store writing again, however far apart its tries had grown', async () => {
+    // Tries 1, 2, 4, 8 and 16 s apart through a 16 s outage: the room's next try would come 15 s after the store is
+    // back. A lease of a minute: the room is not given up meanwhile.
+    const { outage, wrap } = outageStore();
+    const { platform } = await replicas(['solo'], { wrap, leaseS: 60, backoff: DEFAULT_BACKOFF });
+    llm.respond(() => ({ content: 'answered' }));
+    platform.say('room0', '@data hello before');
+    await until(() => platform.answers('room0').length === 1);
+    outage.cut = true;
+    const held = platform.say('room0', '@data the question asked in the outage');
+    await until(() => platform.receipts.get(`solo:${held}`) === 'held');
+    await new Promise((resolve) => setTimeout(resolve, 16_000));
+    outage.cut = false;
+    const back = Date.now();
+    await until(() => platform.answers('room0').length === 2);
+    expect(Date.now() - back).toBeLessThan(6_000);
   }, 60_000);
 
   it("answers a catch-up's message it held in a store outage that outlasted the lease, and what is asked after", async () => {

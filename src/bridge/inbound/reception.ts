@@ -49,7 +49,7 @@ export class Reception {
       readonly marks: Pick<CatchUpMarks, 'lost'>;
       /** The bridge's own unstored lines (their echoes are not messages). */
       readonly notices: Pick<Notices, 'isNotice'>;
-      readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'release' | 'lost'>;
+      readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'release' | 'lost' | 'back'>;
       readonly clock: () => number;
       readonly log: Logger;
       /** With bridges sharing the store: where events for rooms another bridge serves are kept for it. */
@@ -244,7 +244,7 @@ export class Reception {
     let error = failure;
     let actor: RoomActor | undefined;
     for (let tries = 1; !actor; tries++) {
-      await this.pause.wait(this.deps.outage.failed(place, error, tries));
+      await this.pause.wait(this.deps.outage.failed(place, error, tries), this.deps.outage.back);
       if (this.stopped) return;
       try {
         actor = await this.deps.rooms.get(place.platform, place.channel, directAgent);

@@ -32,7 +32,7 @@ export interface ActorDeps {
   /** Fresh request ids, unique across rooms: the next one, and how many a decision took. */
   readonly ids: { next(): number; took(count: number): void };
   /** Keeps count of what waits while the store fails, and tells the room. */
-  readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'count' | 'release'>;
+  readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'count' | 'release' | 'back'>;
   readonly clock: () => number;
   readonly log: Logger;
   /** Woken after a decision that stored messages is committed (their embedding starts, in the background). */
@@ -216,7 +216,8 @@ export class RoomActor {
         // Nothing was stored and nothing was done: the same event is decided again after the wait.
         const wait = this.deps.outage.failed(this.record, error, tries);
         this.queue.failed(queued);
-        await this.pause.wait(wait);
+        // Or at once when the store is seen writing again.
+        await this.pause.wait(wait, this.deps.outage.back);
         if (this.stopped) return 'stopped';
         continue;
       }
