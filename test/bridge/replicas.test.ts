@@ -599,6 +599,44 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     expect(Date.now() - back).toBeLessThan(6_000);
   }, 60_000);
 
+  it('leaves an event kept for its room in the store until the room stored it: a stop with it held in memory loses nothing', async () => {
+    // Replica a's decisions fail while `cut` (its store cannot write): the kept event it takes is held in its memory.
+    let cut = false;
+    const failing = (store: PostgresStore): StorePort => {
+      const rooms = new Proxy(store.rooms, {
+        get: (target, name) =>
+          name === 'commit'
+            ? async (...args: Parameters<PostgresStore['rooms']['commit']>) => {
+                if (cut) throw new StoreError('Connection terminated unexpectedly', { retryable: true });
+                return target.commit(...args);
+              }
+            : Reflect.get(target, name, target),
+      });
+      return new Proxy(store, {
+        get: (target, name) => (name === 'rooms' ? rooms : Reflect.get(target, name, target)),
+      });
+    };
+    const { platform, started, start } = await replicas(['a'], { wrap: failing });
+    const [a] = started;
+    if (!a) throw new Error('replica a expected');
+    platform.say('room0', '@data first');
+    await until(() => platform.answers('room0').length === 1);
+    const b = await start('b', {});
+    cut = true;
+    const heldNow = async () =>
+      (await registry.getSingleMetric('roundtable_inbound_held')?.get())?.values[0]?.value ?? 0;
+    const given = platform.say('room0', '@data given to b while a cannot write', 'b');
+    await until(() => platform.receipts.get(`b:${given}`) === 'kept');
+    await until(async () => (await heldNow()) > 0);
+    running.splice(running.indexOf(a), 1);
+    await a.bridge.stop();
+    await a.store.close();
+    await until(() => platform.answers('room0').length === 2);
+    const answeredBy = platform.posts.filter((p) => p.channel === 'room0' && p.agent === 'data').map((p) => p.by);
+    expect(answeredBy).toEqual(['a', 'b']);
+    expect(await b.store.inbox.list('b')).toEqual([]);
+  });
+
   it("tells the receiving replica's adapter a message for another replica's room is kept once the inbox has it, and lost when it cannot", async () => {
     const { platform, start } = await replicas(['a']);
     let inboxWrites = true;

@@ -147,9 +147,12 @@ export class Handover {
         taken.push(kept.id);
         continue;
       }
-      if ((await this.deps.receive(event)) === 'elsewhere') continue;
-      taken.push(kept.id);
+      const received = await this.deps.receive(event);
+      if (received === 'elsewhere') continue;
       if (event.missed) missed.add(`${event.platform}:${event.channel}`);
+      // Held in memory (the store cannot write) or not kept: it stays in the store, taken again at the next look (a
+      // copy already stored is then a duplicate), so a stop or a crash meanwhile loses nothing.
+      if (received === 'kept') taken.push(kept.id);
     }
     for (const room of missed) {
       await this.deps
