@@ -74,8 +74,8 @@ export class Reception {
     const { uploads } = this.deps;
     const event: Prepared = uploads.holds(input) ? await uploads.take(input) : input;
     if (this.stopped) return 'lost';
-    // The echo of the bridge's own unstored line (about the store) is not a message.
-    if (event.author.kind === 'agent' && (await this.deps.notices.isNotice(event.messageId))) return 'kept';
+    // The bridge's own unstored line (about the store), its echo or read again by a catch-up, is not a message.
+    if (event.author.kind === 'agent' && (await this.deps.notices.isNotice(event.messageId, event.text))) return 'kept';
     return this.route(event);
   }
 

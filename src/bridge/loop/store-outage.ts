@@ -39,6 +39,18 @@ export const recoveredLine = (kept: number) =>
     ? `The bridge can save messages again; the ${kept === 1 ? 'message' : `${kept} messages`} kept meanwhile ${kept === 1 ? 'is' : 'are'} saved now.`
     : 'The bridge can save messages again.';
 
+const FAILING_LINE =
+  /^The bridge cannot save messages right now \(.*\)\. What is said here is kept and saved as soon as it can be; the agents answer then\.$/s;
+const RECOVERED_LINE =
+  /^The bridge can save messages again(?:; the (?:message|\d+ messages) kept meanwhile (?:is|are) saved now)?\.$/;
+
+/**
+ * Whether a message of the bridge's own identity is one of these lines: read again by a catch-up after a restart
+ * (or by another replica), it is recognised by its words, as the ids of the lines posted are known to the process
+ * that posted them only.
+ */
+export const isOutageLine = (text: string) => FAILING_LINE.test(text) || RECOVERED_LINE.test(text);
+
 export class StoreOutage {
   private heldCount = 0;
   /** Rooms whose store writes fail now; those told about it, and when they were last told. */
