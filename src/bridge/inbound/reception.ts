@@ -89,7 +89,14 @@ export class Reception {
       actor = await this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
     } catch (error) {
       // Another bridge sharing the store serves the room: it receives the message too.
-      if (error instanceof RoomElsewhere) return (await this.keepElsewhere(event)) ? 'elsewhere' : 'lost';
+      if (error instanceof RoomElsewhere) {
+        const failure = await this.keepElsewhere(event);
+        if (failure === undefined) return 'elsewhere';
+        // The store cannot keep it now: held, and kept for that bridge once it can (its room looked up again).
+        if (failure instanceof StoreError && failure.retryable)
+          return this.unopenable({ key, platform: event.platform, channel: event.channel }, event, failure);
+        return 'lost';
+      }
       if (!(error instanceof StoreError && error.retryable)) {
         this.deps.log.error({ err: error, room: key, id: event.messageId }, 'the room could not be opened');
         return 'lost';
@@ -158,20 +165,20 @@ export class Reception {
   /**
    * An event for a room another bridge serves: kept in the store for it (Slack gives it to this bridge alone; on
    * Discord the room's bridge gets it too, and the second copy is a duplicate there). Stored before the adapter
-   * acknowledges it. False when it could not be written.
+   * acknowledges it. Resolves with why it could not be written, if it could not.
    */
-  private async keepElsewhere(event: Inbound): Promise<boolean> {
+  private async keepElsewhere(event: Inbound): Promise<unknown> {
     const { inbox } = this.deps;
-    if (!inbox) return false;
+    if (!inbox) return new Error('no store to keep it in for another bridge');
     try {
       await inbox.put(event.platform, event.channel, event.messageId, JSON.stringify(event), this.deps.clock());
-      return true;
+      return undefined;
     } catch (error) {
       this.deps.log.error(
         { err: error, room: `${event.platform}:${event.channel}` },
         'an event for another bridge could not be kept',
       );
-      return false;
+      return error ?? new Error('the event could not be kept');
     }
   }
 
@@ -251,11 +258,21 @@ export class Reception {
       } catch (next) {
         error = next;
         if (next instanceof RoomElsewhere) {
-          // Another bridge sharing the store took the room meanwhile: what waited is kept for it.
-          const held = waiting.splice(0);
-          this.deps.outage.release(held.length);
+          // Another bridge sharing the store serves the room: what waited is kept for it; what cannot be kept yet
+          // waits on (the store is away), and is tried again.
+          for (let first = waiting[0]; first; first = waiting[0]) {
+            const failure = await this.keepElsewhere(first);
+            if (failure !== undefined && failure instanceof StoreError && failure.retryable) {
+              error = failure;
+              break;
+            }
+            // Kept, or refused for good (logged).
+            waiting.shift();
+            this.deps.outage.release();
+          }
+          if (waiting.length > 0) continue;
+          this.deps.outage.recovered(place, 0);
           this.unopened.delete(place.key);
-          for (const event of held) await this.keepElsewhere(event);
           return;
         }
         if (!(next instanceof StoreError && next.retryable)) {
