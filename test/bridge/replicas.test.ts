@@ -780,6 +780,41 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     expect(texts.filter((text) => text === '@data the question asked in the outage')).toHaveLength(1);
   }, 60_000);
 
+  it('goes on after a decision whose commit went through but whose answer was lost (a connection reset after COMMIT)', async () => {
+    // The reply's record is committed, then the connection drops before the answer comes back: the room tries again,
+    // finds its message stored, and must take the state it committed rather than wait for the post for good.
+    let loseAnswer = true;
+    const wrap = (store: PostgresStore): StorePort => {
+      const rooms = new Proxy(store.rooms, {
+        get: (target, name) =>
+          name === 'commit'
+            ? async (...args: Parameters<PostgresStore['rooms']['commit']>) => {
+                const result = await target.commit(...args);
+                const reply = args[1].some((w) => w.type === 'message' && w.message.kind === 'agent');
+                if (reply && loseAnswer) {
+                  loseAnswer = false;
+                  throw new StoreError('read ECONNRESET', { retryable: true });
+                }
+                return result;
+              }
+            : Reflect.get(target, name, target),
+      });
+      return new Proxy(store, {
+        get: (target, name) => (name === 'rooms' ? rooms : Reflect.get(target, name, target)),
+      });
+    };
+    const { platform, started } = await replicas(['solo'], { wrap });
+    platform.say('room0', '@data first');
+    await until(() => platform.answers('room0').length === 1 && !loseAnswer);
+    platform.say('room0', '@data second');
+    await until(() => platform.answers('room0').length === 2);
+    const [solo] = started;
+    if (!solo) throw new Error('one replica expected');
+    await solo.bridge.idle();
+    const agents = (await history(solo.store, 'shared', 'room0')).filter((m) => m.kind === 'agent');
+    expect(agents.map((m) => m.content)).toEqual(['on it', 'on it']);
+  });
+
   it('answers what it held within seconds of the store writing again, however far apart its tries had grown', async () => {
     // Tries 1, 2, 4, 8 and 16 s apart through a 16 s outage: the room's next try would come 15 s after the store is
     // back. A lease of a minute: the room is not given up meanwhile.
