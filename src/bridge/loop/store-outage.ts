@@ -3,7 +3,8 @@
  * what they could not store in memory and try again (room-actor.ts). This keeps the count of what is held against
  * its bound, tells each room once that its messages wait (and once that they are saved), logs and counts. While a
  * room fails, the store is looked at every PROBE_MS (one health-check write for the bridge): the rooms' tries grow
- * up to a minute apart, and the first look that works after one that failed has every waiting room try at once.
+ * up to a minute apart, and the first look that works after one that failed has every waiting room try again within
+ * a second.
  */
 import { describeError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -82,9 +83,18 @@ export class StoreOutage {
     return this.heldCount;
   }
 
-  /** Resolves the next time the store is seen writing again (a room waiting to try again tries then). */
+  /**
+   * Resolves the next time the store is seen writing again (a room waiting to try again tries then), each waiter at
+   * a random moment within a look's time: with replicas, the rooms each gave up go to both again rather than all to
+   * the one whose look came first.
+   */
   get back(): Promise<void> {
-    return this.writes.promise;
+    return this.writes.promise.then(
+      () =>
+        new Promise<void>((resolve) => {
+          setTimeout(resolve, Math.random() * PROBE_MS).unref();
+        }),
+    );
   }
 
   /** Stops looking at the store (shutdown). */
