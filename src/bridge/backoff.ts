@@ -11,6 +11,11 @@ export function doubling(firstMs: number, ceilingMs: number): Backoff {
   return (tries) => Math.min(ceilingMs, firstMs * 2 ** Math.max(0, Math.min(tries - 1, 30)));
 }
 
+/** The same waits, never more than `ceilingMs`. */
+export function capped(backoff: Backoff, ceilingMs: number): Backoff {
+  return (tries) => Math.min(ceilingMs, backoff(tries));
+}
+
 /** The bridge's waits: 1 s, 2 s, 4 s ... up to a minute between tries. */
 export const DEFAULT_BACKOFF: Backoff = doubling(1000, 60_000);
 
@@ -19,15 +24,18 @@ export class Pause {
   private timers = new Map<NodeJS.Timeout, () => void>();
   private stopped = false;
 
-  /** Resolves after `ms`, or at once when stopped. */
-  wait(ms: number): Promise<void> {
+  /** Resolves after `ms`, or at once when stopped, or when `until` resolves first. */
+  wait(ms: number, until?: Promise<unknown>): Promise<void> {
     if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const end = () => {
+        clearTimeout(timer);
         this.timers.delete(timer);
         resolve();
-      }, ms);
+      };
+      const timer = setTimeout(end, ms);
       this.timers.set(timer, resolve);
+      void until?.then(end, end);
     });
   }
 

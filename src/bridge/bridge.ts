@@ -7,7 +7,7 @@ import { reportSpend } from '../metrics.js';
 import type { AdapterSink, ChatAdapter, Sandbox } from '../ports.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
 import type { StorePort } from '../store/port.js';
-import { type Backoff, DEFAULT_BACKOFF } from './backoff.js';
+import { type Backoff, capped, DEFAULT_BACKOFF } from './backoff.js';
 import { Approvals } from './executors/approvals.js';
 import { BatchTurns } from './executors/batch-turns.js';
 import { Calls } from './executors/calls.js';
@@ -56,6 +56,8 @@ export interface BridgeOptions {
 
 /** Messages kept in a turn's view of its room: the context window, at least. */
 const MIN_WINDOW = 64;
+/** The longest wait between tries at opening the store's listening connection again (replicas). */
+const LISTEN_RETRY_MAX_MS = 2_000;
 
 /** Builds the shell's collaborators, each with only what it needs, in dependency order. */
 export function createBridge(options: BridgeOptions): Bridge {
@@ -155,6 +157,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     max: settings.HELD_MESSAGES_MAX,
     backoff,
     notice: (platform, channel, text) => notices.post(platform, channel, text),
+    ping: () => store.ping(),
     clock,
     log,
   });
@@ -289,6 +292,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       return actor;
     },
     receive: (event) => reception.receive(event),
+    caughtUp: (room) => rooms.caughtUp(room),
     abandoned: () => spend.settleDead(),
     commands: () => commands.takeWaiting(),
     note: (note) => rooms.note(note),
@@ -307,6 +311,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     registry,
     handover,
     stoppers: [
+      () => outage.stop(),
       () => reception.stop(),
       () => commands.stop(),
       ...(handed ? [() => handed.stop()] : []),
@@ -320,6 +325,10 @@ export function createBridge(options: BridgeOptions): Bridge {
     sandbox,
     spend,
     // Replicas on Postgres: a signal makes the handover look at once (its regular look stays, for a missed one).
-    listen: signals && handover ? () => signals.listen(onSignal(handover, handed), { log, backoff }) : undefined,
+    // A wait grown to a minute through a long outage would leave the bridge deaf that long after the database is back.
+    listen:
+      signals && handover
+        ? () => signals.listen(onSignal(handover, handed), { log, backoff: capped(backoff, LISTEN_RETRY_MAX_MS) })
+        : undefined,
   });
 }

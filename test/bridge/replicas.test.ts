@@ -5,17 +5,18 @@
  */
 import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Backoff, doubling } from '../../src/bridge/backoff.js';
+import { type Backoff, DEFAULT_BACKOFF, doubling } from '../../src/bridge/backoff.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import { StoreError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { registry } from '../../src/metrics.js';
-import type { StorePort } from '../../src/store/port.js';
+import type { StorePort, StoreSignals } from '../../src/store/port.js';
 import { LISTENER_NAME } from '../../src/store/postgres/signals.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { type TestAgent, testConfig } from '../helpers/config.js';
+import { startFaultProxy } from '../helpers/fault-proxy.js';
 import { agentOf, newestOf, situationOf, toolResultsOf } from '../helpers/harness.js';
 import { migratedPostgres } from '../helpers/postgres-suite.js';
 import { SharedPlatform } from '../helpers/shared-platform.js';
@@ -37,6 +38,8 @@ const LEASE_S = 3;
 
 describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
   const running: Array<{ bridge: Bridge; store: PostgresStore }> = [];
+  /** What a test opened beside its replicas (a fault proxy, a store of its own), closed after them. */
+  const closing: Array<{ close(): Promise<void> }> = [];
   let database: string;
   afterEach(async () => {
     llm.respond(() => ({ content: 'on it' }));
@@ -44,6 +47,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       await bridge.stop();
       await store.close();
     }
+    for (const other of closing.splice(0)) await other.close();
     await pg.cluster().dropDatabase(database);
   });
 
@@ -61,6 +65,8 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     readonly wrap?: (store: PostgresStore) => StorePort;
     /** Which rooms are a replica's own (as a terminal room is its process's); every room by default. */
     readonly owns?: (replica: string, channel: string) => boolean;
+    /** The database's URL as the replica reaches it (through a fault proxy); the URL itself by default. */
+    readonly url?: (url: string) => string;
   }
 
   async function replicas(names: string[], options: ReplicaOptions = {}) {
@@ -82,7 +88,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
         },
       });
     const start = async (replica: string, more: ReplicaOptions = options) => {
-      const store = await openPostgresStore(db.url);
+      const store = await openPostgresStore(more.url?.(db.url) ?? db.url);
       const bridge = createBridge({
         config: config(replica, more),
         store: more.wrap?.(store) ?? store,
@@ -108,7 +114,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     };
     const started = [];
     for (const name of names) started.push(await start(name));
-    return { platform, started, start };
+    return { platform, started, start, db };
   }
 
   const ROOMS = Array.from({ length: 6 }, (_, i) => `room${i}`);
@@ -252,6 +258,24 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
       expect([...by]).toEqual([held.get(room)]);
     }
     expect(await b.store.inbox.list('nobody')).toEqual([]);
+  });
+
+  it("answers a message another replica's catch-up read for a room this one serves, and what is asked after", async () => {
+    // A replica started again catches up every room, those the other serves too: what it reads there that the other
+    // never stored (a message Slack gave the dead replica alone) is kept for the room's replica, marked as missed.
+    const { platform, started } = await replicas(['a', 'b']);
+    const [, b] = started;
+    if (!b) throw new Error('two replicas expected');
+    platform.say('room0', '@data first');
+    await until(() => platform.answers('room0').length === 1);
+    const holder = (await holders(b.store)).get('room0');
+    const other = holder === 'a' ? 'b' : 'a';
+    platform.say('room0', '@data said while the other replica was away', other, { missed: true });
+    await until(() => platform.answers('room0').length === 2);
+    platform.say('room0', '@data asked after');
+    await until(() => platform.answers('room0').length === 3);
+    const by = new Set(platform.posts.filter((p) => p.channel === 'room0').map((p) => p.by));
+    expect([...by]).toEqual([holder]);
   });
 
   const resumed = (r: Parameters<typeof situationOf>[0]) => /request #\d+ has answered/.test(situationOf(r));
@@ -539,7 +563,13 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
 
   it('still takes kept events at its regular look while its listening connection is down, and listens again', async () => {
     // Reconnecting waits 6 s; the regular look comes every second (a lease of 3 s).
-    const { platform, started } = await replicas(['a', 'b'], { backoff: () => 6000 });
+    const slowListener = (store: PostgresStore): StorePort => {
+      const signals: StoreSignals = {
+        listen: (on, options) => store.signals.listen(on, { ...options, backoff: () => 6000 }),
+      };
+      return new Proxy(store, { get: (target, name) => (name === 'signals' ? signals : Reflect.get(target, name)) });
+    };
+    const { platform, started } = await replicas(['a', 'b'], { wrap: slowListener });
     const { store, delay } = await heldRoom(started, platform);
     await until(async () => (await listening(store)) === 2);
     await killListeners(store);
@@ -549,7 +579,65 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     await until(async () => (await listening(store)) === 2);
   });
 
-  it("tells the receiving replica's adapter a message for another replica's room is kept once the inbox has it, and lost when it cannot", async () => {
+  it('listens again within seconds of its database answering after an outage of tens of seconds', async () => {
+    // Its tries to connect again fail all through the outage: they must not have grown a minute apart meanwhile.
+    const proxy = await startFaultProxy({ host: '127.0.0.1', port: pg.cluster().port });
+    closing.push(proxy);
+    const { db } = await replicas(['solo'], {
+      backoff: DEFAULT_BACKOFF,
+      url: (url) => url.replace(`:${pg.cluster().port}/`, `:${proxy.port}/`),
+    });
+    const direct = await openPostgresStore(db.url);
+    closing.push(direct);
+    await until(async () => (await listening(direct)) === 1);
+    proxy.cut();
+    await until(async () => (await listening(direct)) === 0);
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    proxy.accept();
+    const back = Date.now();
+    await until(async () => (await listening(direct)) === 1);
+    expect(Date.now() - back).toBeLessThan(6_000);
+  }, 60_000);
+
+  it('leaves an event kept for its room in the store until the room stored it: a stop with it held in memory loses nothing', async () => {
+    // Replica a's decisions fail while `cut` (its store cannot write): the kept event it takes is held in its memory.
+    let cut = false;
+    const failing = (store: PostgresStore): StorePort => {
+      const rooms = new Proxy(store.rooms, {
+        get: (target, name) =>
+          name === 'commit'
+            ? async (...args: Parameters<PostgresStore['rooms']['commit']>) => {
+                if (cut) throw new StoreError('Connection terminated unexpectedly', { retryable: true });
+                return target.commit(...args);
+              }
+            : Reflect.get(target, name, target),
+      });
+      return new Proxy(store, {
+        get: (target, name) => (name === 'rooms' ? rooms : Reflect.get(target, name, target)),
+      });
+    };
+    const { platform, started, start } = await replicas(['a'], { wrap: failing });
+    const [a] = started;
+    if (!a) throw new Error('replica a expected');
+    platform.say('room0', '@data first');
+    await until(() => platform.answers('room0').length === 1);
+    const b = await start('b', {});
+    cut = true;
+    const heldNow = async () =>
+      (await registry.getSingleMetric('roundtable_inbound_held')?.get())?.values[0]?.value ?? 0;
+    const given = platform.say('room0', '@data given to b while a cannot write', 'b');
+    await until(() => platform.receipts.get(`b:${given}`) === 'kept');
+    await until(async () => (await heldNow()) > 0);
+    running.splice(running.indexOf(a), 1);
+    await a.bridge.stop();
+    await a.store.close();
+    await until(() => platform.answers('room0').length === 2);
+    const answeredBy = platform.posts.filter((p) => p.channel === 'room0' && p.agent === 'data').map((p) => p.by);
+    expect(answeredBy).toEqual(['a', 'b']);
+    expect(await b.store.inbox.list('b')).toEqual([]);
+  });
+
+  it("tells the receiving replica's adapter a message for another replica's room is kept once the inbox has it, and held until it can", async () => {
     const { platform, start } = await replicas(['a']);
     let inboxWrites = true;
     // Replica b's inbox writes fail on demand, as a database that cannot write fails them.
@@ -559,7 +647,7 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
           get: (target, name) =>
             name === 'put'
               ? async (...args: Parameters<PostgresStore['inbox']['put']>) => {
-                  if (!inboxWrites) throw new Error('the database cannot write');
+                  if (!inboxWrites) throw new StoreError('the database cannot write', { retryable: true });
                   return target.put(...args);
                 }
               : Reflect.get(target, name, target),
@@ -578,10 +666,12 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     await until(() => platform.answers('room0').length === 2);
 
     inboxWrites = false;
-    const lost = platform.say('room0', '@data given to b while its inbox cannot write', 'b');
-    await until(() => platform.receipts.has(`b:${lost}`));
-    // Not acknowledged on Slack: it comes again.
-    expect(platform.receipts.get(`b:${lost}`)).toBe('lost');
+    const held = platform.say('room0', '@data given to b while its inbox cannot write', 'b');
+    await until(() => platform.receipts.has(`b:${held}`));
+    // Not acknowledged on Slack (it comes again), and kept for a once the inbox writes again.
+    expect(platform.receipts.get(`b:${held}`)).toBe('held');
+    inboxWrites = true;
+    await until(() => platform.answers('room0').length === 3);
   });
 
   it('takes up the turn in flight of a room it lost to a store outage and holds again, and answers what came after', async () => {
@@ -621,47 +711,64 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     expect(platform.answers('room0')).toEqual(['later answer', 'later answer']);
   });
 
-  it('stores and answers a message it held in a store outage when the outage outlasts the lease and the room is given up', async () => {
-    // While `cut` the database is unreachable: no decision commits (the message is held) and no lease renews (the
-    // room is given up with the message held). A room on one platform copy only (the web room) has no other source.
-    let cut = false;
+  /**
+   * A store whose database is unreachable while `outage.cut`: no decision commits (what arrives is held), no lease
+   * renews (past its end, the room is given up with what it held) and the health check fails.
+   */
+  function outageStore() {
+    const outage = { cut: false };
     const unreachable = () => new StoreError('Connection terminated unexpectedly', { retryable: true });
-    const { platform, started } = await replicas(['solo'], {
-      wrap: (store) => {
-        const leases = new Proxy(store.leases, {
-          get: (target, name) =>
-            name === 'renew'
-              ? async (...args: Parameters<PostgresStore['leases']['renew']>) => {
-                  if (cut) throw unreachable();
-                  return target.renew(...args);
-                }
-              : Reflect.get(target, name, target),
-        });
-        const rooms = new Proxy(store.rooms, {
-          get: (target, name) =>
-            name === 'commit'
-              ? async (...args: Parameters<PostgresStore['rooms']['commit']>) => {
-                  if (cut) throw unreachable();
-                  return target.commit(...args);
-                }
-              : Reflect.get(target, name, target),
-        });
-        return new Proxy(store, {
-          get: (target, name) =>
-            name === 'leases' ? leases : name === 'rooms' ? rooms : Reflect.get(target, name, target),
-        });
-      },
-    });
+    const wrap = (store: PostgresStore): StorePort => {
+      const leases = new Proxy(store.leases, {
+        get: (target, name) =>
+          name === 'renew'
+            ? async (...args: Parameters<PostgresStore['leases']['renew']>) => {
+                if (outage.cut) throw unreachable();
+                return target.renew(...args);
+              }
+            : Reflect.get(target, name, target),
+      });
+      const rooms = new Proxy(store.rooms, {
+        get: (target, name) =>
+          name === 'commit'
+            ? async (...args: Parameters<PostgresStore['rooms']['commit']>) => {
+                if (outage.cut) throw unreachable();
+                return target.commit(...args);
+              }
+            : Reflect.get(target, name, target),
+      });
+      const ping = async () => {
+        if (outage.cut) throw unreachable();
+        return store.ping();
+      };
+      return new Proxy(store, {
+        get: (target, name) =>
+          name === 'leases'
+            ? leases
+            : name === 'rooms'
+              ? rooms
+              : name === 'ping'
+                ? ping
+                : Reflect.get(target, name, target),
+      });
+    };
+    return { outage, wrap };
+  }
+
+  it('stores and answers a message it held in a store outage when the outage outlasts the lease and the room is given up', async () => {
+    // A room on one platform copy only (the web room) has no other source.
+    const { outage, wrap } = outageStore();
+    const { platform, started } = await replicas(['solo'], { wrap });
     llm.respond(() => ({ content: 'answered' }));
     platform.say('room0', '@data hello before');
     await until(() => platform.answers('room0').length === 1);
-    cut = true;
+    outage.cut = true;
     const held = platform.say('room0', '@data the question asked in the outage');
     await until(() => platform.receipts.has(`solo:${held}`));
     expect(platform.receipts.get(`solo:${held}`)).toBe('held');
     // Past the lease's end: the room is given up with the message held.
     await new Promise((resolve) => setTimeout(resolve, LEASE_S * 1000 + 2500));
-    cut = false;
+    outage.cut = false;
     // Bounded (a busy machine): without it taken up, the held message is never stored nor answered.
     for (const deadline = Date.now() + 20_000; Date.now() < deadline && platform.answers('room0').length < 2; )
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -671,6 +778,81 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     await solo.bridge.idle();
     const texts = (await history(solo.store, 'shared', 'room0')).map((m) => m.content);
     expect(texts.filter((text) => text === '@data the question asked in the outage')).toHaveLength(1);
+  }, 60_000);
+
+  it('goes on after a decision whose commit went through but whose answer was lost (a connection reset after COMMIT)', async () => {
+    // The reply's record is committed, then the connection drops before the answer comes back: the room tries again,
+    // finds its message stored, and must take the state it committed rather than wait for the post for good.
+    let loseAnswer = true;
+    const wrap = (store: PostgresStore): StorePort => {
+      const rooms = new Proxy(store.rooms, {
+        get: (target, name) =>
+          name === 'commit'
+            ? async (...args: Parameters<PostgresStore['rooms']['commit']>) => {
+                const result = await target.commit(...args);
+                const reply = args[1].some((w) => w.type === 'message' && w.message.kind === 'agent');
+                if (reply && loseAnswer) {
+                  loseAnswer = false;
+                  throw new StoreError('read ECONNRESET', { retryable: true });
+                }
+                return result;
+              }
+            : Reflect.get(target, name, target),
+      });
+      return new Proxy(store, {
+        get: (target, name) => (name === 'rooms' ? rooms : Reflect.get(target, name, target)),
+      });
+    };
+    const { platform, started } = await replicas(['solo'], { wrap });
+    platform.say('room0', '@data first');
+    await until(() => platform.answers('room0').length === 1 && !loseAnswer);
+    platform.say('room0', '@data second');
+    await until(() => platform.answers('room0').length === 2);
+    const [solo] = started;
+    if (!solo) throw new Error('one replica expected');
+    await solo.bridge.idle();
+    const agents = (await history(solo.store, 'shared', 'room0')).filter((m) => m.kind === 'agent');
+    expect(agents.map((m) => m.content)).toEqual(['on it', 'on it']);
+  });
+
+  it('answers what it held within seconds of the store writing again, however far apart its tries had grown', async () => {
+    // Tries 1, 2, 4, 8 and 16 s apart through a 16 s outage: the room's next try would come 15 s after the store is
+    // back. A lease of a minute: the room is not given up meanwhile.
+    const { outage, wrap } = outageStore();
+    const { platform } = await replicas(['solo'], { wrap, leaseS: 60, backoff: DEFAULT_BACKOFF });
+    llm.respond(() => ({ content: 'answered' }));
+    platform.say('room0', '@data hello before');
+    await until(() => platform.answers('room0').length === 1);
+    outage.cut = true;
+    const held = platform.say('room0', '@data the question asked in the outage');
+    await until(() => platform.receipts.get(`solo:${held}`) === 'held');
+    await new Promise((resolve) => setTimeout(resolve, 16_000));
+    outage.cut = false;
+    const back = Date.now();
+    await until(() => platform.answers('room0').length === 2);
+    expect(Date.now() - back).toBeLessThan(6_000);
+  }, 60_000);
+
+  it("answers a catch-up's message it held in a store outage that outlasted the lease, and what is asked after", async () => {
+    // The catch-up's end reached the room given up behind the message: the message is routed again to the room made
+    // anew, whose asks would wait for a catch-up's end for good.
+    const { outage, wrap } = outageStore();
+    const { platform } = await replicas(['solo'], { wrap });
+    llm.respond(() => ({ content: 'answered' }));
+    platform.say('room0', '@data hello before');
+    await until(() => platform.answers('room0').length === 1);
+    outage.cut = true;
+    const missed = platform.say('room0', '@data asked while the bridge was away', 'solo', { missed: true });
+    await until(() => platform.receipts.has(`solo:${missed}`));
+    expect(platform.receipts.get(`solo:${missed}`)).toBe('held');
+    platform.caughtUp('solo', 'room0', missed);
+    await new Promise((resolve) => setTimeout(resolve, LEASE_S * 1000 + 2500));
+    outage.cut = false;
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline && platform.answers('room0').length < 2; )
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(platform.answers('room0')).toEqual(['answered', 'answered']);
+    platform.say('room0', '@data asked after');
+    await until(() => platform.answers('room0').length === 3);
   }, 60_000);
 
   it('shows in /status which replica serves the room, and counts the leases it holds', async () => {

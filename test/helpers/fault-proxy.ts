@@ -2,7 +2,8 @@
  * A TCP proxy on 127.0.0.1 between a bridge and its database, that a test can break the way a network partition
  * does: `cut()` destroys every connection mid-stream (a reset, no goodbye), then refuses new ones (reset at once)
  * until `accept()`. `cutAfter(bytes)` cuts the moment the client sends those bytes (a `BEGIN`: a connection is then
- * held in a transaction), so the cut lands mid-transaction rather than between statements.
+ * held in a transaction), so the cut lands mid-transaction rather than between statements. `stall()` keeps every
+ * connection open and lets nothing through either way, as a partition that drops packets does, until `flow()`.
  */
 
 import type { AddressInfo } from 'node:net';
@@ -18,6 +19,9 @@ export interface FaultProxy {
   cutAfter(bytes: string): Promise<number>;
   /** Accepts connections again. */
   accept(): void;
+  /** Lets no byte through, either way, on any connection (open or new) until `flow()`: what is sent is dropped. */
+  stall(): void;
+  flow(): void;
   close(): Promise<void>;
 }
 
@@ -25,6 +29,7 @@ export async function startFaultProxy(target: { host: string; port: number }): P
   const open = new Set<Socket>();
   const clients = new Set<Socket>();
   let refusing = false;
+  let stalled = false;
   let made = 0;
   let armed: { bytes: Buffer; cut: (count: number) => void } | undefined;
   const cut = () => {
@@ -51,8 +56,11 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     };
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
-    upstream.pipe(client);
+    upstream.on('data', (chunk: Buffer) => {
+      if (!stalled) client.write(chunk);
+    });
     client.on('data', (chunk: Buffer) => {
+      if (stalled) return;
       upstream.write(chunk);
       if (armed && chunk.includes(armed.bytes)) {
         const { cut: done } = armed;
@@ -73,6 +81,12 @@ export async function startFaultProxy(target: { host: string; port: number }): P
       }),
     accept: () => {
       refusing = false;
+    },
+    stall: () => {
+      stalled = true;
+    },
+    flow: () => {
+      stalled = false;
     },
     close: async () => {
       armed = undefined;

@@ -61,10 +61,13 @@ export class SharedPlatform {
     };
   }
 
-  /** A human says something in a channel; every connected replica receives it (or only `to`, as Slack does). */
-  say(channel: string, text: string, to?: string): string {
+  /**
+   * A human says something in a channel; every connected replica receives it (or only `to`, as Slack does).
+   * `missed`: it reaches `to` as a catch-up's read does (a message said while that replica was away).
+   */
+  say(channel: string, text: string, to?: string, options: { missed?: boolean } = {}): string {
     const id = `h${this.next++}`;
-    this.deliver(id, channel, { id: 'u1', name: 'alice', kind: 'human' }, text, to);
+    this.deliver(id, channel, { id: 'u1', name: 'alice', kind: 'human' }, text, to, options.missed === true);
     return id;
   }
 
@@ -73,6 +76,11 @@ export class SharedPlatform {
     const sink = this.sinks.get(replica);
     if (!sink) throw new Error(`replica ${replica} is not connected`);
     return sink.command(event);
+  }
+
+  /** A replica's catch-up of a channel is done, up to message `id` (as an adapter reports it). */
+  caughtUp(replica: string, channel: string, id: string): void {
+    this.sinks.get(replica)?.caughtUp?.('shared', channel, id);
   }
 
   /** A replica cut off from the platform: it receives nothing more. */
@@ -86,10 +94,12 @@ export class SharedPlatform {
     author: { id: string; name: string; kind: 'human' | 'agent' },
     text: string,
     to?: string,
+    missed = false,
   ) {
     for (const [replica, sink] of this.sinks) {
       if (to !== undefined && replica !== to) continue;
-      void sink.receive({ platform: 'shared', channel, messageId: id, author, text }).then((receipt) => {
+      const event = { platform: 'shared', channel, messageId: id, author, text, ...(missed ? { missed } : {}) };
+      void sink.receive(event).then((receipt) => {
         this.receipts.set(`${replica}:${id}`, receipt ?? undefined);
       });
     }

@@ -97,6 +97,10 @@ describe('a full disk while the bridge runs', () => {
     await h.bridge.idle();
     expect(await humans(h)).toEqual(['before', 'during 1', 'during 2', 'during 3', 'during 4']);
     expect(h.discord.botMessages('general').map((m) => m.content)).toContain('re: during 4');
+    // The line about the store, read again by the catch-up, is the bridge's own: not an agent's message.
+    expect(lines(h)).toEqual([FULL]);
+    const stored = await history(h.store, 'discord', h.discord.channel('general').id);
+    expect(stored.filter((m) => m.content === FULL)).toEqual([]);
   });
 
   it('keeps at most HELD_MESSAGES_MAX, counts and logs the rest, and reads those again at the next start', async () => {

@@ -5,9 +5,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LeaseKeeper } from '../../src/bridge/replicas/leases.js';
-import { LeaseLostError } from '../../src/errors.js';
+import { LeaseLostError, StoreError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { EMPTY_STATE } from '../../src/room/state.js';
+import { PostgresLeases } from '../../src/store/postgres/leases.js';
+import { createPool } from '../../src/store/postgres/pool.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { migratedPostgres } from '../helpers/postgres-suite.js';
 import { until } from '../helpers/until.js';
@@ -104,6 +106,19 @@ describe.runIf(plan.run)('room leases on Postgres', () => {
     const blocks = await Promise.all([a, b, a, b].map((store) => store.requestIds.reserve()));
     expect(blocks.every((block) => block.count === 1000)).toBe(true);
     expect(blocks.map((block) => block.first).sort((x, y) => x - y)).toEqual([1, 1001, 2001, 3001]);
+  });
+
+  it('fails taking a room while the database is away as a store failure worth another try', async () => {
+    // A room that cannot be taken now is held and tried again; any other failure would drop its message.
+    const away = new PostgresLeases(
+      createPool('postgres://postgres@127.0.0.1:1/away', { timeouts: { connectMs: 500 } }),
+    );
+    const failure = await away.acquire(room, 'a', LONG).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(StoreError);
+    expect((failure as StoreError).retryable).toBe(true);
   });
 
   it('frees a released room at once, and its next holder gets a larger token', async () => {

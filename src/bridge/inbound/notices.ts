@@ -7,6 +7,7 @@ import type { Logger } from '../../log.js';
 import type { ChatAdapter } from '../../ports.js';
 import { redact } from '../../secrets.js';
 import { PRIVATE_PLATFORM } from '../executors/private-rooms.js';
+import { isOutageLine } from '../loop/store-outage.js';
 
 /** Platform ids of the notices posted, kept for their echoes (the newest this many). */
 const KEPT = 200;
@@ -40,8 +41,12 @@ export class Notices {
     return work;
   }
 
-  /** Whether a platform message is the echo of a notice; waits for notices still being posted first. */
-  async isNotice(platformId: string): Promise<boolean> {
+  /**
+   * Whether a message of one of the bridge's identities is the echo of a notice (waits for notices still being posted
+   * first), or a line about the store posted before a restart or by another replica, read again by a catch-up.
+   */
+  async isNotice(platformId: string, text: string): Promise<boolean> {
+    if (isOutageLine(text)) return true;
     if (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     return this.posted.has(platformId);
   }

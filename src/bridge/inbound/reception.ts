@@ -42,7 +42,7 @@ export class Reception {
 
   constructor(
     private readonly deps: {
-      readonly rooms: Pick<Rooms, 'get'>;
+      readonly rooms: Pick<Rooms, 'get' | 'caughtUp'>;
       readonly store: Pick<RoomStore, 'addressedBy'>;
       readonly uploads: Uploads;
       readonly poster: Pick<Poster, 'settled' | 'beforeStart' | 'isEcho'>;
@@ -50,7 +50,7 @@ export class Reception {
       readonly marks: Pick<CatchUpMarks, 'lost'>;
       /** The bridge's own unstored lines (their echoes are not messages). */
       readonly notices: Pick<Notices, 'isNotice'>;
-      readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'release' | 'lost'>;
+      readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'release' | 'lost' | 'back'>;
       /** Who may make the agents act: DMs let in or not, room messages marked with whom they may wake. */
       readonly access?: Pick<AccessGate, 'admitDirect' | 'wakeable'> | undefined;
       readonly clock: () => number;
@@ -86,8 +86,8 @@ export class Reception {
     const { uploads } = this.deps;
     const event: Prepared = uploads.holds(input) ? await uploads.take(input) : input;
     if (this.stopped) return 'lost';
-    // The echo of the bridge's own unstored line (about the store) is not a message.
-    if (event.author.kind === 'agent' && (await this.deps.notices.isNotice(event.messageId))) return 'kept';
+    // The bridge's own unstored line (about the store), its echo or read again by a catch-up, is not a message.
+    if (event.author.kind === 'agent' && (await this.deps.notices.isNotice(event.messageId, event.text))) return 'kept';
     return this.route(event);
   }
 
@@ -101,7 +101,14 @@ export class Reception {
       actor = await this.deps.rooms.get(event.platform, event.channel, event.direct?.agent);
     } catch (error) {
       // Another bridge sharing the store serves the room: it receives the message too.
-      if (error instanceof RoomElsewhere) return (await this.keepElsewhere(event)) ? 'elsewhere' : 'lost';
+      if (error instanceof RoomElsewhere) {
+        const failure = await this.keepElsewhere(event);
+        if (failure === undefined) return 'elsewhere';
+        // The store cannot keep it now: held, and kept for that bridge once it can (its room looked up again).
+        if (failure instanceof StoreError && failure.retryable)
+          return this.unopenable({ key, platform: event.platform, channel: event.channel }, event, failure);
+        return 'lost';
+      }
       if (!(error instanceof StoreError && error.retryable)) {
         this.deps.log.error({ err: error, room: key, id: event.messageId }, 'the room could not be opened');
         return 'lost';
@@ -171,20 +178,20 @@ export class Reception {
   /**
    * An event for a room another bridge serves: kept in the store for it (Slack gives it to this bridge alone; on
    * Discord the room's bridge gets it too, and the second copy is a duplicate there). Stored before the adapter
-   * acknowledges it. False when it could not be written.
+   * acknowledges it. Resolves with why it could not be written, if it could not.
    */
-  private async keepElsewhere(event: Inbound): Promise<boolean> {
+  private async keepElsewhere(event: Inbound): Promise<unknown> {
     const { inbox } = this.deps;
-    if (!inbox) return false;
+    if (!inbox) return new Error('no store to keep it in for another bridge');
     try {
       await inbox.put(event.platform, event.channel, event.messageId, JSON.stringify(event), this.deps.clock());
-      return true;
+      return undefined;
     } catch (error) {
       this.deps.log.error(
         { err: error, room: `${event.platform}:${event.channel}` },
         'an event for another bridge could not be kept',
       );
-      return false;
+      return error ?? new Error('the event could not be kept');
     }
   }
 
@@ -221,9 +228,15 @@ export class Reception {
   private heldLeft(room: string, event: Prepared, later: Taken): void {
     if (later !== 'stopped' || this.stopped) return;
     this.deps.log.info({ room, id: event.messageId }, 'its room was given up with the message held: routed again');
-    void this.route(event).catch((error: unknown) =>
-      this.deps.log.error({ err: error, room, id: event.messageId }, 'a held message could not be routed again'),
-    );
+    void this.route(event)
+      .then(async (received) => {
+        // A catch-up's message: its catch-up's end went to the room given up. The room made anew is told it is in,
+        // or its asks would wait for a catch-up's end for good.
+        if (event.missed && (received === 'kept' || received === 'held')) await this.deps.rooms.caughtUp(room);
+      })
+      .catch((error: unknown) =>
+        this.deps.log.error({ err: error, room, id: event.messageId }, 'a held message could not be routed again'),
+      );
   }
 
   /** Holds an event of a room that cannot be opened yet, within the bound (past it, it is lost for this run). */
@@ -252,18 +265,28 @@ export class Reception {
     let error = failure;
     let actor: RoomActor | undefined;
     for (let tries = 1; !actor; tries++) {
-      await this.pause.wait(this.deps.outage.failed(place, error, tries));
+      await this.pause.wait(this.deps.outage.failed(place, error, tries), this.deps.outage.back);
       if (this.stopped) return;
       try {
         actor = await this.deps.rooms.get(place.platform, place.channel, directAgent);
       } catch (next) {
         error = next;
         if (next instanceof RoomElsewhere) {
-          // Another bridge sharing the store took the room meanwhile: what waited is kept for it.
-          const held = waiting.splice(0);
-          this.deps.outage.release(held.length);
+          // Another bridge sharing the store serves the room: what waited is kept for it; what cannot be kept yet
+          // waits on (the store is away), and is tried again.
+          for (let first = waiting[0]; first; first = waiting[0]) {
+            const failure = await this.keepElsewhere(first);
+            if (failure !== undefined && failure instanceof StoreError && failure.retryable) {
+              error = failure;
+              break;
+            }
+            // Kept, or refused for good (logged).
+            waiting.shift();
+            this.deps.outage.release();
+          }
+          if (waiting.length > 0) continue;
+          this.deps.outage.recovered(place, 0);
           this.unopened.delete(place.key);
-          for (const event of held) await this.keepElsewhere(event);
           return;
         }
         if (!(next instanceof StoreError && next.retryable)) {

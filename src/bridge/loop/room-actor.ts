@@ -32,7 +32,7 @@ export interface ActorDeps {
   /** Fresh request ids, unique across rooms: the next one, and how many a decision took. */
   readonly ids: { next(): number; took(count: number): void };
   /** Keeps count of what waits while the store fails, and tells the room. */
-  readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'count' | 'release'>;
+  readonly outage: Pick<StoreOutage, 'failed' | 'recovered' | 'hold' | 'count' | 'release' | 'back'>;
   readonly clock: () => number;
   readonly log: Logger;
   /** Woken after a decision that stored messages is committed (their embedding starts, in the background). */
@@ -180,21 +180,22 @@ export class RoomActor {
     // Stamped in place (each queued event is the shell's own fresh object): a copy would cost more than the rest.
     const event = queued.event as RoomEvent & { now: number };
     if (queued.event === null) return 'done';
+    // Decided once: each try commits the same decision (nothing else changes the room meanwhile).
+    event.now = this.deps.clock();
+    let decision: Decision;
+    try {
+      decision = decide(this.setup, this.current, event, {
+        nextRequestId: this.deps.ids.next(),
+        idBlock: randomUUID(),
+      });
+    } catch (error) {
+      // A bug in the rules must not take the room down: the event is dropped and the log says which.
+      this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the room could not decide on an event');
+      return 'done';
+    }
+    this.deps.ids.took(decision.requestsOpened);
+    const { writes } = decision;
     for (let tries = 1; ; tries++) {
-      event.now = this.deps.clock();
-      let decision: Decision;
-      try {
-        decision = decide(this.setup, this.current, event, {
-          nextRequestId: this.deps.ids.next(),
-          idBlock: randomUUID(),
-        });
-      } catch (error) {
-        // A bug in the rules must not take the room down: the event is dropped and the log says which.
-        this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the room could not decide on an event');
-        return 'done';
-      }
-      this.deps.ids.took(decision.requestsOpened);
-      const { writes } = decision;
       let result: Awaited<ReturnType<RoomStore['commit']>>;
       const { lease } = this.deps;
       const fence = lease?.fence(this.record.id);
@@ -216,12 +217,15 @@ export class RoomActor {
         // Nothing was stored and nothing was done: the same event is decided again after the wait.
         const wait = this.deps.outage.failed(this.record, error, tries);
         this.queue.failed(queued);
-        await this.pause.wait(wait);
+        // Or at once when the store is seen writing again.
+        await this.pause.wait(wait, this.deps.outage.back);
         if (this.stopped) return 'stopped';
         continue;
       }
       this.queue.recovered(queued);
-      if (result === 'duplicate') return 'duplicate';
+      // A try that failed may have been committed all the same (the connection lost after COMMIT went out): then this
+      // try finds its message stored, and the room goes on from the decision the store has.
+      if (result === 'duplicate' && !(tries > 1 && (await this.committedBefore(decision)))) return 'duplicate';
       if (this.deps.embedding && writes.some((write) => write.type === 'message')) this.deps.embedding.wake();
       if (this.stopped) return 'stopped';
       this.current = decision.state;
@@ -235,6 +239,17 @@ export class RoomActor {
         if (effect.type === 'note') this.deps.notes({ id: effect.id, room: effect.room, note: effect.note });
       }
       return 'done';
+    }
+  }
+
+  /** Whether the store holds `decision` already (it stored a new message, and the room's newest is that one). */
+  private async committedBefore(decision: Decision): Promise<boolean> {
+    if (decision.state.seq === this.current.seq) return false;
+    try {
+      const stored = await this.deps.store.open(this.record.platform, this.record.channel);
+      return stored.state?.seq === decision.state.seq;
+    } catch {
+      return false;
     }
   }
 }

@@ -75,16 +75,19 @@ export class Rooms {
     return actor;
   }
 
-  /** A room by its stored row (after a restart); undefined when its platform is not here or another bridge serves it. */
+  /**
+   * A room by its stored row, made to have its work taken up (after a restart, or from a bridge that left it);
+   * undefined when its platform is not here, another bridge serves it, or it is made here already — on a message for
+   * it since the row was read, which took its work up then (taken up twice, its turn would be answered twice).
+   */
   async adopt(record: RoomRecord): Promise<RoomActor | undefined> {
     const adapter = this.deps.adapters.get(record.platform);
     if (!adapter || (adapter.ownsChannel && !adapter.ownsChannel(record.channel))) return undefined;
-    let actor = this.actors.get(record.key);
-    if (!actor) {
-      if (this.deps.lease && !(await this.deps.lease.take(record.id))) return undefined;
-      actor = this.actors.get(record.key) ?? Promise.resolve(this.make(record, adapter));
-      this.actors.set(record.key, actor);
-    }
+    if (this.actors.has(record.key)) return undefined;
+    if (this.deps.lease && !(await this.deps.lease.take(record.id))) return undefined;
+    if (this.actors.has(record.key)) return undefined;
+    const actor = this.make(record, adapter);
+    this.actors.set(record.key, Promise.resolve(actor));
     return actor;
   }
 

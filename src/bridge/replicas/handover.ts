@@ -28,6 +28,12 @@ export interface HandoverDeps {
   readonly resume: (actor: RoomActor, record: RoomRecord) => Promise<void>;
   /** Takes a kept event as if just received; 'elsewhere' when another bridge serves its room after all. */
   readonly receive: (event: Inbound) => Promise<Received>;
+  /**
+   * Tells a room its catch-up is done (`platform:channel`): the kept events another bridge's catch-up read are all
+   * in, so the asks they made run (a missed message holds the room's asks until then, and this bridge's own catch-up
+   * of the room is long done).
+   */
+  readonly caughtUp: (room: string) => Promise<unknown>;
   /** Spends whole the spending holds of replicas that died (their calls will never be settled). */
   readonly abandoned?: (() => Promise<void>) | undefined;
   /** Takes the operator commands other bridges left for the rooms this one serves, and carries them out. */
@@ -41,7 +47,7 @@ export interface HandoverDeps {
 export function handoverFor(
   store: Pick<StorePort, 'leases' | 'inbox' | 'rooms' | 'tools'>,
   lease: { readonly replica: string } | undefined,
-  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'abandoned' | 'note' | 'commands' | 'log'>,
+  deps: Pick<HandoverDeps, 'ttlMs' | 'adopt' | 'receive' | 'caughtUp' | 'abandoned' | 'note' | 'commands' | 'log'>,
 ): Handover | undefined {
   if (!lease || !store.leases || !store.inbox) return undefined;
   return new Handover({
@@ -130,6 +136,8 @@ export class Handover {
   private async kept(): Promise<void> {
     const { inbox, replica } = this.deps;
     const taken: number[] = [];
+    /** Rooms given events another bridge's catch-up read: told their catch-up is done once those are in. */
+    const missed = new Set<string>();
     for (const kept of await inbox.list(replica)) {
       let event: Inbound;
       try {
@@ -139,7 +147,19 @@ export class Handover {
         taken.push(kept.id);
         continue;
       }
-      if ((await this.deps.receive(event)) !== 'elsewhere') taken.push(kept.id);
+      const received = await this.deps.receive(event);
+      if (received === 'elsewhere') continue;
+      if (event.missed) missed.add(`${event.platform}:${event.channel}`);
+      // Held in memory (the store cannot write) or not kept: it stays in the store, taken again at the next look (a
+      // copy already stored is then a duplicate), so a stop or a crash meanwhile loses nothing.
+      if (received === 'kept') taken.push(kept.id);
+    }
+    for (const room of missed) {
+      await this.deps
+        .caughtUp(room)
+        .catch((error: unknown) =>
+          this.deps.log.warn({ err: error, room }, 'a room could not be told the catch-up kept for it is in'),
+        );
     }
     await inbox.done(taken);
     for (const note of await inbox.notes(replica)) this.deps.note(note);

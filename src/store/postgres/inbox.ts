@@ -8,6 +8,7 @@ import type pg from 'pg';
 import type { Note } from '../../room/events.js';
 import type { InboxEvent, InboxPort, NoteRecord } from '../port.js';
 import { rows, run, statement } from './pool.js';
+import { writeError } from './write-errors.js';
 
 const Q = {
   put: statement(
@@ -43,7 +44,12 @@ export class PostgresInbox implements InboxPort {
   constructor(private readonly pool: pg.Pool) {}
 
   async put(platform: string, channel: string, platformId: string, event: string, at: number): Promise<void> {
-    await run(this.pool, Q.put, [platform, channel, platformId, event, at]);
+    try {
+      await run(this.pool, Q.put, [platform, channel, platformId, event, at]);
+    } catch (error) {
+      // Retryable while the database is away: the receiving bridge holds the event and keeps it later.
+      throw writeError(error);
+    }
   }
 
   async list(holder: string): Promise<InboxEvent[]> {

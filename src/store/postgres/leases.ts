@@ -8,6 +8,7 @@
 import type pg from 'pg';
 import type { Lease, LeasePort } from '../port.js';
 import { rows, statement } from './pool.js';
+import { writeError } from './write-errors.js';
 
 /** The database's clock in ms since the epoch (clock_timestamp: the time of the statement, not of its transaction). */
 export const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
@@ -69,9 +70,17 @@ const lease = (row: LeaseDb): Lease => ({ roomId: row.room_id, token: row.token,
 export class PostgresLeases implements LeasePort {
   constructor(private readonly pool: pg.Pool) {}
 
-  /** Takes (or keeps) a room for `holder` for `ttlMs`; undefined while another holder's lease is live. */
+  /**
+   * Takes (or keeps) a room for `holder` for `ttlMs`; undefined while another holder's lease is live. A failure is a
+   * StoreError (retryable while the database is away: the room's events are held and it is taken again).
+   */
   async acquire(roomId: number, holder: string, ttlMs: number): Promise<Lease | undefined> {
-    const [row] = await rows<LeaseDb>(this.pool, Q.acquire, [roomId, holder, ttlMs]);
+    let row: LeaseDb | undefined;
+    try {
+      [row] = await rows<LeaseDb>(this.pool, Q.acquire, [roomId, holder, ttlMs]);
+    } catch (error) {
+      throw writeError(error);
+    }
     return row ? lease(row) : undefined;
   }
 

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { type Migration, POSTGRES_MIGRATIONS_DIR, pendingMigrations, readMigrations } from '../migrations.js';
-import { borrow } from './pool.js';
+import { borrow, NO_READ_TIMEOUT } from './pool.js';
 
 /**
  * The advisory lock migrations are applied under, so that bridges starting together on one database take turns: the
@@ -33,13 +33,18 @@ export async function migratePostgres(
   const lock = MIGRATION_LOCK.toString();
   const { client, release } = await borrow(pool);
   let broken: Error | undefined;
+  // Waiting for another bridge's migrations, and a migration of a large table, may take long: no statement timeout.
+  // (pg reads a statement's own `query_timeout`; its types do not name it.)
+  const long = (text: string, values: unknown[] = []) =>
+    client.query({ text, values, query_timeout: NO_READ_TIMEOUT } as pg.QueryConfig);
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [lock]);
+    await client.query('SET statement_timeout = 0');
+    await long('SELECT pg_advisory_lock($1)', [lock]);
     await client.query(CREATE_TABLE);
     const done: number[] = [];
     for (const migration of pendingMigrations(migrations, await appliedVersions(client))) {
       await client.query('BEGIN');
-      await client.query(migration.sql);
+      await long(migration.sql);
       await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
         migration.version,
         migration.name,
@@ -49,6 +54,8 @@ export async function migratePostgres(
       done.push(migration.version);
     }
     await client.query('SELECT pg_advisory_unlock($1)', [lock]);
+    // Back to the pool's statement timeout (given at the connection's start).
+    await client.query('RESET statement_timeout');
     return done;
   } catch (error) {
     // The lock and an open transaction belong to the session: closing the connection (rather than pooling it) rolls

@@ -42,9 +42,27 @@ function int8(text: string): number {
 
 const INT8_OID = 20;
 
+/** How long the store waits on the database before a statement fails (and the room holds and tries again). */
+export interface PoolTimeouts {
+  /** A new connection's start-up (a server that accepts and never answers). */
+  readonly connectMs?: number;
+  /** A statement the server runs this long is cancelled by the server (a lock held by a session that hangs). */
+  readonly statementMs?: number;
+  /** A statement whose answer has not come this long fails, and its connection is closed (a partition). */
+  readonly readMs?: number;
+}
+
+export const DEFAULT_TIMEOUTS = { connectMs: 5_000, statementMs: 15_000, readMs: 20_000 } as const;
+/** A dead connection's idle time before TCP keep-alive probes start (the system's default is two hours). */
+const KEEP_ALIVE_AFTER_MS = 10_000;
+/** No read timeout, for the statements that may wait long on purpose (migrations, and their lock). */
+export const NO_READ_TIMEOUT = 2 ** 31 - 1;
+
 export interface PoolOptions {
   /** Connections at most (pg's default: 10). */
   readonly max?: number;
+  /** By default DEFAULT_TIMEOUTS. */
+  readonly timeouts?: PoolTimeouts;
   /**
    * A connection's error (the server restarted, the network dropped it, its backend was ended), idle or handed out:
    * reported, never thrown. The connection is closed; the pool opens another for the next statement.
@@ -56,13 +74,17 @@ export interface PoolOptions {
 export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
   const types = new pg.TypeOverrides();
   types.setTypeParser(INT8_OID, int8);
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const pool = new pg.Pool({
     connectionString: url,
     types,
     max: options.max ?? 10,
     application_name: 'roundtable',
-    connectionTimeoutMillis: 15_000,
+    connectionTimeoutMillis: timeouts.connectMs,
+    statement_timeout: timeouts.statementMs,
+    query_timeout: timeouts.readMs,
     keepAlive: true,
+    keepAliveInitialDelayMillis: KEEP_ALIVE_AFTER_MS,
   });
   // Without a listener, an idle connection's error would end the process (`borrow` reports a held one's here too).
   pool.on('error', (error) => options.onError?.(error));

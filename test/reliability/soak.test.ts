@@ -7,8 +7,8 @@
  * stored once, every question answered once, every room answering a new question, both replicas alive; the seed and
  * the figures (messages, faults, worst answer delay) are printed.
  *
- * About 100 s of faults by default; SOAK_S=600 runs them for 10 minutes, SOAK_SEED=<n> repeats a run and
- * SOAK_SEED=random draws a new one. A
+ * About 100 s of faults by default (part of `npm test`; `npm run soak` runs it alone); SOAK_S=600 runs them for 10
+ * minutes, SOAK_SEED=<n> repeats a run and SOAK_SEED=random draws a new one. A
  * throw-away cluster for this file; outside CI, without Postgres, one line and skipped. SOAK_LOG=1 keeps the
  * replicas' debug logs and prints where.
  */
