@@ -111,6 +111,16 @@ export interface CommandEvent {
   readonly reply?: string;
 }
 
+/**
+ * A button a post carries: an answer to an approval card (rule 17). A click is the command `/<action> <card>` by the
+ * person who clicked, in the room of the message clicked; the room decides whether that person may give it.
+ */
+export interface PostButton {
+  readonly action: 'approve' | 'deny';
+  /** The card's id in its room, such as `A1`. */
+  readonly card: string;
+}
+
 /** A message the bridge asks an adapter to post. */
 export interface Outbound {
   readonly channel: string;
@@ -118,6 +128,11 @@ export interface Outbound {
   readonly agent: string | null;
   /** Text with `@name` mentions; the adapter turns them into platform mentions. */
   readonly text: string;
+  /**
+   * Buttons under the message (an approval card's answers), where the platform has them; an adapter without ignores
+   * them (the text says the command to type).
+   */
+  readonly buttons?: readonly PostButton[] | undefined;
 }
 
 /** How a post is sent. */

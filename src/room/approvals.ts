@@ -81,7 +81,7 @@ export function requestApproval(d: Draft, r: ApprovalRequest): void {
     status: 'waiting',
   };
   d.set({ approvals: [...pendings(d), approval], nextApproval: number + 1 });
-  d.line(card(approval, timeoutMs));
+  d.post({ agent: null, text: card(approval, timeoutMs), purpose: 'line', card: { id: approval.id } });
   d.effect({ type: 'approval-timer', at: approval.expiresAt, id: approval.id });
 }
 
