@@ -17,10 +17,10 @@ const lastTool = (request: RecordedRequest) => {
   return last?.role === 'tool' ? dataOf(last.content) : undefined;
 };
 
-async function start(command: string): Promise<void> {
+async function start(command: string, options: { http?: boolean } = {}): Promise<void> {
   h = await startSlackHarness({
     agents: [
-      { name: 'data', activation: 'mention', control: true },
+      { name: 'data', activation: 'mention', control: true, http: options.http ?? false },
       {
         name: 'code',
         activation: 'mention',
@@ -147,5 +147,31 @@ describe('approval buttons on Slack', () => {
     expect(clicked).toEqual(ephemeral('That message is not an approval card.'));
     expect(h.sandbox.calls).toEqual([]);
     expect(h.llm.requests).toEqual([]);
+  });
+
+  it('takes a click over HTTP (a signed form post with payload=) as over Socket Mode', async () => {
+    await start('rm -rf build', { http: true });
+    const { card, asked } = await cardAsked();
+    expect(await click(h.alice, card, 'rt_approve')).toEqual(ephemeral('A1 approved.'));
+    await h.settle(asked.ts);
+    await h.slack.waitFor(() => h.sandbox.calls.length === 1, 10_000, 'the run');
+    const delivered = h.slack.deliveries.filter((d) => d.type === 'interactive');
+    expect(delivered.map((d) => h.slack.httpResults.find((r) => r.envelopeId === d.envelopeId)?.status)).toEqual([200]);
+  });
+
+  it('answers a click on a card in a DM through the DM’s own app, in that private room', async () => {
+    await start('rm -rf build');
+    const dm = h.slack.dm(app('code'), h.alice);
+    const asked = h.slack.say(h.alice, dm, 'clean the build folder');
+    const card = await h.slack.waitFor(
+      () => h.slack.posts(dm).find((m) => m.text.startsWith('Approval needed [A1]')),
+      10_000,
+      'the card',
+    );
+    expect(card.botId).toBe(app('code').botId);
+    expect(await click(h.alice, card, 'rt_approve', { by: app('code') })).toEqual(ephemeral('A1 approved.'));
+    await h.settle(asked.ts);
+    await h.slack.waitFor(() => h.sandbox.calls.length === 1, 10_000, 'the run');
+    expect(h.sandbox.calls.map((c) => c.command)).toEqual(['rm -rf build']);
   });
 });
