@@ -82,7 +82,10 @@ export type CommandName =
   | 'approve'
   | 'deny';
 
-/** An operator command (`/pass`, `/reset`, `/status`, `/privacy`) issued in a room. */
+/**
+ * A command (`/pass`, `/reset`, `/status`, `/approve A1`, …) issued in a room: typed, or a click on a card's button
+ * (`PostButton`), which is the same command by the person who clicked.
+ */
 export interface CommandEvent {
   readonly platform: string;
   readonly channel: string;
@@ -100,8 +103,8 @@ export interface CommandEvent {
    */
   readonly fromConsole?: boolean;
   /**
-   * The platform's id of this command (a Discord interaction's id, a Slack command's trigger_id), where several
-   * bridges sharing a store may receive it: it is carried out once, and answered by the bridge that claimed it.
+   * The platform's id of this command (a Discord interaction's id, a Slack command's or click's trigger_id), where
+   * several bridges sharing a store may receive it: it is carried out once, and answered by the bridge that claimed it.
    */
   readonly id?: string;
   /**
