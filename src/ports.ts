@@ -82,7 +82,10 @@ export type CommandName =
   | 'approve'
   | 'deny';
 
-/** An operator command (`/pass`, `/reset`, `/status`, `/privacy`) issued in a room. */
+/**
+ * A command (`/pass`, `/reset`, `/status`, `/approve A1`, …) issued in a room: typed, or a click on a card's button
+ * (`PostButton`), which is the same command by the person who clicked.
+ */
 export interface CommandEvent {
   readonly platform: string;
   readonly channel: string;
@@ -100,8 +103,8 @@ export interface CommandEvent {
    */
   readonly fromConsole?: boolean;
   /**
-   * The platform's id of this command (a Discord interaction's id, a Slack command's trigger_id), where several
-   * bridges sharing a store may receive it: it is carried out once, and answered by the bridge that claimed it.
+   * The platform's id of this command (a Discord interaction's id, a Slack command's or click's trigger_id), where
+   * several bridges sharing a store may receive it: it is carried out once, and answered by the bridge that claimed it.
    */
   readonly id?: string;
   /**
@@ -111,6 +114,16 @@ export interface CommandEvent {
   readonly reply?: string;
 }
 
+/**
+ * A button a post carries: an answer to an approval card (rule 17). A click is the command `/<action> <card>` by the
+ * person who clicked, in the room of the message clicked; the room decides whether that person may give it.
+ */
+export interface PostButton {
+  readonly action: 'approve' | 'deny';
+  /** The card's id in its room, such as `A1`. */
+  readonly card: string;
+}
+
 /** A message the bridge asks an adapter to post. */
 export interface Outbound {
   readonly channel: string;
@@ -118,6 +131,11 @@ export interface Outbound {
   readonly agent: string | null;
   /** Text with `@name` mentions; the adapter turns them into platform mentions. */
   readonly text: string;
+  /**
+   * Buttons under the message (an approval card's answers), where the platform has them; an adapter without ignores
+   * them (the text says the command to type).
+   */
+  readonly buttons?: readonly PostButton[] | undefined;
 }
 
 /** How a post is sent. */

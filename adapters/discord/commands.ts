@@ -12,6 +12,7 @@ import {
   PermissionFlagsBits,
   type REST,
   type RESTPutAPIApplicationCommandsJSONBody,
+  type RepliableInteraction,
   Routes,
 } from 'discord.js';
 import { AdapterError } from '../../src/errors.js';
@@ -187,10 +188,21 @@ export async function answerCommand(interaction: ChatInputCommandInteraction, co
     // Another bridge can answer through the interaction's webhook (for 15 minutes) should this one be gone.
     reply: JSON.stringify({ application: interaction.applicationId, token: interaction.token }),
   };
-  const answer = context.sink.command(event);
+  await respond(interaction, context.sink.command(event), context.deferAfterMs);
+}
+
+/**
+ * Answers an interaction ephemerally with the bridge's answer to its command: at once when it comes within
+ * `deferAfterMs`, else deferred and edited in; nothing when another bridge claimed the command (it answers).
+ */
+export async function respond(
+  interaction: RepliableInteraction,
+  answer: Promise<string | undefined>,
+  deferAfterMs = DEFER_AFTER_MS,
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const slow = new Promise<'slow'>((resolve) => {
-    timer = setTimeout(() => resolve('slow'), context.deferAfterMs ?? DEFER_AFTER_MS);
+    timer = setTimeout(() => resolve('slow'), deferAfterMs);
   });
   const first = await Promise.race([answer, slow]);
   clearTimeout(timer);

@@ -13,6 +13,7 @@ import { SeenIds } from '../shared/seen-ids.js';
 import { splitMessage } from '../shared/split.js';
 import { type StreamClock, systemClock } from '../shared/streaming-post.js';
 import { attachmentFile } from './attachments.js';
+import { type ButtonContext, componentsOf, listenForClicks } from './buttons.js';
 import { CatchUpRooms, fetchMissed } from './catch-up.js';
 import * as kit from './client.js';
 import { answerByRoute, answerCommand, SentChannels } from './commands.js';
@@ -79,6 +80,8 @@ export class DiscordAdapter implements ChatAdapter {
   private readonly allowedBots: ReadonlySet<string>;
   private readonly operators: ReadonlySet<string>;
   private sink: AdapterSink | undefined;
+  /** What a click on a card's button needs. */
+  private readonly clicks: ButtonContext;
   /** Interactions' `channel_id` as sent, for interactions without a `channel` object. */
   private readonly interactionChannels = new SentChannels();
   /**
@@ -91,6 +94,7 @@ export class DiscordAdapter implements ChatAdapter {
     const { settings } = options.config;
     this.allowedBots = new Set(settings.DISCORD_ALLOWED_BOTS);
     this.operators = new Set(settings.OPERATORS);
+    this.clicks = { sink: () => this.sink, operators: this.operators, deferMs: options.commandDeferMs, log: this.log };
     if (settings.DISCORD_STREAM === 'edit') this.stream = (channel, agent) => this.openStream(channel, agent);
     this.catchUps = new CatchUpRooms({ sink: () => this.sink, max: settings.CATCHUP_MAX, log: this.log });
     this.hold = new CatchUpHold({ log: this.log });
@@ -157,7 +161,7 @@ export class DiscordAdapter implements ChatAdapter {
   async post(message: Outbound, options: PostOptions = {}): Promise<Posted> {
     const { identity, prefix } = this.speaker(message);
     const text = namesToMentions(prefix + message.text, this.directory);
-    const target = discordTarget(identity.client, message.channel, ALLOWED_MENTIONS);
+    const target = discordTarget(identity.client, message.channel, ALLOWED_MENTIONS, componentsOf(message.buttons));
     const { ids, error } = await this.poster.reply(target, text, prefix + message.text, options);
     // A reply cut short by a refusal is posted as far as it went (the log says where it stopped); one cut short by a
     // failure that passes is tried again (the chunks already posted are found by their nonces, not posted twice).
@@ -284,6 +288,7 @@ export class DiscordAdapter implements ChatAdapter {
       // The first READY is covered by start(); a later one follows a session Discord would not resume.
       if (!this.starting) void this.catchUp(identity);
     });
+    listenForClicks(client, agent.name, this.clicks);
     if (isControl) {
       client.on(Events.Raw, (packet) => this.interactionChannels.note(packet));
       client.on(Events.InteractionCreate, (interaction) => {

@@ -17,21 +17,25 @@ const LOOK_BACK_MS = 60_000;
 /** Pages of 100 recent messages read when looking for a resent post. */
 const LOOK_PAGES = 3;
 
-/** Posting through one bot in one channel; `mentions` is the `allowed_mentions` of every message. */
-export function discordTarget(client: Client, channel: string, mentions: object): ReplyTarget {
-  const body = (content: string, key: string | undefined) => ({
+/**
+ * Posting through one bot in one channel; `mentions` is the `allowed_mentions` of every message, `components` (a
+ * card's buttons) go under the last part.
+ */
+export function discordTarget(client: Client, channel: string, mentions: object, components?: object[]): ReplyTarget {
+  const body = (content: string, key: string | undefined, last = false) => ({
     content,
     nonce: key ?? randomBytes(9).toString('hex'),
     enforce_nonce: true,
     allowed_mentions: mentions,
+    ...(last && components ? { components } : {}),
   });
   return {
     room: channel,
     limit: DISCORD_MESSAGE_LIMIT,
     fileLimitBytes: FILE_LIMIT_BYTES,
-    send: async (text, key, signal) => {
+    send: async (text, key, signal, last) => {
       const posted = (await client.rest.post(Routes.channelMessages(channel), {
-        body: body(text, key),
+        body: body(text, key, last),
         ...(signal ? { signal } : {}),
       })) as APIMessage;
       return posted.id;

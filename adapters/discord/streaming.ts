@@ -53,7 +53,7 @@ export class DiscordStreams {
       clock: this.deps.clock,
       logger: this.deps.log,
       transport: {
-        create: (content) => discordTarget(client, channel, NO_MENTIONS).send(content, undefined, undefined),
+        create: (content) => discordTarget(client, channel, NO_MENTIONS).send(content, undefined, undefined, true),
         edit: async (id, content) => {
           await client.rest.patch(Routes.channelMessage(channel, id), {
             body: { content, allowed_mentions: NO_MENTIONS },

@@ -34,8 +34,14 @@ export interface ReplyTarget {
   /**
    * Posts one message and returns its id (undefined: the platform did not say). `key` names this post across
    * resends of the same outbox entry (undefined: the post has no key), for platforms that deduplicate by it.
+   * `last`: the post's last part (a card's buttons go under it).
    */
-  send(text: string, key: string | undefined, signal: AbortSignal | undefined): Promise<string | undefined>;
+  send(
+    text: string,
+    key: string | undefined,
+    signal: AbortSignal | undefined,
+    last: boolean,
+  ): Promise<string | undefined>;
   /** Posts `note` with `file` attached; returns the message's id when the platform says which one it is. */
   attach(
     note: string,
@@ -125,7 +131,7 @@ export class ReplyPoster {
           continue;
         }
         options.signal?.throwIfAborted();
-        const id = await target.send(chunk, postKey(options.key, index), options.signal);
+        const id = await target.send(chunk, postKey(options.key, index), options.signal, index === chunks.length - 1);
         if (id !== undefined) ids.push(id);
       }
     } catch (error) {

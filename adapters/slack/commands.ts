@@ -7,6 +7,7 @@ import type { SlashCommand } from '@slack/bolt';
 import { AdapterError, describeError } from '../../src/errors.js';
 import type { AdapterSink, CommandName } from '../../src/ports.js';
 import { splitMessage } from '../shared/split.js';
+import { type CardClick, clickCommand } from './buttons.js';
 import { SLACK } from './inbound.js';
 import { SLACK_MESSAGE_LIMIT } from './posting.js';
 
@@ -64,6 +65,25 @@ export class SlackCommands {
     const where = target.room !== command.channel_id ? 'In the latest thread here: ' : '';
     // A long answer (a /status with many agents) is split, never cut.
     for (const part of splitMessage(where + answer, SLACK_MESSAGE_LIMIT)) await respond(part);
+  }
+
+  /** A click on a card's button (to the app `botId`): its command, in the card's room, answered to the clicker. */
+  async click(
+    sink: AdapterSink,
+    click: CardClick,
+    botId: string,
+    respond: (text: string) => Promise<void>,
+  ): Promise<void> {
+    const event = clickCommand(click, { botId, operators: this.deps.operators, dmOwner: this.deps.dmOwner });
+    let answer: string | undefined;
+    try {
+      answer = typeof event === 'string' ? event : await sink.command(event);
+    } catch (error) {
+      answer = `The button failed: ${describeError(error)}`;
+    }
+    // Another bridge sharing the store has this click already: it answers.
+    if (answer === undefined) return;
+    for (const part of splitMessage(answer, SLACK_MESSAGE_LIMIT)) await respond(part);
   }
 }
 

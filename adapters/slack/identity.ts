@@ -4,6 +4,7 @@ import { AdapterError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import { download } from '../shared/download.js';
 import { boltLogger } from './bolt-logger.js';
+import { CARD_ACTION, type CardClick } from './buttons.js';
 import type { SlackMessageEvent } from './inbound.js';
 import { COMMANDS } from './manifest.js';
 import { StoredAckApp, verdictOf } from './stored-ack.js';
@@ -17,6 +18,8 @@ export interface IdentityHandlers {
   message(identity: SlackIdentity, event: SlackMessageEvent, teamId: string | undefined): Promise<boolean>;
   /** A slash command reached this identity (the control app); answer through `respond`. */
   command(identity: SlackIdentity, command: SlashCommand, respond: (text: string) => Promise<void>): Promise<void>;
+  /** A click on a button of a card this identity posted; answer the clicker alone through `respond`. */
+  click(identity: SlackIdentity, click: CardClick, respond: (text: string) => Promise<void>): Promise<void>;
   /** The Socket Mode connection dropped (events may be missed until a catch-up). */
   disconnected?(): void;
   /** The Socket Mode connection is back after a drop. */
@@ -52,8 +55,13 @@ const COMMAND_LIST = COMMANDS.map((c) => c.command)
  * Bolt does, before its listeners run.
  */
 export function unhandledReply(body: unknown, control: boolean): string | undefined {
-  const { type, command } = (body ?? {}) as { type?: unknown; command?: unknown };
+  const { type, command, actions } = (body ?? {}) as { type?: unknown; command?: unknown; actions?: unknown };
   if (type === 'event_callback') return undefined;
+  // A card's button: every app posts cards (a DM's card is the DM's app's), so every app listens for their clicks.
+  const action = Array.isArray(actions) ? (actions[0] as { action_id?: unknown } | undefined) : undefined;
+  if (type === 'block_actions' && typeof action?.action_id === 'string' && CARD_ACTION.test(action.action_id)) {
+    return undefined;
+  }
   if (typeof command === 'string') {
     if (control && OPERATOR_COMMAND.test(command)) return undefined;
     // An empty acknowledgement would leave the user wondering; say so, privately.
@@ -185,6 +193,13 @@ export class SlackIdentity {
         if (verdict) verdict.acknowledge = acknowledge;
       });
     }
+    app.action({ type: 'block_actions', action_id: CARD_ACTION }, async ({ ack, body, respond }) => {
+      // Ack first (Slack shows an error after 3 s); the answer follows through the response_url, to the clicker only.
+      await ack();
+      await handlers.click(this, body as CardClick, async (text) => {
+        await respond({ response_type: 'ephemeral', replace_original: false, text });
+      });
+    });
     if (this.control) {
       app.command(OPERATOR_COMMAND, async ({ command, ack, respond }) => {
         // Ack first: Slack shows an error if the answer takes over 3 s; the real answer follows via response_url.

@@ -83,8 +83,9 @@ export function buildManifest(agent: ManifestAgent): Record<string, unknown> {
     },
     settings: {
       event_subscriptions: { ...(url ? { request_url: url } : {}), bot_events: BOT_EVENTS },
-      // HTTP mode: Slack posts every request (events, commands, interactions) to the app's URL.
-      interactivity: url ? { is_enabled: true, request_url: url } : { is_enabled: false },
+      // HTTP mode: Slack posts every request (events, commands, interactions) to the app's URL. Interactivity is on
+      // in Socket Mode too: a click on an approval card's buttons reaches the app only then.
+      interactivity: url ? { is_enabled: true, request_url: url } : { is_enabled: true },
       org_deploy_enabled: false,
       socket_mode_enabled: agent.socketMode,
       token_rotation_enabled: false,

@@ -5,7 +5,9 @@
  * so a post a restart may have sent already is found there.
  */
 import { AdapterError, describeError } from '../../src/errors.js';
+import type { PostButton } from '../../src/ports.js';
 import type { ReplyTarget } from '../shared/reply-posting.js';
+import { cardBlocks } from './buttons.js';
 import type { SlackIdentity } from './identity.js';
 import { SLACK } from './inbound.js';
 import { withRateLimitRetry } from './web-call.js';
@@ -16,18 +18,24 @@ export const SLACK_MESSAGE_LIMIT = 4000;
 /** How far before its first try a resent post is looked for (clocks differ a little). */
 const LOOK_BACK_S = 60;
 
-/** Posting through one app in a conversation (in the thread, if any). */
-export function slackTarget(identity: SlackIdentity, channel: string, threadTs: string | undefined): ReplyTarget {
+/** Posting through one app in a conversation (in the thread, if any); a card's `buttons` go under its last part. */
+export function slackTarget(
+  identity: SlackIdentity,
+  channel: string,
+  threadTs: string | undefined,
+  buttons?: readonly PostButton[],
+): ReplyTarget {
   const client = identity.client;
   return {
     room: channel,
     limit: SLACK_MESSAGE_LIMIT,
-    send: async (text, _key, signal) => {
+    send: async (text, _key, signal, last) => {
       const result = await withRateLimitRetry(
         () =>
           client.chat.postMessage({
             channel,
             text,
+            ...(last && buttons?.length ? { blocks: cardBlocks(text, buttons) } : {}),
             ...(threadTs ? { thread_ts: threadTs } : {}),
             unfurl_links: false,
           }),

@@ -166,6 +166,9 @@ export class SlackAdapter implements ChatAdapter {
         command: async (_identity, command, respond) => {
           if (this.sink) await this.commands.answer(this.sink, command, respond);
         },
+        click: async (identity, click, respond) => {
+          if (this.sink) await this.commands.click(this.sink, click, identity.botId, respond);
+        },
         // Slack resends what a short gap missed; a long one is read (Reconnects).
         disconnected: () => this.reconnects.down(identity.agent),
         reconnected: () => this.reconnects.up(identity.agent),
@@ -201,7 +204,7 @@ export class SlackAdapter implements ChatAdapter {
   async post(message: Outbound, options: PostOptions = {}): Promise<Posted> {
     const { channel, threadTs } = parseRoom(message.channel);
     const { identity, render, label } = this.senderOf(channel, message.agent);
-    const target = slackTarget(identity, channel, threadTs);
+    const target = slackTarget(identity, channel, threadTs, message.buttons);
     const { ids, error } = await this.poster.reply(target, render(message.text), label + message.text, options);
     if (error !== undefined) throw postFailed(identity.agent, error);
     this.commands.active(channel, message.channel, this.dmOwner.get(channel));
@@ -236,7 +239,7 @@ export class SlackAdapter implements ChatAdapter {
   /** Which app posts for `agent` (null: the bridge) in a conversation, and how its text reads in Slack. */
   private senderOf(channel: string, agent: string | null): Sender {
     const named = agent ? this.identities.find((i) => i.agent === agent) : undefined;
-    const identity = named ?? this.ownerOf(channel) ?? this.control();
+    const identity = named ?? this.ownerOf(channel) ?? this.identities.find((i) => i.control);
     if (!identity) throw new AdapterError(SLACK, 'no Slack app is configured');
     // An agent without a Slack app of its own speaks through the control app, under its name.
     const label = agent && !named ? `*${agent}:* ` : '';
@@ -360,10 +363,6 @@ export class SlackAdapter implements ChatAdapter {
           ? identity.downloadFile(url, { maxBytes, mimeType: file.mimetype, signal })
           : Promise.reject(new Error('Slack did not share the file itself with the app')),
     };
-  }
-
-  private control(): SlackIdentity | undefined {
-    return this.identities.find((i) => i.control);
   }
 
   /** A line `userId` alone sees, from the app that speaks for the bridge in the conversation. */

@@ -312,11 +312,16 @@ export function wireMessage(entry: TranscriptEntry): WireMessage {
   };
 }
 
-/** The stored page, then the live messages not stored yet (a room stores in order: they are the newest). */
+/**
+ * The stored page, then the live messages not stored yet (a room stores in order: they are the newest); a stored
+ * card still in the live feed keeps its buttons.
+ */
 function merge(stored: WireMessage[], live: WireMessage[]): WireMessage[] {
   const ids = new Set(stored.map((m) => m.id));
+  const buttons = new Map(live.flatMap((m) => (m.buttons ? [[m.id, m.buttons] as const] : [])));
   const oldest = stored[0]?.at ?? Number.NEGATIVE_INFINITY;
-  return [...stored, ...live.filter((m) => !ids.has(m.id) && m.at >= oldest)];
+  const kept = stored.map((m) => (buttons.has(m.id) ? { ...m, buttons: buttons.get(m.id) } : m));
+  return [...kept, ...live.filter((m) => !ids.has(m.id) && m.at >= oldest)];
 }
 
 /** A short, stable key of a person, in their messages' ids (ids of two people never meet). */

@@ -2,6 +2,7 @@
  * What the web room's server and page say to each other over the WebSocket (JSON frames), and the shapes of the
  * messages they carry. The page's modules (public/) read the same shapes.
  */
+import type { PostButton } from '../../src/ports.js';
 
 /** A tool run as the page shows it: what ran, what it printed, how it ended. */
 export interface WireTool {
@@ -24,6 +25,11 @@ export interface WireMessage {
   readonly tools: readonly WireTool[];
   /** Files attached, by name (live only: the stored text names them too). */
   readonly files?: readonly string[] | undefined;
+  /**
+   * An approval card's buttons (live only: the stored text says the commands). A click sends the command frame a
+   * typed `/approve A1` is, so the server checks it as any command.
+   */
+  readonly buttons?: readonly PostButton[] | undefined;
   /** Where older messages start (stored messages only). */
   readonly cursor?: number | undefined;
 }

@@ -234,7 +234,8 @@ export class WebAdapter implements ChatAdapter {
       limit: MESSAGE_LIMIT,
       // No attachments: a reply past the cap says how much was cut.
       fileLimitBytes: 0,
-      send: async (text, key) => this.show(feed, { ...message, text }, key === undefined ? undefined : `p.${key}`),
+      send: async (text, key, _signal, last) =>
+        this.show(feed, { ...message, text, buttons: last ? message.buttons : undefined }, key && `p.${key}`),
       attach: async () => undefined,
       recent: async (since) =>
         feed
@@ -253,6 +254,7 @@ export class WebAdapter implements ChatAdapter {
       text: message.text,
       at: this.clock(),
       tools: [],
+      ...(message.buttons?.length ? { buttons: message.buttons } : {}),
     };
     feed.publish({ kind: 'message', message: shown });
     return shown.id;

@@ -93,7 +93,7 @@ export function requestApproval(d: Draft, r: ApprovalRequest): void {
   };
   d.set({ approvals: [...pendings(d), approval], nextApproval: number + 1 });
   d.record({ kind: 'approval', id: approval.id, agent: r.agent, tool: r.tool, status: 'asked', by: root?.name });
-  d.line(card(approval, timeoutMs));
+  d.post({ agent: null, text: card(approval, timeoutMs), purpose: 'line', card: { id: approval.id } });
   d.effect({ type: 'approval-timer', at: approval.expiresAt, id: approval.id });
 }
 

@@ -161,6 +161,8 @@ export interface PendingPost {
   readonly ask?: number | undefined;
   readonly call?: string | undefined;
   readonly purpose: 'reply' | 'action' | 'line';
+  /** An approval card's line (rule 17): posted with its answers as buttons where the platform has them. */
+  readonly card?: { readonly id: string } | undefined;
   /** For an action's post: the request to open here once posted, and who acts. */
   readonly open?:
     | {

@@ -9,6 +9,8 @@ class FakePlatform implements ReplyTarget {
   limit = 20;
   fileLimitBytes: number | undefined = undefined;
   readonly sent: Array<{ text: string; key: string | undefined }> = [];
+  /** For each post sent: whether it was the last part of its reply. */
+  readonly lastParts: boolean[] = [];
   readonly attached: Array<{ note: string; file: PostFile; key: string | undefined }> = [];
   /** The identity's messages already in the room (a restart may have sent them). */
   recentPosts: RecentPost[] = [];
@@ -21,9 +23,10 @@ class FakePlatform implements ReplyTarget {
   recentAskedSince: number | undefined;
   private next = 1;
 
-  async send(text: string, key: string | undefined): Promise<string> {
+  async send(text: string, key: string | undefined, _signal?: AbortSignal, last?: boolean): Promise<string> {
     if (this.sent.length + 1 === this.failSend) throw new Error('503 Service Unavailable');
     this.sent.push({ text, key });
+    this.lastParts.push(last === true);
     return `m${this.next++}`;
   }
 
@@ -51,6 +54,13 @@ function recordingLog(): { log: Logger; lines: () => Array<Record<string, unknow
 const words = (count: number) => Array.from({ length: count }, (_, i) => `word${i}`).join(' ');
 
 describe('posting a reply (every platform)', () => {
+  it('tells the platform which part is the last (where a card carries its buttons)', async () => {
+    const platform = new FakePlatform();
+    const poster = new ReplyPoster({ log: recordingLog().log, maxPosts: 10 });
+    await poster.reply(platform, words(9), words(9));
+    expect(platform.lastParts).toEqual([false, false, true]);
+  });
+
   it("splits the reply at the platform's limit and posts the parts in order, returning every id", async () => {
     const platform = new FakePlatform();
     const poster = new ReplyPoster({ log: recordingLog().log, maxPosts: 10 });

@@ -196,6 +196,44 @@ describe('fake Discord with the real discord.js', () => {
     expect(reply).toEqual({ content: 'got pass two', ephemeral: true, deferred: false });
   });
 
+  it("keeps a message's buttons, refuses invalid ones, and sends a click to the message's bot as Discord does", async () => {
+    const channel = fake.channel('general').id;
+    const row = (custom_id: string, label = 'Approve A1') => ({
+      type: 1,
+      components: [{ type: 2, style: 3, label, custom_id }],
+    });
+    await expect(
+      one.rest.post(`/channels/${channel}/messages`, { body: { content: 'x', components: [row('a'.repeat(101))] } }),
+    ).rejects.toThrow(/Invalid Form Body/);
+    await expect(
+      one.rest.post(`/channels/${channel}/messages`, {
+        body: {
+          content: 'x',
+          components: [{ type: 1, components: [...row('same').components, ...row('same').components] }],
+        },
+      }),
+    ).rejects.toThrow(/Invalid Form Body/);
+    const posted = (await one.rest.post(`/channels/${channel}/messages`, {
+      body: { content: 'Approve?', components: [row('rt:approve:A1')] },
+    })) as { id: string; components: unknown[] };
+    expect(posted.components).toEqual([row('rt:approve:A1')]);
+    const message = fake.world.message(posted.id);
+    if (!message) throw new Error('not kept');
+    expect(() => fake.click('two', 'bob', message, 'rt:approve:A1')).toThrow(/has no button/);
+    expect(() => fake.click('one', 'bob', message, 'rt:deny:A1')).toThrow(/has no button/);
+    one.once(Events.InteractionCreate, (interaction) => {
+      if (!interaction.isButton()) return;
+      const seenBy = `${interaction.customId} by ${interaction.user.username} on ${interaction.message.id} in ${interaction.channelId}`;
+      void interaction.reply({ content: seenBy, flags: MessageFlags.Ephemeral });
+    });
+    const reply = await fake.click('one', 'bob', message, 'rt:approve:A1');
+    expect(reply).toEqual({
+      content: `rt:approve:A1 by bob on ${posted.id} in ${channel}`,
+      ephemeral: true,
+      deferred: false,
+    });
+  });
+
   it('resumes a dropped gateway and replays what was sent meanwhile', async () => {
     const resumed = new Promise<void>((resolve) => one.once(Events.ShardResume, () => resolve()));
     fake.dropGateway('one');

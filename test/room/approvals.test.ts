@@ -74,6 +74,16 @@ describe('approvals (rule 17)', () => {
     expect(results(d.effects)).toEqual([]);
   });
 
+  it('marks the post of a card as a card (its buttons); the lines that answer it are plain lines', () => {
+    const state = asked();
+    const d = run(state, { type: 'approval', request: request(state) });
+    const posts = d.effects.flatMap((e) => (e.type === 'post' ? [e.post] : []));
+    expect(posts.map((p) => p.card)).toEqual([{ id: 'A1' }]);
+    const approved = run(d.state, command('approve', 'A1', 'alice'));
+    const after = approved.effects.flatMap((e) => (e.type === 'post' ? [e.post] : []));
+    expect(after.map((p) => [p.text, p.card])).toEqual([['alice approved A1: @code runs it.', undefined]]);
+  });
+
   it('lets the human who asked approve, and runs the call', () => {
     const state = run(asked(), { type: 'approval', request: request(asked()) }).state;
     const d = run(state, command('approve', 'a1', 'alice'));

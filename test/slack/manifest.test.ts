@@ -137,9 +137,10 @@ describe('Slack app manifest', () => {
       interactivity: { is_enabled: true, request_url: url },
     });
     expect(manifest.features.slash_commands.map((c) => c.url)).toEqual(Array(9).fill(url));
+    // Socket Mode too: without Interactivity on, Slack sends no click on a card's buttons.
     expect(JSON.parse(cli(['data', '--json']).out).settings).toMatchObject({
       socket_mode_enabled: true,
-      interactivity: { is_enabled: false },
+      interactivity: { is_enabled: true },
     });
   });
 

@@ -36,7 +36,7 @@ function stick(change) {
   change();
   if (atBottom) scroller.scrollTop = scroller.scrollHeight;
 }
-const transcript = new Transcript($('messages'), names, stick);
+const transcript = new Transcript($('messages'), names, stick, (text) => command(text));
 
 // --- the connection -------------------------------------------------------------------------------------------
 /** This page's posts the server has not confirmed yet, by id. */
@@ -144,6 +144,13 @@ function refusal(text) {
   }
   if (attached.length > me.limits.files) return `Not sent: at most ${me.limits.files} files go with one message.`;
   return undefined;
+}
+
+/** A command sent as if typed (an approval card's button): the server checks it as any command; its answer is a notice. */
+function command(text) {
+  const post = { type: 'post', id: postId(), text, files: [] };
+  posts.set(post.id, post);
+  connection.post(post);
 }
 
 function send() {

@@ -27,8 +27,32 @@ function formatted(text, names) {
   }
 }
 
-/** A message as a list item. */
-export function messageItem(message, names) {
+/** What a card's button may send: the card's answers, by the id the room gave it. */
+const CARD_ACTIONS = ['approve', 'deny'];
+const CARD_ID = /^[A-Za-z0-9]{1,20}$/;
+
+/** An approval card's buttons: a click sends the command a typed `/approve A1` is (`act`), once. */
+function cardButtons(buttons, act) {
+  const shown = (buttons ?? []).filter((b) => CARD_ACTIONS.includes(b.action) && CARD_ID.test(b.card));
+  if (shown.length === 0 || !act) return null;
+  const row = el('div', {
+    className: 'card-actions',
+    attrs: { role: 'group', 'aria-label': `Answer ${shown[0].card}` },
+  });
+  for (const button of shown) {
+    const label = `${button.action === 'approve' ? 'Approve' : 'Deny'} ${button.card}`;
+    const node = el('button', { className: button.action, attrs: { type: 'button' } }, [label]);
+    node.addEventListener('click', () => {
+      for (const other of row.querySelectorAll('button')) other.disabled = true;
+      act(`/${button.action} ${button.card}`);
+    });
+    row.append(node);
+  }
+  return row;
+}
+
+/** A message as a list item; `act` sends a command for its buttons (an approval card's). */
+export function messageItem(message, names, act) {
   const role = message.role;
   const meta = el('div', { className: 'meta' }, [
     el('span', { className: 'author' }, [role === 'system' ? 'Roundtable' : message.author]),
@@ -44,6 +68,7 @@ export function messageItem(message, names) {
       meta,
       body,
       files.length > 0 ? el('ul', { className: 'files', attrs: { 'aria-label': 'Files' } }, files) : null,
+      cardButtons(message.buttons, act),
       ...message.tools.map(toolBlock),
     ],
   );
@@ -55,11 +80,15 @@ export function standInId(postId) {
 }
 
 export class Transcript {
-  /** `list`: the <ol>; `names()`: the known names (lower case) for @mentions; `stick()`: keep the newest in view. */
-  constructor(list, names, stick) {
+  /**
+   * `list`: the <ol>; `names()`: the known names (lower case) for @mentions; `stick()`: keep the newest in view;
+   * `act(text)`: send a command, as a card's button does.
+   */
+  constructor(list, names, stick, act) {
     this.list = list;
     this.names = names;
     this.stick = stick;
+    this.act = act;
     this.items = new Map();
   }
 
@@ -79,7 +108,7 @@ export class Transcript {
    * this page's stand-in for its own post (`standIn`).
    */
   add(message, standIn) {
-    const item = messageItem(message, this.names());
+    const item = messageItem(message, this.names(), this.act);
     this.place(message.id, item, standIn);
   }
 

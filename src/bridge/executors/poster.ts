@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AdapterError, describeError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { metrics } from '../../metrics.js';
+import type { PostButton } from '../../ports.js';
 import type { PendingPost } from '../../room/state.js';
 import { redact } from '../../secrets.js';
 import type { Backoff } from '../backoff.js';
@@ -33,6 +34,19 @@ function tryOf(post: AbortSignal): { readonly signal: AbortSignal; end(): void }
   const abort = () => attempt.abort();
   post.addEventListener('abort', abort, { once: true });
   return { signal: attempt.signal, end: () => post.removeEventListener('abort', abort) };
+}
+
+/** An approval card's answers, as buttons under its post. */
+function buttonsOf(post: PendingPost): { buttons?: PostButton[] } {
+  const card = post.card?.id;
+  return card
+    ? {
+        buttons: [
+          { action: 'approve', card },
+          { action: 'deny', card },
+        ],
+      }
+    : {};
 }
 
 /** A post that failed and waits for its next try (for /status). */
@@ -160,7 +174,7 @@ export class Poster {
         const posted = stream
           ? await stream.finish(text)
           : await room.adapter.post(
-              { channel: room.channel, agent: post.agent, text },
+              { channel: room.channel, agent: post.agent, text, ...buttonsOf(post) },
               {
                 key: postKey(room.id, post),
                 signal: attempt.signal,

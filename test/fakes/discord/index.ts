@@ -110,6 +110,20 @@ export interface FakeDiscord {
     options?: Record<string, string>,
     shape?: { channelObject?: boolean; channelId?: boolean },
   ): Promise<InteractionReply>;
+  /**
+   * Someone clicks a button under a bot's message: INTERACTION_CREATE of type MESSAGE_COMPONENT (3), sent to the bot
+   * whose message it is, with `data.custom_id`, the whole `message`, `channel_id` and `channel`, and the clicker
+   * (`member.user` in a server, `user` in a DM); resolves with the reply the bot gives. Discord sends only a
+   * custom_id the message carries, and only to the message's own bot: `forged` sends any custom_id to any bot (a
+   * payload Discord would never send), and `channelId` names another channel than the message's.
+   */
+  click(
+    bot: FakeBot | string,
+    who: FakeHuman | FakeBot | string,
+    message: FakeMessage,
+    customId: string,
+    shape?: { forged?: boolean; channelId?: string },
+  ): Promise<InteractionReply>;
   /** Messages in a channel, oldest first. */
   messages(channel: FakeChannel | string): FakeMessage[];
   /** Messages posted by bots (optionally one bot) in a channel, oldest first. */
@@ -362,6 +376,50 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
                 member: { ...memberJson(world, user, true), permissions: permissionsOf(user) },
               }
             : { user: userJson(user) }),
+          app_permissions: '0',
+          locale: 'en-US',
+          entitlements: [],
+          authorizing_integration_owners: {},
+          context: inGuild ? 0 : 1,
+        },
+        [app.id],
+      );
+      return reply;
+    },
+    click(to, who, message, customId, shape = {}) {
+      const app = bot(to);
+      const clicker =
+        typeof who !== 'string' ? who : (world.humans.find((h) => h.username === who || h.id === who) ?? bot(who));
+      const carried = message.components.some((row) => row.components.some((b) => b.custom_id === customId));
+      if (!shape.forged && (message.authorId !== app.id || !carried)) {
+        throw new Error(`fake discord: ${app.username}'s message ${message.id} has no button ${customId}`);
+      }
+      const room = world.channels.get(shape.channelId ?? message.channelId);
+      if (!room) throw new Error(`fake discord: no channel ${shape.channelId ?? message.channelId}`);
+      const inGuild = room.type !== ChannelType.DM;
+      const token = `itoken-${world.ids.next()}`;
+      const reply = new Promise<InteractionReply>((resolve) => {
+        context.interactions.set(token, { applicationId: app.applicationId, deferredFlags: null, resolve });
+      });
+      gateway.dispatch(
+        'INTERACTION_CREATE',
+        {
+          id: world.ids.next(),
+          application_id: app.applicationId,
+          type: 3,
+          token,
+          version: 1,
+          data: { custom_id: customId, component_type: 2 },
+          message: messageJson(world, message, { gateway: false }),
+          channel_id: room.id,
+          channel: channelJson(world, room),
+          ...(inGuild
+            ? {
+                guild_id: world.guildId,
+                guild_locale: 'en-US',
+                member: { ...memberJson(world, clicker, true), permissions: permissionsOf(clicker) },
+              }
+            : { user: userJson(clicker) }),
           app_permissions: '0',
           locale: 'en-US',
           entitlements: [],

@@ -178,7 +178,7 @@ export function messageJson(world: World, message: FakeMessage, options: { gatew
     pinned: false,
     // A forward carries HAS_SNAPSHOT (1 << 14).
     flags: message.forwarded ? 1 << 14 : 0,
-    components: [],
+    components: message.components,
     ...(message.replyTo
       ? {
           message_reference: { type: 0, message_id: message.replyTo, channel_id: message.channelId },

@@ -5,7 +5,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FakeGateway } from './gateway.js';
 import { channelJson, messageJson, userJson } from './payloads.js';
-import { type AllowedMentions, ChannelType, type FakeBot, type FakeMessage, type World } from './world.js';
+import {
+  type AllowedMentions,
+  ChannelType,
+  type FakeBot,
+  type FakeComponentRow,
+  type FakeMessage,
+  type World,
+} from './world.js';
 
 /** How long Discord remembers a nonce for `enforce_nonce` (a few minutes). */
 const NONCE_TTL_MS = 5 * 60_000;
@@ -286,11 +293,46 @@ function route(
       message.mentionIds = [...new Set([...world.mentionsIn(content), ...replied])];
       message.edits.push(content);
     }
+    const components = componentsOf((body as { components?: unknown })?.components);
+    if (components) message.components = components;
     message.editedAt = world.clock();
     context.update(message);
     return send(response, 200, messageJson(world, message, { gateway: false }));
   }
   throw new HttpError(404, 0, `404: no fake route for ${method} ${path}`);
+}
+
+/**
+ * A message's `components` as Discord checks them: at most 5 action rows (type 1) of at most 5 buttons (type 2);
+ * a button has a label (80 characters at most) and, unless it is a link (style 5, with a url), a `custom_id` of at
+ * most 100 characters, unique in the message. Anything else is 400 Invalid Form Body.
+ */
+function componentsOf(raw: unknown): FakeComponentRow[] | undefined {
+  if (raw === undefined) return undefined;
+  const invalid = (why: string) => new HttpError(400, 50035, `Invalid Form Body: components: ${why}`);
+  if (!Array.isArray(raw) || raw.length > 5) throw invalid('at most 5 action rows');
+  const ids = new Set<string>();
+  for (const row of raw as Array<{ type?: unknown; components?: unknown }>) {
+    if (row?.type !== 1 || !Array.isArray(row.components) || row.components.length === 0) {
+      throw invalid('each row is an action row (type 1) with components');
+    }
+    if (row.components.length > 5) throw invalid('at most 5 buttons in a row');
+    for (const button of row.components as Array<Record<string, unknown>>) {
+      if (button?.type !== 2) throw invalid('only buttons (type 2) are known to this fake');
+      const style = Number(button.style);
+      if (!(style >= 1 && style <= 5)) throw invalid('a button style is 1 to 5');
+      if (typeof button.label !== 'string' || button.label.length > 80) throw invalid('a label of 80 at most');
+      if (style === 5) {
+        if (typeof button.url !== 'string' || button.custom_id !== undefined) throw invalid('a link button has a url');
+        continue;
+      }
+      const id = button.custom_id;
+      if (typeof id !== 'string' || id.length === 0 || id.length > 100) throw invalid('custom_id of 1 to 100');
+      if (ids.has(id)) throw invalid('custom_id must be unique in the message');
+      ids.add(id);
+    }
+  }
+  return raw as FakeComponentRow[];
 }
 
 function guildIdOf(context: RestContext, message: FakeMessage): { guild_id?: string } {
@@ -313,10 +355,14 @@ function postMessage(context: RestContext, bot: FakeBot, channelId: string, body
     message_reference?: { message_id?: string };
     allowed_mentions?: AllowedMentions;
     files?: UploadedFile[];
+    components?: unknown;
   };
   const content = typeof input.content === 'string' ? input.content : '';
   const files = input.files ?? [];
-  if (content.trim() === '' && files.length === 0) throw new HttpError(400, 50006, 'Cannot send an empty message');
+  const components = componentsOf(input.components);
+  if (content.trim() === '' && files.length === 0 && !components?.length) {
+    throw new HttpError(400, 50006, 'Cannot send an empty message');
+  }
   if (files.length > 0 && context.refuseAttachments) throw new HttpError(403, 50013, 'Missing Permissions');
   const refusals = context.refusedPosts.get(channelId) ?? 0;
   if (refusals > 0) {
@@ -339,6 +385,7 @@ function postMessage(context: RestContext, bot: FakeBot, channelId: string, body
     replyTo: input.message_reference?.message_id ?? null,
     ...(input.allowed_mentions ? { allowedMentions: input.allowed_mentions } : {}),
     ...(files.length > 0 ? { attachments: files } : {}),
+    ...(components ? { components } : {}),
   });
   if (nonce) world.nonces.set(`${bot.id}:${nonce}`, { messageId: message.id, at: Date.now() });
   context.publish(message);

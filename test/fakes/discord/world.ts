@@ -61,6 +61,21 @@ export interface FakeMessage {
   editedAt: number | null;
   /** Every content an edit gave the message, oldest first. */
   readonly edits: string[];
+  /** Message components as the API takes and sends them: action rows (type 1) of buttons (type 2). */
+  components: readonly FakeComponentRow[];
+}
+
+/** An action row of buttons, as a bot sends it (`custom_id` comes back in a click's interaction). */
+export interface FakeComponentRow {
+  readonly type: 1;
+  readonly components: ReadonlyArray<{
+    readonly type: 2;
+    readonly style: number;
+    readonly label?: string;
+    readonly custom_id?: string;
+    readonly url?: string;
+    readonly disabled?: boolean;
+  }>;
 }
 
 /** A file attached to a message; `url` is signed like Discord's CDN links (`ex`, `is`, `hm`). */
@@ -243,6 +258,7 @@ export class World {
     /** Files uploaded with the message; `url` replaces the signed link the fake would give it. */
     attachments?: readonly { filename: string; contentType: string; content: Buffer; url?: string }[];
     embeds?: readonly FakeEmbed[];
+    components?: readonly FakeComponentRow[];
   }): FakeMessage {
     const inText = this.mentionsIn(input.content);
     const mentionIds = new Set(inText);
@@ -293,6 +309,7 @@ export class World {
       createdAt: this.clock(),
       editedAt: null,
       edits: [],
+      components: input.components ?? [],
     };
     this.messages.push(message);
     return message;

@@ -273,12 +273,49 @@ export class FakeSlack implements WebApiHost {
     return envelopeId;
   }
 
-  /** A human clicks a button in a message an app posted (a `block_actions` payload). */
+  /**
+   * A human clicks a button in a message an app posted: a `block_actions` payload, sent to the app whose message it
+   * is, with the message as Slack shows it (its blocks; `thread_ts` in a thread), the `container` (`channel_id`,
+   * `message_ts`, and `thread_ts` in a thread), the clicker and the button's `action_id` and `value`. Slack sends
+   * only a button the message has, only to its app: `forged` sends any `actionId`/`value` to any app (and
+   * `channelId`, a `channel` other than the message's). Without a
+   * `message`, a button of a message the app posted and the fake did not keep, in `channel`.
+   */
   blockAction(
     app: FakeApp,
-    options: { user: FakeHuman; channel: FakeChannel; actionId: string; value?: string },
+    options: {
+      user: FakeHuman;
+      channel?: FakeChannel;
+      message?: FakeMessage;
+      actionId: string;
+      value?: string;
+      forged?: boolean;
+      /** A forged payload's `channel.id`, another than the message's. */
+      channelId?: string;
+    },
   ): string {
-    const ts = this.workspace.nextTs();
+    const responseId = randomUUID();
+    this.responseUrls.set(responseId, app.name);
+    const found = options.message;
+    const button = found?.blocks
+      ?.flatMap((block) =>
+        block.type === 'actions'
+          ? (block.elements as Record<string, unknown>[]).map(
+              (e): Record<string, unknown> => ({ ...e, block_id: block.block_id }),
+            )
+          : [],
+      )
+      .find((element) => element.action_id === options.actionId);
+    if (found && !options.forged && (found.botId !== app.botId || !button)) {
+      throw new Error(`fake slack: ${app.name}'s message ${found.ts} has no button ${options.actionId}`);
+    }
+    const ts = found?.ts ?? this.workspace.nextTs();
+    const channelId = found?.channel ?? options.channel?.id ?? '';
+    const channel = this.workspace.channels.get(channelId);
+    const message = found
+      ? this.workspace.historyItem(found)
+      : { type: 'message', ts, text: 'Approve the deploy?', user: app.botUserId, bot_id: app.botId };
+    const threadTs = found?.threadTs;
     return this.interactive(app, {
       type: 'block_actions',
       user: {
@@ -287,19 +324,29 @@ export class FakeSlack implements WebApiHost {
         name: options.user.name,
         team_id: this.workspace.teamId,
       },
-      container: { type: 'message', message_ts: ts, channel_id: options.channel.id, is_ephemeral: false },
-      channel: { id: options.channel.id, name: options.channel.name },
-      message: { type: 'message', ts, text: 'Approve the deploy?', user: app.botUserId, bot_id: app.botId },
+      container: {
+        type: 'message',
+        message_ts: ts,
+        channel_id: channelId,
+        is_ephemeral: false,
+        ...(threadTs ? { thread_ts: threadTs } : {}),
+      },
+      channel: {
+        id: options.channelId ?? channelId,
+        name: channel?.type === 'im' ? 'directmessage' : (channel?.name ?? ''),
+      },
+      message,
       state: { values: {} },
-      response_url: `${this.baseUrl}/response/${randomUUID()}`,
+      response_url: `${this.baseUrl}/response/${responseId}`,
       actions: [
         {
           action_id: options.actionId,
-          block_id: 'b1',
-          text: { type: 'plain_text', text: 'Approve', emoji: true },
-          value: options.value ?? 'yes',
+          block_id: typeof button?.block_id === 'string' ? button.block_id : 'b1',
+          text: button?.text ?? { type: 'plain_text', text: 'Approve', emoji: true },
+          value: options.value ?? (typeof button?.value === 'string' ? button.value : 'yes'),
+          ...(typeof button?.style === 'string' ? { style: button.style } : {}),
           type: 'button',
-          action_ts: ts,
+          action_ts: this.workspace.nextTs(),
         },
       ],
     });

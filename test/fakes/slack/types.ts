@@ -52,6 +52,8 @@ export interface FakeMessage {
   files?: Record<string, unknown>[];
   /** Legacy attachments as Slack sends them (a shared message rides in one with `is_share`). */
   attachments?: Record<string, unknown>[];
+  /** Block Kit blocks an app posted with the message (`text` is then the notification's fallback). */
+  blocks?: Record<string, unknown>[];
 }
 
 /** One envelope the fake sent to an app (over Socket Mode or HTTP). */

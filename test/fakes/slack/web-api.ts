@@ -67,6 +67,8 @@ export function callWebApi(
       if (!text) return fail('no_text');
       const threadTs = str(args.thread_ts);
       if (threadTs && !ws.findMessage(channel.id, threadTs)) return fail('thread_not_found');
+      const blocks = blocksOf(args.blocks);
+      if (blocks === 'invalid') return fail('invalid_blocks');
       const message = ws.addMessage({
         channel: channel.id,
         text,
@@ -75,6 +77,7 @@ export function callWebApi(
         botId: caller.botId,
         appId: caller.appId,
         via: 'chat.postMessage',
+        ...(blocks ? { blocks } : {}),
       });
       host.publish(message);
       return ok({ channel: channel.id, ts: message.ts, message: ws.historyItem(message) });
@@ -96,8 +99,11 @@ export function callWebApi(
       const message = ws.findMessage(str(args.channel) ?? '', str(args.ts) ?? '');
       if (!message) return fail('message_not_found');
       if (message.botId !== caller.botId) return fail('cant_update_message');
+      const blocks = blocksOf(args.blocks);
+      if (blocks === 'invalid') return fail('invalid_blocks');
       const previous = message.text;
       message.text = str(args.text) ?? message.text;
+      if (blocks) message.blocks = blocks;
       message.edited = true;
       host.publishChanged(message, previous);
       return ok({ channel: message.channel, ts: message.ts, text: message.text });
@@ -166,6 +172,47 @@ export function callWebApi(
     default:
       return fail('unknown_method');
   }
+}
+
+/**
+ * A message's `blocks` (a JSON string in a form post, an array in a JSON one) as Slack checks them: at most 50; a
+ * section's text at most 3000 characters; an actions block of at most 25 elements, each button with plain_text of at
+ * most 75 characters, an action_id (at most 255, unique in the message) and a value of at most 2000. Anything else
+ * is `invalid_blocks`. Undefined: no blocks.
+ */
+function blocksOf(raw: unknown): Record<string, unknown>[] | 'invalid' | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let blocks: unknown;
+  try {
+    blocks = typeof raw === 'string' ? JSON.parse(raw) : raw;
+  } catch {
+    return 'invalid';
+  }
+  if (!Array.isArray(blocks) || blocks.length > 50) return 'invalid';
+  const actionIds = new Set<string>();
+  for (const block of blocks as Array<Record<string, unknown>>) {
+    if (block?.type === 'section') {
+      const text = block.text as { type?: unknown; text?: unknown } | undefined;
+      if (typeof text?.text !== 'string' || text.text.length === 0 || text.text.length > 3000) return 'invalid';
+    } else if (block?.type === 'actions') {
+      const elements = block.elements as Array<Record<string, unknown>> | undefined;
+      if (!Array.isArray(elements) || elements.length === 0 || elements.length > 25) return 'invalid';
+      for (const element of elements) {
+        const label = element.text as { type?: unknown; text?: unknown } | undefined;
+        const id = element.action_id;
+        if (element.type !== 'button' || label?.type !== 'plain_text' || typeof label.text !== 'string')
+          return 'invalid';
+        if (label.text.length > 75 || typeof id !== 'string' || id.length > 255 || actionIds.has(id)) return 'invalid';
+        if (element.value !== undefined && (typeof element.value !== 'string' || element.value.length > 2000)) {
+          return 'invalid';
+        }
+        actionIds.add(id);
+      }
+    } else {
+      return 'invalid';
+    }
+  }
+  return blocks as Record<string, unknown>[];
 }
 
 function within(ts: number, oldest: number, latest: number, inclusive: boolean): boolean {

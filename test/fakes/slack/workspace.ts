@@ -131,6 +131,7 @@ export class Workspace {
       if (parent && parent !== message) event.parent_user_id = parent.user;
     }
     if (message.attachments) event.attachments = message.attachments;
+    if (message.blocks) event.blocks = message.blocks;
     if (message.subtype) event.subtype = message.subtype;
     if (message.files) {
       event.files = message.files;
