@@ -518,4 +518,51 @@ export const EXAMPLES: readonly Example[] = [
     },
     shows: ['tells chat:main: alice channel [ada]'],
   },
+  {
+    name: 'a turn cut by restarts takes its approval card with it: nobody can approve it afterwards (17.4)',
+    case: {
+      world: world({ agents: [mention('ada', true), mention('bo'), mention('cy')], humans: ['alice'], turnLimit: 6 }),
+      oracle: {},
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@bo what do you think?' },
+        { kind: 'approval-asked', room: 'chat:main', tool: 'bash', input: 'rm -rf build' },
+        { kind: 'restart' },
+        { kind: 'restart' },
+        { kind: 'restart' },
+        { kind: 'caught-up', room: 'chat:main' },
+        { kind: 'command', room: 'chat:main', name: 'approve', args: 'A1', operator: true },
+      ],
+    },
+    shows: ['approval answers chat:main: No approval A1 is waiting here.'],
+  },
+  {
+    name: 'the human who asked first approves the call of the agent another agent asked, a namesake cannot (17.2)',
+    case: {
+      world: world({ agents: [mention('ada'), mention('bo')] }),
+      oracle: { ada: [{ kind: 'text', text: '@bo please check the plan?' }] },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@ada please check the plan?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'approval-asked', room: 'chat:main', tool: 'bash', input: 'npm test' },
+        { kind: 'command', room: 'chat:main', name: 'approve', args: 'A1', operator: false, user: 'bob' },
+        {
+          kind: 'command',
+          room: 'chat:main',
+          name: 'approve',
+          args: 'A1',
+          operator: false,
+          user: 'alice',
+          namesake: true,
+        },
+        { kind: 'restart' },
+        { kind: 'approval-asked', room: 'chat:main', tool: 'bash', input: 'npm test' },
+        { kind: 'command', room: 'chat:main', name: 'approve', args: 'a1', operator: false, user: 'alice' },
+      ],
+    },
+    shows: [
+      'platform chat:main: [card A1 bo bash "npm test" for alice]',
+      'approval answers chat:main: Only @alice (who asked) or an operator can answer A1.',
+      'approval results chat:main: bo bash "npm test" approved (approved by alice)',
+    ],
+  },
 ];
