@@ -565,4 +565,30 @@ export const EXAMPLES: readonly Example[] = [
       'approval results chat:main: bo bash "npm test" approved (approved by alice)',
     ],
   },
+  {
+    name: 'an approved call runs once; made again after another restart, it is a new card to approve (17.3, 17.4)',
+    case: {
+      world: world({
+        agents: [always('ada'), mention('bo')],
+        humans: ['alice', 'mallory'],
+        turnLimit: 5,
+        access: { outsiders: ['mallory'], closed: ['chat:main'] },
+      }),
+      oracle: {},
+      steps: [
+        { kind: 'say', room: 'chat:side', human: 'alice', text: '@bo what do you think?' },
+        { kind: 'approval-asked', room: 'chat:side', tool: 'send_dm', input: 'npm test' },
+        { kind: 'command', room: 'chat:side', name: 'approve', args: 'A1', operator: true },
+        { kind: 'restart' },
+        { kind: 'approval-asked', room: 'chat:side', tool: 'send_dm', input: 'npm test' },
+        { kind: 'restart' },
+        { kind: 'approval-asked', room: 'chat:side', tool: 'send_dm', input: 'npm test' },
+        { kind: 'command', room: 'chat:side', name: 'approve', args: '[A2]', operator: true },
+        { kind: 'approval-asked', room: 'chat:side', tool: 'send_dm', input: 'npm test' },
+        { kind: 'restart' },
+        { kind: 'deliver', room: 'chat:side' },
+      ],
+    },
+    shows: ['platform chat:side: [card A2 bo send_dm "npm test" for alice]'],
+  },
 ];

@@ -183,13 +183,22 @@ export class Invariants {
           this.fail(`${c.user} (${c.userId}) approved ${id} in ${room}, which was not theirs to approve`);
           continue;
         }
-        this.approved.add(`${room} ${card.ask} ${card.agent} ${card.tool} ${card.input}`);
+        this.approved.add(`${room} ${card.id}`);
         continue;
       }
       if (event.type === 'approval') {
+        // The turn taken again makes the approved call: it runs, once, on its card's approval.
         const r = event.request;
-        const key = `${room} ${r.ask} ${r.agent} ${r.tool} ${r.input}`;
-        if (!this.approved.has(key) || this.ran.has(key))
+        const card = before.find(
+          (a) =>
+            a.status === 'approved' &&
+            a.ask === r.ask &&
+            a.agent === r.agent &&
+            a.tool === r.tool &&
+            a.input === r.input,
+        );
+        const key = `${room} ${card?.id}`;
+        if (!card || !this.approved.has(key) || this.ran.has(key))
           this.fail(`${r.agent}'s ${r.tool} call in ${room} ran without an approval of its own`);
         this.ran.add(key);
         continue;
