@@ -154,10 +154,18 @@ export function denyAll(d: Draft, why: string): number {
   return all.filter((a) => a.status === 'waiting').length;
 }
 
-/** A turn that ended takes its cards with it. */
-export function endApprovals(d: Draft, ask: number): void {
+/**
+ * A turn that ended takes its cards with it: only the turn being written and the asks waiting to be taken again (a
+ * turn a restart cut) keep theirs. A turn answered, cut by restarts too often, stopped before a restart or replaced
+ * while it waited (its human's newer message) leaves no card anyone can approve.
+ */
+export function endApprovals(d: Draft): void {
   const all = pendings(d);
-  if (all.some((a) => a.ask === ask)) d.set({ approvals: all.filter((a) => a.ask !== ask) });
+  if (all.length === 0) return;
+  const current = d.state.current;
+  const live = (ask: number) =>
+    (current?.ask.id === ask && current.post === undefined) || d.state.queue.some((q) => q.id === ask);
+  if (all.some((a) => !live(a.ask))) d.set({ approvals: all.filter((a) => live(a.ask)) });
 }
 
 /** After a restart, the cards still waiting get their deadlines again. */

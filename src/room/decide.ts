@@ -40,7 +40,6 @@ export function decide(setup: RoomSetup, state: RoomState, event: RoomEvent, con
       break;
     case 'answer':
       if (d.state.current?.ask.id === event.ask) finishTurn(d, event.outcome);
-      endApprovals(d, event.ask);
       break;
     case 'approval':
       requestApproval(d, event.request);
@@ -79,6 +78,7 @@ export function decide(setup: RoomSetup, state: RoomState, event: RoomEvent, con
       break;
   }
   advance(d);
+  endApprovals(d);
   return d.done();
 }
 

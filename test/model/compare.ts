@@ -47,6 +47,12 @@ function line(info: LineInfo, ids: Renamer): string {
       return `${info.kind} ${info.agent}`;
     case 'pair':
       return `pair ${info.a}+${info.b}`;
+    case 'card':
+      return `card ${info.id} ${info.agent} ${info.tool} ${JSON.stringify(info.input)} for ${info.root ?? 'operators'}`;
+    case 'card-answer':
+      return `${info.id} ${info.status}${info.by ? ` by ${info.by}` : ''}`;
+    case 'card-too-long':
+      return `too long for a card: ${info.agent} ${info.tool}`;
     case 'other':
       return `other ${info.text}`;
   }
@@ -91,6 +97,18 @@ export function canonical(observed: readonly Observed[], ids: Renamer): string[]
         break;
       case 'tell':
         add(`tells ${o.room}`, `${o.human} ${o.why} [${o.agents.join(',')}]`);
+        break;
+      case 'approval-result':
+        add(
+          `approval results ${o.room}`,
+          `${o.agent} ${o.tool} ${JSON.stringify(o.input)} ${o.approved ? 'approved' : 'refused'} (${o.reason})`,
+        );
+        break;
+      case 'approval-record':
+        add(`approval records ${o.room}`, `${o.id} ${o.status}${o.by ? ` by ${o.by}` : ''}`);
+        break;
+      case 'approval-answer':
+        add(`approval answers ${o.room}`, o.text);
         break;
     }
   }

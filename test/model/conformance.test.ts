@@ -30,6 +30,17 @@ const SITUATIONS = [
   "an outsider's message after a hand-back",
   'an edit refused by the access policy',
   'a human who may wake only some agents',
+  'an approval card',
+  'a card answered by its root',
+  'a card answered by an operator',
+  'someone else refused a card',
+  'a card for a human carried through a request',
+  'a card that expired',
+  'a card denied by /pass',
+  'a card denied by /reset',
+  'a card waiting through a restart',
+  'a waiting call made again by the turn taken again',
+  'an approved call made again by the turn taken again',
 ];
 
 describe('the machine against the model', () => {

@@ -346,6 +346,8 @@ const requestsArb: fc.Arbitrary<Case> = fc
       { weight: 1, arbitrary: fc.constant<Step>({ kind: 'post-fails', room: MAIN }) },
       { weight: 1, arbitrary: fc.constant<Step>({ kind: 'reply-stalls', room: MAIN }) },
       { weight: 1, arbitrary: fc.constant<Step>({ kind: 'reply-through', room: MAIN }) },
+      // Rule 17: the requested agents' turns hold calls; the human who started the chain may answer them.
+      { weight: 2, arbitrary: approvalStepsArb(world, fc.constant(MAIN)) },
     );
     return fc.record({
       world: fc.constant(world),
@@ -457,9 +459,195 @@ const outsidersArb: fc.Arbitrary<Case> = worldArb
     });
   });
 
+const TOOLS = ['bash', 'write_files', 'send_dm'];
+const INPUTS = ['rm -rf build', 'npm test', 'notes.md', 'rm -rf build '];
+
+/**
+ * Rule 17's steps for a world: a turn holding a tool call (few calls, so the same one comes again), /approve and
+ * /deny by the humans (the asker, another one, a namesake with another id) and operators, and the cards' deadline.
+ */
+function approvalStepsArb(world: World, rooms: fc.Arbitrary<string>): fc.Arbitrary<Step> {
+  const asked = fc
+    .record({
+      room: rooms,
+      tool: fc.constantFrom(...TOOLS),
+      input: fc.constantFrom(...INPUTS),
+      tooLong: fc.integer({ min: 1, max: 12 }).map((n) => n === 1),
+    })
+    .map(
+      ({ room, tool, input, tooLong }): Step => ({
+        kind: 'approval-asked',
+        room,
+        tool,
+        input,
+        ...(tooLong ? { tooLong } : {}),
+      }),
+    );
+  const answer = fc
+    .record({
+      room: rooms,
+      name: fc.constantFrom<'approve' | 'deny'>('approve', 'approve', 'deny'),
+      args: fc.constantFrom('A1', 'A1', 'A1', 'A2', 'a2', '[A3]', 'A4', ''),
+      user: fc.option(fc.constantFrom(...world.humans), { freq: 4, nil: undefined }),
+      namesake: fc.integer({ min: 1, max: 5 }).map((n) => n === 1),
+    })
+    .map(
+      ({ room, name, args, user, namesake }): Step => ({
+        kind: 'command',
+        room,
+        name,
+        args,
+        // A human (three times in four), or (none named) an operator; a namesake is a member, never an operator.
+        operator: user === undefined,
+        ...(user !== undefined ? { user, ...(namesake ? { namesake } : {}) } : {}),
+      }),
+    );
+  return fc.oneof(
+    { weight: 2, arbitrary: asked },
+    { weight: 4, arbitrary: answer },
+    { weight: 1, arbitrary: fc.constant<Step>({ kind: 'approval-expires' }) },
+  );
+}
+
+/**
+ * Conversations with approvals (rule 17): agents that ask each other (the human who asked first carried through the
+ * requests) and the humans, turns holding tool calls in the channels and DMs, the cards answered by the right and
+ * the wrong people, expiring, denied by /pass and /reset, and restarts while they wait.
+ */
+const approvalsArb: fc.Arbitrary<Case> = fc
+  .record({ base: worldArb, n: fc.integer({ min: 2, max: 3 }), humans: fc.integer({ min: 1, max: 3 }) })
+  .map(
+    ({ base, n, humans }): World => ({
+      ...base,
+      agents: base.agents.slice(0, n),
+      humans: [...HUMANS.slice(0, humans), ...(base.access?.outsiders ?? [])],
+    }),
+  )
+  .chain((world) => {
+    const agents = world.agents.map((a) => a.name);
+    const reply = (self: string): fc.Arbitrary<Reply> => {
+      const others = agents.filter((a) => a !== self);
+      return fc.oneof(
+        {
+          weight: 4,
+          arbitrary: fc
+            .tuple(fc.constantFrom(...others), fc.constantFrom(...PHRASES))
+            .map(([n, p]): Reply => ({ kind: 'text', text: `@${n} ${p}?` })),
+        },
+        { weight: 4, arbitrary: replyArb(world, self) },
+      );
+    };
+    const lists = world.agents.map((a) => fc.array(reply(a.name), { maxLength: 12 }));
+    const dm = dmRoom(agents[0] ?? '', world.humans[0] ?? '');
+    const members = world.humans.filter((h) => !world.access?.outsiders.includes(h));
+    const said = (room: string, human: string, named: readonly string[], phrase: string): Step =>
+      room === dm
+        ? { kind: 'say', room, human: world.humans[0] ?? '', text: `${phrase}?` }
+        : { kind: 'say', room, human, text: `${named.map((n) => `@${n} `).join('')}${phrase}?` };
+    /** An answer to the room's newest card (`<card>`), or to a fixed id. */
+    const answer = (room: string) =>
+      fc
+        .record({
+          name: fc.constantFrom<'approve' | 'deny'>('approve', 'approve', 'deny'),
+          args: fc.constantFrom('<card>', '<card>', '<card>', 'A1', 'a1', '[A2]', ''),
+          user: fc.option(fc.constantFrom(...world.humans), { freq: 4, nil: undefined }),
+          namesake: fc.integer({ min: 1, max: 3 }).map((n) => n === 1),
+        })
+        .map(
+          ({ name, args, user, namesake }): Step => ({
+            kind: 'command',
+            room,
+            name,
+            args,
+            operator: user === undefined,
+            ...(user !== undefined ? { user, ...(namesake ? { namesake } : {}) } : {}),
+          }),
+        );
+    /**
+     * An episode in one room: a human asks, the turn holds calls, people answer the cards (or not), and restarts,
+     * /pass, expiry, deadlines and other humans fall in between; maybe the turn ends.
+     */
+    const episode = fc.constantFrom(MAIN, MAIN, MAIN, MAIN, SIDE, dm).chain((room) => {
+      const middle = fc.oneof(
+        { weight: 4, arbitrary: approvalStepsArb(world, fc.constant(room)) },
+        { weight: 5, arbitrary: answer(room) },
+        { weight: 2, arbitrary: fc.constant<Step>({ kind: 'deliver', room }) },
+        // A restart, and the turn taken again making its last call again (`<same>`: the room's last call).
+        // … maybe after an operator approved it (it runs, once).
+        {
+          weight: 3,
+          arbitrary: fc
+            .constantFrom('<same>', '<same>', '<approved>')
+            .map((input): Step => ({ kind: 'approval-asked', room, tool: '<same>', input })),
+        },
+        {
+          weight: 2,
+          arbitrary: fc.constantFrom<Step>(
+            { kind: 'restart' },
+            { kind: 'approval-expires' },
+            { kind: 'deadline' },
+            { kind: 'caught-up', room: MAIN },
+          ),
+        },
+        {
+          weight: 2,
+          arbitrary: fc
+            .constantFrom<CommandName>('pass', 'reset')
+            .map((name): Step => ({ kind: 'command', room, name, args: '', operator: true })),
+        },
+        {
+          weight: 1,
+          arbitrary: fc
+            .tuple(fc.constantFrom(...members), fc.subarray(agents, { maxLength: 1 }), fc.constantFrom(...PHRASES))
+            .map(([human, named, phrase]) => said(room, human, named, phrase)),
+        },
+      );
+      return fc
+        .record({
+          opener: fc
+            .tuple(
+              fc.constantFrom(...members),
+              fc.subarray(agents, { minLength: 1, maxLength: 2 }),
+              fc.constantFrom(...PHRASES),
+            )
+            .map(([human, named, phrase]) => said(room, human, named, phrase)),
+          middle: fc.array(middle, { minLength: 1, maxLength: 8 }),
+          end: fc.boolean(),
+        })
+        .map(({ opener, middle: steps, end }): Step[] => [
+          opener,
+          ...steps,
+          ...(end ? [{ kind: 'deliver', room } as const] : []),
+        ]);
+    });
+    /** `<card>` becomes the id of the room's newest card, as far as the script can tell. */
+    const numbered = (episodes: readonly Step[][]): Step[] => {
+      const cards = new Map<string, number>();
+      const last = new Map<string, { tool: string; input: string }>();
+      return episodes.flat().flatMap((step): Step[] => {
+        if (step.kind === 'approval-asked' && step.tool === '<same>') {
+          const call = last.get(step.room) ?? { tool: 'bash', input: 'npm test' };
+          const id = `A${Math.max(1, cards.get(step.room) ?? 0)}`;
+          const approve: Step = { kind: 'command', room: step.room, name: 'approve', args: id, operator: true };
+          return [...(step.input === '<approved>' ? [approve] : []), { kind: 'restart' }, { ...step, ...call }];
+        }
+        if (step.kind === 'approval-asked') last.set(step.room, { tool: step.tool, input: step.input });
+        if (step.kind === 'approval-asked' && !step.tooLong) cards.set(step.room, (cards.get(step.room) ?? 0) + 1);
+        if (step.kind !== 'command' || step.args !== '<card>') return [step];
+        return [{ ...step, args: `A${Math.max(1, cards.get(step.room) ?? 0)}` }];
+      });
+    };
+    return fc.record({
+      world: fc.constant(world),
+      oracle: fc.tuple(...lists).map((l) => Object.fromEntries(world.agents.map((a, i) => [a.name, l[i] ?? []]))),
+      steps: fc.array(episode, { minLength: 1, maxLength: 6 }).map(numbered),
+    });
+  });
+
 export const caseArb: fc.Arbitrary<Case> = fc.oneof(
   { weight: 3, arbitrary: broadArb },
   { weight: 1, arbitrary: requestsArb },
   { weight: 1, arbitrary: stallsArb },
   { weight: 1, arbitrary: outsidersArb },
+  { weight: 1, arbitrary: approvalsArb },
 );

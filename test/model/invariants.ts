@@ -48,6 +48,13 @@ export class Invariants {
   /** Humans' messages that answered an agent's request (2.1: that agent resumes instead of being asked). */
   private readonly answeredRequests: Array<{ step: number; human: string; requester: string }> = [];
 
+  /** Rule 17: the machine (its states before each decision), the approved cards, the answered tokens and cards. */
+  private machine: MachineSystem | undefined;
+  private readonly approved = new Set<string>();
+  private readonly ran = new Set<string>();
+  private readonly tokens = new Set<string>();
+  private readonly answeredCards = new Set<string>();
+
   constructor(
     private readonly world: World,
     private readonly oracle: Oracle,
@@ -60,6 +67,7 @@ export class Invariants {
   /** Before a step: who delivers (and what), and which questions a human asks. */
   before(step: Step, machine: MachineSystem): void {
     this.step += 1;
+    this.machine = machine;
     this.deliverer = null;
     this.released = null;
     this.stopped = [];
@@ -118,6 +126,7 @@ export class Invariants {
       }
       if (write.type === 'request') this.request(write.request);
     }
+    this.approvals(room, event, decision);
     if (event.type === 'command' && event.command.isOperator && !event.command.args.trim()) {
       if (event.command.name === 'pass' || event.command.name === 'reset') this.count.set(room, { n: 0, due: false });
     }
@@ -136,6 +145,93 @@ export class Invariants {
       }
     }
   };
+
+  /**
+   * Rule 17, on the machine's own decisions: a call runs only when its card was approved by its root (by id: the
+   * person's own, never a namesake's) or an operator, and then once; a card and a held call are answered once;
+   * /pass and /reset leave no card; a restart keeps the cards of the turns taken again (their deadlines set again);
+   * the same call of a turn that has a card waiting makes no second card.
+   */
+  private approvals(room: string, event: RoomEvent, decision: Decision): void {
+    const before = this.machine?.state(room).approvals ?? [];
+    for (const effect of decision.effects) {
+      if (effect.type === 'record' && effect.record.kind === 'approval' && effect.record.status !== 'asked') {
+        const key = `${room} ${effect.record.id}`;
+        if (this.answeredCards.has(key)) this.fail(`card ${effect.record.id} in ${room} answered twice`);
+        this.answeredCards.add(key);
+      }
+      if (effect.type !== 'approval-result') continue;
+      if (this.tokens.has(effect.token)) this.fail(`the held call ${effect.token} got a second answer`);
+      this.tokens.add(effect.token);
+      if (!effect.approved) continue;
+      if (event.type === 'command' && event.command.name === 'approve') {
+        const id = event.command.args
+          .trim()
+          .replace(/^\[|\]$/g, '')
+          .toUpperCase();
+        const card = before.find((a) => a.id === id && a.status === 'waiting');
+        const c = event.command;
+        const root = card?.root;
+        // The root is a human who spoke in the conversation, approving with their own id.
+        const byRoot =
+          root !== undefined &&
+          !card?.operatorsOnly &&
+          c.userId === root.id &&
+          c.userId === `u-${c.user}` &&
+          this.spoke.some((s) => same(s.human, root.name));
+        if (!card || !(c.isOperator || byRoot)) {
+          this.fail(`${c.user} (${c.userId}) approved ${id} in ${room}, which was not theirs to approve`);
+          continue;
+        }
+        this.approved.add(`${room} ${card.id}`);
+        continue;
+      }
+      if (event.type === 'approval') {
+        // The turn taken again makes the approved call: it runs, once, on its card's approval.
+        const r = event.request;
+        const card = before.find(
+          (a) =>
+            a.status === 'approved' &&
+            a.ask === r.ask &&
+            a.agent === r.agent &&
+            a.tool === r.tool &&
+            a.input === r.input,
+        );
+        const key = `${room} ${card?.id}`;
+        if (!card || !this.approved.has(key) || this.ran.has(key))
+          this.fail(`${r.agent}'s ${r.tool} call in ${room} ran without an approval of its own`);
+        this.ran.add(key);
+        continue;
+      }
+      this.fail(`a held call in ${room} ran on ${event.type}, which approves nothing`);
+    }
+    const after = decision.state.approvals ?? [];
+    if (event.type === 'command' && event.command.isOperator && !event.command.args.trim()) {
+      if ((event.command.name === 'pass' || event.command.name === 'reset') && after.length > 0)
+        this.fail(`/${event.command.name} in ${room} left ${after.map((a) => a.id).join(', ')}`);
+    }
+    if (event.type === 'restart') {
+      for (const card of before) {
+        if (card.status !== 'waiting' || !decision.state.queue.some((q) => q.id === card.ask)) continue;
+        const kept = after.some((a) => a.id === card.id && a.status === 'waiting');
+        const timer = decision.effects.some(
+          (e) => e.type === 'approval-timer' && e.id === card.id && e.at === card.expiresAt,
+        );
+        if (!kept || !timer) this.fail(`a restart in ${room} lost card ${card.id} or its deadline`);
+      }
+    }
+    if (event.type === 'approval') {
+      const r = event.request;
+      const waiting = before.some(
+        (a) =>
+          a.status === 'waiting' && a.ask === r.ask && a.agent === r.agent && a.tool === r.tool && a.input === r.input,
+      );
+      const card = decision.effects.some(
+        (e) => e.type === 'post' && e.post.agent === null && classifyLine(e.post.text).kind === 'card',
+      );
+      if (waiting && card) this.fail(`the same ${r.tool} call in ${room} made a second card`);
+    }
+  }
 
   /** At most TURN_LIMIT agent messages in a row, then exactly one hand-back line. */
   private countMessage(room: string, kind: string, text: string): void {

@@ -28,6 +28,17 @@ export function classifyLine(text: string): LineInfo {
   }
   m = /^@(\S+)'s turn was cut by \d+ restarts/.exec(text);
   if (m) return { kind: 'cut', agent: m[1] ?? '' };
+  m = /^Approval needed \[(\w+)\]: @(\S+) wants to run (\S+):\n```\n([\s\S]*)\n```\n(.*)$/.exec(text);
+  if (m) {
+    const root = /^Asked for by @(\S+): @\1 or an operator may answer with/.exec(m[5] ?? '')?.[1] ?? null;
+    return { kind: 'card', id: m[1] ?? '', agent: m[2] ?? '', tool: m[3] ?? '', input: m[4] ?? '', root };
+  }
+  m = /^(.+) (approved|denied) (\w+): @\S+ (?:runs|does not run) it\.$/.exec(text);
+  if (m) return { kind: 'card-answer', id: m[3] ?? '', status: m[2] ?? '', by: m[1] ?? '' };
+  m = /^Nobody answered (\w+) in time: @\S+ does not run it\.$/.exec(text);
+  if (m) return { kind: 'card-answer', id: m[1] ?? '', status: 'expired' };
+  m = /^@(\S+) wanted to run (\S+), but the call is too long to show in full/.exec(text);
+  if (m) return { kind: 'card-too-long', agent: m[1] ?? '', tool: m[2] ?? '' };
   return { kind: 'other', text };
 }
 

@@ -2,12 +2,14 @@
  * The machine under test: src/room's decide, driven through the script language with the shell's semantics
  * (script.ts). Each room's state is saved and loaded as JSON between events, as the store does.
  */
+import { rootOf } from '../../src/room/approvals.js';
 import { decide } from '../../src/room/decide.js';
 import type { DecideContext, Decision, Effect } from '../../src/room/effects.js';
 import type { RoomEvent } from '../../src/room/events.js';
 import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/state.js';
 import { classifyLine, classifyTell } from './lines.js';
 import {
+  APPROVAL_TIMEOUT_MS,
   accessOf,
   dmRoom,
   frameOf,
@@ -61,6 +63,12 @@ export class MachineSystem implements System {
   private readonly stalled = new Map<string, number>();
   private readonly internal: Queued[] = [];
   private observed: Observed[] = [];
+  /** Rule 17: approval deadlines set (room, card), and the held calls by the runner's token. */
+  private readonly approvalTimers: Array<{ at: number; room: string; id: string }> = [];
+  private readonly calls = new Map<string, { room: string; agent: string; tool: string; input: string }>();
+  private nextToken = 1;
+  /** The step is an /approve or /deny: its answer is observed. */
+  private answering = false;
 
   constructor(
     private readonly world: World,
@@ -82,6 +90,7 @@ export class MachineSystem implements System {
       editWindowMs: this.world.editWindowMs,
       maxToolRounds: this.world.maxToolRounds,
       batching: false,
+      approvalTimeoutMs: APPROVAL_TIMEOUT_MS,
     };
   }
 
@@ -107,6 +116,7 @@ export class MachineSystem implements System {
   step(step: Step): Observed[] {
     this.observed = [];
     this.now += 1000;
+    this.answering = step.kind === 'command' && (step.name === 'approve' || step.name === 'deny');
     switch (step.kind) {
       case 'say': {
         const id = `p${this.nextPlatformId++}`;
@@ -160,9 +170,51 @@ export class MachineSystem implements System {
         this.feed(step.room, {
           type: 'command',
           now: this.now,
-          command: { id: 'c', name: step.name, args: step.args, user: 'op', isOperator: step.operator },
+          command: {
+            id: 'c',
+            name: step.name,
+            args: step.args,
+            user: step.user ?? 'op',
+            // As the platform gives it: a person's own id (a namesake has another).
+            userId: step.user ? `${step.namesake ? 'n' : 'u'}-${step.user}` : 'u-op',
+            isOperator: step.operator,
+          },
         });
         break;
+      case 'approval-asked': {
+        // The turn runner holds a call only while it writes the turn.
+        const current = this.state(step.room).current;
+        if (!current || current.post !== undefined) break;
+        const token = `t${this.nextToken++}`;
+        const { agent } = current.ask;
+        this.calls.set(token, { room: step.room, agent, tool: step.tool, input: step.input });
+        this.feed(step.room, {
+          type: 'approval',
+          now: this.now,
+          request: {
+            ask: current.ask.id,
+            agent,
+            tool: step.tool,
+            input: step.input,
+            token,
+            ...(step.tooLong ? { tooLong: true } : {}),
+          },
+        });
+        break;
+      }
+      case 'approval-expires': {
+        // The shell's timer of a card answered or gone does not fire (nothing waits on it).
+        const waiting = this.approvalTimers.filter((t) =>
+          (this.state(t.room).approvals ?? []).some((a) => a.id === t.id && a.status === 'waiting'),
+        );
+        waiting.sort((a, b) => a.at - b.at);
+        const timer = waiting[0];
+        if (!timer) break;
+        this.approvalTimers.splice(this.approvalTimers.indexOf(timer), 1);
+        this.now = Math.max(this.now, timer.at);
+        this.feed(timer.room, { type: 'approval-expired', now: this.now, id: timer.id });
+        break;
+      }
       case 'deadline': {
         this.timers.sort((a, b) => a.at - b.at || a.request - b.request);
         const timer = this.timers.shift();
@@ -174,6 +226,7 @@ export class MachineSystem implements System {
       case 'restart':
         // As the bridge starts: each room goes on from its stored state, then (nothing was missed) its catch-up is done.
         this.timers.length = 0;
+        this.approvalTimers.length = 0;
         if (this.options.roundTrip !== false) for (const room of this.rooms.values()) room.state = stored(room.state);
         for (const key of [...this.rooms.keys()]) this.feed(key, { type: 'restart', now: this.now });
         for (const key of [...this.rooms.keys()]) this.feed(key, { type: 'catch-up', now: this.now, phase: 'done' });
@@ -227,6 +280,8 @@ export class MachineSystem implements System {
         requests: ask.requests,
         people: ask.people ?? [],
         audience: ask.audience,
+        // As the shell gives it: the human the turn acts for (rule 17).
+        root: rootOf(ask),
       };
       if (action.kind === 'channel') {
         const target = action.room === 'here' ? key : key === MAIN ? SIDE : MAIN;
@@ -370,6 +425,24 @@ export class MachineSystem implements System {
         if (effect.record.kind === 'hand-back') {
           this.observed.push({ kind: 'hand-back', room: key, reason: effect.record.reason });
         }
+        if (effect.record.kind === 'approval') {
+          const { id, status, by } = effect.record;
+          this.observed.push({ kind: 'approval-record', room: key, id, status, ...(by ? { by } : {}) });
+        }
+        return;
+      case 'approval-timer':
+        if (!this.approvalTimers.some((t) => t.room === key && t.id === effect.id))
+          this.approvalTimers.push({ at: effect.at, room: key, id: effect.id });
+        return;
+      case 'approval-result': {
+        const call = this.calls.get(effect.token);
+        if (!call) throw new Error(`an approval's answer for a call nobody held (${effect.token})`);
+        const { approved, reason } = effect;
+        this.observed.push({ kind: 'approval-result', ...call, approved, reason });
+        return;
+      }
+      case 'answer':
+        if (this.answering) this.observed.push({ kind: 'approval-answer', room: key, text: effect.text });
         return;
       default:
         return;

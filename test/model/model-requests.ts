@@ -34,7 +34,12 @@ export interface Request {
   readonly awaited: readonly Participant[];
   readonly answers: Array<{ participant: string; outcome: string; text: string }>;
   readonly deadline: number;
-  readonly opener: { readonly people: readonly string[]; readonly audience: readonly string[] | null };
+  readonly opener: {
+    readonly people: readonly string[];
+    readonly audience: readonly string[] | null;
+    /** The human the opening turn acted for (rule 17). */
+    readonly root: string | null;
+  };
   status: 'open' | 'answered' | 'expired' | 'cancelled';
 }
 
@@ -49,6 +54,8 @@ export abstract class Ledger {
   readonly coverage = new Set<string>();
   now = 1_000_000;
   out: Observed[] = [];
+  /** Approval cards made in every room so far (rule 17). */
+  cardsMade = 0;
   /** Work for other rooms (notes), done after the room at hand, each followed by its room's queue. */
   private readonly tasks: Array<{ room: string; run: () => void }> = [];
   private running = false;
@@ -76,6 +83,8 @@ export abstract class Ledger {
         stalled: null,
         said: [],
         heldDrops: [],
+        cards: [],
+        madeCards: 0,
         ...(agent ? { dm: agent } : {}),
       };
       this.rooms.set(key, room);
@@ -170,6 +179,7 @@ export abstract class Ledger {
             author: request.requester,
             requests: [request.id],
             audience,
+            root: request.opener.root,
           }),
         );
       }
@@ -234,6 +244,7 @@ export abstract class Ledger {
       author: agent,
       requests: outer,
       audience: request.opener.audience,
+      root: request.opener.root,
     });
     room.queue.push({ ...resume, resume: request.id });
   }

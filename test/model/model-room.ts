@@ -53,6 +53,8 @@ export type Entry = Message | Mark;
 export type Reason = 'direct' | 'awaiting' | 'addressed' | 'request' | 'resume' | 'always' | 'mentioned';
 
 export interface Ask {
+  /** Which turn it is (its copies keep it): the cards of its calls are its own (rule 17). */
+  readonly id: number;
   readonly agent: string;
   reason: Reason;
   about: number;
@@ -65,6 +67,23 @@ export interface Ask {
   readonly resume?: number;
   /** How many times it was started before a restart cut it. */
   attempts?: number;
+  /** Asked for on a human's behalf (a request, a resume): the human its chain started with (rule 17). */
+  readonly root?: string | null;
+}
+
+/** Rule 17: a tool call of a turn held for approval, waiting, or approved and not yet run. */
+export interface Card {
+  readonly id: string;
+  readonly ask: number;
+  readonly agent: string;
+  readonly tool: string;
+  readonly input: string;
+  /** Who may answer besides operators (a human, by id); null: operators only. */
+  readonly root: string | null;
+  readonly expiresAt: number;
+  /** The order cards were made in (deadlines that fall together fire in it). */
+  readonly order: number;
+  status: 'waiting' | 'approved';
 }
 
 export interface Turn {
@@ -102,6 +121,9 @@ export interface Room {
   readonly said: Said[];
   /** Dropped questions told when the catch-up is done. */
   heldDrops: Array<{ agent: string; humans: string[] }>;
+  /** Rule 17: the cards of the room's turns, and how many were ever made here. */
+  cards: Card[];
+  madeCards: number;
 }
 
 export const isObserver = (ask: Pick<Ask, 'reason'>): boolean => ask.reason === 'always' || ask.reason === 'mentioned';
@@ -270,8 +292,23 @@ export function nextReply(
   return oracle[agent]?.[n] ?? { kind: 'text', text: '[pass]' };
 }
 
-export function newAsk(input: Partial<Ask> & Pick<Ask, 'agent' | 'reason' | 'about' | 'author' | 'audience'>): Ask {
-  return { questions: [], requests: [], fromAgent: false, ...input };
+let asks = 0;
+
+export function newAsk(
+  input: Partial<Omit<Ask, 'id'>> & Pick<Ask, 'agent' | 'reason' | 'about' | 'author' | 'audience'>,
+): Ask {
+  asks += 1;
+  return { questions: [], requests: [], fromAgent: false, ...input, id: asks };
+}
+
+/**
+ * Rule 17.2: the human a turn acts for — the one its chain started with (carried through requests), else the one
+ * human whose questions it answers; null: nobody but operators.
+ */
+export function rootOf(ask: Ask): string | null {
+  if (ask.root) return ask.root;
+  const humans = unique(ask.questions.map((q) => q.human));
+  return humans.length === 1 ? (humans[0] ?? null) : null;
 }
 
 /** Two exchanges' audiences, answered by one turn: public if either is. */

@@ -24,6 +24,7 @@ import {
   pairPaused,
   type Reason,
   type Room,
+  rootOf,
   same,
   seqOf,
   told,
@@ -180,7 +181,11 @@ export class Rules extends Ledger {
         text: m.text,
         seq: m.seq,
         awaited: asked.map((name) => ({ name, kind: 'agent' })),
-        opener: { people: turn?.people ?? [], audience: turn?.ask.audience ?? null },
+        opener: {
+          people: turn?.people ?? [],
+          audience: turn?.ask.audience ?? null,
+          root: turn ? rootOf(turn.ask) : null,
+        },
       });
       return;
     }

@@ -6,6 +6,7 @@
 
 import { extractMentions } from '../../src/room/text/mentions.js';
 import { classifyReply } from '../../src/room/text/replies.js';
+import { answerCard, askApproval, denyCards, endCards, expireCard } from './model-approvals.js';
 import type { Participant } from './model-requests.js';
 import {
   type Ask,
@@ -17,6 +18,7 @@ import {
   nextReply,
   type Room,
   readAgentReply,
+  rootOf,
   same,
   type Turn,
 } from './model-room.js';
@@ -67,8 +69,19 @@ export class ModelSystem implements System {
       case 'deliver':
         this.deliver(r.room(step.room));
         break;
-      case 'command':
-        r.inRoom(step.room, () => this.command(r.room(step.room), step.name, step.args, step.operator));
+      case 'command': {
+        const room = r.room(step.room);
+        if (step.name === 'approve' || step.name === 'deny') {
+          const by = { name: step.user ?? 'op', ownId: step.namesake !== true, operator: step.operator };
+          r.inRoom(step.room, () => answerCard(r, room, step.name as 'approve' | 'deny', step.args, by));
+        } else r.inRoom(step.room, () => this.command(room, step.name, step.args, step.operator));
+        break;
+      }
+      case 'approval-asked':
+        r.inRoom(step.room, () => askApproval(r, r.room(step.room), step.tool, step.input, step.tooLong === true));
+        break;
+      case 'approval-expires':
+        expireCard(r);
         break;
       case 'deadline':
         this.deadline();
@@ -88,6 +101,7 @@ export class ModelSystem implements System {
         r.inRoom(step.room, () => this.through(r.room(step.room)));
         break;
     }
+    for (const room of r.rooms.values()) endCards(room);
     return r.out;
   }
 
@@ -234,7 +248,7 @@ export class ModelSystem implements System {
         text,
         seq: m.seq,
         awaited,
-        opener: { people: turn.people, audience: turn.ask.audience },
+        opener: { people: turn.people, audience: turn.ask.audience, root: rootOf(turn.ask) },
       });
     }
     r.out.push({ kind: 'action', result: 'posted' });
@@ -388,6 +402,7 @@ export class ModelSystem implements System {
     const drops = questionsOf(room.queue);
     if (stopped.length + room.queue.length + r.open(room.key).length > 0)
       r.coverage.add('an operator command that stopped something');
+    denyCards(r, room, name === 'pass' ? 'pass' : 'reset');
     if (stopped.length > 0) room.turn = null;
     room.queue = [];
     r.closeRequests(room);
@@ -423,6 +438,8 @@ export class ModelSystem implements System {
     }
     turn.ask.attempts = turn.attempts;
     room.queue.unshift(turn.ask);
+    if (room.cards.some((c) => c.ask === turn.ask.id && c.status === 'waiting'))
+      r.coverage.add('a card waiting through a restart');
   }
 
   /** For the test's drain: rooms with a turn being written, rooms with a reply waiting, rooms holding, open requests. */

@@ -6,6 +6,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { decide } from '../../src/room/decide.js';
 import type { Decide } from './machine.js';
 import {
+  anyHumanApproves,
+  approvesByName,
   dropsOthersQuestions,
   forgetsAnswers,
   ignoresActivation,
@@ -53,6 +55,8 @@ const MUTANTS: ReadonlyArray<readonly [string, Decide]> = [
   ['posts "[pass]." as a message', passDotIsMessage],
   ['keeps a waiting reply that /pass or /reset dropped', keepsWaitingPosts],
   ["lets an outsider's message start the count of agent messages again", outsiderResetsCount],
+  ['lets any human answer an approval card', anyHumanApproves],
+  ["lets a namesake of a card's human answer it", approvesByName],
 ];
 
 describe('the conformance check', () => {
@@ -66,6 +70,8 @@ describe('the conformance check', () => {
     ['resets the count of agent messages on a bridge line', lineResetsCount],
     ["lets a human's newer message drop other humans' questions", dropsOthersQuestions],
     ["lets an outsider's message start the count of agent messages again", outsiderResetsCount],
+    ['lets any human answer an approval card', anyHumanApproves],
+    ["lets a namesake of a card's human answer it", approvesByName],
   ] as const)(
     'catches, by the invariants alone, a machine that %s',
     (_, mutant) => {

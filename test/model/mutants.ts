@@ -91,3 +91,31 @@ export const outsiderResetsCount: Decide = (setup, state, event, context) => {
   if (!outsider || decision.state.control.holder !== 'agents') return decision;
   return withState(decision, (s) => ({ ...s, control: { ...s.control, count: 0 } }));
 };
+
+/** The card a /approve or /deny names, in the state before it. */
+const cardOf = (state: Parameters<Decide>[1], args: string) => {
+  const id = args
+    .trim()
+    .replace(/^\[|\]$/g, '')
+    .toUpperCase();
+  return (state.approvals ?? []).find((a) => a.id === id);
+};
+
+/** Rule 17.2 broken: any human may answer a card (as if they were the human who asked). */
+export const anyHumanApproves: Decide = (setup, state, event, context) => {
+  if (event.type !== 'command' || (event.command.name !== 'approve' && event.command.name !== 'deny'))
+    return decide(setup, state, event, context);
+  const root = cardOf(state, event.command.args)?.root;
+  if (!root) return decide(setup, state, event, context);
+  return decide(setup, state, { ...event, command: { ...event.command, userId: root.id } }, context);
+};
+
+/** Rule 17.2 broken: the root is recognised by name, so a namesake (another id) may answer its card. */
+export const approvesByName: Decide = (setup, state, event, context) => {
+  if (event.type !== 'command' || (event.command.name !== 'approve' && event.command.name !== 'deny'))
+    return decide(setup, state, event, context);
+  const root = cardOf(state, event.command.args)?.root;
+  if (!root || root.name.toLowerCase() !== event.command.user.toLowerCase())
+    return decide(setup, state, event, context);
+  return decide(setup, state, { ...event, command: { ...event.command, userId: root.id } }, context);
+};

@@ -62,6 +62,9 @@ export function accessOf(
   return mayWake.length === world.agents.length ? {} : { mayWake: mayWake.map((a) => a.name), refused: 'user' };
 }
 
+/** APPROVAL_TIMEOUT_S as both sides play it (its default, 30 minutes). */
+export const APPROVAL_TIMEOUT_MS = 30 * 60_000;
+
 /** Rooms: two channels and the DMs (`dm:<agent>:<human>`). */
 export const MAIN = 'chat:main';
 export const SIDE = 'chat:side';
@@ -121,7 +124,23 @@ export type Step =
       readonly name: CommandName;
       readonly args: string;
       readonly operator: boolean;
+      /** Who gives it (default an operator named `op`); `namesake`: someone with that display name and another id. */
+      readonly user?: string;
+      readonly namesake?: boolean;
     }
+  /**
+   * Rule 17: the turn being written in the room holds a tool call for approval (its agent, this tool and input);
+   * `tooLong`: the call cannot be shown in full on a card.
+   */
+  | {
+      readonly kind: 'approval-asked';
+      readonly room: string;
+      readonly tool: string;
+      readonly input: string;
+      readonly tooLong?: boolean;
+    }
+  /** The earliest deadline of an approval card still waiting fires. */
+  | { readonly kind: 'approval-expires' }
   /** The earliest deadline fires. */
   | { readonly kind: 'deadline' }
   /** The bridge restarts (every room goes on from its stored state). */
@@ -144,6 +163,19 @@ export type LineInfo =
   | { readonly kind: 'pair'; readonly a: string; readonly b: string }
   | { readonly kind: 'dropped'; readonly drops: ReadonlyArray<{ agent: string; humans: readonly string[] }> }
   | { readonly kind: 'cut'; readonly agent: string }
+  /** Rule 17: an approval card, and who may answer it (a human's name, or nobody but operators). */
+  | {
+      readonly kind: 'card';
+      readonly id: string;
+      readonly agent: string;
+      readonly tool: string;
+      readonly input: string;
+      readonly root: string | null;
+    }
+  /** A card answered (`approved` / `denied` by someone), or unanswered at its deadline (`expired`). */
+  | { readonly kind: 'card-answer'; readonly id: string; readonly status: string; readonly by?: string }
+  /** A call too long for a card: refused without one. */
+  | { readonly kind: 'card-too-long'; readonly agent: string; readonly tool: string }
   | { readonly kind: 'other'; readonly text: string };
 
 /** What can be observed, in order, after each step. Ids are compared up to renaming. */
@@ -176,6 +208,26 @@ export type Observed =
     }
   | { readonly kind: 'hand-back'; readonly room: string; readonly reason: string }
   | { readonly kind: 'action'; readonly result: string }
+  /** Rule 17: the answer the turn runner gets for a held call (run it, or refuse it, and why). */
+  | {
+      readonly kind: 'approval-result';
+      readonly room: string;
+      readonly agent: string;
+      readonly tool: string;
+      readonly input: string;
+      readonly approved: boolean;
+      readonly reason: string;
+    }
+  /** A card's decision record: asked (for whom), approved, denied, expired (by whom). */
+  | {
+      readonly kind: 'approval-record';
+      readonly room: string;
+      readonly id: string;
+      readonly status: string;
+      readonly by?: string;
+    }
+  /** The answer to an /approve or /deny, as it reads (done, refused, nothing waiting). */
+  | { readonly kind: 'approval-answer'; readonly room: string; readonly text: string }
   /** Rule 16.4: a refused human is told, once per room, which agents their messages do not wake, and why. */
   | {
       readonly kind: 'tell';

@@ -166,6 +166,48 @@ describe('approvals (rule 17)', () => {
     ]);
   });
 
+  it('lets a turn that ends without being taken again take its cards with it (cut by restarts, or replaced)', () => {
+    // Each decision's posts reach the platform.
+    const settled = (d: { state: RoomState; effects: readonly Effect[] }): RoomState => {
+      let state = d.state;
+      for (const e of d.effects) {
+        if (e.type === 'post') state = run(state, { type: 'posted', post: e.post.id, platformIds: [`p${now}`] }).state;
+      }
+      return state;
+    };
+    const first = asked();
+    let state = settled(run(first, { type: 'approval', request: request(first) }));
+    // Cut by restarts too often (12.2): the turn is not taken again, and its card goes with it.
+    for (let i = 0; i < 3; i++) {
+      state = settled(run(state, { type: 'restart' }));
+      state = settled(run(state, { type: 'catch-up', phase: 'done' }));
+    }
+    expect(state.current).toBeNull();
+    expect(state.approvals ?? []).toEqual([]);
+    const late = run(state, command('approve', 'A1', 'olga', true));
+    expect(results(late.effects)).toEqual([]);
+    expect(answer(late.effects)).toMatchObject({ text: 'No approval A1 is waiting here.' });
+    // Waiting to be taken again when its human's newer message replaces it (2.3): the card goes too.
+    const again = asked();
+    const waiting = settled(
+      run(settled(run(again, { type: 'approval', request: request(again) })), { type: 'restart' }),
+    );
+    expect(waiting.approvals?.map((a) => a.id)).toEqual(['A1']);
+    const replaced = run(waiting, {
+      type: 'message',
+      message: {
+        author: 'alice',
+        authorId: 'id-alice',
+        kind: 'human',
+        text: 'never mind',
+        platformIds: ['m2'],
+        at: now,
+      },
+    });
+    expect(replaced.state.queue).toEqual([]);
+    expect(replaced.state.approvals ?? []).toEqual([]);
+  });
+
   it('refuses a call too long to show in full, and one for a turn that is over', () => {
     const state = asked();
     const long = run(state, { type: 'approval', request: request(state, { tooLong: true }) });

@@ -43,7 +43,22 @@ function editsInDms(c: Case): Case {
  * The bridges played here have no access policy and seat the generator's usual people: the worlds with one (and
  * their outsiders) are played through the fakes in test/discord, test/slack and the attack corpus instead.
  */
-const cases = caseArb.filter((c) => c.world.access === undefined);
+/**
+ * Rule 17's steps (a turn holding a tool call, /approve and /deny, a card's deadline) are played on the model and the
+ * machine only: the fake model server here makes no call that needs approval; test/discord and test/access play the
+ * cards through the fakes.
+ */
+const withoutApprovals = (c: Case): Case => ({
+  ...c,
+  steps: c.steps.filter(
+    (s) =>
+      s.kind !== 'approval-asked' &&
+      s.kind !== 'approval-expires' &&
+      !(s.kind === 'command' && (s.name === 'approve' || s.name === 'deny')),
+  ),
+});
+
+const cases = caseArb.filter((c) => c.world.access === undefined).map(withoutApprovals);
 
 export const PLATFORMS = {
   discord: { stage: () => DiscordStage.start(), arbitrary: cases.map(editsInDms) },
