@@ -192,9 +192,8 @@ export class DiscordAdapter implements ChatAdapter {
     const identity = this.identityOf(agent);
     const userId = this.directory.humanId(user.replace(/^@/, ''));
     if (!identity || !userId) return undefined;
-    const channel = (await identity.client.rest.post(Routes.userChannels(), { body: { recipient_id: userId } })) as {
-      id: string;
-    };
+    const body = { recipient_id: userId };
+    const channel = (await identity.client.rest.post(Routes.userChannels(), { body })) as { id: string };
     this.dmOwner.set(channel.id, identity.agent.name);
     return channel.id;
   }
@@ -207,9 +206,7 @@ export class DiscordAdapter implements ChatAdapter {
   }
 
   /** `#name`, a name, `<#id>` or an id of a text channel the bots can see. */
-  async resolveChannel(reference: string): Promise<string | undefined> {
-    return kit.findTextChannel(this.clients(), reference);
-  }
+  readonly resolveChannel = async (reference: string) => kit.findTextChannel(this.clients(), reference);
 
   /** A member who can view and write in the channel could post there (an agent acting for them may too). */
   readonly mayPost = (channel: string, userId: string) => kit.memberMayPost(this.clients(), channel, userId);

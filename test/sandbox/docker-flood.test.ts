@@ -40,7 +40,13 @@ describe.skipIf(!runDockerTests).each([
      * `whole`: its writes are each all or nothing (fallocate), so the file-size limit may instead refuse every one
      * past the allowance and leave the workspace full to the byte, the command running to its end.
      */
-    async function expectHeld(key: string, flood: string, kind: 'files' | 'disk', whole = false): Promise<void> {
+    async function expectHeld(
+      key: string,
+      flood: string,
+      kind: 'files' | 'disk',
+      whole = false,
+      bound = 1.1,
+    ): Promise<void> {
       const result = await run(key, `${flood}; echo finished`);
       // The first line: a workspace over a limit adds its note below.
       const [count, kib] = ((await run(key, COUNT)).output.split('\n')[0] ?? '').split(' ').map(Number);
@@ -55,10 +61,12 @@ describe.skipIf(!runDockerTests).each([
       }
       // Its one line (a fallocate killed midway on tmpfs gives its blocks back, so what is left may be under the limit).
       expect(result.output.match(/\[ERROR:/g)).toHaveLength(1);
-      if (kind === 'files') expect(held.files, `${flood}: entries left`).toBeLessThanOrEqual(files * 1.1);
-      else expect(held.bytes, `${flood}: bytes left`).toBeLessThanOrEqual(DISK * 1.1);
+      if (kind === 'files') expect(held.files, `${flood}: entries left`).toBeLessThanOrEqual(files * bound);
+      else expect(held.bytes, `${flood}: bytes left`).toBeLessThanOrEqual(DISK * bound);
+      // Removing works (a note about the workspace's state may follow its output).
       const freed = await run(key, 'find . -mindepth 1 -delete && echo removed');
-      expect(freed).toEqual({ output: 'removed\n', exitCode: 0, timedOut: false });
+      expect(freed.output.split('\n')[0]).toBe('removed');
+      expect(freed.exitCode).toBe(0);
       expect(await run(key, 'echo ok > ok.txt && cat ok.txt')).toEqual({
         output: 'ok\n',
         exitCode: 0,
@@ -124,7 +132,16 @@ describe.skipIf(!runDockerTests).each([
       try {
         const chunk = Buffer.alloc(8 * MiB, 1);
         for (let i = 0; i < 64; i += 1) writeFileSync(path.join(beside, `big${i}`), chunk);
-        const flood = expectHeld('console:flood-freed', 'head -c 400M /dev/zero | split -b 64K -a 4', 'disk');
+        // On tmpfs, a turn of the runner that comes late under load is not covered by a wall the kernel keeps: the
+        // bound measured there with two suites at once (docs/sandbox.md) is the test's; on the volume, a tenth.
+        const bound = parent === '/dev/shm' ? 1.5 : 1.1;
+        const flood = expectHeld(
+          'console:flood-freed',
+          'head -c 400M /dev/zero | split -b 64K -a 4',
+          'disk',
+          false,
+          bound,
+        );
         // 512 MiB freed over about two thirds of a second, while the flood runs.
         for (let i = 0; i < 64; i += 1) {
           rmSync(path.join(beside, `big${i}`));

@@ -154,6 +154,8 @@ export class DiscordShell extends BridgeShell {
         return { ...rest, ...(target ? { addressed: [target] } : {}), ...(fetchable ? { missed: true } : {}) };
       }
       case 'command': {
+        // A command is sent in a channel of the fake server (a DM's commands are not carried here).
+        if (!(step.room in CHANNELS)) return undefined;
         const agent = this.world.agents.find((a) => a.name.toLowerCase() === step.args.toLowerCase());
         // Discord offers each command's options as choices: only those can be sent.
         if (step.name === 'status') return { ...step, args: '' };
