@@ -36,6 +36,13 @@ describe.skipIf(!runDockerTests).each([
     const run = (key: string, command: string) => sandbox.exec(key, command, { timeoutMs: 400_000 });
 
     /**
+     * Within a tenth on the volume, where the kernel's file-size wall holds whatever the load; on tmpfs, the bound
+     * measured with two test suites at once (docs/sandbox.md: a late turn of the runner under load is covered by no
+     * wall there, and no wall holds a count of files without privileges) — within a tenth when the machine is idle.
+     */
+    const tmpfsBound = (kind: 'files' | 'disk') => (parent !== '/dev/shm' ? 1.1 : kind === 'files' ? 1.8 : 1.5);
+
+    /**
      * Runs `flood`, checks it was stopped for `kind` within a tenth of the limit, then that rm and a new command work.
      * `whole`: its writes are each all or nothing (fallocate), so the file-size limit may instead refuse every one
      * past the allowance and leave the workspace full to the byte, the command running to its end.
@@ -45,7 +52,7 @@ describe.skipIf(!runDockerTests).each([
       flood: string,
       kind: 'files' | 'disk',
       whole = false,
-      bound = 1.1,
+      bound = tmpfsBound(kind),
     ): Promise<void> {
       const result = await run(key, `${flood}; echo finished`);
       // The first line: a workspace over a limit adds its note below.
@@ -132,16 +139,7 @@ describe.skipIf(!runDockerTests).each([
       try {
         const chunk = Buffer.alloc(8 * MiB, 1);
         for (let i = 0; i < 64; i += 1) writeFileSync(path.join(beside, `big${i}`), chunk);
-        // On tmpfs, a turn of the runner that comes late under load is not covered by a wall the kernel keeps: the
-        // bound measured there with two suites at once (docs/sandbox.md) is the test's; on the volume, a tenth.
-        const bound = parent === '/dev/shm' ? 1.5 : 1.1;
-        const flood = expectHeld(
-          'console:flood-freed',
-          'head -c 400M /dev/zero | split -b 64K -a 4',
-          'disk',
-          false,
-          bound,
-        );
+        const flood = expectHeld('console:flood-freed', 'head -c 400M /dev/zero | split -b 64K -a 4', 'disk');
         // 512 MiB freed over about two thirds of a second, while the flood runs.
         for (let i = 0; i < 64; i += 1) {
           rmSync(path.join(beside, `big${i}`));
