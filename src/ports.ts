@@ -70,17 +70,21 @@ export interface InboundFile {
 }
 
 /** Operator commands; `clear` is the terminal room's own (forget this room's history). */
-export type CommandName =
-  | 'pass'
-  | 'reset'
-  | 'status'
-  | 'privacy'
-  | 'clear'
-  | 'budget'
-  | 'access'
-  | 'pair'
-  | 'approve'
-  | 'deny';
+export const COMMAND_NAMES = [
+  'pass',
+  'reset',
+  'status',
+  'privacy',
+  'clear',
+  'budget',
+  'access',
+  'pair',
+  'approve',
+  'deny',
+] as const;
+export type CommandName = (typeof COMMAND_NAMES)[number];
+/** The commands of every platform's rooms (`clear` is the terminal room's own). */
+export const ROOM_COMMANDS: readonly CommandName[] = COMMAND_NAMES.filter((name) => name !== 'clear');
 
 /**
  * A command (`/pass`, `/reset`, `/status`, `/approve A1`, …) issued in a room: typed, or a click on a card's button

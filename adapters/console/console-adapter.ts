@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createInterface, type Interface, type Key } from 'node:readline';
 import { describeError } from '../../src/errors.js';
-import type { AdapterSink, ChatAdapter, CommandName, Outbound, Posted } from '../../src/ports.js';
+import {
+  type AdapterSink,
+  type ChatAdapter,
+  COMMAND_NAMES,
+  type CommandName,
+  type Outbound,
+  type Posted,
+} from '../../src/ports.js';
 import { interruptAction, QUIT_WINDOW_MS } from './interrupt.js';
 import { Screen } from './screen.js';
 import { safeForTerminal } from './terminal-text.js';
@@ -17,18 +24,6 @@ export const CONSOLE_ROOM = 'main';
 export function terminalChannel(replica: string | undefined): string {
   return replica === undefined ? CONSOLE_ROOM : `${CONSOLE_ROOM}@${replica}`;
 }
-const COMMANDS: readonly CommandName[] = [
-  'pass',
-  'reset',
-  'status',
-  'privacy',
-  'clear',
-  'budget',
-  'access',
-  'pair',
-  'approve',
-  'deny',
-];
 const RESULT_SHOWN = 500;
 /** The prompt that continues a multi-line paste until Enter sends it. */
 const CONTINUATION = '... ';
@@ -341,7 +336,7 @@ export class ConsoleAdapter implements ChatAdapter {
         this.print(HELP);
         return;
       }
-      if (!(COMMANDS as readonly string[]).includes(name)) {
+      if (!(COMMAND_NAMES as readonly string[]).includes(name)) {
         this.print(
           `[system]: Unknown command /${command[1]}. Commands: /help, /status, /pass, /reset, /privacy, /budget, /clear, /quit.`,
         );

@@ -16,21 +16,9 @@ import {
   Routes,
 } from 'discord.js';
 import { AdapterError } from '../../src/errors.js';
-import type { AdapterSink, CommandEvent, CommandName } from '../../src/ports.js';
+import { type AdapterSink, type CommandEvent, type CommandName, ROOM_COMMANDS } from '../../src/ports.js';
 import { splitMessage } from '../shared/split.js';
 import { DISCORD_MESSAGE_LIMIT, PLATFORM } from './inbound.js';
-
-const COMMANDS: readonly CommandName[] = [
-  'pass',
-  'reset',
-  'status',
-  'privacy',
-  'budget',
-  'access',
-  'pair',
-  'approve',
-  'deny',
-];
 
 /** Discord accepts an interaction's answer only within 3 s; a slower command is deferred, then its reply edited in. */
 export const DEFER_AFTER_MS = 2000;
@@ -151,7 +139,7 @@ export class SentChannels {
 export const NO_ROOM = 'Discord did not say where this command was used: try it again in the channel or DM.';
 
 export function isCommandName(name: string): name is CommandName {
-  return (COMMANDS as readonly string[]).includes(name);
+  return (ROOM_COMMANDS as readonly string[]).includes(name);
 }
 
 /** Runs one slash command and answers it ephemerally. */

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { TranscriptEntry } from '../../src/overview.js';
-import type { AdapterSink, CommandName } from '../../src/ports.js';
+import { type AdapterSink, type CommandName, ROOM_COMMANDS } from '../../src/ports.js';
 import type { WebIdentity } from '../../src/store/port.js';
 import { SeenIds } from '../shared/seen-ids.js';
 import type { Viewer } from './access.js';
@@ -28,17 +28,6 @@ export const MAX_TEXT = 16_000;
 /** The most files one message may carry. */
 export const MAX_FILES = 10;
 
-const COMMANDS: readonly CommandName[] = [
-  'pass',
-  'reset',
-  'status',
-  'privacy',
-  'budget',
-  'access',
-  'pair',
-  'approve',
-  'deny',
-];
 const HELP = [
   'Commands (operators): /status, /pass [agent], /reset [agent|workspace], /privacy [mentions|off], /budget [limit],',
   '/access, /pair [code]. Anyone: /approve <id>, /deny <id> (their own cards).',
@@ -269,7 +258,7 @@ export class Connections {
   private async command(viewer: Viewer, room: string, word: string, args: string): Promise<string> {
     const name = word.toLowerCase();
     if (name === 'help') return HELP;
-    if (!(COMMANDS as readonly string[]).includes(name)) {
+    if (!(ROOM_COMMANDS as readonly string[]).includes(name)) {
       return `Unknown command /${word}. Commands: /help, /status, /pass, /reset, /privacy, /budget.`;
     }
     const sink = this.deps.sink();

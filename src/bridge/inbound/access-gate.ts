@@ -6,7 +6,7 @@
  * always let in. The terminal room (the operator's own) and the web room (its people are invited) are not gated here.
  */
 import { randomInt } from 'node:crypto';
-import { type AccessPolicy, type Asker, describeRule, names, wakeable } from '../../access/policy.js';
+import { type AccessPolicy, type AccessRule, type Asker, describeRule, names, wakeable } from '../../access/policy.js';
 import type { Logger } from '../../log.js';
 import type { CommandEvent, Inbound } from '../../ports.js';
 import type { AccessPort } from '../../store/access-port.js';
@@ -77,7 +77,14 @@ export class AccessGate {
   /** Where each waiting person was told their code (to tell them when it is approved). */
   private readonly waiting = new Map<string, { platform: string; channel: string; agent: string }>();
 
-  constructor(private readonly deps: AccessGateDeps) {}
+  /** No list narrows anyone: a room message is not read against the policy at all (the usual install). */
+  private readonly open: boolean;
+
+  constructor(private readonly deps: AccessGateDeps) {
+    const { rule, agents } = deps.policy;
+    const empty = (r: AccessRule) => r.users.length === 0 && r.roles.length === 0 && r.channels.length === 0;
+    this.open = empty(rule) && [...agents.values()].every(empty);
+  }
 
   /** Whether the policy is read on this platform (Discord, Slack; the web and terminal rooms have their own door). */
   gates(platform: string): boolean {
@@ -86,7 +93,7 @@ export class AccessGate {
 
   /** A room message's author, read against the policy (rule 16); `{}` when they may wake every agent. */
   wakeable(event: Inbound): Wakeable {
-    if (!GATED.has(event.platform) || event.direct || event.author.kind !== 'human') return {};
+    if (this.open || !GATED.has(event.platform) || event.direct || event.author.kind !== 'human') return {};
     const { allowed, refused } = wakeable(this.deps.policy, asker(event), this.deps.agents);
     if (refused.size === 0) return {};
     const why = [...refused.values()].includes('channel') ? 'channel' : 'user';
