@@ -5,6 +5,7 @@
  */
 import { KNOWN_TOOLS } from '../config/agent-file.js';
 import { ConfigError } from '../errors.js';
+import { usdToNano } from '../spend/money.js';
 
 export type ApprovalMode = 'off' | 'ask' | 'deny';
 
@@ -14,7 +15,15 @@ export interface ApprovalRules {
   /** Commands run without asking (when bash is `ask`), and commands refused, as written (`git status*`). */
   readonly bashAllow: readonly string[];
   readonly bashDeny: readonly string[];
+  /**
+   * `spend_threshold_usd:` with `approvals: { spend_usd_per_call: ask | deny }`: a model call whose worst case (its
+   * hold) is above this many nano-dollars waits for a person (ask) or is not made (deny).
+   */
+  readonly spendOver?: { readonly nano: number; readonly mode: 'ask' | 'deny' } | undefined;
 }
+
+/** The action that names a model call's price in `approvals:` (not a tool). */
+export const SPEND_ACTION = 'spend_usd_per_call';
 
 /** Refused in every mode, whatever an agent file says: what wipes the workspace, the disk or the machine. */
 const FLOOR: ReadonlyArray<{ readonly pattern: RegExp; readonly why: string }> = [
@@ -52,16 +61,43 @@ export function approvalRules(
     readonly approvals?: Readonly<Record<string, ApprovalMode>> | undefined;
     readonly bash_allow?: readonly string[] | undefined;
     readonly bash_deny?: readonly string[] | undefined;
+    readonly spend_threshold_usd?: number | undefined;
   },
 ): ApprovalRules {
   const modes = new Map<string, ApprovalMode>();
+  let spendMode: ApprovalMode | undefined;
   for (const [action, mode] of Object.entries(front.approvals ?? {})) {
+    if (action === SPEND_ACTION) {
+      spendMode = mode;
+      continue;
+    }
     if (!(KNOWN_TOOLS as readonly string[]).includes(action)) {
-      throw new ConfigError(file, `approvals.${action}`, `is not a tool (known: ${KNOWN_TOOLS.join(', ')})`);
+      throw new ConfigError(
+        file,
+        `approvals.${action}`,
+        `is not a tool (known: ${KNOWN_TOOLS.join(', ')}) nor ${SPEND_ACTION}`,
+      );
     }
     modes.set(action, mode);
   }
-  return { modes, bashAllow: front.bash_allow ?? [], bashDeny: front.bash_deny ?? [] };
+  const over = front.spend_threshold_usd;
+  if (spendMode !== undefined && spendMode !== 'off' && over === undefined) {
+    throw new ConfigError(
+      file,
+      `approvals.${SPEND_ACTION}`,
+      'needs spend_threshold_usd: the price (USD) above which a call is held',
+    );
+  }
+  const spendOver =
+    over !== undefined && spendMode !== 'off'
+      ? { nano: usdToNano(over), mode: spendMode === 'deny' ? ('deny' as const) : ('ask' as const) }
+      : undefined;
+  return {
+    modes,
+    bashAllow: front.bash_allow ?? [],
+    bashDeny: front.bash_deny ?? [],
+    ...(spendOver ? { spendOver } : {}),
+  };
 }
 
 /** What becomes of one call: run it (`off`), ask a person (`ask`), or refuse it (`deny`, with why). */

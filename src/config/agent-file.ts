@@ -73,6 +73,7 @@ export const frontMatterSchema = z
     approvals: z.record(z.string().min(1), z.enum(['off', 'ask', 'deny'])).optional(),
     bash_allow: z.array(z.string().min(1)).optional(),
     bash_deny: z.array(z.string().min(1)).optional(),
+    spend_threshold_usd: z.number().positive().optional(),
     access: z
       .object({
         users: z.array(z.coerce.string()).optional(),

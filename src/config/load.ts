@@ -314,7 +314,9 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       maxOutputTokens: front.max_output_tokens ?? Math.max(1, settings.ANSWER_RESERVE_TOKENS),
       prompts: front.prompts ?? {},
       ...(front.access ? { access: agentRule(settings, file, front.access) } : {}),
-      ...(front.approvals || front.bash_allow || front.bash_deny ? { approvals: approvalRules(file, front) } : {}),
+      ...(front.approvals || front.bash_allow || front.bash_deny || front.spend_threshold_usd !== undefined
+        ? { approvals: approvalRules(file, front) }
+        : {}),
       ...(discord ? { discord } : {}),
       ...(slack ? { slack } : {}),
     });

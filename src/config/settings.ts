@@ -133,6 +133,8 @@ const settingsSchema = z.object({
   // Spending limits (USD per day; unset = no limit) and the day they count in
   SPEND_LIMIT_USD_DAY: z.coerce.number().positive().optional(),
   ROOM_SPEND_LIMIT_USD_DAY: z.coerce.number().positive().optional(),
+  // A call a limit refuses: refused (refuse), or held on a card for an operator (ask) who may let it through
+  SPEND_AT_LIMIT: z.enum(['refuse', 'ask']).default('refuse'),
   SPEND_TZ: z.string().refine(isTimeZone, 'expected an IANA time zone such as UTC or Europe/Paris').default('UTC'),
   EMBEDDINGS_PRICE: z.coerce.number().min(0).optional(),
   // Summaries of history blocks that left the agents' windows: one model for the bridge, on OPENAI_BASE_URL; unset = none

@@ -9,6 +9,9 @@ import { type Draft, same } from './draft.js';
 import type { ApprovalRequest, Command } from './events.js';
 import type { Ask, PendingApproval, Root } from './state.js';
 
+/** A card's tool for a model call held by its price (an agent's spend_threshold_usd, or SPEND_AT_LIMIT=ask). */
+export const MODEL_CALL = 'model call';
+
 /** The default wait before an unanswered card is a denial (APPROVAL_TIMEOUT_S). */
 export const APPROVAL_TIMEOUT_MS = 30 * 60_000;
 
@@ -42,7 +45,7 @@ function card(a: PendingApproval, timeoutMs: number): string {
       ? `Asked for by @${a.root.name}: @${a.root.name} or an operator may answer`
       : 'No one person asked for it: an operator may answer';
   return [
-    `Approval needed [${a.id}]: @${a.agent} wants to run ${a.tool}:`,
+    `Approval needed [${a.id}]: @${a.agent} wants to ${a.tool === MODEL_CALL ? 'make a model call' : `run ${a.tool}`}:`,
     '```',
     a.input.replace(/```/g, '`\u200b``'),
     '```',

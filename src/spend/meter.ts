@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AgentConfig, Price, Settings } from '../config/index.js';
-import { RoundtableError } from '../errors.js';
 import { splitUsage } from '../llm/batch.js';
 import type { EmbedMeter } from '../llm/embeddings.js';
 import { SUMMARY_OUTPUT_TOKENS } from '../llm/summaries.js';
@@ -20,32 +19,10 @@ import { dayOf, nextDayStart } from './day.js';
 import { formatUsd, NANO_PER_USD, tokensCost, usdToNano } from './money.js';
 import { Settles } from './settles.js';
 
-export type LimitKind = 'bridge' | 'room' | 'agent';
+// biome-ignore format: one line
+export { describeLimit, type LimitKind, type ReachedLimit, type SpendGate, SpendLimitError, SpendNotApproved } from './limits.js';
 
-/** A limit a call would have crossed. */
-export interface ReachedLimit {
-  readonly kind: LimitKind;
-  /** The room's key or the agent's name (the bridge: 'bridge'). */
-  readonly name: string;
-  /** Nano-dollars a day. */
-  readonly limit: number;
-  /** The day (YYYY-MM-DD in SPEND_TZ) and when the next one starts (ms since the epoch). */
-  readonly day: string;
-  readonly until: number;
-}
-
-/** A model call that was not made: it did not fit in a spending limit. */
-export class SpendLimitError extends RoundtableError {
-  constructor(readonly reached: ReachedLimit) {
-    super('spend', `over its spending limit (${describeLimit(reached)})`);
-  }
-}
-
-export function describeLimit(reached: Pick<ReachedLimit, 'kind' | 'name' | 'limit'>): string {
-  const whose =
-    reached.kind === 'bridge' ? "the bridge's" : reached.kind === 'room' ? "this room's" : `@${reached.name}'s`;
-  return `${whose} ${formatUsd(reached.limit)} a day`;
-}
+import { type LimitKind, type SpendGate, SpendLimitError, SpendNotApproved } from './limits.js';
 
 const scopeOf = (kind: LimitKind, name: string): string => (kind === 'bridge' ? 'bridge' : `${kind}:${name}`);
 
@@ -149,10 +126,14 @@ export class SpendMeter {
   }
 
   /** The meter of one agent's calls in one room; none for an agent without a price (nothing can be counted). */
-  forCall(agent: AgentConfig, room: string): CallMeter | undefined {
+  forCall(agent: AgentConfig, room: string, gate?: SpendGate): CallMeter | undefined {
     const price = agent.price;
     if (!price) return undefined;
-    return this.meter(room, [{ scope: scopeOf('agent', agent.name), price, cap: agent.maxOutputTokens, share: 1 }]);
+    return this.meter(
+      room,
+      [{ scope: scopeOf('agent', agent.name), price, cap: agent.maxOutputTokens, share: 1 }],
+      gate,
+    );
   }
 
   /** The meter of a batched call: each agent pays its share of the input (weights) and its own output cap. */
@@ -278,7 +259,9 @@ export class SpendMeter {
     return [scope('bridge'), ...(room ? [scope(scopeOf('room', room))] : []), ...agentScopes.map(scope)];
   }
 
-  private meter(room: string, payers: readonly Payer[]): CallMeter {
+  private meter(room: string, payers: readonly Payer[], gate?: SpendGate): CallMeter {
+    // A call's retries are one call: approved once, not asked again.
+    const approved = new WeakSet<LlmRequest>();
     return {
       reserve: async (request: LlmRequest): Promise<CallHold> => {
         const counter = tokenCounter(request.model);
@@ -296,10 +279,18 @@ export class SpendMeter {
           room,
           payers.map((p) => p.scope).filter((scope) => scope !== scopeOf('room', room)),
         );
-        const id = await this.hold(
-          scopes.map((s) => ({ ...s, amount: worst[payers.findIndex((p) => p.scope === s.scope)] ?? total })),
-          { signal: request.signal },
-        );
+        const held = scopes.map((s) => ({
+          ...s,
+          amount: worst[payers.findIndex((p) => p.scope === s.scope)] ?? total,
+        }));
+        if (gate?.over && total > gate.over.nano && !approved.has(request)) {
+          const cost = `its worst case is ${formatUsd(total)}, over ${formatUsd(gate.over.nano)} a call`;
+          if (gate.over.mode === 'deny') throw new SpendNotApproved(cost);
+          const answer = await gate.ask({ worst: total }, request.signal);
+          if (!answer.approved) throw new SpendNotApproved(answer.reason);
+          approved.add(request);
+        }
+        const id = await this.holdOrAsk(held, request, gate, total, approved);
         return {
           settle: async (usage) => {
             if (!usage) return this.settle(id, null);
@@ -361,6 +352,34 @@ export class SpendMeter {
       }
       // Held money settles when its calls end; money already free is tried for again at once, once.
       if (row.reserved > 0 || attempt > 0) await this.settles.next(signal);
+    }
+  }
+
+  /**
+   * Holds the call's amounts; over a limit with SPEND_AT_LIMIT=ask, an operator's approval lets this one call
+   * through (held without the limits, so counted), else the limit's error.
+   */
+  private async holdOrAsk(
+    held: readonly SpendScope[],
+    request: LlmRequest,
+    gate: SpendGate | undefined,
+    total: number,
+    approved: WeakSet<LlmRequest>,
+  ): Promise<string> {
+    try {
+      return await this.hold(held, { signal: request.signal });
+    } catch (error) {
+      if (!(error instanceof SpendLimitError) || !gate?.atLimit) throw error;
+      if (!approved.has(request)) {
+        const answer = await gate.ask({ worst: total, reached: error.reached }, request.signal);
+        if (!answer.approved) throw error;
+        approved.add(request);
+      }
+      this.deps.log.info({ limit: error.reached }, 'a model call over a spending limit was approved');
+      return this.hold(
+        held.map((s) => ({ ...s, limit: null })),
+        false,
+      );
     }
   }
 

@@ -59,4 +59,22 @@ describe('approval rules', () => {
       /agents\/code\.md: approvals\.bsh: is not a tool/,
     );
   });
+
+  it('holds model calls over spend_threshold_usd (ask by default), and names the file when the threshold is missing', () => {
+    expect(approvalRules('agents/code.md', { spend_threshold_usd: 0.05 }).spendOver).toEqual({
+      nano: 50_000_000,
+      mode: 'ask',
+    });
+    expect(
+      approvalRules('agents/code.md', { spend_threshold_usd: 0.05, approvals: { spend_usd_per_call: 'deny' } })
+        .spendOver,
+    ).toEqual({ nano: 50_000_000, mode: 'deny' });
+    expect(
+      approvalRules('agents/code.md', { spend_threshold_usd: 0.05, approvals: { spend_usd_per_call: 'off' } })
+        .spendOver,
+    ).toBeUndefined();
+    expect(() => approvalRules('agents/code.md', { approvals: { spend_usd_per_call: 'ask' } })).toThrow(
+      /agents\/code\.md: approvals\.spend_usd_per_call: needs spend_threshold_usd/,
+    );
+  });
 });

@@ -6,8 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { type ApprovalRules, modeFor } from '../../access/approval-rules.js';
 import type { Logger } from '../../log.js';
+import { MODEL_CALL } from '../../room/approvals.js';
 import type { Root } from '../../room/state.js';
 import { redact } from '../../secrets.js';
+import { describeLimit, type SpendGate } from '../../spend/limits.js';
+import { formatUsd } from '../../spend/money.js';
 import { refused, type Tool, type ToolResult } from '../../tools/tool.js';
 import type { RoomHandle } from '../loop/room-handle.js';
 import { actingOutside } from './acting.js';
@@ -62,33 +65,62 @@ export class Approvals {
     if (mode === 'deny') return refused(input, why);
     const outside = this.actingCheck ? await actingOutside(where.room, where.root, tool.name, args) : undefined;
     if (mode === 'off' && !outside) return tool.run(args, context);
+    const got = await this.ask(where, tool.name, input, outside, context.signal);
+    context.signal.throwIfAborted();
+    if (!got.approved) return refused(input, `not approved: ${got.reason}`);
+    return tool.run(args, context);
+  }
+
+  /**
+   * The model calls' gate (docs/trust.md): over the agent's `spend_threshold_usd` a call shows its worst case on a
+   * card for the root or an operator; over a spending limit (SPEND_AT_LIMIT=ask) for an operator only.
+   */
+  spendGate(rules: ApprovalRules | undefined, where: Where, atLimit: boolean, model: string): SpendGate | undefined {
+    if (!rules?.spendOver && !atLimit) return undefined;
+    return {
+      over: rules?.spendOver,
+      atLimit,
+      ask: ({ worst, reached }, signal) => {
+        const input = `a call to ${model}, at most ${formatUsd(worst)}`;
+        const outside = reached ? `it is over ${describeLimit(reached)}` : undefined;
+        return this.ask(where, MODEL_CALL, input, outside, signal);
+      },
+    };
+  }
+
+  /** A card in the room for one call; resolves with its answer (the turn stopped: a denial). */
+  private async ask(
+    where: Where,
+    tool: string,
+    input: string,
+    operatorsOnly: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Answer> {
     const token = randomUUID();
     const shown = redact(input);
     const answer = new Promise<Answer>((resolve) => {
       this.waiting.set(token, resolve);
-      context.signal.addEventListener('abort', () => resolve({ approved: false, reason: 'the turn was stopped' }), {
+      signal?.addEventListener('abort', () => resolve({ approved: false, reason: 'the turn was stopped' }), {
         once: true,
       });
     });
-    this.log.info({ room: where.room.key, agent: where.agent, tool: tool.name }, 'a tool call waits for approval');
+    this.log.info({ room: where.room.key, agent: where.agent, tool }, 'a call waits for approval');
     void where.room.report({
       type: 'approval',
       request: {
         ask: where.ask,
         agent: where.agent,
-        tool: tool.name,
+        tool,
         input: shown,
         token,
         ...(shown.length > CARD_INPUT_MAX ? { tooLong: true } : {}),
-        ...(outside ? { operatorsOnly: outside } : {}),
+        ...(operatorsOnly ? { operatorsOnly } : {}),
       },
     });
     const got = await answer;
     this.waiting.delete(token);
-    context.signal.throwIfAborted();
-    if (!got.approved) return refused(input, `not approved: ${got.reason}`);
-    this.log.info({ room: where.room.key, agent: where.agent, tool: tool.name }, 'a tool call was approved');
-    return tool.run(args, context);
+    if (got.approved) this.log.info({ room: where.room.key, agent: where.agent, tool }, 'a call was approved');
+    return got;
   }
 
   /** The room's answer for a held call (none waiting: the turn is over, or was taken again with a new token). */

@@ -19,7 +19,7 @@ import type { TurnOutcome } from '../../room/events.js';
 import { visibleTo } from '../../room/privacy.js';
 import { resumeNote } from '../../room/recovery.js';
 import { redact } from '../../secrets.js';
-import { SpendLimitError, type SpendMeter } from '../../spend/meter.js';
+import { SpendLimitError, type SpendMeter, SpendNotApproved } from '../../spend/meter.js';
 import { reachedLimit } from '../../spend/reached.js';
 import type { RoomStore, ToolJournal } from '../../store/port.js';
 import { toolsFor } from '../../tools/registry.js';
@@ -123,9 +123,10 @@ export class Turns {
         earlier,
         deps.clock,
       );
-      const tools = deps.approvals
-        ? deps.approvals.wrap(journaled, agent.approvals, { room, ask: ask.id, agent: agent.name, root: rootOf(ask) })
-        : journaled;
+      const where = { room, ask: ask.id, agent: agent.name, root: rootOf(ask) };
+      const tools = deps.approvals ? deps.approvals.wrap(journaled, agent.approvals, where) : journaled;
+      const atLimit = deps.config.settings.SPEND_AT_LIMIT === 'ask';
+      const gate = deps.approvals?.spendGate(agent.approvals, where, atLimit, agent.model);
       const { settings } = deps.config;
       const output = await runAgentTurn({
         client: deps.llm(agent),
@@ -161,7 +162,7 @@ export class Turns {
         onText: preview.enabled ? (text) => preview.show(text) : undefined,
         log: deps.log,
         maxOutputTokens: agent.maxOutputTokens,
-        meter: deps.spend?.forCall(agent, room.key),
+        meter: deps.spend?.forCall(agent, room.key, gate),
       });
       return {
         kind: 'reply',
@@ -174,6 +175,7 @@ export class Turns {
         deps.log.info({ room: room.key, agent: agent.name }, 'turn stopped');
         return { kind: 'stopped' };
       }
+      if (error instanceof SpendNotApproved) return { kind: 'failed', reason: error.message };
       if (error instanceof SpendLimitError) {
         deps.log.info({ room: room.key, agent: agent.name, limit: error.reached }, 'turn stopped by a spending limit');
         return { kind: 'over-limit', limit: reachedLimit(error.reached, deps.config.settings.SPEND_TZ ?? 'UTC') };
