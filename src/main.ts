@@ -15,6 +15,7 @@ import {
   type Settings,
   templateDir,
 } from './config/index.js';
+import { watchConfig } from './config/watch.js';
 import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError } from './errors.js';
 import { type HealthServer, startHealthServer } from './health.js';
@@ -221,11 +222,9 @@ async function wire(
   }
   let web: { readonly port: number | undefined } | undefined;
   if (settings.WEB_PORT !== undefined) {
-    const module = (await import(WEB_MODULE)) as {
-      createWebAdapter: (options: { config: Config; logger: Logger; people: StorePort['people'] }) => ChatAdapter & {
-        readonly port: number | undefined;
-      };
-    };
+    type WebAdapter = ChatAdapter & { readonly port: number | undefined };
+    type Options = { config: Config; logger: Logger; people: StorePort['people'] };
+    const module = (await import(WEB_MODULE)) as { createWebAdapter: (options: Options) => WebAdapter };
     const adapter = module.createWebAdapter({ config, logger, people: store.people });
     web = adapter;
     adapters.push(adapter);
@@ -242,8 +241,12 @@ async function wire(
   });
   let healthServer: HealthServer | undefined;
   let down: Promise<void> | undefined;
+  // The access policy and approvals follow .env and the agent files (and SIGHUP) without a restart.
+  const where = { cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env, agentsDir: settings.AGENTS_DIR };
+  const watcher = watchConfig({ ...where, log: logger, apply: (read) => bridge.applyPolicy(read) });
   const shutdown = () => {
     down ??= (async () => {
+      watcher.close();
       await healthServer?.close();
       await bridge.stop();
       await store.close();

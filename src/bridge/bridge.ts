@@ -324,6 +324,12 @@ export function createBridge(options: BridgeOptions): Bridge {
     embedding,
     sandbox,
     spend,
+    policy: {
+      apply: (read) => {
+        access.update(accessPolicy(read), read.settings.DM_POLICY);
+        approvals.update(read.agents);
+      },
+    },
     // Replicas on Postgres: a signal makes the handover look at once (its regular look stays, for a missed one).
     // A wait grown to a minute through a long outage would leave the bridge deaf that long after the database is back.
     listen:

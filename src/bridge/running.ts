@@ -2,6 +2,7 @@
  * The running shell: starts and stops the adapters, offers them the sink, and waits for rooms to settle. Made by
  * createBridge (bridge.ts), which wires its parts.
  */
+import type { Config } from '../config/index.js';
 import type { EmbeddingWorker } from '../llm/embedding-worker.js';
 import type { Logger } from '../log.js';
 import type { AdapterSink, ChatAdapter, Sandbox } from '../ports.js';
@@ -44,6 +45,8 @@ export class Bridge {
       readonly spend: Pick<SpendMeter, 'recover'>;
       /** Embeds stored messages in the background (EMBEDDINGS_MODEL set). */
       readonly embedding: EmbeddingWorker | undefined;
+      /** Puts a configuration read again into force: the access policy, DM_POLICY, the agents' approvals. */
+      readonly policy: { apply(config: Pick<Config, 'settings' | 'agents'>): void };
       /** Listens for what other bridges sharing the store tell this one; returns how to stop. */
       readonly listen: (() => () => Promise<void>) | undefined;
     },
@@ -109,6 +112,14 @@ export class Bridge {
   get leases(): { readonly replica: string; readonly held: number } | undefined {
     const { lease } = this.parts;
     return lease ? { replica: lease.replica, held: lease.count } : undefined;
+  }
+
+  /**
+   * The access policy (ACCESS_*, DM_POLICY, agent files' `access:`) and the agents' approvals as read again from the
+   * settings and agent files: in force from the next message or turn, without a restart. Nothing else changes.
+   */
+  applyPolicy(config: Pick<Config, 'settings' | 'agents'>): void {
+    this.parts.policy.apply(config);
   }
 
   /** Resolves when every room has nothing queued or running. */

@@ -189,4 +189,21 @@ describe('DM pairing on Discord (DM_POLICY=pair)', () => {
     expect(shown.content).toContain('Who may wake the agents: everyone the platform lets in, in #dev.');
     expect(shown.content).toContain('Direct messages: pair');
   });
+
+  it('puts a changed access list into force at the next message, without a restart', async () => {
+    await start({}, AGENTS, ['alice']);
+    const code = h.discord.bot('code-bot');
+    const refused = h.discord.humanSays('general', 'mallory', `<@${code.id}> hello`);
+    await h.settle(refused.id);
+    expect(h.llm.requests).toHaveLength(0);
+
+    const settings = { ...h.config.settings, ACCESS_USERS: [id('alice'), id('mallory')], DM_POLICY: 'off' as const };
+    h.bridge.applyPolicy({ settings, agents: h.config.agents });
+    const shown = await h.discord.slash('data-bot', 'carol', 'general', 'access');
+    expect(shown.content).toContain('Direct messages: off');
+    const letIn = h.discord.humanSays('general', 'mallory', `<@${code.id}> hello again`);
+    await h.discord.until(() => h.llm.requests.length >= 2);
+    await h.settle(letIn.id);
+    expect(h.llm.requests.map(agentOf).sort()).toEqual(['code', 'data']);
+  });
 });

@@ -89,6 +89,17 @@ describe('approvals on Discord', () => {
     expect(botTexts().at(-1)).toBe('result: [ERROR: not approved: otto denied it]');
   });
 
+  it('follows approvals read again from the agent file from the next turn, without a restart', async () => {
+    await start('make test');
+    const agents = h.config.agents.map((a) => (a.name === 'code' ? { ...a, approvals: undefined } : a));
+    h.bridge.applyPolicy({ settings: h.config.settings, agents });
+    const asked = h.discord.humanSays('general', 'alice', `<@${codeBot().id}> run the tests`);
+    await h.discord.until(() => botTexts().some((t) => t.startsWith('result:')));
+    await h.settle(asked.id);
+    expect(h.sandbox.calls.map((c) => c.command)).toEqual(['make test']);
+    expect(botTexts().some((t) => t.startsWith('Approval needed'))).toBe(false);
+  });
+
   it('runs bash_allow commands without a card, refuses bash_deny and the floor without one', async () => {
     await start('ls -la');
     const listed = h.discord.humanSays('general', 'alice', `<@${codeBot().id}> list`);

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type ApprovalRules, modeFor } from '../../access/approval-rules.js';
+import type { AgentConfig } from '../../config/index.js';
 import type { Logger } from '../../log.js';
 import { MODEL_CALL } from '../../room/approvals.js';
 import type { Root } from '../../room/state.js';
@@ -38,12 +39,25 @@ export function callText(tool: Tool, args: unknown): string {
 
 export class Approvals {
   private readonly waiting = new Map<string, (answer: Answer) => void>();
+  /** Each agent's rules as read again since the start (an agent file changed); absent: as configured. */
+  private reloaded: ReadonlyMap<string, ApprovalRules | undefined> | undefined;
 
   constructor(
     private readonly log: Logger,
     /** ACTING_CHECK: an agent acting for someone only where they could themselves (else an operator approves). */
     private readonly actingCheck = true,
   ) {}
+
+  /** Rules read again (an agent file changed): in force from each agent's next turn, without a restart. */
+  update(agents: ReadonlyArray<Pick<AgentConfig, 'name' | 'approvals'>>): void {
+    this.reloaded = new Map(agents.map((a) => [a.name.toLowerCase(), a.approvals]));
+  }
+
+  /** An agent's rules in force now. */
+  rulesOf(agent: Pick<AgentConfig, 'name' | 'approvals'>): ApprovalRules | undefined {
+    const key = agent.name.toLowerCase();
+    return this.reloaded?.has(key) ? this.reloaded.get(key) : agent.approvals;
+  }
 
   /** The turn's tools, each call checked against the agent's rules first. */
   wrap(tools: readonly Tool[], rules: ApprovalRules | undefined, where: Where): Tool[] {

@@ -124,9 +124,10 @@ export class Turns {
         deps.clock,
       );
       const where = { room, ask: ask.id, agent: agent.name, root: rootOf(ask) };
-      const tools = deps.approvals ? deps.approvals.wrap(journaled, agent.approvals, where) : journaled;
+      const rules = deps.approvals?.rulesOf(agent);
+      const tools = deps.approvals ? deps.approvals.wrap(journaled, rules, where) : journaled;
       const atLimit = deps.config.settings.SPEND_AT_LIMIT === 'ask';
-      const gate = deps.approvals?.spendGate(agent.approvals, where, atLimit, agent.model);
+      const gate = deps.approvals?.spendGate(rules, where, atLimit, agent.model);
       const { settings } = deps.config;
       const output = await runAgentTurn({
         client: deps.llm(agent),

@@ -78,12 +78,22 @@ export class AccessGate {
   private readonly waiting = new Map<string, { platform: string; channel: string; agent: string }>();
 
   /** No list narrows anyone: a room message is not read against the policy at all (the usual install). */
-  private readonly open: boolean;
+  private open = true;
+  private policy: AccessPolicy;
+  private dm: DmPolicy;
 
   constructor(private readonly deps: AccessGateDeps) {
-    const { rule, agents } = deps.policy;
+    this.policy = deps.policy;
+    this.dm = deps.dm;
+    this.update(deps.policy, deps.dm);
+  }
+
+  /** A policy read again (the settings or an agent file changed): in force from the next message, no restart. */
+  update(policy: AccessPolicy, dm: DmPolicy): void {
     const empty = (r: AccessRule) => r.users.length === 0 && r.roles.length === 0 && r.channels.length === 0;
-    this.open = empty(rule) && [...agents.values()].every(empty);
+    this.policy = policy;
+    this.dm = dm;
+    this.open = empty(policy.rule) && [...policy.agents.values()].every(empty);
   }
 
   /** Whether the policy is read on this platform (Discord, Slack; the web and terminal rooms have their own door). */
@@ -94,7 +104,7 @@ export class AccessGate {
   /** A room message's author, read against the policy (rule 16); `{}` when they may wake every agent. */
   wakeable(event: Inbound): Wakeable {
     if (this.open || !GATED.has(event.platform) || event.direct || event.author.kind !== 'human') return {};
-    const { allowed, refused } = wakeable(this.deps.policy, asker(event), this.deps.agents);
+    const { allowed, refused } = wakeable(this.policy, asker(event), this.deps.agents);
     if (refused.size === 0) return {};
     const why = [...refused.values()].includes('channel') ? 'channel' : 'user';
     return { mayWake: allowed, refused: why };
@@ -104,7 +114,7 @@ export class AccessGate {
   async admitDirect(event: Inbound): Promise<boolean> {
     const agent = event.direct?.agent;
     if (!agent || !GATED.has(event.platform) || event.author.kind !== 'human') return true;
-    const { policy, dm } = this.deps;
+    const { policy, dm } = this;
     const who = asker(event);
     if (policy.operators.has(who.userId)) return true;
     if (dm === 'off') {
@@ -243,7 +253,7 @@ export class AccessGate {
 
   /** `/access`: the policy in force in this room. */
   describe(where: Pick<CommandEvent, 'platform'>): string {
-    const { policy, dm } = this.deps;
+    const { policy, dm } = this;
     if (!GATED.has(where.platform)) {
       return where.platform === 'web'
         ? 'The web room lets in the people invited with npm run web:invite.'
