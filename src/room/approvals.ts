@@ -7,7 +7,7 @@
  */
 import { type Draft, same } from './draft.js';
 import type { ApprovalRequest, Command } from './events.js';
-import type { Ask, PendingApproval, Root } from './state.js';
+import type { Ask, PendingApproval, RoomState, Root } from './state.js';
 
 /** A card's tool for a model call held by its price (an agent's spend_threshold_usd, or SPEND_AT_LIMIT=ask). */
 export const MODEL_CALL = 'model call';
@@ -68,6 +68,12 @@ export function requestApproval(d: Draft, r: ApprovalRequest): void {
   const same = pendings(d).find(
     (a) => a.ask === r.ask && a.agent === r.agent && a.tool === r.tool && a.input === r.input,
   );
+  if (same?.status === 'denied') {
+    // Denied while the turn waited in the queue: the turn taken again reads the denial.
+    d.set({ approvals: pendings(d).filter((a) => a !== same) });
+    result(d, r.token, false, same.reason ?? 'it was denied');
+    return;
+  }
   if (same?.status === 'approved') {
     // Approved already (the turn taken again after a restart makes the call again): it runs, once.
     d.set({ approvals: pendings(d).filter((a) => a !== same) });
@@ -128,18 +134,56 @@ export function answerApproval(d: Draft, c: Command): string {
     result(d, approval.token, true, `approved by ${c.user}`);
     return `${approval.id} approved.`;
   }
-  d.set({ approvals: pendings(d).filter((a) => a !== approval) });
+  settleDenied(d, approval, `${c.user} denied it`);
   d.line(`${c.user} denied ${approval.id}: @${approval.agent} does not run it.`);
   record(d, approval, 'denied', c.user);
   result(d, approval.token, false, `${c.user} denied it`);
   return `${approval.id} denied.`;
 }
 
+/**
+ * A card denied (by a person or its deadline): gone when its turn is being written (the call reads the denial now);
+ * kept as denied while its turn waits in the queue, so the turn taken again reads the denial instead of a new card.
+ */
+function settleDenied(d: Draft, approval: PendingApproval, reason: string): void {
+  const writing = d.state.current?.ask.id === approval.ask;
+  d.set({
+    approvals: writing
+      ? pendings(d).filter((a) => a !== approval)
+      : pendings(d).map((a) => (a === approval ? { ...a, status: 'denied' as const, reason } : a)),
+  });
+}
+
+/** Whether an ask's turn waits for a card (rule 17.5): it is not taken until the card is answered. */
+export function waitsForCard(d: Draft, ask: number): boolean {
+  return parkedBehindCard(d.state, ask);
+}
+
+/** The same, of a room's state: an ask parked behind its card is no work the room can do now. */
+export function parkedBehindCard(state: Pick<RoomState, 'approvals'>, ask: number): boolean {
+  return (state.approvals ?? []).some((a) => a.ask === ask && a.status === 'waiting');
+}
+
+/**
+ * Rule 17.5: a turn waiting for a card gives the room to the next question that can run: it is stopped and goes back
+ * to the head of the queue, taken again (with its journal) once its card is answered. Its attempts are not counted.
+ */
+export function parkWaiting(d: Draft): void {
+  const current = d.state.current;
+  if (!current || current.post !== undefined || current.stop || d.state.holding) return;
+  if (!waitsForCard(d, current.ask.id)) return;
+  if (!d.state.queue.some((q) => !q.held && !waitsForCard(d, q.id))) return;
+  const { ask } = current;
+  d.effect({ type: 'stop', ask: ask.id, reason: 'approval' });
+  d.effect({ type: 'discard', ask: ask.id });
+  d.set({ current: null, queue: [{ ...ask, attempt: ask.attempt - 1, parked: true }, ...d.state.queue] });
+}
+
 /** An approval's deadline: still waiting, it is a denial. */
 export function expireApproval(d: Draft, id: string): void {
   const approval = pendings(d).find((a) => a.id === id && a.status === 'waiting');
   if (!approval) return;
-  d.set({ approvals: pendings(d).filter((a) => a !== approval) });
+  settleDenied(d, approval, 'nobody approved it in time');
   d.line(`Nobody answered ${approval.id} in time: @${approval.agent} does not run it.`);
   record(d, approval, 'expired');
   result(d, approval.token, false, 'nobody approved it in time');

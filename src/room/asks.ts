@@ -3,6 +3,7 @@
  * observers asked about the newest message only, a human's newer message replacing their older questions, and
  * the limit of questions waiting for one agent.
  */
+import { waitsForCard } from './approvals.js';
 import { type Draft, lower, same } from './draft.js';
 import type { Ask, Dropped, Question, Reason } from './state.js';
 
@@ -56,6 +57,7 @@ function make(d: Draft, input: NewAsk): Ask {
     people: undefined,
     requesters: undefined,
     attempt: 0,
+    parked: undefined,
   };
   d.set({ nextAsk: d.state.nextAsk + 1 });
   return ask;
@@ -80,7 +82,9 @@ function joinAudience(a: readonly string[] | null, b: readonly string[] | null):
  * MAX_WAITING humans wait: the oldest question beyond is dropped (returned, for the line).
  */
 export function askHuman(d: Draft, input: NewAsk & { readonly questions: readonly Question[] }): Dropped | undefined {
-  const at = d.state.queue.findIndex((ask) => same(ask.agent, input.agent) && answersHumans(ask));
+  const at = d.state.queue.findIndex(
+    (ask) => same(ask.agent, input.agent) && answersHumans(ask) && !waitsForCard(d, ask.id),
+  );
   if (at < 0) {
     enqueue(d, input);
     return undefined;
@@ -116,7 +120,9 @@ export function askHuman(d: Draft, input: NewAsk & { readonly questions: readonl
  */
 export function askForRequest(d: Draft, input: NewAsk & { readonly requests: readonly number[] }): void {
   removeWhere(d, (ask) => same(ask.agent, input.agent) && isObserver(ask));
-  const at = d.state.queue.findIndex((ask) => same(ask.agent, input.agent) && answersHumans(ask));
+  const at = d.state.queue.findIndex(
+    (ask) => same(ask.agent, input.agent) && answersHumans(ask) && !waitsForCard(d, ask.id),
+  );
   if (at < 0) {
     enqueue(d, input);
     return;

@@ -93,7 +93,11 @@ function askersOf(d: Draft, ask: Ask): string[] {
  * answers).
  */
 export function order(d: Draft, ask: Ask): TurnOrder {
-  return { ask, situation: situationOf(ask, askersOf(d, ask), d.setup.kind), again: ask.attempt > 1 };
+  return {
+    ask,
+    situation: situationOf(ask, askersOf(d, ask), d.setup.kind),
+    again: ask.attempt > 1 || ask.parked === true,
+  };
 }
 
 /** An ask as it starts: when, whom its reply answers, one more attempt. */
@@ -117,5 +121,6 @@ export function started(d: Draft, ask: Ask): Ask {
     people: peopleOf(d, ask),
     requesters: ask.requests.length > 0 ? requestersAnswered(d, ask) : undefined,
     attempt: ask.attempt + 1,
+    parked: ask.parked,
   };
 }

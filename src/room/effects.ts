@@ -33,7 +33,12 @@ export type Effect =
   /** Run these turns: one, or several observers in one batched call. */
   | { readonly type: 'ask'; readonly turns: readonly TurnOrder[] }
   /** Stop a running turn (its outcome still comes back, as `stopped`). */
-  | { readonly type: 'stop'; readonly ask: number; readonly reason: 'operator' | 'deadline' | 'control' }
+  | {
+      readonly type: 'stop';
+      readonly ask: number;
+      /** approval: the turn waits for a card and gives the room to the next question (taken again later). */
+      readonly reason: 'operator' | 'deadline' | 'control' | 'approval';
+    }
   /** Send a post written down (`resend`: after a restart, it may have reached the platform already). */
   | { readonly type: 'post'; readonly post: PendingPost; readonly resend?: boolean | undefined }
   /** Stop trying to send a post still waiting (an operator dropped it). */

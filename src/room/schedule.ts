@@ -3,6 +3,8 @@
  * waiting for a catch-up, it starts — or, with BATCHING on, it and the observers after it about the same message
  * start as one batched call. A batch's answers are then applied one at a time, in configured order.
  */
+
+import { parkWaiting, waitsForCard } from './approvals.js';
 import { answersHumans, isObserver } from './asks.js';
 import { order, peopleOf, started } from './control.js';
 import { type Draft, same } from './draft.js';
@@ -20,7 +22,7 @@ function batchable(d: Draft, first: Ask): Ask[] {
   if (!setup.batching || setup.kind !== 'room' || first.audience !== null || !group || !isObserver(first)) return [];
   const mates: Ask[] = [];
   for (const ask of d.state.queue) {
-    if (!isObserver(ask) || ask.about !== first.about || ask.held) break;
+    if (!isObserver(ask) || ask.about !== first.about || ask.held || waitsForCard(d, ask.id)) break;
     if (failedHere(d, ask.agent)) continue;
     if (setup.agents.find((a) => same(a.name, ask.agent))?.batchGroup !== group) break;
     mates.push(ask);
@@ -30,6 +32,7 @@ function batchable(d: Draft, first: Ask): Ask[] {
 
 /** Starts the next ask when the room is free. */
 export function advance(d: Draft): void {
+  parkWaiting(d);
   for (;;) {
     const { state } = d;
     // Rule 11: while a catch-up runs the room holds, so a backlog is answered as one conversation, oldest first.
@@ -38,7 +41,7 @@ export function advance(d: Draft): void {
       if (!applyBatchAnswer(d)) return; // waiting for the batched call
       continue;
     }
-    const at = state.queue.findIndex((ask) => !ask.held);
+    const at = state.queue.findIndex((ask) => !ask.held && !waitsForCard(d, ask.id));
     if (at < 0) return;
     const ask = state.queue[at] as Ask;
     d.set({ queue: state.queue.filter((_, i) => i !== at) });

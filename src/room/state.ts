@@ -83,7 +83,9 @@ export interface PendingApproval {
   readonly operatorsOnly?: string | undefined;
   readonly at: number;
   readonly expiresAt: number;
-  readonly status: 'waiting' | 'approved';
+  /** Denied while its turn waited in the queue (parked): the turn taken again reads the denial, not a new card. */
+  readonly status: 'waiting' | 'approved' | 'denied';
+  readonly reason?: string | undefined;
 }
 
 /** One turn one agent is to take. */
@@ -120,6 +122,11 @@ export interface Ask {
    */
   readonly requesters?: ReadonlyArray<{ readonly id: number; readonly requester: string }> | undefined;
   readonly attempt: number;
+  /**
+   * Its turn waited for an approval and gave the room to the next question (rule 17.5): taken again once its card is
+   * answered, with its journal (what it ran already is not run twice).
+   */
+  readonly parked?: true | undefined;
 }
 
 /** The ask being carried out: a turn being written, or its reply being posted. */

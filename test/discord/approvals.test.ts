@@ -100,6 +100,29 @@ describe('approvals on Discord', () => {
     expect(botTexts().some((t) => t.startsWith('Approval needed'))).toBe(false);
   });
 
+  it("answers another human's question while a card waits, then runs the approved call (the turn taken again)", async () => {
+    await start('make deploy');
+    h.llm.respond((request) => {
+      if (agentOf(request) === 'data') return { content: 'It is noon.' };
+      const result = lastTool(request);
+      if (result !== undefined) return { content: `result: ${result.replace(/\s+/g, ' ').trim()}` };
+      return { toolCalls: [{ name: 'bash', arguments: { command: 'make deploy' } }] };
+    });
+    const { asked } = await cardAsked();
+    const dataBot = h.discord.bot('data-bot');
+    const other = h.discord.humanSays('general', 'carol', `<@${dataBot.id}> what time is it?`);
+    await h.discord.until(() => botTexts().includes('It is noon.'));
+    await h.settle(other.id);
+    expect(h.sandbox.calls).toEqual([]);
+    const byAlice = await h.discord.slash('data-bot', 'alice', 'general', 'approve', { id: 'A1' });
+    expect(byAlice.content).toBe('A1 approved.');
+    await h.discord.until(() => botTexts().some((t) => t.startsWith('result:')));
+    await h.settle(asked.id);
+    expect(h.sandbox.calls.map((c) => c.command)).toEqual(['make deploy']);
+    expect(botTexts().filter((t) => t.startsWith('Approval needed'))).toHaveLength(1);
+    expect(botTexts().at(-1)).toBe('result: ran make deploy');
+  });
+
   it('runs bash_allow commands without a card, refuses bash_deny and the floor without one', async () => {
     await start('ls -la');
     const listed = h.discord.humanSays('general', 'alice', `<@${codeBot().id}> list`);

@@ -39,8 +39,9 @@ const SITUATIONS = [
   'a card denied by /pass',
   'a card denied by /reset',
   'a card waiting through a restart',
-  'a waiting call made again by the turn taken again',
   'an approved call made again by the turn taken again',
+  'a turn waiting for a card gave the room to another question',
+  'a call denied while its turn was parked, made again',
 ];
 
 describe('the machine against the model', () => {

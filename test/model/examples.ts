@@ -526,6 +526,8 @@ export const EXAMPLES: readonly Example[] = [
       steps: [
         { kind: 'say', room: 'chat:main', human: 'alice', text: '@bo what do you think?' },
         { kind: 'approval-asked', room: 'chat:main', tool: 'bash', input: 'rm -rf build' },
+        // Approved (a waiting card's turn is parked, not cut: 17.5), then cut by three restarts before it ran.
+        { kind: 'command', room: 'chat:main', name: 'approve', args: 'A1', operator: true },
         { kind: 'restart' },
         { kind: 'restart' },
         { kind: 'restart' },
@@ -566,10 +568,31 @@ export const EXAMPLES: readonly Example[] = [
     ],
   },
   {
+    name: "a turn waiting for its card gives the room to another human's question; approved, it is taken again (17.5)",
+    case: {
+      world: world({ agents: [mention('ada'), mention('bo')], humans: ['alice', 'bob'] }),
+      oracle: { ada: [{ kind: 'text', text: 'It is noon.' }] },
+      steps: [
+        { kind: 'say', room: 'chat:main', human: 'alice', text: '@bo what do you think?' },
+        { kind: 'approval-asked', room: 'chat:main', tool: 'bash', input: 'npm test' },
+        { kind: 'say', room: 'chat:main', human: 'bob', text: '@ada what time is it?' },
+        { kind: 'deliver', room: 'chat:main' },
+        { kind: 'command', room: 'chat:main', name: 'approve', args: 'A1', operator: false, user: 'alice' },
+        { kind: 'approval-asked', room: 'chat:main', tool: 'bash', input: 'npm test' },
+      ],
+    },
+    shows: [
+      'asks chat:main: ada addressed about 2 for [] humans [bob] (requested by bob)',
+      'platform chat:main: ada: "It is noon."',
+      'asks chat:main: bo addressed about 1 for [] humans [alice] (requested by alice)',
+      'approval results chat:main: bo bash "npm test" approved (approved)',
+    ],
+  },
+  {
     name: 'an approved call runs once; made again after another restart, it is a new card to approve (17.3, 17.4)',
     case: {
       world: world({
-        agents: [always('ada'), mention('bo')],
+        agents: [mention('ada'), mention('bo')],
         humans: ['alice', 'mallory'],
         turnLimit: 5,
         access: { outsiders: ['mallory'], closed: ['chat:main'] },

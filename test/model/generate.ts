@@ -575,9 +575,9 @@ const approvalsArb: fc.Arbitrary<Case> = fc
         // A restart, and the turn taken again making its last call again (`<same>`: the room's last call).
         // … maybe after an operator approved it (it runs, once).
         {
-          weight: 3,
+          weight: 4,
           arbitrary: fc
-            .constantFrom('<same>', '<same>', '<approved>')
+            .constantFrom('<same>', '<approved>', '<approved>', '<approved>', '<denied>', '<denied>', '<denied>')
             .map((input): Step => ({ kind: 'approval-asked', room, tool: '<same>', input })),
         },
         {
@@ -629,6 +629,13 @@ const approvalsArb: fc.Arbitrary<Case> = fc
           const call = last.get(step.room) ?? { tool: 'bash', input: 'npm test' };
           const id = `A${Math.max(1, cards.get(step.room) ?? 0)}`;
           const approve: Step = { kind: 'command', room: step.room, name: 'approve', args: id, operator: true };
+          if (step.input === '<denied>') {
+            // Another human's question parks the turn (17.5); the card is denied; the other turn ends and the
+            // parked one, taken again, makes its call again: it reads the denial.
+            const other = said(step.room, members.at(-1) ?? '', agents.slice(-1), PHRASES[0] ?? 'what do you think');
+            const deny: Step = { ...approve, name: 'deny' };
+            return [other, deny, { kind: 'deliver', room: step.room }, { ...step, ...call }];
+          }
           return [...(step.input === '<approved>' ? [approve] : []), { kind: 'restart' }, { ...step, ...call }];
         }
         if (step.kind === 'approval-asked') last.set(step.room, { tool: step.tool, input: step.input });

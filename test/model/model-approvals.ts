@@ -39,6 +39,12 @@ export function askApproval(r: Rules, room: Room, tool: string, input: string, t
   }
   // 17.4: the same call of the same turn (taken again after a restart) finds its card.
   const found = room.cards.find((c) => c.ask === turn.ask.id && c.tool === tool && c.input === input);
+  if (found?.status === 'denied') {
+    r.coverage.add('a call denied while its turn was parked, made again');
+    room.cards = room.cards.filter((c) => c !== found);
+    result(r, room, found, false, found.reason ?? 'it was denied');
+    return;
+  }
   if (found?.status === 'approved') {
     r.coverage.add('an approved call made again by the turn taken again');
     room.cards = room.cards.filter((c) => c !== found);
@@ -109,11 +115,20 @@ export function answerCard(r: Rules, room: Room, name: 'approve' | 'deny', args:
     answer(`${card.id} approved.`);
     return;
   }
-  room.cards = room.cards.filter((c) => c !== card);
+  denied(room, card, `${by.name} denied it`);
   r.line(room, { kind: 'card-answer', id: card.id, status: 'denied', by: by.name });
   record(r, room, card, 'denied', by.name);
   result(r, room, card, false, `${by.name} denied it`);
   answer(`${card.id} denied.`);
+}
+
+/** 17.5: a card denied while its turn waits in the queue stays, denied, for the turn taken again; else it goes. */
+function denied(room: Room, card: Card, reason: string): void {
+  if (room.turn?.ask.id === card.ask) room.cards = room.cards.filter((c) => c !== card);
+  else {
+    card.status = 'denied';
+    card.reason = reason;
+  }
 }
 
 /** 17.3: the earliest deadline of a card still waiting, in any room: a denial. */
@@ -127,7 +142,7 @@ export function expireCard(r: Rules): void {
   r.now = Math.max(r.now, card.expiresAt);
   r.coverage.add('a card that expired');
   r.inRoom(room.key, () => {
-    room.cards = room.cards.filter((c) => c !== card);
+    denied(room, card, 'nobody approved it in time');
     r.line(room, { kind: 'card-answer', id: card.id, status: 'expired' });
     record(r, room, card, 'expired');
     result(r, room, card, false, 'nobody approved it in time');

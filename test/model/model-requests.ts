@@ -15,6 +15,7 @@ import {
   same,
   seqOf,
   unique,
+  waitsForCard,
 } from './model-room.js';
 import type { LineInfo, Observed, World } from './script.js';
 
@@ -165,7 +166,9 @@ export abstract class Ledger {
       if (p.kind !== 'agent') continue;
       // 5.1: asked as a participant, never also as an observer; merged into its queued question from a human.
       room.queue = room.queue.filter((a) => !(same(a.agent, p.name) && isObserver(a)));
-      const queued = room.queue.find((a) => same(a.agent, p.name) && a.questions.length > 0);
+      const queued = room.queue.find(
+        (a) => same(a.agent, p.name) && a.questions.length > 0 && !waitsForCard(room, a.id),
+      );
       if (queued) {
         queued.requests = [...queued.requests, request.id];
         queued.about = Math.max(queued.about, input.seq);

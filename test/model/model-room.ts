@@ -83,7 +83,9 @@ export interface Card {
   readonly expiresAt: number;
   /** The order cards were made in (deadlines that fall together fire in it). */
   readonly order: number;
-  status: 'waiting' | 'approved';
+  /** Denied while its turn waited in the queue (17.5): the turn taken again reads the denial. */
+  status: 'waiting' | 'approved' | 'denied';
+  reason?: string;
 }
 
 export interface Turn {
@@ -314,4 +316,22 @@ export function rootOf(ask: Ask): string | null {
 /** Two exchanges' audiences, answered by one turn: public if either is. */
 export function joinAudience(a: readonly string[] | null, b: readonly string[] | null): readonly string[] | null {
   return a === null || b === null ? null : unique([...a, ...b]);
+}
+
+/** 17.5: whether an ask's turn waits for a card (it is not taken until the card is answered). */
+export function waitsForCard(room: Room, ask: number): boolean {
+  return room.cards.some((c) => c.ask === ask && c.status === 'waiting');
+}
+
+/**
+ * 17.5: the turn being written waits for a card and another question could run: the turn goes back to the head of
+ * the queue (its start not counted) and the room takes the next question.
+ */
+export function parkWaiting(coverage: Set<string>, room: Room): void {
+  const turn = room.turn;
+  if (!turn || turn.stop || holding(room) || !waitsForCard(room, turn.ask.id)) return;
+  if (!room.queue.some((a) => !waitsForCard(room, a.id))) return;
+  coverage.add('a turn waiting for a card gave the room to another question');
+  room.turn = null;
+  room.queue.unshift({ ...turn.ask, attempts: turn.attempts - 1 });
 }

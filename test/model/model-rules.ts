@@ -22,6 +22,7 @@ import {
   newAsk,
   pairName,
   pairPaused,
+  parkWaiting,
   type Reason,
   type Room,
   rootOf,
@@ -29,6 +30,7 @@ import {
   seqOf,
   told,
   unique,
+  waitsForCard,
 } from './model-room.js';
 import type { LineInfo } from './script.js';
 
@@ -124,7 +126,10 @@ export class Rules extends Ledger {
     room: Room,
     input: Partial<Ask> & Pick<Ask, 'agent' | 'reason' | 'about' | 'author' | 'audience' | 'questions'>,
   ): Drops {
-    const queued = room.queue.find((a) => same(a.agent, input.agent) && a.questions.length > 0);
+    // 17.5: never into a turn parked behind its card (the question would wait for the card).
+    const queued = room.queue.find(
+      (a) => same(a.agent, input.agent) && a.questions.length > 0 && !waitsForCard(room, a.id),
+    );
     if (!queued) {
       room.queue.push(newAsk(input));
       return [];
@@ -241,9 +246,11 @@ export class Rules extends Ledger {
    * room holds for a catch-up.
    */
   override advance(room: Room): void {
+    parkWaiting(this.coverage, room);
     while (!room.turn && !room.stalled && !holding(room)) {
-      const ask = room.queue.shift();
-      if (!ask) return;
+      const at = room.queue.findIndex((a) => !waitsForCard(room, a.id));
+      if (at < 0) return;
+      const [ask] = room.queue.splice(at, 1) as [Ask];
       if (failedThisRound(room, ask.agent)) {
         for (const id of ask.requests) this.answer(id, ask.agent, 'failed', 'its model failed earlier in this round');
         continue;

@@ -258,6 +258,8 @@ export class ModelSystem implements System {
   private finish(room: Room, turn: Turn, reply: Reply | null): void {
     const r = this.rules;
     const { ask } = turn;
+    // 17.5: parked while it acted (its card waits): its outcome is not the room's any more.
+    if (room.turn !== turn) return;
     room.turn = null;
     if (turn.stop || reply === null) {
       if (turn.stop === 'operator')

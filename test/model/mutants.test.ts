@@ -14,6 +14,7 @@ import {
   keepsWaiting,
   keepsWaitingPosts,
   lineResetsCount,
+  neverParks,
   outsiderResetsCount,
   wakesQuoted,
 } from './mutants.js';
@@ -57,6 +58,7 @@ const MUTANTS: ReadonlyArray<readonly [string, Decide]> = [
   ["lets an outsider's message start the count of agent messages again", outsiderResetsCount],
   ['lets any human answer an approval card', anyHumanApproves],
   ["lets a namesake of a card's human answer it", approvesByName],
+  ["keeps the room while a turn waits for its card (other humans' questions wait behind it)", neverParks],
 ];
 
 describe('the conformance check', () => {

@@ -119,3 +119,27 @@ export const approvesByName: Decide = (setup, state, event, context) => {
     return decide(setup, state, event, context);
   return decide(setup, state, { ...event, command: { ...event.command, userId: root.id } }, context);
 };
+
+/** Rule 17.5 broken: a turn waiting for its card keeps the room, so another human's question waits behind it. */
+export const neverParks: Decide = (setup, state, event, context) => {
+  const decision = decide(setup, state, event, context);
+  const parked = decision.effects.find((e) => e.type === 'stop' && e.reason === 'approval');
+  if (parked?.type !== 'stop' || !state.current || state.current.ask.id !== parked.ask) return decision;
+  // Undo the park: the turn stays, the queue as it was before the decision's own additions, nothing else started.
+  const ask = decision.state.queue.find((q) => q.id === parked.ask);
+  if (!ask) return decision;
+  return {
+    ...decision,
+    effects: decision.effects.filter(
+      (e) => !(e.type === 'stop' && e.reason === 'approval') && e.type !== 'ask' && e.type !== 'discard',
+    ),
+    state: {
+      ...decision.state,
+      current: state.current,
+      queue: [
+        ...decision.state.queue.filter((q) => q.id !== parked.ask),
+        ...(decision.state.current && decision.state.current.ask.id !== parked.ask ? [decision.state.current.ask] : []),
+      ],
+    },
+  };
+};

@@ -145,7 +145,7 @@ describe('approvals (rule 17)', () => {
     ]);
   });
 
-  it('finds its card when the turn taken again after a restart makes the same call', () => {
+  it('keeps a waiting turn parked across a restart, and takes it again once its card is approved', () => {
     const first = asked();
     const carded = run(first, { type: 'approval', request: request(first) });
     const card = carded.effects.find((e) => e.type === 'post');
@@ -157,13 +157,61 @@ describe('approvals (rule 17)', () => {
       at: waiting.approvals?.[0]?.expiresAt,
       id: 'A1',
     });
+    // Not taken again while its card waits: no model call is spent on a turn that can only wait.
     const again = run(restarted.state, { type: 'catch-up', phase: 'done' });
-    const asking = run(again.state, { type: 'approval', request: request(again.state, { token: 't9' }) });
+    expect(again.effects.filter((e) => e.type === 'ask')).toEqual([]);
+    const answered = run(again.state, command('approve', 'A1', 'alice'));
+    const line = answered.effects.find((e) => e.type === 'post');
+    if (line?.type !== 'post') throw new Error('no line');
+    const approved = run(answered.state, { type: 'posted', post: line.post.id, platformIds: ['line1'] });
+    const taken = approved.effects.find((e) => e.type === 'ask');
+    expect(taken?.type === 'ask' && taken.turns[0]?.again).toBe(true);
+    const asking = run(approved.state, { type: 'approval', request: request(approved.state, { token: 't9' }) });
     expect(lines(asking)).toEqual([]); // no second card
-    const approved = run(asking.state, command('approve', 'A1', 'alice'));
-    expect(results(approved.effects)).toEqual([
-      { type: 'approval-result', token: 't9', approved: true, reason: 'approved by alice' },
+    expect(results(asking.effects)).toEqual([
+      { type: 'approval-result', token: 't9', approved: true, reason: 'approved' },
     ]);
+  });
+
+  it("gives the room to another human's question while a card waits, and takes the turn again once answered", () => {
+    // Each decision's posts reach the platform.
+    const settle = (d: { state: RoomState; effects: readonly Effect[] }) => {
+      let out = d;
+      for (const e of d.effects) {
+        if (e.type === 'post') out = run(out.state, { type: 'posted', post: e.post.id, platformIds: [`p${now}`] });
+      }
+      return out;
+    };
+    const first = asked('alice');
+    const carded = settle(run(first, { type: 'approval', request: request(first) }));
+    const bob = run(carded.state, {
+      type: 'message',
+      message: {
+        author: 'bob',
+        authorId: 'id-bob',
+        kind: 'human',
+        text: '@code what time is it?',
+        platformIds: ['m2'],
+        at: now,
+      },
+    });
+    expect(bob.effects).toContainEqual({ type: 'stop', ask: 1, reason: 'approval' });
+    expect(bob.state.current?.ask.questions.map((q) => q.human)).toEqual(['bob']);
+    expect(bob.state.queue.map((q) => [q.id, q.parked])).toEqual([[1, true]]);
+    // Bob's turn ends; the parked turn is not taken while its card waits.
+    const noon = settle(
+      run(bob.state, { type: 'answer', ask: bob.state.current?.ask.id ?? 0, outcome: { kind: 'reply', text: 'noon' } }),
+    );
+    expect(noon.state.current).toBeNull();
+    // Denied while parked: the turn is taken again and reads the denial; no second card.
+    const denied = settle(run(noon.state, command('deny', 'A1', 'alice')));
+    expect(denied.state.current?.ask.id).toBe(1);
+    const asking = run(denied.state, { type: 'approval', request: request(denied.state, { token: 't5' }) });
+    expect(lines(asking)).toEqual([]);
+    expect(results(asking.effects)).toEqual([
+      { type: 'approval-result', token: 't5', approved: false, reason: 'alice denied it' },
+    ]);
+    expect(asking.state.approvals ?? []).toEqual([]);
   });
 
   it('lets a turn that ends without being taken again take its cards with it (cut by restarts, or replaced)', () => {
@@ -177,7 +225,8 @@ describe('approvals (rule 17)', () => {
     };
     const first = asked();
     let state = settled(run(first, { type: 'approval', request: request(first) }));
-    // Cut by restarts too often (12.2): the turn is not taken again, and its card goes with it.
+    state = settled(run(state, command('approve', 'A1', 'alice')));
+    // Cut by restarts too often (12.2): the turn is not taken again, and its approved card goes with it.
     for (let i = 0; i < 3; i++) {
       state = settled(run(state, { type: 'restart' }));
       state = settled(run(state, { type: 'catch-up', phase: 'done' }));
@@ -187,6 +236,7 @@ describe('approvals (rule 17)', () => {
     const late = run(state, command('approve', 'A1', 'olga', true));
     expect(results(late.effects)).toEqual([]);
     expect(answer(late.effects)).toMatchObject({ text: 'No approval A1 is waiting here.' });
+    expect(state.queue).toEqual([]);
     // Waiting to be taken again when its human's newer message replaces it (2.3): the card goes too.
     const again = asked();
     const waiting = settled(

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { LeaseLostError, StoreError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { ChatAdapter } from '../../ports.js';
+import { parkedBehindCard } from '../../room/approvals.js';
 import { decide } from '../../room/decide.js';
 import type { Decision, Effect } from '../../room/effects.js';
 import type { RoomEvent } from '../../room/events.js';
@@ -129,7 +130,8 @@ export class RoomActor {
       current !== null ||
       posts.length > 0 ||
       batch !== null ||
-      queue.some((ask) => !ask.held)
+      // An ask parked behind its approval card waits for a person, not for the room.
+      queue.some((ask) => !ask.held && !parkedBehindCard(this.current, ask.id))
     );
   }
 
