@@ -9,6 +9,7 @@ import type Dockerode from 'dockerode';
 import { SandboxError } from '../src/errors.js';
 import type { ProcessSpec, SandboxProcess } from '../src/ports.js';
 import type { ChannelContainers, ChannelState } from './channel-containers.js';
+import { HELPER_TIMEOUT_MS } from './container-probe.js';
 import { WORKSPACE_MOUNT } from './container-spec.js';
 import { hasStatus } from './docker-errors.js';
 import { FrameDecoder } from './frame-decoder.js';
@@ -60,6 +61,8 @@ export interface SpawnOptions {
   readonly onUse?: () => void;
   /** Called once when the process has ended. */
   readonly onEnd?: () => void;
+  /** How long the engine may take to start it (default HELPER_TIMEOUT_MS: a busy engine takes seconds). */
+  readonly startTimeoutMs?: number;
 }
 
 /** The environment the process gets on top of the container's: names checked, no `=` or NUL smuggled in. */
@@ -90,7 +93,7 @@ export async function spawnInContainer(
   });
   const stream = (await exec.start({ hijack: true, stdin: true, Detach: false, Tty: false })) as Duplex;
   const child = new DockerProcess(container, exec, stream, pidFile, options);
-  await child.started(spec);
+  await child.started(spec, options.startTimeoutMs ?? HELPER_TIMEOUT_MS);
   return child;
 }
 
@@ -183,17 +186,30 @@ export class DockerProcess implements SandboxProcess {
     stream.on('data', (chunk: Buffer) => decoder.write(chunk));
     stream.once('end', () => void this.finish());
     stream.once('close', () => void this.finish());
-    stream.once('error', () => void this.finish());
+    // Every error, not only the first: a write racing the end may fail too, and an unheard error would throw.
+    stream.on('error', () => void this.finish());
     this.used();
   }
 
   /** Resolves once the command is found and starting; rejects with why it could not start. */
-  async started(spec: ProcessSpec): Promise<void> {
+  async started(spec: ProcessSpec, timeoutMs: number): Promise<void> {
     if (this.ready) return;
-    const ready = await new Promise<boolean>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const ready = await new Promise<boolean | undefined>((resolve) => {
       this.readyWaiter = resolve;
+      timer = setTimeout(() => resolve(undefined), timeoutMs);
     });
+    clearTimeout(timer);
+    this.readyWaiter = undefined;
     if (ready) return;
+    if (ready === undefined) {
+      // Slow is not broken: say so; and what may have started meanwhile is stopped.
+      await this.kill();
+      throw new SandboxError(
+        `the process did not start within ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`} ` +
+          '(the machine or the Docker engine is overloaded); try again',
+      );
+    }
     const code = await this.ended;
     const failure = code === null ? undefined : START_FAILURES[code];
     const said = Buffer.concat(this.stderr.unheard).toString('utf8').trim().slice(0, 300);
@@ -203,7 +219,7 @@ export class DockerProcess implements SandboxProcess {
   }
 
   write(chunk: string | Uint8Array): void {
-    if (this.code !== undefined || this.killing) return;
+    if (this.finishing || this.killing || this.stream.destroyed) return;
     this.stream.write(chunk);
     this.used();
   }
