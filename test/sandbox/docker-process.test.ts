@@ -172,6 +172,16 @@ describe.skipIf(!runDockerTests)('Processes in the sandbox (real engine)', { tim
     expect(inA.stdout).toBe('secret-a\n');
   });
 
+  it('sees a volume workspace the same way (SANDBOX_WORKSPACES=volume)', async () => {
+    const volumes = harness.create({ SANDBOX_WORKSPACES: 'volume' });
+    const key = 'console:volume';
+    await volumes.exec(key, 'echo in the volume > v.txt', T);
+    const child = await start(volumes, key, { command: 'cat', args: ['v.txt'] });
+    await ended(child);
+    expect(child.stdout).toBe('in the volume\n');
+    expect(child.exit).toEqual({ code: 0 });
+  });
+
   it('has no network, as commands have none', async () => {
     const script = [
       'import socket',
