@@ -141,6 +141,25 @@ describe.skipIf(!runDockerTests)('Processes in the sandbox (real engine)', { tim
     expect(await harness.containers(key)).toHaveLength(0);
   });
 
+  it('is killed at shutdown when the containers are kept (SANDBOX_KEEP_ON_EXIT), and ends with them otherwise', async () => {
+    const kept = harness.create({ SANDBOX_KEEP_ON_EXIT: 'true' });
+    const key = 'console:kept';
+    const server = await start(kept, key, { command: 'sh', args: ['-c', 'echo up; exec sleep 1000'] });
+    await vi.waitFor(() => expect(server.stdout).toBe('up\n'), WAIT);
+    await kept.close();
+    expect(server.exit).toEqual({ code: null });
+    // The container stays, without the process that nobody speaks to any more.
+    const again = harness.create();
+    const left = await again.exec(key, 'ps -eo args | grep -c "^sleep 1000" || true', T);
+    expect(left.output.trim()).toBe('0');
+
+    const removed = harness.create();
+    const other = await start(removed, 'console:removed', { command: 'cat' });
+    await removed.close();
+    await ended(other);
+    expect(other.exit).toEqual({ code: null });
+  });
+
   it('rejects fast, with a short reason, when the command is not in the image or the folder does not exist', async () => {
     const began = Date.now();
     const missing = await sandbox.spawn?.('console:missing', { command: 'npx', args: ['x'], env: {} }).catch((e) => e);
