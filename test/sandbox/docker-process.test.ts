@@ -201,6 +201,22 @@ describe.skipIf(!runDockerTests)('Processes in the sandbox (real engine)', { tim
     expect(child.exit).toEqual({ code: 0 });
   });
 
+  it('may not grow a file past what the workspace has left when it starts (SANDBOX_DISK)', async () => {
+    const small = harness.create({ SANDBOX_DISK: '1m' });
+    const key = 'console:disk';
+    await small.exec(key, 'head -c 300000 /dev/zero > already', T);
+    const writer = await start(small, key, {
+      command: 'sh',
+      args: ['-c', 'head -c 3000000 /dev/zero > big; echo "exit $?"; wc -c < big'],
+    });
+    await ended(writer);
+    const [status, size] = writer.stdout.trim().split('\n');
+    expect(status).not.toBe('exit 0');
+    // At most the megabyte less what was there (and the blocks `du` counts for it).
+    expect(Number(size)).toBeLessThanOrEqual(1024 * 1024 - 290_000);
+    expect(Number(size)).toBeGreaterThan(0);
+  });
+
   it('has no network, as commands have none', async () => {
     const script = [
       'import socket',
