@@ -3,7 +3,6 @@
  * stderr apart (Docker's stream framing), in a session of its own that is killed from a second exec, as a timed-out
  * command is on the one-exec path. See docs/sandbox.md, "MCP servers in the sandbox", for why not the runner.
  */
-import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { SandboxError } from '../src/errors.js';
@@ -16,28 +15,30 @@ import { FrameDecoder } from './frame-decoder.js';
 import { execSimple } from './run-exec.js';
 
 /**
- * Runs in the container. $0 = pid file, $1 = working directory, $2 = file-size cap in 512-byte blocks (POSIX
- * `ulimit -f`; empty for none), then the command and its arguments. A Docker exec's process leads a session of its
- * own, and `exec` keeps its pid, so the pid written is the process group and session the killer ends. One byte on
- * stdout says the command was found and is about to start: the bridge strips it.
+ * Runs in the container. $1 = working directory, $2 = file-size cap in 512-byte blocks (POSIX `ulimit -f`; empty for
+ * none), then the command and its arguments. A Docker exec's process leads a session of its own, and `exec` keeps its
+ * pid, so that pid is the process group and session the killer ends. The line `R<pid>` on stdout says the command was
+ * found and is about to start: the bridge takes it off (no file: a command may empty /tmp).
  */
 const LAUNCH = [
   'cd "$1" 2>/dev/null || exit 125',
   'command -v "$3" >/dev/null 2>&1 || exit 127',
   '[ -z "$2" ] || ulimit -f "$2" || exit 126',
-  'printf "%s\\n" "$$" > "$0" || exit 126',
   'shift 2',
-  'printf R',
+  'printf "R%s\\n" "$$"',
   'exec "$@"',
 ].join('\n');
+/** The launcher's line, and how long it may be. */
+const READY = /^R(\d+)$/;
+const READY_MAX = 32;
 
-/** SIGTERM to the process's group, SIGKILL to what is left of its session after about two seconds. */
+/** $1 = the process's pid. SIGTERM to its group, SIGKILL to what is left of its session after about two seconds. */
 const KILLER = [
-  'read -r p < "$0" || exit 0',
+  'p=$1',
   'kill -TERM "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null',
   'i=0; while [ $i -lt 20 ] && kill -0 "-$p" 2>/dev/null; do sleep 0.1; i=$((i+1)); done',
   'kill -KILL "-$p" 2>/dev/null; command -v pkill >/dev/null 2>&1 && pkill -KILL -s "$p"',
-  'rm -f "$0"; exit 0',
+  'exit 0',
 ].join('\n');
 
 /** How long the killer may take (its own grace period is 2 s; a busy engine is slow to start an exec). */
@@ -50,7 +51,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const START_FAILURES: Record<number, (spec: ProcessSpec) => string> = {
   125: (spec) => `the working directory does not exist in the sandbox: ${spec.cwd}`,
-  126: () => 'the process could not be prepared in the sandbox (is /tmp full?)',
+  126: () => 'the file-size limit (SANDBOX_DISK) could not be set for the process in the sandbox',
   127: (spec) => `command not found in the sandbox image: ${spec.command}`,
 };
 
@@ -81,10 +82,9 @@ export async function spawnInContainer(
   options: SpawnOptions = {},
 ): Promise<DockerProcess> {
   if (!spec.command) throw new SandboxError('no command to start');
-  const pidFile = `/tmp/.roundtable-process-${randomUUID()}.pid`;
   const blocks = options.fsize === undefined ? '' : String(Math.floor(Math.max(0, options.fsize) / 512));
   const exec = await container.exec({
-    Cmd: ['sh', '-c', LAUNCH, pidFile, spec.cwd ?? WORKSPACE_MOUNT, blocks, spec.command, ...spec.args],
+    Cmd: ['sh', '-c', LAUNCH, 'roundtable-process', spec.cwd ?? WORKSPACE_MOUNT, blocks, spec.command, ...spec.args],
     Env: execEnv(spec.env),
     AttachStdin: true,
     AttachStdout: true,
@@ -92,7 +92,7 @@ export async function spawnInContainer(
     Tty: false,
   });
   const stream = (await exec.start({ hijack: true, stdin: true, Detach: false, Tty: false })) as Duplex;
-  const child = new DockerProcess(container, exec, stream, pidFile, options);
+  const child = new DockerProcess(container, exec, stream, options);
   await child.started(spec, options.startTimeoutMs ?? HELPER_TIMEOUT_MS);
   return child;
 }
@@ -161,8 +161,10 @@ export class DockerProcess implements SandboxProcess {
   private readonly stdout = new Output();
   private readonly stderr = new Output();
   private readonly exitListeners: Listener<number | null>[] = [];
-  /** Until the launcher's byte arrives: the command was found and is starting. */
+  /** Until the launcher's line arrives: the command was found and is starting, with this pid. */
   private ready = false;
+  private pid: number | undefined;
+  private preface = Buffer.alloc(0);
   private readyWaiter: ((ready: boolean) => void) | undefined;
   private code: number | null | undefined;
   private readonly ended: Promise<number | null>;
@@ -176,7 +178,6 @@ export class DockerProcess implements SandboxProcess {
     private readonly container: Dockerode.Container,
     private readonly exec: Dockerode.Exec,
     private readonly stream: Duplex,
-    private readonly pidFile: string,
     private readonly options: SpawnOptions,
   ) {
     this.ended = new Promise((resolve) => {
@@ -203,8 +204,10 @@ export class DockerProcess implements SandboxProcess {
     this.readyWaiter = undefined;
     if (ready) return;
     if (ready === undefined) {
-      // Slow is not broken: say so; and what may have started meanwhile is stopped.
-      await this.kill();
+      // Slow is not broken: say so. Nothing said its pid: letting go of the stream closes its stdin, if it started.
+      this.gone = true;
+      this.stream.destroy();
+      await this.ended;
       throw new SandboxError(
         `the process did not start within ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`} ` +
           '(the machine or the Docker engine is overloaded); try again',
@@ -256,7 +259,7 @@ export class DockerProcess implements SandboxProcess {
   private async stop(): Promise<void> {
     if (this.code !== undefined) return;
     this.gone = true;
-    await execSimple(this.container, ['sh', '-c', KILLER, this.pidFile], KILL_TIMEOUT_MS).catch(() => undefined);
+    await this.killSession();
     let timer: NodeJS.Timeout | undefined;
     const closed = await Promise.race([
       this.ended.then(() => true),
@@ -270,12 +273,32 @@ export class DockerProcess implements SandboxProcess {
     await this.ended;
   }
 
+  /** SIGTERM, then SIGKILL, to the process's group and session, from a second exec. */
+  private async killSession(): Promise<void> {
+    if (this.pid === undefined) return;
+    const killer = ['sh', '-c', KILLER, 'roundtable-kill', String(this.pid)];
+    await execSimple(this.container, killer, KILL_TIMEOUT_MS).catch(() => undefined);
+  }
+
   private onPayload(payload: Buffer, kind: number): void {
     let chunk = payload;
     if (kind === 1 && !this.ready) {
+      this.preface = Buffer.concat([this.preface, chunk]);
+      const end = this.preface.indexOf(10);
+      if (end < 0) {
+        if (this.preface.length > READY_MAX) this.stream.destroy();
+        return;
+      }
+      const pid = READY.exec(this.preface.subarray(0, end).toString('latin1'))?.[1];
+      if (!pid) {
+        this.stream.destroy();
+        return;
+      }
+      this.pid = Number(pid);
       this.ready = true;
       this.readyWaiter?.(true);
-      chunk = chunk.subarray(1);
+      chunk = this.preface.subarray(end + 1);
+      this.preface = Buffer.alloc(0);
       if (chunk.length === 0) return;
     }
     const keep = (kind === 2 ? this.stderr : this.stdout).deliver(chunk);
@@ -299,7 +322,7 @@ export class DockerProcess implements SandboxProcess {
       const info = await this.exec.inspect().catch(() => undefined);
       // Still running: the bridge lost the stream, not the process, which is then stopped.
       if (info?.Running) {
-        await execSimple(this.container, ['sh', '-c', KILLER, this.pidFile], KILL_TIMEOUT_MS).catch(() => undefined);
+        await this.killSession();
       } else if (info && typeof info.ExitCode === 'number' && !this.gone && (await this.containerRunning())) {
         code = info.ExitCode;
       }

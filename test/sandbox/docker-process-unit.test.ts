@@ -51,7 +51,7 @@ function fakeContainer(attach: FakeAttach) {
 const spec = { command: 'cat', args: [], env: {} };
 
 describe('a process in the sandbox, against a fake engine', () => {
-  it('gives up on a start the engine never answers, with a short reason, and kills what may have started', async () => {
+  it('gives up on a start the engine never answers, with a short reason, and lets go of its stream', async () => {
     const attach = new FakeAttach();
     const { container, commands } = fakeContainer(attach);
     const failure = await spawnInContainer(container, spec, { startTimeoutMs: 200 }).catch((error) => error);
@@ -59,17 +59,32 @@ describe('a process in the sandbox, against a fake engine', () => {
     expect((failure as SandboxError).message).toBe(
       'the process did not start within 200 ms (the machine or the Docker engine is overloaded); try again',
     );
-    // The killer ran against the process's pid file.
-    expect(commands).toHaveLength(2);
-    expect(commands[1]?.[3]).toBe(commands[0]?.[3]);
+    // No pid came, so there is nothing to kill by it: the stream is dropped, which closes the process's stdin.
+    expect(commands).toHaveLength(1);
     expect(attach.destroyed).toBe(true);
+  });
+
+  it('kills by the pid the launcher said', async () => {
+    const attach = new FakeAttach();
+    const { container, commands } = fakeContainer(attach);
+    const starting = spawnInContainer(container, spec);
+    attach.push(frame(1, 'R42\n'));
+    const child = await starting;
+    const killing = child.kill();
+    await vi.waitFor(() => expect(commands).toHaveLength(2));
+    expect(commands[1]?.slice(3)).toEqual(['roundtable-kill', '42']);
+    attach.push(null);
+    await killing;
+    expect(child.exited).toBe(true);
   });
 
   it('survives its stream failing more than once, and ignores writes once it has ended', async () => {
     const attach = new FakeAttach();
     const { container } = fakeContainer(attach);
     const starting = spawnInContainer(container, spec);
-    attach.push(frame(1, 'Rhello'));
+    // The launcher's line may come in pieces, and the process's first output with its end.
+    attach.push(frame(1, 'R4'));
+    attach.push(frame(1, '2\nhello'));
     const child = await starting;
     let out = '';
     child.onStdout((chunk) => {
@@ -78,6 +93,7 @@ describe('a process in the sandbox, against a fake engine', () => {
     const exits: (number | null)[] = [];
     child.onExit((code) => exits.push(code));
     expect(out).toBe('hello');
+    expect(child.exited).toBe(false);
     attach.emit('error', new Error('EPIPE'));
     attach.emit('error', new Error('EPIPE again'));
     await vi.waitFor(() => expect(exits).toEqual([0]));

@@ -132,6 +132,17 @@ describe.skipIf(!runDockerTests)('Processes in the sandbox (real engine)', { tim
     stubborn.child.write('ignored\n');
   });
 
+  it('kills a process whatever a command did to /tmp meanwhile', async () => {
+    const key = 'console:tmp-wiped';
+    const server = await start(sandbox, key, { command: 'sh', args: ['-c', 'echo up; exec sleep 1001'] });
+    await vi.waitFor(() => expect(server.stdout).toBe('up\n'), WAIT);
+    await sandbox.exec(key, 'rm -rf /tmp/* /tmp/.[!.]* 2>/dev/null; ls -A /tmp | wc -l', T);
+    await server.child.kill();
+    expect(server.exit).toEqual({ code: null });
+    const left = await sandbox.exec(key, 'ps -eo args | grep -c "^sleep 1001" || true', T);
+    expect(left.output.trim()).toBe('0');
+  });
+
   it('ends with onExit(null) when the room is reset', async () => {
     const key = 'console:reset';
     const cat = await start(sandbox, key, { command: 'cat' });
