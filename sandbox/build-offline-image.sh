@@ -2,12 +2,15 @@
 # Builds the sandbox image without an image registry: debootstrap a minimal Debian
 # into a folder, add the unprivileged `sandbox` user, then `docker import` it.
 # The Debian mirror comes from this machine's apt sources, so no host is written here.
-# When the image exists it is left as it is, but for the command runner: one older than
-# sandbox/runner.py is replaced (a layer of that file; no root or debootstrap needed).
+# When the image exists it is left as it is, but for the command runner and the MCP servers: one older than
+# sandbox/runner.py, or without the Node and MCP packages asked for, gets a layer with them (no root or debootstrap).
 #
 # Usage: sandbox/build-offline-image.sh [--force] [--print-mirror]
 # Env:   SANDBOX_IMAGE (tag, default roundtable-sandbox:latest), SANDBOX_SUITE (default bookworm),
-#        SANDBOX_MIRROR (overrides the apt sources), APT_ETC (default /etc/apt; tests point it elsewhere).
+#        SANDBOX_MIRROR (overrides the apt sources), APT_ETC (default /etc/apt; tests point it elsewhere),
+#        SANDBOX_NODE=1 (add this machine's Node binary, for MCP servers written for Node),
+#        SANDBOX_MCP_PACKAGES="pkg pkg" (npm MCP servers copied with their dependencies from SANDBOX_NODE_MODULES,
+#        default this checkout's node_modules, into /opt/mcp, their commands linked into /usr/local/bin; implies Node).
 set -euo pipefail
 
 IMAGE="${SANDBOX_IMAGE:-roundtable-sandbox:latest}"
@@ -19,8 +22,32 @@ SANDBOX_UID=1000
 # The bridge's command runner, baked in so new containers need not be sent its source.
 RUNNER_SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/runner.py"
 RUNNER_PATH=/usr/local/lib/roundtable/runner.py
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+MCP_PACKAGES="${SANDBOX_MCP_PACKAGES:-}"
+NODE_MODULES="${SANDBOX_NODE_MODULES:-$HERE/../node_modules}"
+MCP_MANIFEST=/usr/local/lib/roundtable/mcp.txt
 
 log() { printf '[sandbox:build] %s\n' "$*" >&2; }
+
+# What the image should carry for MCP servers (stage-mcp.mjs's manifest); empty when neither is asked for.
+mcp_wanted() {
+  [[ -n "$MCP_PACKAGES" || "${SANDBOX_NODE:-}" == 1 ]] || return 0
+  command -v node >/dev/null || { log "node is missing on this machine: it is the Node copied into the image"; exit 1; }
+  # shellcheck disable=SC2086 # a list of package names
+  node "$HERE/stage-mcp.mjs" --manifest "$NODE_MODULES" $MCP_PACKAGES
+}
+
+# Node runs in the image (its libraries are there: ldd /usr/local/bin/node names what is missing).
+check_node() {
+  docker run --rm --network none --entrypoint /usr/local/bin/node "$IMAGE" --version >/dev/null ||
+    { log "node does not run in $IMAGE: check its libraries with ldd $(command -v node)"; exit 1; }
+}
+
+# Stages Node and the MCP packages into folder $1 (laid out like the image's root).
+stage_mcp() {
+  # shellcheck disable=SC2086 # a list of package names
+  node "$HERE/stage-mcp.mjs" "$1" "$NODE_MODULES" $MCP_PACKAGES
+}
 
 # Prints the URI of the first enabled `deb` source serving $SUITE itself (not -security/-updates),
 # read from one-line sources.list files and deb822 .sources files.
@@ -95,24 +122,40 @@ for arg in "$@"; do
 done
 
 # The image exists: bake this checkout's command runner into it when it carries another (an image built
-# before the runner changed), with a layer of that one file; docker alone, no debootstrap and no root.
+# before the runner changed), and Node with the MCP packages asked for when it lacks them, with a layer of those
+# files; docker alone, no debootstrap and no root.
 if [[ $force -eq 0 ]] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
   want="$(sha256sum <"$RUNNER_SOURCE" | cut -d' ' -f1)"
-  baked="$(docker run --rm --entrypoint sh "$IMAGE" -c "sha256sum < $RUNNER_PATH 2>/dev/null" | cut -d' ' -f1 || true)"
-  if [[ "$baked" == "$want" ]]; then
-    log "image $IMAGE already exists with this command runner; skipping (use --force to rebuild)"
+  want_mcp="$(mcp_wanted)"
+  baked="$(docker run --rm --network none --entrypoint sh "$IMAGE" -c "sha256sum < $RUNNER_PATH 2>/dev/null" | cut -d' ' -f1 || true)"
+  baked_mcp="$(docker run --rm --network none --entrypoint sh "$IMAGE" -c "cat $MCP_MANIFEST 2>/dev/null" || true)"
+  need_mcp=0
+  [[ -z "$want_mcp" || "$baked_mcp" == "$want_mcp" ]] || need_mcp=1
+  if [[ "$baked" == "$want" && $need_mcp -eq 0 ]]; then
+    log "image $IMAGE already exists with this command runner; skipping (use --force to rebuild)${want_mcp:+; it has these MCP packages}"
     exit 0
   fi
-  log "image $IMAGE carries another command runner: baking sandbox/runner.py into $IMAGE"
   staging="$(mktemp -d "${TMPDIR:-/tmp}/roundtable-runner.XXXXXX")"
   container=""
   trap 'rm -rf "$staging"; [[ -z "$container" ]] || docker rm -f "$container" >/dev/null' EXIT
-  install -D -m 0644 "$RUNNER_SOURCE" "$staging$RUNNER_PATH"
+  paths=()
+  if [[ "$baked" != "$want" ]]; then
+    log "image $IMAGE carries another command runner: baking sandbox/runner.py into $IMAGE"
+    install -D -m 0644 "$RUNNER_SOURCE" "$staging$RUNNER_PATH"
+    paths+=("${RUNNER_PATH#/}")
+  fi
+  if [[ $need_mcp -eq 1 ]]; then
+    log "adding Node and MCP packages to $IMAGE: ${MCP_PACKAGES:-none}"
+    stage_mcp "$staging"
+    paths+=(usr/local/bin "${MCP_MANIFEST#/}")
+    [[ ! -d "$staging/opt/mcp" ]] || paths+=(opt/mcp)
+  fi
   container="$(docker create "$IMAGE")"
-  # The file alone (no folder entries, which would set the modes of / and /usr): docker makes missing folders.
-  tar --numeric-owner --owner=0 --group=0 -C "$staging" -c "${RUNNER_PATH#/}" | docker cp - "$container:/"
-  docker commit --message "roundtable sandbox: command runner $want" "$container" "$IMAGE" >/dev/null
-  log "baked the command runner into $IMAGE"
+  # The files alone (no entries for / or /usr, which would set their modes): docker makes missing folders.
+  tar --numeric-owner --owner=0 --group=0 -C "$staging" -c "${paths[@]}" | docker cp - "$container:/"
+  docker commit --message "roundtable sandbox: command runner $want${want_mcp:+, MCP packages}" "$container" "$IMAGE" >/dev/null
+  [[ $need_mcp -eq 0 ]] || check_node
+  log "updated $IMAGE"
   exit 0
 fi
 
@@ -134,6 +177,10 @@ chroot "$rootfs" useradd --uid "$SANDBOX_UID" --gid "$SANDBOX_UID" --create-home
 mkdir -p "$rootfs/workspace"
 chown "$SANDBOX_UID:$SANDBOX_UID" "$rootfs/workspace"
 install -D -m 0644 "$RUNNER_SOURCE" "$rootfs$RUNNER_PATH"
+if [[ -n "$(mcp_wanted)" ]]; then
+  log "adding Node and MCP packages: ${MCP_PACKAGES:-none}"
+  stage_mcp "$rootfs"
+fi
 # Not needed inside the image; keeps it small.
 rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/usr/share/doc/* \
   "$rootfs"/usr/share/man/* "$rootfs"/usr/share/locale/*
@@ -146,4 +193,5 @@ tar --numeric-owner -C "$rootfs" -c . | docker import \
   --change 'CMD ["sleep", "infinity"]' \
   --message "roundtable sandbox ($SUITE minbase, offline build)" \
   - "$IMAGE" >/dev/null
+[[ -z "$(mcp_wanted)" ]] || check_node
 log "built $IMAGE"

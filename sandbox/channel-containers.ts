@@ -26,6 +26,13 @@ export interface LiveContainer extends ExecTarget {
   readonly runner: RunnerSlot | undefined;
 }
 
+/** A long-lived process in a channel's container (sandbox/docker-process.ts). */
+export interface OpenProcess {
+  /** Its container is being removed: it ends with it. */
+  containerGone(): void;
+  kill(): Promise<void>;
+}
+
 /** One channel's container, as far as this process knows it. */
 export interface ChannelState {
   readonly key: string;
@@ -35,6 +42,8 @@ export interface ChannelState {
   lastCommand: { readonly text: string; readonly at: number } | undefined;
   inFlight: number;
   idleTimer: NodeJS.Timeout | undefined;
+  /** The processes started in its container and not ended yet. */
+  readonly processes: Set<OpenProcess>;
 }
 
 /**
@@ -89,6 +98,7 @@ export class ChannelContainers {
         lastCommand: undefined,
         inFlight: 0,
         idleTimer: undefined,
+        processes: new Set(),
       };
       this.channels.set(key, state);
     }
@@ -106,6 +116,7 @@ export class ChannelContainers {
 
   /** Drops what we know about the channel's container, and its runner with it. */
   forget(state: ChannelState): void {
+    for (const open of state.processes) open.containerGone();
     state.live?.runner?.close();
     state.live = undefined;
   }
@@ -191,7 +202,13 @@ export class ChannelContainers {
       this.clearIdle(state);
       state.live?.runner?.close();
     }
-    if (this.settings.SANDBOX_KEEP_ON_EXIT) return;
+    // A kept container keeps no process of this bridge's: it would outlive the bridge that talks to it.
+    const processes = [...this.channels.values()].flatMap((state) => [...state.processes]);
+    if (this.settings.SANDBOX_KEEP_ON_EXIT) {
+      await Promise.all(processes.map((open) => open.kill()));
+      return;
+    }
+    for (const open of processes) open.containerGone();
     const known = [...this.channels.values()].filter((state) => state.live || state.preparing);
     await Promise.all(
       known.map(async (state) => {

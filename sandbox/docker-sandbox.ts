@@ -3,7 +3,7 @@ import type Dockerode from 'dockerode';
 import type { Settings } from '../src/config/index.js';
 import { SandboxError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
-import type { ExecResult, Sandbox, WorkspaceFiles } from '../src/ports.js';
+import type { ExecResult, ProcessSpec, Sandbox, SandboxProcess, WorkspaceFiles } from '../src/ports.js';
 import {
   ChannelContainers,
   type ChannelState,
@@ -14,11 +14,11 @@ import {
 import { RunnerUnavailable } from './command-runner.js';
 import { HELPER_TIMEOUT_MS } from './container-probe.js';
 import { parseMemory } from './container-spec.js';
-import { Deadline } from './deadline.js';
 import { DiskQuota, type MeasureWorkspace, parseDiskLimit } from './disk-quota.js';
 import { checkDocker } from './docker-check.js';
 import { engineMessage, hasStatus, toSandboxError } from './docker-errors.js';
-import { engineClient } from './engine-client.js';
+import { spawnInChannel } from './docker-process.js';
+import { engineClient, engineId } from './engine-client.js';
 import { appendNote, cleanUpAfterRunnerLoss, containerStopped, explainKill, type Outcome } from './kill-report.js';
 import { type RunOptions, runExec } from './run-exec.js';
 import { describeState } from './status-line.js';
@@ -47,8 +47,6 @@ export interface DockerSandboxOptions {
 }
 
 const SIGKILL_EXIT = 137;
-/** How long the engine may take to say who it is (at start, with bridges sharing the store). */
-const ENGINE_ID_TIMEOUT_MS = 10_000;
 
 /** One hardened Docker container per channel, created lazily, adopted after a restart (issue 3). */
 export function createDockerSandbox(options: DockerSandboxOptions): Sandbox {
@@ -207,6 +205,20 @@ class DockerSandbox implements Sandbox {
     }
   }
 
+  /** A long-lived process in the channel's container (sandbox/docker-process.ts). */
+  async spawn(channelKey: string, spec: ProcessSpec): Promise<SandboxProcess> {
+    if (this.closed) throw new SandboxError('the sandbox is shut down');
+    try {
+      await this.containers.adoptAll();
+      const { fsize } = await (await this.diskQuota()).quota.beforeCommand(channelKey);
+      return await spawnInChannel(this.containers, this.containers.channel(channelKey), spec, fsize);
+    } catch (error) {
+      const failure = toSandboxError(error, { docker: this.docker, image: this.settings.SANDBOX_IMAGE });
+      this.log.warn({ channel: channelKey, command: spec.command, err: failure.cause ?? failure }, failure.message);
+      throw failure;
+    }
+  }
+
   /** The command's output, with a note on how it ended when it did not end by itself. */
   private async explainEnd(
     state: ChannelState,
@@ -321,17 +333,8 @@ class DockerSandbox implements Sandbox {
     await quota.beforeWrite(channelKey, adding, files);
   }
 
-  async engine(): Promise<string | undefined> {
-    const deadline = new Deadline(ENGINE_ID_TIMEOUT_MS, this.checks.signal);
-    try {
-      const info = (await deadline.race(this.docker.info())) as { ID?: string };
-      return info.ID || undefined;
-    } catch (error) {
-      this.log.warn({ err: error }, "the Docker engine's identity could not be read");
-      return undefined;
-    } finally {
-      deadline.clear();
-    }
+  engine(): Promise<string | undefined> {
+    return engineId(this.docker, this.checks.signal, this.log);
   }
 
   async describe(channelKey: string): Promise<string> {

@@ -1,5 +1,10 @@
 import Dockerode from 'dockerode';
 import { dockerEngine, type Settings } from '../src/config/index.js';
+import type { Logger } from '../src/log.js';
+import { Deadline } from './deadline.js';
+
+/** How long the engine may take to say who it is (at start, with bridges sharing the store). */
+const ENGINE_ID_TIMEOUT_MS = 10_000;
 
 /**
  * The Docker client for DOCKER_HOST / DOCKER_TLS_VERIFY / DOCKER_CERT_PATH as the settings read them
@@ -31,4 +36,18 @@ export function engineClient(
     cert: tls?.cert,
     key: tls?.key,
   } as Dockerode.DockerOptions);
+}
+
+/** The engine's identity (Docker's engine ID, from `docker info`); undefined when it does not answer in time. */
+export async function engineId(docker: Dockerode, signal: AbortSignal, log: Logger): Promise<string | undefined> {
+  const deadline = new Deadline(ENGINE_ID_TIMEOUT_MS, signal);
+  try {
+    const info = (await deadline.race(docker.info())) as { ID?: string };
+    return info.ID || undefined;
+  } catch (error) {
+    log.warn({ err: error }, "the Docker engine's identity could not be read");
+    return undefined;
+  } finally {
+    deadline.clear();
+  }
 }
