@@ -49,6 +49,15 @@ export interface RoomOverview {
   readonly seq: number;
   /** The sandbox's state, one line (undefined when it cannot tell). */
   readonly sandbox?: string | undefined;
+  /** Approval cards of the room (rule 17): waiting, approved and not yet run, or denied while their turn was parked. */
+  readonly approvals?: ReadonlyArray<{
+    readonly id: string;
+    readonly agent: string;
+    readonly tool: string;
+    readonly status: 'waiting' | 'approved' | 'denied';
+    /** Who may answer besides operators; absent: operators only. */
+    readonly root?: string | undefined;
+  }>;
 }
 
 /** A request still waiting for answers (or for its requester to resume), with the requests made within it. */
@@ -103,4 +112,6 @@ export interface BridgeOverview {
   readonly agents: readonly AgentUsageView[];
   /** Today's spend of the whole bridge against SPEND_LIMIT_USD_DAY (or an operator's /budget). */
   readonly spend?: SpendView | undefined;
+  /** The access policy in force on Discord and Slack, as /access says it (docs/trust.md). */
+  readonly access?: string | undefined;
 }

@@ -243,6 +243,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     working: (room) => turns.working(room),
     clock,
     spend: () => spend.lines(undefined),
+    access: () => access.describe({ platform: 'discord' }),
   });
   const uploads = new Uploads({
     sandbox,

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../fakes/openai-server/index.js';
 import { dataOf } from '../helpers/untrusted.js';
 import { browserPlan, launchChromium } from './browser.js';
-import { startWebHarness, type WebHarness } from './web-harness.js';
+import { signIn, startWebHarness, type WebHarness } from './web-harness.js';
 
 const plan = browserPlan();
 /** Polls until the value matches, with room for a busy machine. */
@@ -75,6 +75,16 @@ describe.runIf(plan.run)('approval buttons in the web room', { timeout: 120_000 
     await card(ben).getByRole('button', { name: 'Approve A1' }).click();
     await poll(() => notices(ben)).toEqual(['Only @ana (who asked) or an operator can answer A1.']);
     expect(h.sandbox.calls).toEqual([]);
+
+    // The operator console shows the card waiting, and the access policy in force.
+    const ops = await signIn(await h.invite('olga', { operator: true }));
+    const overview = await (await fetch(`${h.url}/api/ops/overview`, { headers: { cookie: ops } })).json();
+    expect(overview.rooms.find((r: { key: string }) => r.key === 'web:general')?.approvals).toEqual([
+      { id: 'A1', agent: 'code', tool: 'bash', status: 'waiting', root: 'ana' },
+    ]);
+    expect(overview.access).toMatch(
+      /^Who may wake the agents: everyone the platform lets in, in every channel\.\nDirect messages: /,
+    );
 
     // A reload keeps the card's buttons (the live feed still has them).
     await ben.reload();

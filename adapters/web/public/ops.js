@@ -49,6 +49,10 @@ function roomRow(room, online) {
   const working = [
     ...room.working.map((agent) => `@${agent} writing`),
     ...room.queued.map((agent) => `@${agent} waiting`),
+    ...(room.approvals ?? []).map(
+      (card) =>
+        `${card.id}: @${card.agent}'s ${card.tool} ${card.status}${card.status === 'waiting' ? ` for ${card.root ? `@${card.root} or an operator` : 'an operator'}` : ''}`,
+    ),
   ];
   const why = el('button', { attrs: { type: 'button', 'aria-describedby': id } }, ['Why…']);
   why.addEventListener('click', () => void showWhy(room.key, true));
@@ -141,6 +145,7 @@ async function refresh() {
     $('requests').replaceChildren(view.requests.length > 0 ? requestTree(view.requests) : el('p', {}, ['None open.']));
     $('usage-table').tBodies[0].replaceChildren(...view.agents.map(usageRow));
     $('bridge-spend').textContent = view.spend ? `The bridge today: ${spendText(view.spend)}.` : '';
+    $('access').textContent = view.access ?? '';
     const select = $('why-room');
     const keys = view.rooms.map((room) => room.key);
     if ([...select.options].map((o) => o.value).join() !== keys.join()) {

@@ -39,6 +39,8 @@ export interface OverviewDeps {
   readonly clock: () => number;
   /** Today's spend against each limit (the bridge's, then each agent's). */
   readonly spend?: () => Promise<readonly LimitLine[]>;
+  /** The access policy in force (as /access says it on Discord and Slack). */
+  readonly access?: () => string;
 }
 
 export class Overview {
@@ -62,6 +64,7 @@ export class Overview {
       requests: requestTrees(await deps.store.rooms.requests()),
       agents: await this.usage(spend),
       ...(bridge ? { spend: spendView(bridge) } : {}),
+      ...(deps.access ? { access: deps.access() } : {}),
     };
   }
 
@@ -107,6 +110,13 @@ export class Overview {
       queued: state.queue.map((ask) => ask.agent).filter((agent) => !working.includes(agent)),
       seq: state.seq,
       sandbox: await this.sandbox(record.key),
+      approvals: (state.approvals ?? []).map((a) => ({
+        id: a.id,
+        agent: a.agent,
+        tool: a.tool,
+        status: a.status,
+        ...(a.root && !a.operatorsOnly ? { root: a.root.name } : {}),
+      })),
     };
   }
 
