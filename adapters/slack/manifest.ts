@@ -10,7 +10,8 @@ export interface ManifestAgent {
 }
 
 /**
- * Bot scopes: read and write in channels, private channels, DMs and group DMs; names of users; shared files; and
+ * Bot scopes: read and write in channels, private channels, DMs and group DMs; names of users and their user groups
+ * (the access policy's ACCESS_ROLES); shared files; and
  * uploads (files:write: a reply longer than MAX_REPLY_POSTS messages ends with the whole reply attached).
  */
 const BOT_SCOPES = [
@@ -28,6 +29,7 @@ const BOT_SCOPES = [
   'mpim:history',
   'mpim:read',
   'users:read',
+  'usergroups:read',
 ];
 
 const BOT_EVENTS = ['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim'];

@@ -76,3 +76,12 @@ export function slackTarget(
     },
   };
 }
+
+/** Who posts a line: the agent's own app, or another app's identity with the agent's name in front. */
+export interface Sender {
+  readonly identity: SlackIdentity;
+  /** `*name:* ` for an agent speaking through another app's identity. */
+  readonly label: string;
+  /** The agent's Markdown as Slack mrkdwn; `liveMentions` false leaves `@name` as plain text. */
+  render(text: string, liveMentions?: boolean): string;
+}

@@ -15,6 +15,7 @@ import { REPLY_FILE_NAME } from '../shared/post-cap.js';
 import { ReplyPoster } from '../shared/reply-posting.js';
 import { RoomMarks } from '../shared/room-marks.js';
 import { SeenIds } from '../shared/seen-ids.js';
+import { AccessFacts } from './access-facts.js';
 import { compareTs, SlackCatchUp } from './catch-up.js';
 import { answerByResponseUrl, SlackCommands } from './commands.js';
 import { Directory } from './directory.js';
@@ -23,7 +24,7 @@ import { SlackHttpServer } from './http-server.js';
 import { type SlackIdentity as Identity, SlackIdentity } from './identity.js';
 import { ourApp, SLACK, type SlackFile, type SlackMessageEvent, toInbound, userIdsToLearn } from './inbound.js';
 import { type MentionResolver, markdownToMrkdwn } from './mrkdwn.js';
-import { slackTarget } from './posting.js';
+import { type Sender, slackTarget } from './posting.js';
 import { Reconnects } from './reconnects.js';
 import { findChannel, isMember, parseRoom, shareChannel } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
@@ -33,14 +34,6 @@ import { postFailed } from './web-call.js';
 
 export { SLACK } from './inbound.js';
 export { SLACK_MESSAGE_LIMIT } from './posting.js';
-
-interface Sender {
-  readonly identity: SlackIdentity;
-  /** `*name:* ` for an agent speaking through another app's identity. */
-  readonly label: string;
-  /** The agent's Markdown as Slack mrkdwn; `liveMentions` false leaves `@name` as plain text. */
-  render(text: string, liveMentions?: boolean): string;
-}
 
 /**
  * Slack: one Bolt app per agent (its own bot user), all feeding one sink. Each
@@ -73,6 +66,7 @@ export class SlackAdapter implements ChatAdapter {
   private readonly reconnects: Reconnects;
   /** The parent of a thread that is a room apart from it, for the agents to read with the thread. */
   private readonly parents: ThreadParents;
+  private readonly facts: AccessFacts;
 
   constructor(options: {
     config: Config;
@@ -82,6 +76,7 @@ export class SlackAdapter implements ChatAdapter {
   }) {
     this.config = options.config;
     this.log = options.logger.child({ adapter: SLACK });
+    this.facts = new AccessFacts(this.log);
     const settings = options.config.settings;
     this.commands = new SlackCommands({
       operators: new Set(settings.OPERATORS),
@@ -340,8 +335,9 @@ export class SlackAdapter implements ChatAdapter {
       replyInThread: this.config.settings.SLACK_REPLY_IN_THREAD,
       fileOf: (file) => this.fileOf(identity, file),
     });
-    const inbound = read && (await this.parents.read(identity.client, event, read));
-    if (!inbound) return undefined;
+    const parsed = read && (await this.parents.read(identity.client, event, read));
+    if (!parsed) return undefined;
+    const inbound = await this.facts.fill(identity.teamId, identity.client, parsed);
     if (inbound.direct) this.dmOwner.set(event.channel, identity.agent);
     this.commands.active(event.channel, inbound.channel, inbound.direct?.agent);
     const receipt = (await sink.receive(missed ? { ...inbound, missed } : inbound)) ?? 'kept';

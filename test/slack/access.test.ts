@@ -49,6 +49,43 @@ describe('access on Slack', () => {
   });
 });
 
+describe('user groups and #names on Slack', () => {
+  it('lets in the members of a user group named in ACCESS_ROLES, read with one usergroups.list', async () => {
+    await start({ ACCESS_USERS: 'U_NOBODY' });
+    const tess = h.slack.addHuman('tess', 'Tess');
+    const mallory = h.slack.addHuman('mallory', 'Mallory');
+    h.slack.join(h.general, tess);
+    h.slack.join(h.general, mallory);
+    const oncall = h.slack.addUserGroup('oncall', [tess]);
+    h.bridge.applyPolicy({ settings: { ...h.config.settings, ACCESS_ROLES: [oncall] }, agents: h.config.agents });
+    const code = h.apps.code?.botUserId;
+    const refused = h.slack.say(mallory, h.general, `<@${code}> deploy it`);
+    await h.settle(refused.ts);
+    expect(h.llm.requests).toHaveLength(0);
+    const asked = h.slack.say(tess, h.general, `<@${code}> deploy it`);
+    await h.slack.waitFor(() => h.llm.requests.length > 0, 10_000, 'a model call for the group member');
+    await h.settle(asked.ts);
+    expect(h.llm.requests.map(agentOf).sort()).toEqual(['code', 'data']);
+    // The workspace's groups were read once for both messages (kept five minutes).
+    expect(h.slack.workspace.userGroupCalls).toBe(1);
+  });
+
+  it('reads #names in ACCESS_CHANNELS by the channel names Slack gives', async () => {
+    await start({ ACCESS_CHANNELS: '#random' });
+    const outside = h.slack.say(h.alice, h.general, `<@${h.apps.code?.botUserId}> hello`);
+    await h.settle(outside.ts);
+    expect(h.llm.requests).toHaveLength(0);
+    h.bridge.applyPolicy({
+      settings: { ...h.config.settings, ACCESS_CHANNELS: ['#general'] },
+      agents: h.config.agents,
+    });
+    const inside = h.slack.say(h.alice, h.general, `<@${h.apps.code?.botUserId}> hello again`);
+    await h.slack.waitFor(() => h.llm.requests.length > 0, 10_000, 'a model call in #general');
+    await h.settle(inside.ts);
+    expect(h.llm.requests.length).toBeGreaterThan(0);
+  });
+});
+
 describe('DM pairing on Slack', () => {
   it('pairs a stranger by the code they were given, approved by an operator with /pair', async () => {
     await start({ DM_POLICY: 'pair' });

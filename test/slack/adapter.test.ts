@@ -60,6 +60,8 @@ describe('Slack adapter with a recording sink', () => {
         author: { id: alice.id, name: 'Alice_Smith', kind: 'human' },
         text: '@code can you & @data look?',
         at: Math.round(Number(message.ts) * 1000),
+        // For ACCESS_CHANNELS' #names (conversations.info, once per channel).
+        channelName: 'general',
       },
     ]);
   });

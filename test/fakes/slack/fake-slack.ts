@@ -104,6 +104,14 @@ export class FakeSlack implements WebApiHost {
     return app;
   }
 
+  /** A user group of these people; its id (`S…`). */
+  addUserGroup(handle: string, people: readonly FakeHuman[]): string {
+    return this.workspace.addUserGroup(
+      handle,
+      people.map((p) => p.id),
+    );
+  }
+
   addHuman(name: string, displayName?: string): FakeHuman {
     return this.workspace.addHuman(name, displayName);
   }

@@ -116,6 +116,21 @@ export function callWebApi(
       host.publishDeleted(message);
       return ok({ channel: message.channel, ts: message.ts });
     }
+    case 'usergroups.list': {
+      // Slack answers with every group of the workspace; `users` only with include_users (the scope usergroups:read).
+      ws.userGroupCalls += 1;
+      const withUsers = args.include_users === true || args.include_users === 'true';
+      return ok({
+        usergroups: [...ws.userGroups].map(([id, g]) => ({
+          id,
+          team_id: ws.teamId,
+          handle: g.handle,
+          name: g.handle,
+          user_count: g.users.size,
+          ...(withUsers ? { users: [...g.users] } : {}),
+        })),
+      });
+    }
     case 'users.info': {
       const user = ws.userObject(str(args.user) ?? '');
       return user ? ok({ user }) : fail('user_not_found');

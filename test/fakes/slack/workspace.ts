@@ -25,6 +25,9 @@ export class Workspace {
   /** Lines shown to one person only (chat.postEphemeral): never in a conversation's history, never an event. */
   readonly ephemerals: Array<{ channel: string; user: string; text: string; threadTs?: string; by: string }> = [];
   private readonly ids = new IdMaker();
+  /** User groups (`S…`), as `usergroups.list` with `include_users` returns them; `usergroups.list` calls made. */
+  readonly userGroups = new Map<string, { handle: string; users: Set<string> }>();
+  userGroupCalls = 0;
   private lastTs = 0;
 
   constructor(teamId = 'T0000FAKE') {
@@ -50,6 +53,13 @@ export class Workspace {
     const human: FakeHuman = { id: this.ids.make('U'), name, displayName };
     this.humans.set(human.id, human);
     return human;
+  }
+
+  /** A user group (`@oncall`) of these user ids; its id. */
+  addUserGroup(handle: string, users: readonly string[]): string {
+    const id = this.ids.make('S');
+    this.userGroups.set(id, { handle, users: new Set(users) });
+    return id;
   }
 
   addChannel(name: string, members: readonly string[], type: ChannelType = 'channel'): FakeChannel {
