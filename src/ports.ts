@@ -242,6 +242,11 @@ export interface ChatAdapter {
    * it could not, and the bridge posts it in the room instead.
    */
   tell?(channel: string, userId: string, text: string): Promise<boolean>;
+  /**
+   * An answered approval card (rule 17): its message (`messageId`, posted by the bridge's own identity) now reads
+   * `text`, without its buttons.
+   */
+  closeCard?(channel: string, messageId: string, text: string): Promise<void>;
   /** Shows that an agent is working (typing indicator); best effort. */
   typing?(channel: string, agent: string): Promise<void>;
   /** Shows a tool run (the terminal room prints it; `tool`: the tool's name, `bash` for a command); best effort. */

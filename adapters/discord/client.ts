@@ -141,3 +141,23 @@ export async function shareServer(
   }
   return false;
 }
+
+/** A role's name by id, from the bots' guild caches (for `<@&id>` of roles that are not our bots'). */
+export function roleName(clients: readonly Client[], id: string): string | undefined {
+  for (const client of clients) {
+    for (const guild of client.guilds.cache.values()) {
+      const role = guild.roles.cache.get(id);
+      if (role) return role.name;
+    }
+  }
+  return undefined;
+}
+
+/** A channel's name by id, from the bots' caches (ACCESS_CHANNELS' #names). */
+export function channelName(clients: readonly Client[], id: string): string | undefined {
+  for (const client of clients) {
+    const channel = client.channels.cache.get(id);
+    if (channel && 'name' in channel && channel.name) return channel.name;
+  }
+  return undefined;
+}

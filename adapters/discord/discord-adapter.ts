@@ -215,6 +215,13 @@ export class DiscordAdapter implements ChatAdapter {
 
   private readonly clients = (): Client[] => this.identities.map((identity) => identity.client);
 
+  /** An answered approval card loses its buttons and says how it ended (the bot that posted it edits it). */
+  async closeCard(channel: string, messageId: string, text: string): Promise<void> {
+    const { identity } = this.speaker({ channel, agent: null, text });
+    const content = namesToMentions(text, this.directory).slice(0, DISCORD_MESSAGE_LIMIT);
+    await identity.client.rest.patch(Routes.channelMessage(channel, messageId), { body: { content, components: [] } });
+  }
+
   async typing(channel: string, agent: string): Promise<void> {
     const identity = this.identityOf(agent) ?? this.speaker({ channel, agent: null, text: '' }).identity;
     await identity.client.rest.post(Routes.channelTyping(channel));
@@ -234,27 +241,9 @@ export class DiscordAdapter implements ChatAdapter {
     return { identity, prefix: message.agent ? `**${message.agent}:** ` : '' };
   }
 
-  private roleName(id: string): string | undefined {
-    for (const { client } of this.identities) {
-      for (const guild of client.guilds.cache.values()) {
-        const role = guild.roles.cache.get(id);
-        if (role) return role.name;
-      }
-    }
-    return undefined;
-  }
-
   /** Every bot's managed role (`tags.bot_id`): a mention of it addresses that bot. */
   private learnRoles(guild: Guild): void {
     for (const role of guild.roles.cache.values()) this.directory.setRole(role.id, role.tags?.botId);
-  }
-
-  private channelName(id: string): string | undefined {
-    for (const { client } of this.identities) {
-      const channel = client.channels.cache.get(id);
-      if (channel && 'name' in channel && channel.name) return channel.name;
-    }
-    return undefined;
   }
 
   private identityOf(agent: string): Identity | undefined {
@@ -349,8 +338,8 @@ export class DiscordAdapter implements ChatAdapter {
       directory: this.directory,
       allowedBots: this.allowedBots,
       receiver,
-      channelName: (id) => this.channelName(id),
-      roleName: (id) => this.roleName(id),
+      channelName: (id) => kit.channelName(this.clients(), id),
+      roleName: (id) => kit.roleName(this.clients(), id),
       rolesOf: (id) => kit.cachedRoles(this.clients(), id),
       fileOf: (attachment) =>
         attachmentFile(attachment, {

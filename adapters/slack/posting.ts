@@ -85,3 +85,9 @@ export interface Sender {
   /** The agent's Markdown as Slack mrkdwn; `liveMentions` false leaves `@name` as plain text. */
   render(text: string, liveMentions?: boolean): string;
 }
+
+/** An answered approval card: its words say how it ended, and its buttons go (`blocks: []` removes them). */
+export async function closeCardMessage(sender: Sender, channel: string, ts: string, text: string): Promise<void> {
+  const client = sender.identity.client;
+  await withRateLimitRetry(() => client.chat.update({ channel, ts, text: sender.render(text), blocks: [] }));
+}

@@ -24,7 +24,7 @@ import { SlackHttpServer } from './http-server.js';
 import { type SlackIdentity as Identity, SlackIdentity } from './identity.js';
 import { ourApp, SLACK, type SlackFile, type SlackMessageEvent, toInbound, userIdsToLearn } from './inbound.js';
 import { type MentionResolver, markdownToMrkdwn } from './mrkdwn.js';
-import { type Sender, slackTarget } from './posting.js';
+import { closeCardMessage, type Sender, slackTarget } from './posting.js';
 import { Reconnects } from './reconnects.js';
 import { findChannel, isMember, parseRoom, shareChannel } from './rooms.js';
 import { StreamEchoes } from './stream-echoes.js';
@@ -232,6 +232,10 @@ export class SlackAdapter implements ChatAdapter {
   }
 
   /** Which app posts for `agent` (null: the bridge) in a conversation, and how its text reads in Slack. */
+  /** An answered approval card loses its buttons and says how it ended (chat.update by the app that posted it). */
+  readonly closeCard = (room: string, ts: string, text: string) =>
+    closeCardMessage(this.senderOf(room, null), parseRoom(room).channel, ts, text);
+
   private senderOf(channel: string, agent: string | null): Sender {
     const named = agent ? this.identities.find((i) => i.agent === agent) : undefined;
     const identity = named ?? this.ownerOf(channel) ?? this.identities.find((i) => i.control);

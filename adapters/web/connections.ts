@@ -303,13 +303,16 @@ export function wireMessage(entry: TranscriptEntry): WireMessage {
 
 /**
  * The stored page, then the live messages not stored yet (a room stores in order: they are the newest); a stored
- * card still in the live feed keeps its buttons.
+ * card still in the live feed is shown as it is there: with its buttons while it waits, closed once answered.
  */
 function merge(stored: WireMessage[], live: WireMessage[]): WireMessage[] {
   const ids = new Set(stored.map((m) => m.id));
-  const buttons = new Map(live.flatMap((m) => (m.buttons ? [[m.id, m.buttons] as const] : [])));
+  const cards = new Map(live.flatMap((m) => (m.role === 'system' ? [[m.id, m] as const] : [])));
   const oldest = stored[0]?.at ?? Number.NEGATIVE_INFINITY;
-  const kept = stored.map((m) => (buttons.has(m.id) ? { ...m, buttons: buttons.get(m.id) } : m));
+  const kept = stored.map((m) => {
+    const card = cards.get(m.id);
+    return card ? { ...m, text: card.text, ...(card.buttons ? { buttons: card.buttons } : {}) } : m;
+  });
   return [...kept, ...live.filter((m) => !ids.has(m.id) && m.at >= oldest)];
 }
 

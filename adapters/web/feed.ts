@@ -39,6 +39,8 @@ export class RoomFeed {
     const n = ++this.newest;
     const replaces = event.kind === 'message' ? event.message.id : event.kind === 'tool' ? undefined : event.id;
     if (replaces !== undefined && this.open.has(replaces)) this.dropStreamed(replaces);
+    // A message shown again (a closed approval card) replaces its earlier showing: a page coming back gets one.
+    if (event.kind === 'message') this.dropShown(event.message.id);
     this.ring.push({ n, event });
     if (this.ring.length > RING) {
       const gone = this.ring.splice(0, this.ring.length - RING);
@@ -50,6 +52,11 @@ export class RoomFeed {
     else if (event.kind === 'message') this.open.delete(event.message.id);
     const frame: ServerFrame = { type: 'event', n, event };
     for (const listener of this.listeners) listener(frame);
+  }
+
+  private dropShown(id: string): void {
+    const at = this.ring.findIndex((entry) => entry.event.kind === 'message' && entry.event.message.id === id);
+    if (at >= 0) this.ring.splice(at, 1);
   }
 
   private dropStreamed(id: string): void {

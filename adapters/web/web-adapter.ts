@@ -215,6 +215,15 @@ export class WebAdapter implements ChatAdapter {
     });
   }
 
+  /** An answered approval card is shown again without its buttons, saying how it ended (pages replace it by id). */
+  async closeCard(room: string, messageId: string, text: string): Promise<void> {
+    const feed = this.feed(room);
+    const card = feed.messages().find((m) => m.id === messageId);
+    if (!card) return;
+    const { buttons: _gone, ...rest } = card;
+    feed.publish({ kind: 'message', message: { ...rest, text } });
+  }
+
   /** `#general`, `general`: a web room by name. */
   async resolveChannel(reference: string): Promise<string | undefined> {
     const name = reference.trim().replace(/^#/, '').toLowerCase();

@@ -38,6 +38,44 @@ function record(d: Draft, a: PendingApproval, status: 'approved' | 'denied' | 'e
 
 const minutes = (ms: number) => Math.max(1, Math.round(ms / 60_000));
 
+/** The card's first lines: what waits, and exactly what would run. */
+function cardHead(a: PendingApproval): string[] {
+  return [
+    `Approval needed [${a.id}]: @${a.agent} wants to ${a.tool === MODEL_CALL ? 'make a model call' : `run ${a.tool}`}:`,
+    '```',
+    a.input.replace(/```/g, '`\u200b``'),
+    '```',
+  ];
+}
+
+/** An answered card, as its message reads once closed (without buttons). */
+function closeCard(d: Draft, a: PendingApproval, outcome: string): void {
+  if (a.platformId === undefined) return;
+  const text = [...cardHead(a), outcome].join('\n').replace(/^Approval needed/, 'Approval');
+  d.effect({ type: 'close-card', platformId: a.platformId, text });
+}
+
+/**
+ * The card's message is on the platform: kept with its card, to close once answered. A card answered before its
+ * message was confirmed (a quick click) is closed now: approved, or gone (denied, expired, its turn over).
+ */
+export function cardPosted(d: Draft, post: number, text: string, platformIds: readonly string[]): void {
+  const platformId = platformIds[0];
+  if (platformId === undefined) return;
+  const a = pendings(d).find((p) => p.post === post);
+  if (a?.status === 'waiting') {
+    d.set({ approvals: pendings(d).map((p) => (p === a ? { ...p, platformId } : p)) });
+    return;
+  }
+  const outcome = a?.status === 'approved' ? `Approved by ${a.by}.` : a?.reason ? `Denied: ${a.reason}.` : 'Answered.';
+  const head = text
+    .split('\n')
+    .slice(0, -1)
+    .join('\n')
+    .replace(/^Approval needed/, 'Approval');
+  d.effect({ type: 'close-card', platformId, text: `${head}\n${outcome}` });
+}
+
 function card(a: PendingApproval, timeoutMs: number): string {
   const who = a.operatorsOnly
     ? `${a.operatorsOnly}, so an operator may answer`
@@ -45,10 +83,7 @@ function card(a: PendingApproval, timeoutMs: number): string {
       ? `Asked for by @${a.root.name}: @${a.root.name} or an operator may answer`
       : 'No one person asked for it: an operator may answer';
   return [
-    `Approval needed [${a.id}]: @${a.agent} wants to ${a.tool === MODEL_CALL ? 'make a model call' : `run ${a.tool}`}:`,
-    '```',
-    a.input.replace(/```/g, '`\u200b``'),
-    '```',
+    ...cardHead(a),
     `${who} with /approve ${a.id} or /deny ${a.id} (it is denied in ${minutes(timeoutMs)} minutes otherwise).`,
   ].join('\n');
 }
@@ -100,9 +135,9 @@ export function requestApproval(d: Draft, r: ApprovalRequest): void {
     expiresAt: d.now + timeoutMs,
     status: 'waiting',
   };
-  d.set({ approvals: [...pendings(d), approval], nextApproval: number + 1 });
+  const posted = d.post({ agent: null, text: card(approval, timeoutMs), purpose: 'line', card: { id: approval.id } });
+  d.set({ approvals: [...pendings(d), { ...approval, post: posted.id }], nextApproval: number + 1 });
   d.record({ kind: 'approval', id: approval.id, agent: r.agent, tool: r.tool, status: 'asked', by: root?.name });
-  d.post({ agent: null, text: card(approval, timeoutMs), purpose: 'line', card: { id: approval.id } });
   d.effect({ type: 'approval-timer', at: approval.expiresAt, id: approval.id });
 }
 
@@ -128,14 +163,17 @@ export function answerApproval(d: Draft, c: Command): string {
       : `Only an operator can answer ${approval.id}.`;
   }
   if (c.name === 'approve') {
-    d.set({ approvals: pendings(d).map((a) => (a === approval ? { ...a, status: 'approved' as const } : a)) });
+    const approved = { ...approval, status: 'approved' as const, by: c.user };
+    d.set({ approvals: pendings(d).map((a) => (a === approval ? approved : a)) });
     d.line(`${c.user} approved ${approval.id}: @${approval.agent} runs it.`);
+    closeCard(d, approval, `Approved by ${c.user}.`);
     record(d, approval, 'approved', c.user);
     result(d, approval.token, true, `approved by ${c.user}`);
     return `${approval.id} approved.`;
   }
   settleDenied(d, approval, `${c.user} denied it`);
   d.line(`${c.user} denied ${approval.id}: @${approval.agent} does not run it.`);
+  closeCard(d, approval, `Denied by ${c.user}.`);
   record(d, approval, 'denied', c.user);
   result(d, approval.token, false, `${c.user} denied it`);
   return `${approval.id} denied.`;
@@ -185,6 +223,7 @@ export function expireApproval(d: Draft, id: string): void {
   if (!approval) return;
   settleDenied(d, approval, 'nobody approved it in time');
   d.line(`Nobody answered ${approval.id} in time: @${approval.agent} does not run it.`);
+  closeCard(d, approval, 'Denied: nobody answered in time.');
   record(d, approval, 'expired');
   result(d, approval.token, false, 'nobody approved it in time');
 }
@@ -196,6 +235,7 @@ export function denyAll(d: Draft, why: string): number {
     if (a.status !== 'waiting') continue;
     result(d, a.token, false, why);
     record(d, a, 'denied', why);
+    closeCard(d, a, `Denied: ${why}.`);
   }
   if (all.length > 0) d.set({ approvals: [] });
   return all.filter((a) => a.status === 'waiting').length;
@@ -212,7 +252,9 @@ export function endApprovals(d: Draft): void {
   const current = d.state.current;
   const live = (ask: number) =>
     (current?.ask.id === ask && current.post === undefined) || d.state.queue.some((q) => q.id === ask);
-  if (all.some((a) => !live(a.ask))) d.set({ approvals: all.filter((a) => live(a.ask)) });
+  if (!all.some((a) => !live(a.ask))) return;
+  for (const a of all) if (!live(a.ask) && a.status === 'waiting') closeCard(d, a, 'Closed: its turn is over.');
+  d.set({ approvals: all.filter((a) => live(a.ask)) });
 }
 
 /** After a restart, the cards still waiting get their deadlines again. */

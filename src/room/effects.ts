@@ -53,6 +53,8 @@ export type Effect =
   | { readonly type: 'approval-result'; readonly token: string; readonly approved: boolean; readonly reason: string }
   /** Deliver an approval's deadline at `at` (ms since the epoch). */
   | { readonly type: 'approval-timer'; readonly at: number; readonly id: string }
+  /** An answered card's message on the platform: its text now says how it ended, and its buttons go. */
+  | { readonly type: 'close-card'; readonly platformId: string; readonly text: string }
   /** The result of an agent's messaging action, for the model. */
   | { readonly type: 'action-result'; readonly call: string; readonly result: ActionResult }
   /** An operator command's answer. */

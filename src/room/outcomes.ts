@@ -2,6 +2,7 @@
  * Rule 3: how a turn ended, and what its reply does once posted (rule 4) — and the bridge's own lines and the
  * actions' posts once the platform has them.
  */
+import { cardPosted } from './approvals.js';
 import { isObserver, removeWhere } from './asks.js';
 import { handBack } from './control.js';
 import type { Draft } from './draft.js';
@@ -163,6 +164,7 @@ export function onPosted(d: Draft, id: number, platformIds: readonly string[], f
   if (!posted) return;
   d.set({ posts: d.state.posts.filter((p) => p.id !== id) });
   if (posted.purpose === 'line') {
+    if (posted.card) cardPosted(d, id, posted.text, platformIds);
     // A line the platform refused is still part of the history the agents read.
     recordMessage(d, {
       author: 'system',

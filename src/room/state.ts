@@ -86,6 +86,11 @@ export interface PendingApproval {
   /** Denied while its turn waited in the queue (parked): the turn taken again reads the denial, not a new card. */
   readonly status: 'waiting' | 'approved' | 'denied';
   readonly reason?: string | undefined;
+  /** Who approved it (its closed card says so). */
+  readonly by?: string | undefined;
+  /** The card's post (outbox id), then its message on the platform: answered, it is closed (its buttons go). */
+  readonly post?: number | undefined;
+  readonly platformId?: string | undefined;
 }
 
 /** One turn one agent is to take. */

@@ -75,6 +75,13 @@ describe('approvals on Discord', () => {
     expect(h.sandbox.calls.map((c) => c.command)).toEqual(['rm -rf build']);
     expect(botTexts().at(-1)).toBe('result: ran rm -rf build');
     expect(botTexts()).toContain(`alice approved A1: <@${codeBot().id}> runs it.`);
+    // Answered, the card is closed (an edit by the bot that posted it): how it ended, and no buttons.
+    await h.discord.until(() =>
+      botTexts().some((t) => t.startsWith('Approval [A1]') && t.endsWith('Approved by alice.')),
+    );
+    const closed = h.discord.botMessages('general').find((m) => m.content.startsWith('Approval [A1]'));
+    expect(closed?.components).toEqual([]);
+    expect(closed?.content).toContain('```\nrm -rf build\n```');
   });
 
   it('gives the model the denial, and runs nothing, when an operator denies', async () => {
@@ -119,7 +126,7 @@ describe('approvals on Discord', () => {
     await h.discord.until(() => botTexts().some((t) => t.startsWith('result:')));
     await h.settle(asked.id);
     expect(h.sandbox.calls.map((c) => c.command)).toEqual(['make deploy']);
-    expect(botTexts().filter((t) => t.startsWith('Approval needed'))).toHaveLength(1);
+    expect(botTexts().filter((t) => /^Approval (needed )?\[A\d+\]/.test(t))).toHaveLength(1);
     expect(botTexts().at(-1)).toBe('result: ran make deploy');
   });
 
@@ -173,8 +180,9 @@ describe('approval buttons on Discord', () => {
     await h.settle(asked.id);
     expect(h.sandbox.calls.map((c) => c.command)).toEqual(['rm -rf build']);
     expect(botTexts()).toContain(`alice approved A1: <@${codeBot().id}> runs it.`);
-    // Only the card has buttons: the lines answering it, and the reply, have none.
-    expect(h.discord.botMessages('general').filter((m) => m.components.length > 0)).toEqual([card]);
+    // Answered, the card is closed: no message has buttons any more (the lines answering it, the reply never had).
+    await h.discord.until(() => card.components.length === 0);
+    expect(h.discord.botMessages('general').filter((m) => m.components.length > 0)).toEqual([]);
   });
 
   it('refuses a click by another member with the reason, and an operator may deny by a click', async () => {

@@ -50,6 +50,10 @@ class ObservedAdapter implements ChatAdapter {
     return this.inner.post(message, options);
   }
 
+  async closeCard(channel: string, messageId: string, text: string): Promise<void> {
+    await this.inner.closeCard?.(channel, messageId, text);
+  }
+
   async typing(channel: string, agent: string): Promise<void> {
     await this.inner.typing?.(channel, agent);
   }

@@ -96,8 +96,11 @@ describe('approval buttons on Slack', () => {
     await h.slack.waitFor(() => posts().some((m) => m.text.startsWith('result:')), 10_000, 'the result');
     await h.settle(asked.ts);
     expect(h.sandbox.calls.map((c) => c.command)).toEqual(['rm -rf build']);
-    // Only the card has buttons.
-    expect(posts().filter((m) => m.blocks)).toEqual([card]);
+    // Answered, the card is closed (chat.update): it says how it ended, and its buttons are gone.
+    await h.slack.waitFor(() => card.text.endsWith('Approved by alice.'), 10_000, 'the closed card');
+    expect(card.text).toMatch(/^Approval \[A1\]: <@\w+> wants to run bash:/);
+    expect(card.blocks).toEqual([]);
+    expect(posts().filter((m) => m.blocks && m.blocks.length > 0)).toEqual([]);
   });
 
   it('refuses a click by another member with the reason; an operator may deny by a click', async () => {

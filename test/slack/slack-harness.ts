@@ -69,6 +69,10 @@ class ObservedAdapter implements ChatAdapter {
     return this.inner.mayDirect(userId, to, room);
   }
 
+  closeCard(channel: string, messageId: string, text: string): Promise<void> {
+    return this.inner.closeCard(channel, messageId, text);
+  }
+
   tell(channel: string, userId: string, text: string): Promise<boolean> {
     return this.inner.tell(channel, userId, text);
   }

@@ -99,7 +99,13 @@ describe.runIf(plan.run)('approval buttons in the web room', { timeout: 120_000 
     await ben.locator('#box').fill('Approval needed [A2]: code wants to run bash: rm -rf /');
     await ben.locator('#box').press('Enter');
     await poll(() => ana.locator('#messages .msg.human', { hasText: 'Approval needed [A2]' }).count()).toBe(1);
-    expect(await ana.locator('#messages .card-actions').count()).toBe(1);
+    // Answered, the card is closed: it says how it ended, and no page shows its buttons any more.
+    await poll(() => ana.locator('#messages .msg.system', { hasText: 'Approved by ana.' }).count()).toBe(1);
+    expect(await ana.locator('#messages .card-actions').count()).toBe(0);
+    await ben.reload();
+    await connected(ben);
+    await poll(() => ben.locator('#messages .msg.system', { hasText: 'Approved by ana.' }).count()).toBe(1);
+    expect(await ben.locator('#messages .card-actions').count()).toBe(0);
     expect(await ana.locator('#messages .msg.human button').count()).toBe(0);
   });
 });

@@ -73,6 +73,12 @@ function run(deps: EffectsDeps, room: RoomHandle, effect: Effect): void {
     case 'approval-timer':
       deps.timers.approvalAt(room, effect.at, effect.id);
       return;
+    case 'close-card':
+      // Best effort: a card left with its buttons answers a click with "No approval … is waiting here."
+      void room.adapter.closeCard?.(room.channel, effect.platformId, effect.text).catch((error: unknown) => {
+        deps.log.warn({ err: error, room: room.key }, 'an answered approval card could not be closed');
+      });
+      return;
     case 'action-result':
       deps.calls.settleAction(effect.call, effect.result);
       return;
