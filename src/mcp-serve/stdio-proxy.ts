@@ -50,16 +50,19 @@ export async function proxyStdio(options: ProxyOptions): Promise<void> {
   const done = new Promise<void>((resolve) => {
     ended = resolve;
   });
+  // In the order they came: what follows `initialize` waits until the bridge has answered it (and named the session).
+  let sending: Promise<void> = Promise.resolve();
   down.onmessage = (message: JSONRPCMessage) => {
     if ('method' in message && message.method === 'initialize' && 'id' in message) initializing.add(message.id);
+    sending = sending.then(() => forward(message));
+  };
+  const forward = (message: JSONRPCMessage) =>
     up.send(message).catch((error: unknown) => {
-      options.say(`roundtable mcp: the bridge refused a message: ${describeError(error)}`);
-      // A request gets its error answer, so the client is not left waiting.
+      // Said on stderr already (onerror); a request gets its error answer, so the client is not left waiting.
       if ('method' in message && 'id' in message) {
         void down.send({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: describeError(error) } });
       }
     });
-  };
   up.onmessage = (message: JSONRPCMessage) => {
     if ('result' in message && initializing.delete(message.id)) {
       const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
