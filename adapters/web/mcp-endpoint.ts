@@ -62,6 +62,7 @@ export class McpEndpoint {
     const person = bearer ? await this.person(bearer) : undefined;
     if (!bearer || !person) {
       request.resume();
+      deps.log.debug({ method: request.method, bearer: bearer !== undefined }, 'an MCP request without a valid token');
       const error = bearer ? ', error="invalid_token"' : '';
       return answer(response, 401, 'an operator token is needed (npm run mcp -- --new-token <name>)', {
         'www-authenticate': `Bearer realm="roundtable"${error}`,

@@ -82,6 +82,10 @@ export function createOperatorServer(desk: OperatorDesk, log: Logger, version = 
     async (args: A, extra: { authInfo?: AuthInfo | undefined }): Promise<CallToolResult> => {
       const person = personOf(extra.authInfo);
       if (!person?.operator) return failure('This is for the bridge’s operators.');
+      // What an operator did through their agent is in the log as what they did in the console is; reads at debug.
+      const room = (args as { room?: unknown }).room;
+      const acts = name !== 'list_rooms' && name !== 'read_history' && name !== 'status';
+      log[acts ? 'info' : 'debug']({ tool: name, person: person.name, room }, 'an operator used a tool over MCP');
       try {
         return await run(person, args);
       } catch (error) {

@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, it } from 'vitest';
 import { inviteMain } from '../../adapters/web/invite-cli.js';
 import { mcpMain } from '../../adapters/web/mcp-cli.js';
-import { tokenPerson } from '../../src/mcp-serve/tokens.js';
+import { parseToken, tokenPerson } from '../../src/mcp-serve/tokens.js';
 import { openStore } from '../../src/store/index.js';
 import { agentOf } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
@@ -63,8 +63,10 @@ describe('npm run mcp: tokens', () => {
     const store = openStore(path.join(dir ?? '', 'data', 'roundtable.db'));
     try {
       expect(await tokenPerson(store.people, token, Date.now())).toEqual({ name: 'ana', operator: true });
-      const kept = JSON.stringify(await store.people.token(token.split('_')[1] ?? '', Date.now()));
-      expect(kept).not.toContain(token.split('_')[2]);
+      const { id, secret } = parseToken(token) ?? { id: '', secret: '' };
+      expect(secret).toHaveLength(43);
+      const kept = JSON.stringify(await store.people.token(id, Date.now()));
+      expect(kept).not.toContain(secret);
       expect(await run(mcpMain, ['--new-token', 'ben'])).toMatchObject({
         code: 1,
         err: 'mcp: ben is not an operator: npm run web:invite -- ben --operator\n',
