@@ -180,9 +180,12 @@ export function createOperatorServer(desk: OperatorDesk, log: Logger, version = 
     key: 'agent',
     schema: z.string().max(100).describe('One agent to stop (default: every agent)'),
   });
-  command('budget', "/budget: today's spend; with `limit`, sets the bridge's daily limit (US dollars, or `off`).", {
+  command('budget', "/budget in a room: today's spend against each limit; with `limit`, sets one.", {
     key: 'limit',
-    schema: z.string().max(100),
+    schema: z
+      .string()
+      .max(100)
+      .describe('As after /budget: `bridge 20`, `room 5`, `agent data 2` (US dollars a day; `off`, `default`)'),
   });
   return server;
 }

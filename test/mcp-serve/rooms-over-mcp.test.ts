@@ -85,6 +85,9 @@ describe('the rooms over MCP', () => {
     expect(status.text).toContain('@code');
     const budget = await call(client, 'budget', { room: 'general' });
     expect(budget.text).toMatch(/^Spending on \d{4}-\d{2}-\d{2}/);
+    const limited = await call(client, 'budget', { room: 'general', limit: 'bridge 5' });
+    // The limit reaches /budget as typed after it (here refused as in any room: the agents have no price).
+    expect(limited.text).toMatch(/^A bridge's limit applies to every agent, and @code, @data, @reviewer have no price/);
     const passed = await call(client, 'pass', { room: 'web:general' });
     expect(passed.text).toBe('Control is with the humans (1 agent turn stopped).');
     const line = await page.next(
