@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { CONSOLE_PLATFORM, ConsoleAdapter, terminalChannel } from '../adapters/console/index.js';
+import type { PostableRoom } from '../adapters/web/mcp-desk.js';
 import { type Bridge, createBridge, type LlmFactory } from './bridge/index.js';
 import { EXIT, parseFlags, UsageError } from './cli.js';
 import {
@@ -35,6 +36,7 @@ const DISCORD_MODULE = '../adapters/discord/index.js';
 const SLACK_MODULE = '../adapters/slack/index.js';
 const WEB_MODULE = '../adapters/web/index.js';
 
+type WebOptions = { config: Config; logger: Logger; people: StorePort['people']; postable: PostableRoom[] };
 type AdapterFactory = (options: { config: Config; logger: Logger }) => ChatAdapter;
 
 export const USAGE = `Usage: npm start -- [options]     (built: node dist/src/main.js [options])
@@ -222,11 +224,11 @@ async function wire(
   let web: { readonly port: number | undefined } | undefined;
   if (settings.WEB_PORT !== undefined) {
     const module = (await import(WEB_MODULE)) as {
-      createWebAdapter: (options: { config: Config; logger: Logger; people: StorePort['people'] }) => ChatAdapter & {
-        readonly port: number | undefined;
-      };
+      createWebAdapter: (options: WebOptions) => ChatAdapter & { readonly port: number | undefined };
     };
-    const adapter = module.createWebAdapter({ config, logger, people: store.people });
+    // An operator's coding agent may post into the terminal room too (over MCP, through the web room's /mcp).
+    const postable = consoleAdapter ? [consoleAdapter.postableRoom()] : [];
+    const adapter = module.createWebAdapter({ config, logger, people: store.people, postable });
     web = adapter;
     adapters.push(adapter);
   }

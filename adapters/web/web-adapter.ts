@@ -18,7 +18,7 @@ import { Connections, WEB_PLATFORM } from './connections.js';
 import { RoomFeed } from './feed.js';
 import { HeldFiles } from './held-files.js';
 import { hostName, plainAddress } from './http.js';
-import { webDesk } from './mcp-desk.js';
+import { type PostableRoom, webDesk } from './mcp-desk.js';
 import { McpEndpoint } from './mcp-endpoint.js';
 import { OpsApi } from './ops-api.js';
 import type { WireMessage } from './protocol.js';
@@ -47,6 +47,8 @@ export interface WebAdapterOptions {
   /** Milliseconds between beats to each page (default 20 s; tests use less). */
   readonly beatMs?: number;
   readonly streamClock?: StreamClock;
+  /** Rooms of other adapters an operator may post into over MCP (the terminal room of the same process). */
+  readonly postable?: readonly PostableRoom[];
 }
 
 export class WebAdapter implements ChatAdapter {
@@ -94,7 +96,7 @@ export class WebAdapter implements ChatAdapter {
     const publicOrigin = publicUrl ? new URL(publicUrl).origin : undefined;
     const publicHost = publicUrl ? hostName(new URL(publicUrl).host) : undefined;
     const mcp = new McpEndpoint({
-      desk: webDesk(this.rooms, this.connections, () => this.sink),
+      desk: webDesk(this.rooms, this.connections, () => this.sink, options.postable),
       people: options.people,
       access: this.access,
       publicHost,

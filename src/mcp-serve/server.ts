@@ -27,7 +27,7 @@ export interface McpRoom {
   readonly room: string;
   readonly platform: string;
   readonly kind: 'room' | 'direct' | 'pair';
-  /** Whether an operator can post into it here (the web rooms). */
+  /** Whether an operator can post into it here (the web rooms, and the terminal room of the same process). */
   readonly postable: boolean;
   /** Who holds control now, and the agents at work or waiting (absent for a room with no messages yet). */
   readonly control?: string;
@@ -41,7 +41,10 @@ export interface OperatorDesk {
   rooms(): Promise<McpRoom[]>;
   /** A page of a room's stored messages, oldest first. */
   history(room: string, page: { limit: number; before?: number | undefined }): Promise<TranscriptEntry[]>;
-  /** Posts into a web room as this person, as their page would; resolves with the message's id, rejects why not. */
+  /**
+   * Posts into a room (`platform:channel`: a web room, or the terminal room beside it) as this person, as their page
+   * would; resolves with the message's id, rejects why not.
+   */
   post(person: WebIdentity, room: string, text: string): Promise<string>;
   /** Carries out a command in the room as this person (operator or not, as the store says now); the answer. */
   command(person: WebIdentity, room: string, name: CommandName, args: string): Promise<string>;
@@ -147,15 +150,17 @@ export function createOperatorServer(desk: OperatorDesk, log: Logger, version = 
     {
       title: 'Post in a room',
       description:
-        'Posts a message into a web room as you; the room answers it as it answers anyone there (mention an agent ' +
-        'with @name to ask it). Read the reply with read_history.',
+        'Posts a message into a web room (or the terminal room) as you; the room answers it as it answers anyone ' +
+        'there (mention an agent with @name to ask it). Read the reply with read_history.',
       inputSchema: { room: roomArg, text: z.string().min(1).max(desk.maxText) },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     operatorTool('post', async (person, args: { room: string; text: string }) => {
       const room = await knownRoom(args.room);
-      if (!room.postable) return failure(`${room.room} is not a web room: posting is in the web rooms only.`);
-      const id = await desk.post(person, room.room.slice('web:'.length), args.text);
+      if (!room.postable) {
+        return failure(`${room.room} is not a room you can post into: the web rooms and the terminal room are.`);
+      }
+      const id = await desk.post(person, room.room, args.text);
       return result(`Posted in ${room.room} as ${person.name}.`, { room: room.room, id });
     }),
   );
