@@ -1,23 +1,19 @@
 /**
- * The terminal room beside the web room in one bridge (`npm start -- --console` with WEB_PORT): an operator's agent
- * posts into it over MCP; the terminal shows the message as hers and the agent's answer, and the router answered it.
+ * The terminal room beside the web room in one bridge (`npm start -- --console` with WEB_PORT, as `run` wires them):
+ * an operator's agent posts into it over MCP; the terminal shows the message as hers and the agent's answer, and the
+ * router answered it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConsoleAdapter } from '../../adapters/console/index.js';
-import { WebAdapter } from '../../adapters/web/index.js';
 import { inviteLink } from '../../adapters/web/invite-cli.js';
-import { type Bridge, createBridge } from '../../src/bridge/index.js';
-import { silentLogger } from '../../src/log.js';
+import { run } from '../../src/main.js';
 import { issueToken } from '../../src/mcp-serve/tokens.js';
-import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server/index.js';
-import { testConfig } from '../helpers/config.js';
+import { startFakeOpenAI } from '../fakes/openai-server/index.js';
 import { agentOf } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 import { call, connect, history } from './mcp-harness.js';
@@ -31,35 +27,35 @@ afterEach(async () => {
 describe('the terminal room over MCP', () => {
   it('takes a post from an operator’s agent: shown on the terminal as hers, answered by the agent it names', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'rt-mcp-terminal-'));
-    const llm: FakeOpenAI = await startFakeOpenAI();
+    mkdirSync(path.join(dir, 'agents'));
+    for (const name of ['code', 'data']) {
+      writeFileSync(path.join(dir, 'agents', `${name}.md`), `---\nname: ${name}\nmodel: m\n---\nYou help.\n`);
+    }
+    const llm = await startFakeOpenAI();
     llm.respond((request) => ({ content: agentOf(request) === 'code' ? 'Built.' : '[pass]' }));
-    const config = testConfig({
-      agents: [{ name: 'code' }, { name: 'data' }],
-      env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', WEB_PORT: '0', WEB_ROOMS: 'general' },
-    });
-    const store: SqliteStore = openStore(path.join(dir, 'roundtable.db'));
-    const input = new PassThrough();
-    const output = new PassThrough();
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
     let screen = '';
-    output.on('data', (chunk) => {
+    stdout.on('data', (chunk) => {
       screen += String(chunk);
     });
-    const terminal = new ConsoleAdapter({ input, output, interactive: false });
-    const logger = silentLogger();
-    const web = new WebAdapter({ config, logger, people: store.people, postable: [terminal.postableRoom()] });
-    const sandbox = new FakeSandbox(() => ({ output: 'ok', exitCode: 0 }), { workspaces: path.join(dir, 'ws') });
-    const bridge: Bridge = createBridge({ config, store, sandbox, adapters: [terminal, web], logger });
-    await bridge.start();
+    const running = await run({
+      argv: ['--console'],
+      cwd: dir,
+      env: { OPENAI_BASE_URL: llm.baseURL, LLM_MAX_RETRIES: '0', WEB_PORT: '0', WEB_ROOMS: 'general' },
+      stdin,
+      stdout,
+      sandbox: async () => new FakeSandbox(),
+    });
     cleanup.push(async () => {
-      input.end();
-      await bridge.stop();
-      await store.close();
+      stdin.end();
+      await running.shutdown();
       await llm.close();
       rmSync(dir, { recursive: true, force: true });
     });
-    const url = `http://127.0.0.1:${web.port}`;
-    await inviteLink(store.people, { name: 'ana', operator: true }, url, Date.now());
-    const made = await issueToken(store.people, 'ana', Date.now());
+    const url = `http://127.0.0.1:${running.webPort}`;
+    await inviteLink(running.store.people, { name: 'ana', operator: true }, url, Date.now());
+    const made = await issueToken(running.store.people, 'ana', Date.now());
     if ('problem' in made) throw new Error(made.problem);
     const client: Client = await connect(url, made.token);
     cleanup.push(() => client.close());
