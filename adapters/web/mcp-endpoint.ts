@@ -11,7 +11,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import { authFor, createOperatorServer, type OperatorDesk } from '../../src/mcp-serve/server.js';
 import { looksLikeToken, tokenPerson } from '../../src/mcp-serve/tokens.js';
@@ -59,7 +58,15 @@ export class McpEndpoint {
       return answer(response, 403, 'cross-site requests are refused');
     }
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-    const person = bearer ? await this.person(bearer) : undefined;
+    let person: WebIdentity | undefined;
+    try {
+      person = bearer ? await this.person(bearer) : undefined;
+    } catch (error) {
+      // The store cannot say now (an outage): not a wrong token, so the client keeps it and tries again.
+      request.resume();
+      deps.log.warn({ err: error }, 'an MCP token could not be checked');
+      return answer(response, 503, 'the bridge cannot check tokens now: try again shortly', { 'retry-after': '5' });
+    }
     if (!bearer || !person) {
       request.resume();
       deps.log.debug({ method: request.method, bearer: bearer !== undefined }, 'an MCP request without a valid token');
@@ -112,12 +119,8 @@ export class McpEndpoint {
 
   /** Who the bearer is now: an MCP token's operator, or a web session's person. */
   private async person(bearer: string): Promise<WebIdentity | undefined> {
-    try {
-      if (looksLikeToken(bearer)) return await tokenPerson(this.deps.people, bearer, this.deps.clock());
-      if (looksLikeSecret(bearer)) return await this.deps.access.identity(digest(bearer));
-    } catch (error) {
-      this.deps.log.warn({ err: describeError(error) }, 'an MCP credential could not be checked');
-    }
+    if (looksLikeToken(bearer)) return tokenPerson(this.deps.people, bearer, this.deps.clock());
+    if (looksLikeSecret(bearer)) return this.deps.access.identity(digest(bearer));
     return undefined;
   }
 

@@ -106,6 +106,23 @@ describe('who may use the rooms over MCP', () => {
     expect(answer.status).toBe(404);
   });
 
+  it('answers 503, not 401, while the store cannot check a token, and takes it again after', async () => {
+    h = await startWebHarness();
+    const harness = h;
+    const token = await operatorToken(harness, 'ana');
+    const people = harness.store.people;
+    const lookUp = people.token.bind(people);
+    people.token = async () => {
+      throw new Error('database is locked');
+    };
+    const down = await rawInitialize(harness.url, { authorization: `Bearer ${token}` });
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toBe('5');
+    people.token = lookUp;
+    client = await connect(harness.url, token);
+    expect((await call(client, 'list_rooms')).isError).toBe(false);
+  });
+
   it('refuses requests under another name or from another site (DNS rebinding)', async () => {
     h = await startWebHarness();
     const authorization = `Bearer ${await operatorToken(h, 'ana')}`;
