@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { CONSOLE_PLATFORM, ConsoleAdapter, terminalChannel } from '../adapters/console/index.js';
+import type { PostableRoom } from '../adapters/web/mcp-desk.js';
 import { type Bridge, createBridge, type LlmFactory } from './bridge/index.js';
 import { EXIT, parseFlags, UsageError } from './cli.js';
 import {
@@ -36,6 +37,7 @@ const DISCORD_MODULE = '../adapters/discord/index.js';
 const SLACK_MODULE = '../adapters/slack/index.js';
 const WEB_MODULE = '../adapters/web/index.js';
 
+type WebOptions = { config: Config; logger: Logger; people: StorePort['people']; postable: PostableRoom[] };
 type AdapterFactory = (options: { config: Config; logger: Logger }) => ChatAdapter;
 
 export const USAGE = `Usage: npm start -- [options]     (built: node dist/src/main.js [options])
@@ -223,9 +225,9 @@ async function wire(
   let web: { readonly port: number | undefined } | undefined;
   if (settings.WEB_PORT !== undefined) {
     type WebAdapter = ChatAdapter & { readonly port: number | undefined };
-    type Options = { config: Config; logger: Logger; people: StorePort['people'] };
-    const module = (await import(WEB_MODULE)) as { createWebAdapter: (options: Options) => WebAdapter };
-    const adapter = module.createWebAdapter({ config, logger, people: store.people });
+    const module = (await import(WEB_MODULE)) as { createWebAdapter: (options: WebOptions) => WebAdapter };
+    const postable = consoleAdapter ? [consoleAdapter.postableRoom()] : []; // operators post there over /mcp too
+    const adapter = module.createWebAdapter({ config, logger, people: store.people, postable });
     web = adapter;
     adapters.push(adapter);
   }
@@ -241,7 +243,6 @@ async function wire(
   });
   let healthServer: HealthServer | undefined;
   let down: Promise<void> | undefined;
-  // The access policy and approvals follow .env and the agent files (and SIGHUP) without a restart.
   const where = { cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env, agentsDir: settings.AGENTS_DIR };
   const watcher = watchConfig({ ...where, log: logger, apply: (read) => bridge.applyPolicy(read) });
   const shutdown = () => {

@@ -214,6 +214,26 @@ export class ConsoleAdapter implements ChatAdapter {
     this.screen.print(safeForTerminal(text));
   }
 
+  /**
+   * A message from an operator elsewhere (their coding agent, over MCP): shown on the terminal as theirs and handed to
+   * the room as the terminal's own lines are; resolves with its id once the room took it.
+   */
+  async postFrom(name: string, text: string): Promise<string> {
+    const sink = this.sink;
+    if (!sink) throw new Error('the terminal room is not open');
+    const messageId = `console-${randomUUID()}`;
+    this.print(`[@${name}]: ${text}`);
+    const author = { id: `web:${name.toLowerCase()}`, name, kind: 'human' } as const;
+    await sink.receive({ platform: CONSOLE_PLATFORM, channel: this.channel, messageId, author, text });
+    if (this.options.interactive) void this.watch();
+    return messageId;
+  }
+
+  /** This room as one an operator may post into over MCP (`postFrom`). */
+  postableRoom(): { key: string; post(person: { name: string }, text: string): Promise<string> } {
+    return { key: `${CONSOLE_PLATFORM}:${this.channel}`, post: (person, text) => this.postFrom(person.name, text) };
+  }
+
   private async settle(): Promise<void> {
     await this.sink?.settled?.(CONSOLE_PLATFORM, this.channel);
   }

@@ -4,7 +4,7 @@
  * sends is a message (with files uploaded before) or, starting with a command name, an operator command answered to
  * them alone. A post carries the page's own id: sent again after a reconnect, it is taken once.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
 import { z } from 'zod';
 import { describeError } from '../../src/errors.js';
@@ -222,9 +222,22 @@ export class Connections {
     }
   }
 
+  /**
+   * A message from a person who has no page open (an operator's MCP client): the same path as a page's post, under
+   * the same rate limit. Resolves with the message's id once the bridge took it.
+   */
+  async postFrom(person: WebIdentity, room: string, text: string): Promise<string> {
+    if (!this.deps.posting.take(person.name.toLowerCase(), this.deps.clock())) {
+      throw new Error('too many messages: wait a few seconds and post again');
+    }
+    const id = `h.${personKey(person.name)}.${randomUUID()}`;
+    await this.post({ name: person.name }, room, id, text.trim(), []);
+    return id;
+  }
+
   /** Shows the message to the room at once, then hands it to the bridge (files first saved into the workspace). */
   private async post(
-    viewer: Viewer,
+    viewer: Pick<Viewer, 'name'>,
     room: string,
     id: string,
     text: string,

@@ -17,6 +17,7 @@ import { type Access, noSuchRoomPage, notOperatorPage, signedOutPage, type Viewe
 import { type Connections, MAX_FILES, MAX_TEXT, PAGE_SIZE, roomKey, wireMessage } from './connections.js';
 import type { HeldFiles } from './held-files.js';
 import { clientAddress, ownHost, readBody, refuse, sameOrigin, send, sendJson, TooLarge } from './http.js';
+import type { McpEndpoint } from './mcp-endpoint.js';
 import type { OpsApi } from './ops-api.js';
 import type { RateLimit } from './rate-limit.js';
 
@@ -56,6 +57,8 @@ export interface WebServerDeps {
   readonly access: Access;
   readonly connections: Connections;
   readonly ops: OpsApi;
+  /** `/mcp`: the rooms over MCP for operators' agents (its own checks: a bearer token, the host, the origin). */
+  readonly mcp: McpEndpoint;
   readonly files: HeldFiles;
   readonly people: () => Promise<string[]>;
   readonly signingIn: RateLimit;
@@ -116,6 +119,7 @@ export class WebServer {
   close(): Promise<void> {
     return new Promise((resolve) => {
       this.sockets.close();
+      void this.deps.mcp.close();
       this.server.closeAllConnections();
       this.server.close(() => resolve());
     });
@@ -126,6 +130,7 @@ export class WebServer {
     const url = new URL(request.url ?? '/', 'http://room');
     const method = request.method ?? 'GET';
     const changes = method !== 'GET' && method !== 'HEAD';
+    if (url.pathname === '/mcp') return deps.mcp.handle(request, response);
     if (!ownHost(request, deps.publicHost)) {
       send(response, 421, wrongHostPage(), 'text/html; charset=utf-8');
       return;

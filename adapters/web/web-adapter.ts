@@ -18,10 +18,12 @@ import { Connections, WEB_PLATFORM } from './connections.js';
 import { RoomFeed } from './feed.js';
 import { HeldFiles } from './held-files.js';
 import { hostName, plainAddress } from './http.js';
+import { type PostableRoom, webDesk } from './mcp-desk.js';
+import { McpEndpoint } from './mcp-endpoint.js';
 import { OpsApi } from './ops-api.js';
 import type { WireMessage } from './protocol.js';
 import { RateLimit } from './rate-limit.js';
-import { WebServer } from './server.js';
+import { MAX_FRAME_BYTES, WebServer } from './server.js';
 import { toolStatus } from './tool-status.js';
 
 /** One web message holds this much; a longer reply is cut by the shared procedure (MAX_REPLY_POSTS). */
@@ -45,6 +47,8 @@ export interface WebAdapterOptions {
   /** Milliseconds between beats to each page (default 20 s; tests use less). */
   readonly beatMs?: number;
   readonly streamClock?: StreamClock;
+  /** Rooms of other adapters an operator may post into over MCP (the terminal room of the same process). */
+  readonly postable?: readonly PostableRoom[];
 }
 
 export class WebAdapter implements ChatAdapter {
@@ -89,11 +93,24 @@ export class WebAdapter implements ChatAdapter {
       clock: this.clock,
       log: options.logger,
     });
+    const publicOrigin = publicUrl ? new URL(publicUrl).origin : undefined;
+    const publicHost = publicUrl ? hostName(new URL(publicUrl).host) : undefined;
+    const mcp = new McpEndpoint({
+      desk: webDesk(this.rooms, this.connections, () => this.sink, options.postable),
+      people: options.people,
+      access: this.access,
+      publicHost,
+      publicOrigin,
+      maxBodyBytes: MAX_FRAME_BYTES,
+      clock: this.clock,
+      log: options.logger,
+    });
     this.server = new WebServer({
       host: settings.WEB_HOST,
       port: settings.WEB_PORT,
-      publicOrigin: publicUrl ? new URL(publicUrl).origin : undefined,
-      publicHost: publicUrl ? hostName(new URL(publicUrl).host) : undefined,
+      publicOrigin,
+      publicHost,
+      mcp,
       trustedProxies: new Set(settings.WEB_TRUST_PROXY.map(plainAddress)),
       rooms: this.rooms,
       agents: agents.map((a) => a.name),

@@ -17,6 +17,7 @@ export type {
   EmbeddingPort,
   KnowledgePort,
   KnowledgeRow,
+  McpToken,
   NoteRecord,
   PendingEmbedding,
   PeoplePort,

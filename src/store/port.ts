@@ -304,6 +304,12 @@ export interface WebIdentity {
   readonly operator: boolean;
 }
 
+/** An operator's MCP token as the store keeps it. */
+export interface McpToken {
+  readonly secretHash: string;
+  readonly person: WebIdentity;
+}
+
 /**
  * The web room's people: one-time sign-in codes and sessions. Codes and tokens are given and looked up as digests
  * (the caller hashes them); nothing here sees what a link or a cookie carries.
@@ -325,8 +331,17 @@ export interface PeoplePort {
   session(tokenHash: string, now: number, idleSince?: number): Promise<WebIdentity | undefined>;
   /** Ends one session (sign-out). */
   endSession(tokenHash: string): Promise<void>;
-  /** Ends every session of a person and drops their unused codes; how many sessions were ended. */
+  /** Ends every session of a person and drops their unused codes and MCP tokens; how many sessions were ended. */
   revoke(name: string): Promise<number>;
+  /** Adds an MCP token (its id and its secret's digest) for a person; false when nobody has that name. */
+  addToken(name: string, id: string, secretHash: string, now: number): Promise<boolean>;
+  /**
+   * The MCP token with this id: its secret's digest (the caller compares) and its person as they are now; marks it
+   * used (at most one write a minute). Undefined when there is no such token.
+   */
+  token(id: string, now: number): Promise<McpToken | undefined>;
+  /** Deletes every MCP token of a person; how many there were. */
+  revokeTokens(name: string): Promise<number>;
   /** Everyone invited, by name. */
   list(now: number): Promise<WebPerson[]>;
 }

@@ -702,6 +702,26 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         expect(await store.people.redeem('a3', 't3', 2, 1000)).toBeUndefined();
         expect((await store.people.list(3)).map((p) => [p.name, p.sessions])).toEqual([['Ana', 0]]);
       });
+
+      it("keeps an operator's MCP tokens by id and digest, with the person as they are now, until revoked", async () => {
+        expect(await store.people.addToken('ana', 'id-0', 'hash-0', 1)).toBe(false);
+        expect(await store.people.token('id-0', 2)).toBeUndefined();
+        await store.people.invite(ana, 'a1', 0, 100);
+        expect(await store.people.addToken('ANA', 'id-1', 'hash-1', 10)).toBe(true);
+        expect(await store.people.addToken('ana', 'id-2', 'hash-2', 10)).toBe(true);
+        await reopen();
+        expect(await store.people.token('id-1', 20)).toEqual({ secretHash: 'hash-1', person: ana });
+        await store.people.invite({ name: 'ana', operator: false }, 'a2', 30, 100);
+        expect(await store.people.token('id-2', 40)).toEqual({
+          secretHash: 'hash-2',
+          person: { name: 'Ana', operator: false },
+        });
+        expect(await store.people.revokeTokens('ana')).toBe(2);
+        expect(await store.people.token('id-1', 50)).toBeUndefined();
+        expect(await store.people.addToken('ana', 'id-3', 'hash-3', 60)).toBe(true);
+        await store.people.revoke('Ana');
+        expect(await store.people.token('id-3', 70)).toBeUndefined();
+      });
     });
 
     describe('DM pairing', () => {

@@ -91,7 +91,7 @@ describe.runIf(plan.run)('Postgres', () => {
       await s.close();
       store = undefined;
       await expect(openPostgresStore(database().url)).rejects.toThrow(
-        /^DATABASE_URL: postgres:\/\/\[redacted\]@127\.0\.0\.1:\d+\/\w+ cannot be used: the database is at schema version 999, newer than this code knows \(19\); upgrade Roundtable$/,
+        /^DATABASE_URL: postgres:\/\/\[redacted\]@127\.0\.0\.1:\d+\/\w+ cannot be used: the database is at schema version 999, newer than this code knows \(20\); upgrade Roundtable$/,
       );
     });
 
@@ -226,13 +226,13 @@ describe.runIf(plan.run)('Postgres', () => {
       const url = database().url;
       expect(await lines(url)).toEqual([
         expect.stringMatching(/^✓ database: postgres:\/\/\[redacted\]@127\.0\.0\.1:\d+\/\w+ answers \(PostgreSQL \d+/),
-        '✓ database schema: empty: start creates the schema (version 19)',
+        '✓ database schema: empty: start creates the schema (version 20)',
         expect.stringMatching(/^✓ database clock: within \d+\.\d s of this machine's$/),
       ]);
       // --check creates nothing.
-      expect((await lines(url))[1]).toBe('✓ database schema: empty: start creates the schema (version 19)');
+      expect((await lines(url))[1]).toBe('✓ database schema: empty: start creates the schema (version 20)');
       await (await openPostgresStore(url)).close();
-      expect((await lines(url))[1]).toBe('✓ database schema: at version 19, up to date');
+      expect((await lines(url))[1]).toBe('✓ database schema: at version 20, up to date');
     });
 
     it('fails a database newer than the code, and a clock more than 5 s off', async () => {
@@ -242,7 +242,7 @@ describe.runIf(plan.run)('Postgres', () => {
       await s.close();
       const hourAhead = () => Date.now() + 3_600_000;
       expect((await lines(url, { clock: hourAhead })).slice(1)).toEqual([
-        '✗ database schema: the database is at schema version 999, newer than this code knows (19); upgrade Roundtable',
+        '✗ database schema: the database is at schema version 999, newer than this code knows (20); upgrade Roundtable',
         expect.stringMatching(
           /^✗ database clock: 3\d{3}\.\d s behind this machine's \(at most 5 s\): keep both clocks in sync \(NTP\)$/,
         ),
@@ -351,7 +351,7 @@ describe.runIf(plan.run)('Postgres', () => {
       const at = lines.findIndex((line) => line.startsWith('✓ data folder:'));
       expect(lines.slice(at + 1, at + 4)).toEqual([
         expect.stringMatching(/^✓ database: postgres:\/\/\[redacted\]@127\.0\.0\.1:\d+\/\w+ answers/),
-        '✓ database schema: empty: start creates the schema (version 19)',
+        '✓ database schema: empty: start creates the schema (version 20)',
         expect.stringMatching(/^✓ database clock: within/),
       ]);
     });

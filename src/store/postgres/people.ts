@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { PeoplePort, WebIdentity, WebPerson } from '../port.js';
+import type { McpToken, PeoplePort, WebIdentity, WebPerson } from '../port.js';
 import { rows, run, statement, transaction } from './pool.js';
 import { writeError } from './write-errors.js';
 
@@ -47,6 +47,20 @@ const Q = {
   endSession: statement('people-end-session', 'DELETE FROM web_sessions WHERE token_hash = $1'),
   endSessionsOf: statement('people-end-sessions-of', 'DELETE FROM web_sessions WHERE name = $1'),
   dropCodesOf: statement('people-drop-codes-of', 'DELETE FROM web_invites WHERE name = $1 AND used_at IS NULL'),
+  addToken: statement(
+    'people-add-token',
+    `INSERT INTO mcp_tokens (id, secret_hash, name, created_at)
+     SELECT $1, $2, name, $3 FROM web_people WHERE name = $4`,
+  ),
+  token: statement(
+    'people-token',
+    'SELECT t.secret_hash, p.name, p.operator FROM mcp_tokens t JOIN web_people p ON p.name = t.name WHERE t.id = $1',
+  ),
+  tokenUsed: statement(
+    'people-token-used',
+    'UPDATE mcp_tokens SET used_at = $1 WHERE id = $2 AND (used_at IS NULL OR used_at < $3)',
+  ),
+  dropTokensOf: statement('people-drop-tokens-of', 'DELETE FROM mcp_tokens WHERE name = $1'),
   list: statement(
     'people-list',
     `SELECT p.name, p.operator, p.created_at,
@@ -104,8 +118,28 @@ export class PostgresPeople implements PeoplePort {
   async revoke(name: string): Promise<number> {
     return transaction(this.pool, async (tx) => {
       await run(tx, Q.dropCodesOf, [name]);
+      await run(tx, Q.dropTokensOf, [name]);
       return run(tx, Q.endSessionsOf, [name]);
     });
+  }
+
+  async addToken(name: string, id: string, secretHash: string, now: number): Promise<boolean> {
+    try {
+      return (await run(this.pool, Q.addToken, [id, secretHash, now, name])) === 1;
+    } catch (error) {
+      throw writeError(error);
+    }
+  }
+
+  async token(id: string, now: number): Promise<McpToken | undefined> {
+    const [row] = await rows<IdentityDb & { secret_hash: string }>(this.pool, Q.token, [id]);
+    if (!row) return undefined;
+    await run(this.pool, Q.tokenUsed, [now, id, now - 60_000]);
+    return { secretHash: row.secret_hash, person: identity(row) };
+  }
+
+  async revokeTokens(name: string): Promise<number> {
+    return run(this.pool, Q.dropTokensOf, [name]);
   }
 
   async list(now: number): Promise<WebPerson[]> {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { PeoplePort, WebIdentity, WebPerson } from '../port.js';
+import type { McpToken, PeoplePort, WebIdentity, WebPerson } from '../port.js';
 
 interface IdentityDb {
   name: string;
@@ -43,6 +43,15 @@ export class SqlitePeople implements PeoplePort {
       endSession: db.prepare('DELETE FROM web_sessions WHERE token_hash = ?'),
       endSessionsOf: db.prepare('DELETE FROM web_sessions WHERE name = ?'),
       dropCodesOf: db.prepare('DELETE FROM web_invites WHERE name = ? AND used_at IS NULL'),
+      addToken: db.prepare(
+        `INSERT INTO mcp_tokens (id, secret_hash, name, created_at)
+         SELECT ?, ?, name, ? FROM web_people WHERE name = ?`,
+      ),
+      token: db.prepare<[string], IdentityDb & { secret_hash: string }>(
+        `SELECT t.secret_hash, p.name, p.operator FROM mcp_tokens t JOIN web_people p ON p.name = t.name WHERE t.id = ?`,
+      ),
+      tokenUsed: db.prepare('UPDATE mcp_tokens SET used_at = ? WHERE id = ? AND (used_at IS NULL OR used_at < ?)'),
+      dropTokensOf: db.prepare('DELETE FROM mcp_tokens WHERE name = ?'),
       list: db.prepare<
         [number],
         { name: string; operator: number; created_at: number; sessions: number; seen: number | null }
@@ -62,6 +71,7 @@ export class SqlitePeople implements PeoplePort {
     });
     this.revokeAll = db.transaction((name: string) => {
       q.dropCodesOf.run(name);
+      q.dropTokensOf.run(name);
       return q.endSessionsOf.run(name).changes;
     });
   }
@@ -94,6 +104,21 @@ export class SqlitePeople implements PeoplePort {
 
   async revoke(name: string): Promise<number> {
     return this.revokeAll(name);
+  }
+
+  async addToken(name: string, id: string, secretHash: string, now: number): Promise<boolean> {
+    return this.q.addToken.run(id, secretHash, now, name).changes === 1;
+  }
+
+  async token(id: string, now: number): Promise<McpToken | undefined> {
+    const row = this.q.token.get(id);
+    if (!row) return undefined;
+    this.q.tokenUsed.run(now, id, now - 60_000);
+    return { secretHash: row.secret_hash, person: identity(row) };
+  }
+
+  async revokeTokens(name: string): Promise<number> {
+    return this.q.dropTokensOf.run(name).changes;
   }
 
   async list(now: number): Promise<WebPerson[]> {
