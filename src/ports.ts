@@ -335,6 +335,28 @@ export interface Sandbox {
    */
   engine?(): Promise<string | undefined>;
   close(): Promise<void>;
+  spawn?(channelKey: string, spec: ProcessSpec): Promise<SandboxProcess>;
+}
+
+/** A long-lived process in the channel's environment with its stdin/stdout as byte streams (an MCP stdio server). */
+export interface SandboxProcess {
+  /** Writes to the process's stdin. */
+  write(chunk: string | Uint8Array): void;
+  /** Each chunk of the process's stdout, in order. stderr is NOT mixed in (it goes to onStderr). */
+  onStdout(listener: (chunk: Uint8Array) => void): void;
+  onStderr(listener: (chunk: Uint8Array) => void): void;
+  /** Once, when the process has ended (code null when killed or the container went away). */
+  onExit(listener: (code: number | null) => void): void;
+  /** Ends the process (SIGTERM, then SIGKILL after a grace period); resolves when it is gone. */
+  kill(): Promise<void>;
+}
+export interface ProcessSpec {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** Extra environment, already resolved (secrets read from the bridge's environment by the caller). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Working directory; default /workspace. */
+  readonly cwd?: string;
 }
 
 /** A reply shown while the agent writes it. The adapter throttles edits (e.g. at most one a second). */

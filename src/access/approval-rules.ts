@@ -45,7 +45,17 @@ export function globMatches(pattern: string, command: string): boolean {
   return new RegExp(`^${source}$`, 's').test(command.trim());
 }
 
-/** The rules of an agent file; an action that is no tool names the file and field. */
+/** The MCP server an action names (`server__tool`, or `server__*` for all its tools), when it is one of `servers`. */
+function mcpServerOf(action: string, servers: readonly string[]): string | undefined {
+  const at = action.indexOf('__');
+  const server = at > 0 ? action.slice(0, at) : undefined;
+  return server && action.length > at + 2 && servers.includes(server) ? server : undefined;
+}
+
+/**
+ * The rules of an agent file; an action that is no tool names the file and field. An MCP tool is named as the model
+ * sees it (`server__tool`), or every tool of a server at once (`server__*`), for a server in the agent's `mcp:`.
+ */
 export function approvalRules(
   file: string,
   front: {
@@ -53,11 +63,13 @@ export function approvalRules(
     readonly bash_allow?: readonly string[] | undefined;
     readonly bash_deny?: readonly string[] | undefined;
   },
+  mcpServers: readonly string[] = [],
 ): ApprovalRules {
   const modes = new Map<string, ApprovalMode>();
   for (const [action, mode] of Object.entries(front.approvals ?? {})) {
-    if (!(KNOWN_TOOLS as readonly string[]).includes(action)) {
-      throw new ConfigError(file, `approvals.${action}`, `is not a tool (known: ${KNOWN_TOOLS.join(', ')})`);
+    if (!(KNOWN_TOOLS as readonly string[]).includes(action) && !mcpServerOf(action, mcpServers)) {
+      const servers = mcpServers.length > 0 ? `, or server__tool / server__* for ${mcpServers.join(', ')}` : '';
+      throw new ConfigError(file, `approvals.${action}`, `is not a tool (known: ${KNOWN_TOOLS.join(', ')}${servers})`);
     }
     modes.set(action, mode);
   }
@@ -78,6 +90,8 @@ export function modeFor(
     }
     if (rules?.bashAllow.some((p) => globMatches(p, input))) return { mode: 'off', why: 'on bash_allow' };
   }
-  const mode = rules?.modes.get(tool) ?? 'off';
+  const at = tool.indexOf('__');
+  const server = at > 0 ? rules?.modes.get(`${tool.slice(0, at)}__*`) : undefined;
+  const mode = rules?.modes.get(tool) ?? server ?? 'off';
   return { mode, why: mode === 'deny' ? `${tool} is not allowed for this agent (approvals: deny)` : '' };
 }

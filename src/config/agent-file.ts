@@ -2,6 +2,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { endpointUrl } from './endpoint-url.js';
+import { mcpListSchema } from './mcp-servers.js';
 
 /** Tools an agent may list in `tools:`. */
 export const KNOWN_TOOLS = [
@@ -73,6 +74,7 @@ export const frontMatterSchema = z
     approvals: z.record(z.string().min(1), z.enum(['off', 'ask', 'deny'])).optional(),
     bash_allow: z.array(z.string().min(1)).optional(),
     bash_deny: z.array(z.string().min(1)).optional(),
+    mcp: mcpListSchema,
     access: z
       .object({
         users: z.array(z.coerce.string()).optional(),
