@@ -8,6 +8,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as ListedTool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { type Backoff, DEFAULT_BACKOFF } from '../bridge/backoff.js';
 import type { McpServerConfig } from '../config/mcp-servers.js';
 import { describeError } from '../errors.js';
@@ -24,6 +25,28 @@ export type ServerState = 'idle' | 'starting' | 'ready' | 'down' | 'stopped';
 const STABLE_MS = 30_000;
 /** The longest a start (spawn and handshake) may take. */
 const START_TIMEOUT_MS = 30_000;
+/** Pages of a tool list read at most (a server that pages for ever is cut there). */
+const MAX_PAGES = 20;
+
+/**
+ * A tools/list answer read loosely: one tool the SDK's schema would refuse (an inputSchema that is no object schema)
+ * must not cost the server all its tools; each tool is judged on its own (src/mcp/schema.ts).
+ */
+const looseList = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
+
+/** A listed tool with at least a name; what else it has is checked where it is used. */
+function asTool(value: unknown): ListedTool | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const tool = value as Record<string, unknown>;
+  if (typeof tool.name !== 'string' || tool.name === '') return undefined;
+  const annotations = tool.annotations && typeof tool.annotations === 'object' ? tool.annotations : undefined;
+  return {
+    ...(tool as object),
+    name: tool.name,
+    description: typeof tool.description === 'string' ? tool.description : undefined,
+    annotations,
+  } as ListedTool;
+}
 
 export interface ConnectionOptions {
   readonly server: McpServerConfig;
@@ -70,7 +93,10 @@ export function transportFor(
 /** Why a start failed, in one line: the server's last stderr line when it said something. */
 function startProblem(error: unknown, stderr: string): string {
   const last = stderr.trim().split('\n').at(-1)?.trim();
-  const why = describeError(error).split('\n')[0] ?? 'unknown error';
+  const why =
+    error instanceof z.ZodError
+      ? `the server's answer is not MCP (${error.issues[0]?.path.join('.') ?? ''}: ${error.issues[0]?.message ?? ''})`
+      : (describeError(error).split('\n')[0] ?? 'unknown error');
   return last && !why.includes(last) ? `${why} (stderr: ${last.slice(0, 200)})` : why;
 }
 
@@ -126,15 +152,19 @@ export class McpConnection {
       capabilities: {},
       listChanged: {
         tools: {
+          autoRefresh: false,
           debounceMs: 0,
-          onChanged: (error, tools) => {
+          onChanged: () => {
             if (client !== this.client) return;
-            if (error || !tools) {
-              log.warn({ err: error, server: server.name }, 'an MCP server changed its tools but did not list them');
-              return;
-            }
-            this.tools = tools;
-            this.options.onTools?.(tools);
+            this.list(client).then(
+              (tools) => {
+                if (client !== this.client) return;
+                this.tools = tools;
+                this.options.onTools?.(tools);
+              },
+              (error: unknown) =>
+                log.warn({ err: error, server: server.name }, 'an MCP server changed its tools but did not list them'),
+            );
           },
         },
       },
@@ -142,9 +172,9 @@ export class McpConnection {
     try {
       transport = transportFor(server, this.options.spawn);
       await client.connect(transport, { timeout: START_TIMEOUT_MS });
-      const listed = await client.listTools(undefined, { timeout: START_TIMEOUT_MS });
+      const tools = await this.list(client);
       this.client = client;
-      this.tools = listed.tools;
+      this.tools = tools;
       this.protocolVersion = (transport as { protocolVersion?: string }).protocolVersion;
       this.state = 'ready';
       this.problem = undefined;
@@ -161,6 +191,26 @@ export class McpConnection {
       log.warn({ server: server.name, problem: this.problem }, 'an MCP server could not start');
       throw new Error(`the MCP server ${server.name} could not start: ${this.problem}`);
     }
+  }
+
+  /** Every page of the server's tool list; entries without a name are dropped. */
+  private async list(client: Client): Promise<ListedTool[]> {
+    const tools: ListedTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const answer = await client.request(
+        { method: 'tools/list', ...(cursor ? { params: { cursor } } : {}) },
+        looseList,
+        { timeout: START_TIMEOUT_MS },
+      );
+      for (const value of answer.tools) {
+        const tool = asTool(value);
+        if (tool) tools.push(tool);
+      }
+      cursor = answer.nextCursor;
+      if (!cursor) break;
+    }
+    return tools;
   }
 
   /** The server went away by itself: down, told once, started again after the backoff. */

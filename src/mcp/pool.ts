@@ -50,7 +50,7 @@ export class McpPool {
         connection: new McpConnection({
           server,
           spawn: this.deps.sandbox.spawn ? (spec) => this.spawn(room, spec) : undefined,
-          log: this.deps.log.child({ room, agent: agent.name, server: server.name }),
+          log: this.deps.log.child({ room, agent: agent.name }),
           tell: (line) => this.deps.tell?.(room, line),
         }),
       }));
