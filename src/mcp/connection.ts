@@ -109,6 +109,8 @@ export class McpConnection {
   /** The protocol version agreed at the handshake. */
   protocolVersion: string | undefined;
   private client: Client | undefined;
+  /** The client of a start under way. */
+  private opening: Client | undefined;
   private starting: Promise<void> | undefined;
   private tries = 0;
   private readyAt = 0;
@@ -155,10 +157,11 @@ export class McpConnection {
           autoRefresh: false,
           debounceMs: 0,
           onChanged: () => {
-            if (client !== this.client) return;
+            // It may come while the start still reads the first list (a server adding tools once initialised).
+            if (client !== this.client && client !== this.opening) return;
             this.list(client).then(
               (tools) => {
-                if (client !== this.client) return;
+                if (client !== this.client && client !== this.opening) return;
                 this.tools = tools;
                 this.options.onTools?.(tools);
               },
@@ -169,6 +172,7 @@ export class McpConnection {
         },
       },
     });
+    this.opening = client;
     try {
       transport = transportFor(server, this.options.spawn);
       await client.connect(transport, { timeout: START_TIMEOUT_MS });
@@ -190,6 +194,8 @@ export class McpConnection {
       this.down();
       log.warn({ server: server.name, problem: this.problem }, 'an MCP server could not start');
       throw new Error(`the MCP server ${server.name} could not start: ${this.problem}`);
+    } finally {
+      this.opening = undefined;
     }
   }
 
