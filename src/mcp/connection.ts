@@ -59,6 +59,8 @@ export interface ConnectionOptions {
   readonly onTools?: ((tools: readonly ListedTool[]) => void) | undefined;
   readonly backoff?: Backoff | undefined;
   readonly clock?: () => number;
+  /** The longest a start (spawn, handshake, first list) may take; default 30 s. */
+  readonly startTimeoutMs?: number | undefined;
 }
 
 /** The SDK transport a server's configuration asks for. */
@@ -118,9 +120,11 @@ export class McpConnection {
   private timer: NodeJS.Timeout | undefined;
   private readonly backoff: Backoff;
   private readonly clock: () => number;
+  private readonly startTimeoutMs: number;
 
   constructor(private readonly options: ConnectionOptions) {
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
     this.clock = options.clock ?? Date.now;
   }
 
@@ -175,7 +179,7 @@ export class McpConnection {
     this.opening = client;
     try {
       transport = transportFor(server, this.options.spawn);
-      await client.connect(transport, { timeout: START_TIMEOUT_MS });
+      await client.connect(transport, { timeout: this.startTimeoutMs });
       const tools = await this.list(client);
       this.client = client;
       this.tools = tools;
@@ -207,7 +211,7 @@ export class McpConnection {
       const answer = await client.request(
         { method: 'tools/list', ...(cursor ? { params: { cursor } } : {}) },
         looseList,
-        { timeout: START_TIMEOUT_MS },
+        { timeout: this.startTimeoutMs },
       );
       for (const value of answer.tools) {
         const tool = asTool(value);

@@ -2,7 +2,8 @@
 // A deliberately broken MCP stdio server, written by hand (raw newline-delimited JSON-RPC) so it can misbehave:
 // a line that is no JSON, a call that never answers, a crash in the middle of a call, a 10 MB result, and tools whose
 // names clash with a bridge tool (`bash`) and with each other once made plain (`x__y`, `x/_y`), and bad schemas.
-// BROKEN_LOG: a file that gets one line per message received (what arrived on the wire).
+// BROKEN_LOG: a file that gets one line per message received (what arrived on the wire). BROKEN_PROTOCOL: the
+// protocol version it answers the handshake with (default: the client's).
 import { appendFileSync } from 'node:fs';
 
 const log = process.env.BROKEN_LOG;
@@ -57,7 +58,7 @@ process.stdin.on('data', (chunk) => {
     const message = JSON.parse(line);
     if (message.method === 'initialize') {
       reply(message.id, {
-        protocolVersion: message.params.protocolVersion,
+        protocolVersion: process.env.BROKEN_PROTOCOL ?? message.params.protocolVersion,
         capabilities: { tools: { listChanged: true } },
         serverInfo: { name: 'broken', version: '1.0.0' },
       });
