@@ -23,7 +23,8 @@ const logLines: string[] = [];
 const told: Array<{ room: string; line: string }> = [];
 let pool: McpPool;
 
-function serverOf(run: 'host' | 'sandbox'): McpServerConfig {
+/** The server; a call's timeout is long unless a test wants one cut short (a busy machine parses 10 MB slowly). */
+function serverOf(run: 'host' | 'sandbox', timeoutMs = 30_000): McpServerConfig {
   return {
     kind: 'stdio',
     name: 'broken',
@@ -31,7 +32,7 @@ function serverOf(run: 'host' | 'sandbox'): McpServerConfig {
     args: [BROKEN],
     env: { BROKEN_LOG: logFile },
     run,
-    timeoutMs: 1500,
+    timeoutMs,
   };
 }
 const agentWith = (server: McpServerConfig) => ({ name: 'code', mcp: [server] }) as unknown as AgentConfig;
@@ -92,7 +93,7 @@ describe.each(['sandbox', 'host'] as const)('a broken server (run: %s)', (run) =
   });
 
   it('fails a call that hangs at its timeout, and the server still answers', async () => {
-    const tools = await newPool().toolsFor('test:room', agentWith(serverOf(run)));
+    const tools = await newPool().toolsFor('test:room', agentWith(serverOf(run, 1500)));
     const result = await tool(tools, 'broken__hang').run({}, context());
     expect(result.status).toBe('failed');
     expect(result.output).toMatch(/timed out/i);
