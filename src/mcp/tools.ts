@@ -50,9 +50,13 @@ function adapted(server: ServerHandle, listed: ListedTool, name: string): Tool |
         return refused(input, `the arguments do not fit ${name}'s schema: ${problem}`);
       }
       const started = performance.now();
+      // A signal of its own per call: the SDK leaves its listener on the signal it is given, and a turn makes many.
+      const call = new AbortController();
+      const stop = () => call.abort(context.signal.reason);
+      context.signal.addEventListener('abort', stop, { once: true });
       try {
         const result = await server.connection.call(listed.name, (args ?? {}) as Record<string, unknown>, {
-          signal: context.signal,
+          signal: call.signal,
           timeoutMs: server.timeoutMs ?? context.commandTimeoutMs,
         });
         const files = await workspaceFilesFor(context.sandbox, context.channelKey).catch(() => undefined);
@@ -74,6 +78,7 @@ function adapted(server: ServerHandle, listed: ListedTool, name: string): Tool |
         metrics.mcpCalls.inc({ server: serverName, tool: listed.name, status: 'failed' });
         return failed(input, describeError(error).split('\n')[0] ?? 'the MCP call failed');
       } finally {
+        context.signal.removeEventListener('abort', stop);
         metrics.mcpSeconds.observe({ server: serverName }, (performance.now() - started) / 1000);
       }
     },
