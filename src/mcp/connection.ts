@@ -67,7 +67,7 @@ export interface ConnectionOptions {
 export function transportFor(
   server: McpServerConfig,
   spawn?: (spec: ProcessSpec) => Promise<SandboxProcess>,
-): Transport & { stderrText?: () => string } {
+): Transport & { stderrText?: () => string; exitCode?: () => number | null | undefined } {
   if (server.kind === 'http') {
     return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { ...server.headers } } });
   }
@@ -89,7 +89,7 @@ export function transportFor(
     throw new Error('the sandbox cannot run MCP servers (it has no long-lived processes); use run: host to opt in');
   }
   const transport = new ProcessTransport(() => spawn({ command: server.command, args: server.args, env: server.env }));
-  return Object.assign(transport, { stderrText: () => transport.stderr });
+  return Object.assign(transport, { stderrText: () => transport.stderr, exitCode: () => transport.exited });
 }
 
 /** Why a start failed, in one line: the server's last stderr line when it said something. */
@@ -187,7 +187,8 @@ export class McpConnection {
       this.state = 'ready';
       this.problem = undefined;
       this.readyAt = this.clock();
-      client.onclose = () => this.closed(client);
+      const ended = transport;
+      client.onclose = () => this.closed(client, ended.exitCode?.());
       client.onerror = (error) =>
         log.warn({ err: error, server: server.name }, 'an MCP server sent what is no message');
       this.options.onTools?.(this.tools);
@@ -223,10 +224,18 @@ export class McpConnection {
     return tools;
   }
 
-  /** The server went away by itself: down, told once, started again after the backoff. */
-  private closed(client: Client): void {
+  /**
+   * The server went away by itself: down, told once, started again after the backoff. A sandbox process ended with no
+   * code (the room's container went away: idle, reset) is not a failure: it starts again, quietly, at the next use.
+   */
+  private closed(client: Client, exitCode: number | null | undefined): void {
     if (client !== this.client || this.state === 'stopped') return;
     this.client = undefined;
+    if (exitCode === null) {
+      this.state = 'idle';
+      this.options.log.info({ server: this.name }, 'an MCP server ended with its sandbox; it starts at the next use');
+      return;
+    }
     if (this.clock() - this.readyAt > STABLE_MS) this.tries = 0;
     this.problem = 'it stopped';
     const wait = this.down();

@@ -7,6 +7,7 @@ import type { AgentConfig } from '../config/load.js';
 import type { McpServerConfig } from '../config/mcp-servers.js';
 import type { Logger } from '../log.js';
 import type { Sandbox } from '../ports.js';
+import { redact } from '../secrets.js';
 import type { Tool } from '../tools/tool.js';
 import { McpConnection } from './connection.js';
 import { type LeftOut, mcpTools } from './tools.js';
@@ -31,7 +32,8 @@ export function serverLine(server: McpServerConfig, connection?: McpConnection):
     server.kind === 'http' ? 'HTTP' : server.run === 'host' ? 'stdio on the HOST (run: host)' : 'stdio in the sandbox';
   if (!connection) return `${server.name} (${where}): not started`;
   const state = connection.state === 'ready' ? `ready, ${connection.tools.length} tools` : connection.state;
-  return `${server.name} (${where}): ${state}${connection.problem ? ` — ${connection.problem}` : ''}`;
+  // A server's stderr may echo its environment: the line is redacted like the log.
+  return `${server.name} (${where}): ${state}${connection.problem ? ` — ${redact(connection.problem)}` : ''}`;
 }
 
 export class McpPool {

@@ -21,6 +21,8 @@ export class ProcessTransport implements Transport {
   private closed = false;
   /** The end of what the server wrote on stderr (why it would not start, most often). */
   stderr = '';
+  /** How the process ended: its code, null when killed or its container went away, undefined while it runs. */
+  exited: number | null | undefined;
 
   constructor(private readonly open: () => Promise<SandboxProcess>) {}
 
@@ -52,7 +54,10 @@ export class ProcessTransport implements Transport {
     process.onStderr((chunk) => {
       this.stderr = (this.stderr + Buffer.from(chunk).toString('utf8')).slice(-STDERR_KEEP);
     });
-    process.onExit(() => this.ended());
+    process.onExit((code) => {
+      this.exited = code;
+      this.ended();
+    });
   }
 
   async send(message: JSONRPCMessage): Promise<void> {

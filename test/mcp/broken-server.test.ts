@@ -13,7 +13,7 @@ import type { McpServerConfig } from '../../src/config/mcp-servers.js';
 import { McpPool } from '../../src/mcp/pool.js';
 import type { Tool, ToolContext } from '../../src/tools/tool.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
-import { hostProcess } from '../fakes/host-process.js';
+import { type HostProcess, hostProcess } from '../fakes/host-process.js';
 
 const BROKEN = path.resolve('test/fakes/broken-mcp-server.mjs');
 
@@ -130,6 +130,37 @@ describe.each(['sandbox', 'host'] as const)('a broken server (run: %s)', (run) =
     const again = await current.toolsFor('test:room', agent);
     expect((await tool(again, 'broken__echo').run({ text: 'back' }, context())).output).toBe('echo: back');
     expect(told).toHaveLength(1);
+  });
+});
+
+describe('a sandbox process ended with no code (its container went away)', () => {
+  it('is started again at the next use, with no line in the room', async () => {
+    const spawned: HostProcess[] = [];
+    logLines.length = 0;
+    told.length = 0;
+    const inSandbox = Object.assign(new FakeSandbox(undefined, { workspaces: dir }), {
+      spawn: async (_key: string, spec: Parameters<typeof hostProcess>[0]) => {
+        const started = await hostProcess(spec);
+        spawned.push(started);
+        return started;
+      },
+    });
+    pool = new McpPool({
+      sandbox: inSandbox,
+      log: pino({ level: 'silent' }),
+      tell: (room, line) => told.push({ room, line }),
+    });
+    const agent = agentWith(serverOf('sandbox'));
+    await pool.toolsFor('test:room', agent);
+    await spawned[0]?.kill();
+    await vi.waitFor(() => expect(pool.status('test:room', [agent]).join('')).toMatch(/: idle/), {
+      timeout: 20_000,
+      interval: 50,
+    });
+    const tools = await pool.toolsFor('test:room', agent);
+    expect((await tool(tools, 'broken__echo').run({ text: 'again' }, context())).output).toBe('echo: again');
+    expect(spawned).toHaveLength(2);
+    expect(told).toEqual([]);
   });
 });
 
