@@ -37,8 +37,13 @@ const lastTool = (request: RecordedRequest) => {
 const botTexts = () => h.discord.botMessages('general').map((m) => m.content);
 const codeBot = () => h.discord.bot('code-bot');
 
-async function start(call: { name: string; arguments: Record<string, unknown> }, approvals?: ApprovalRules) {
+async function start(
+  call: { name: string; arguments: Record<string, unknown> },
+  approvals?: ApprovalRules,
+  env: Record<string, string> = {},
+) {
   h = await startDiscordHarness({
+    env,
     agents: [
       { name: 'data', activation: 'mention', control: true },
       { name: 'code', activation: 'mention', mcp: [server], ...(approvals ? { approvals } : {}) },
@@ -102,6 +107,16 @@ describe('an agent turn with MCP tools', () => {
     await h.settle(asked.id);
     expect(botTexts().at(-1)).toBe('result from tool:everything__echo: Echo: held');
     expect(wire().match(/"method":"tools\/call"/g)).toHaveLength(1);
+  });
+
+  it('counts MCP calls against MAX_TOOL_ROUNDS like any tool call', async () => {
+    await start({ name: 'everything__echo', arguments: { message: 'again' } }, undefined, { MAX_TOOL_ROUNDS: '2' });
+    h.llm.respond(() => ({ toolCalls: [{ name: 'everything__echo', arguments: { message: 'again' } }] }));
+    const asked = h.discord.humanSays('general', 'alice', `<@${codeBot().id}> echo for ever`);
+    await h.discord.until(() => botTexts().some((t) => t.includes('stopped after 2 tool rounds')));
+    await h.settle(asked.id);
+    const wire = processes.flatMap((p) => p.written).join('');
+    expect(wire.match(/"method":"tools\/call"/g)).toHaveLength(2);
   });
 
   it('/pass during a slow call cancels it with notifications/cancelled', async () => {

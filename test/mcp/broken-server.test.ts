@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { AgentConfig } from '../../src/config/index.js';
 import type { McpServerConfig } from '../../src/config/mcp-servers.js';
 import { McpPool } from '../../src/mcp/pool.js';
+import { registry } from '../../src/metrics.js';
 import type { Tool, ToolContext } from '../../src/tools/tool.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
 import { type HostProcess, hostProcess } from '../fakes/host-process.js';
@@ -108,10 +109,12 @@ describe.each(['sandbox', 'host'] as const)('a broken server (run: %s)', (run) =
     expect(result.output).toContain('[truncated]');
   });
 
-  it('makes an isError result a failed run', async () => {
+  it('makes an isError result a failed run, counted under the server and its tool', async () => {
     const tools = await newPool().toolsFor('test:room', agentWith(serverOf(run)));
     const result = await tool(tools, 'broken__fails').run({}, context());
     expect(result).toMatchObject({ status: 'failed', output: '[ERROR: it went wrong]' });
+    const text = await registry.metrics();
+    expect(text).toMatch(/roundtable_mcp_calls_total\{server="broken",tool="fails",status="failed"\} [1-9]/);
   });
 
   it('fails a call cut by a crash, tells the room once, and starts the server again', async () => {

@@ -98,6 +98,21 @@ function everythingSuite(name: string, setup: () => Promise<{ server: McpServerC
       const bytes = await readFile(path.join(sandbox.workspaceDir?.('test:room') ?? '', saved?.[1] ?? ''));
       expect(bytes.subarray(1, 4).toString('latin1')).toBe('PNG');
     });
+
+    it('writes an embedded resource into the workspace and names the file', async () => {
+      const tools = await pool.toolsFor('test:room', agent);
+      const result = await byName(tools, 'everything__get-resource-reference').run(
+        { resourceType: 'Text', resourceId: 3 },
+        contextFor(sandbox),
+      );
+      expect(result.status).toBe('ok');
+      const saved = /resource (\S+) saved as \/workspace\/(mcp-files\/everything\/\S+) \(\d+ bytes\)/.exec(
+        result.output,
+      );
+      expect(saved, result.output).not.toBeNull();
+      const text = await readFile(path.join(sandbox.workspaceDir?.('test:room') ?? '', saved?.[2] ?? ''), 'utf8');
+      expect(text.length).toBeGreaterThan(0);
+    });
   });
 }
 
