@@ -49,6 +49,8 @@ export interface RoomOverview {
   readonly seq: number;
   /** The sandbox's state, one line (undefined when it cannot tell). */
   readonly sandbox?: string | undefined;
+  /** The room's MCP servers, a line each (`run: host` flagged): the agent, the server, where it runs, its state. */
+  readonly mcp?: readonly string[] | undefined;
 }
 
 /** A request still waiting for answers (or for its requester to resume), with the requests made within it. */

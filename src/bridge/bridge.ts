@@ -252,6 +252,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     working: (room) => turns.working(room),
     clock,
     spend: () => spend.lines(undefined),
+    mcp: (room) => mcp.status(room, agents),
   });
   const uploads = new Uploads({
     sandbox,

@@ -85,6 +85,9 @@ describe('an agent turn with MCP tools', () => {
     expect(processes).toHaveLength(1);
     const status = await h.discord.slash('data-bot', 'otto', 'general', 'status');
     expect(status.content).toMatch(/MCP code · everything \(stdio in the sandbox\): ready, \d+ tools/);
+    const console = await h.bridge.sink.overview?.();
+    const room = console?.rooms.find((r) => r.platform === 'discord' && r.mcp?.length);
+    expect(room?.mcp?.[0]).toMatch(/^MCP code · everything \(stdio in the sandbox\): ready, \d+ tools$/);
   });
 
   it('holds a call under approvals: ask until the human who asked approves it', async () => {

@@ -39,6 +39,8 @@ export interface OverviewDeps {
   readonly clock: () => number;
   /** Today's spend against each limit (the bridge's, then each agent's). */
   readonly spend?: () => Promise<readonly LimitLine[]>;
+  /** The room's MCP servers, a line each. */
+  readonly mcp?: ((room: string) => string[]) | undefined;
 }
 
 export class Overview {
@@ -107,6 +109,7 @@ export class Overview {
       queued: state.queue.map((ask) => ask.agent).filter((agent) => !working.includes(agent)),
       seq: state.seq,
       sandbox: await this.sandbox(record.key),
+      mcp: this.deps.mcp?.(record.key) ?? [],
     };
   }
 
