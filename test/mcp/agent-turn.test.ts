@@ -90,6 +90,23 @@ describe('an agent turn with MCP tools', () => {
     expect(room?.mcp?.[0]).toMatch(/^MCP code · everything \(stdio in the sandbox\): ready, \d+ tools$/);
   });
 
+  it('/reset stops the room servers with its sandbox; the next turn starts them again', async () => {
+    await start({ name: 'everything__echo', arguments: { message: 'one' } });
+    const first = h.discord.humanSays('general', 'alice', `<@${codeBot().id}> echo one`);
+    await h.discord.until(() => botTexts().some((t) => t.startsWith('result from')));
+    await h.settle(first.id);
+    const exited = vi.fn();
+    processes[0]?.onExit(exited);
+    await h.discord.slash('data-bot', 'otto', 'general', 'reset');
+    await vi.waitFor(() => expect(exited).toHaveBeenCalled(), { timeout: 30_000, interval: 50 });
+    const status = await h.discord.slash('data-bot', 'otto', 'general', 'status');
+    expect(status.content).toMatch(/MCP code · everything \(stdio in the sandbox\): not started/);
+    const second = h.discord.humanSays('general', 'alice', `<@${codeBot().id}> echo two`);
+    await h.discord.until(() => botTexts().filter((t) => t.startsWith('result from')).length === 2);
+    await h.settle(second.id);
+    expect(processes).toHaveLength(2);
+  });
+
   it('holds a call under approvals: ask until the human who asked approves it', async () => {
     await start(
       { name: 'everything__echo', arguments: { message: 'held' } },
