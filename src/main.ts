@@ -20,7 +20,7 @@ import { ConfigError, describeError } from './errors.js';
 import { type HealthServer, startHealthServer } from './health.js';
 import { lacksOpenAiKey } from './llm/endpoint-check.js';
 import { checkPromptsFit } from './llm/prompt-fit.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, type Logger, silentLogger } from './log.js';
 import { meteredAdapter, meteredSandbox } from './metrics.js';
 import type { ChatAdapter, Sandbox } from './ports.js';
 import type { CheckResult } from './self-check.js';
@@ -87,7 +87,7 @@ export interface Running {
 }
 
 /** Builds the Docker sandbox; when that cannot be loaded, bash answers why. */
-export async function dockerSandbox(config: Config, logger: Logger): Promise<Sandbox> {
+export async function dockerSandbox(config: Pick<Config, 'settings'>, logger: Logger): Promise<Sandbox> {
   try {
     const module = (await import(SANDBOX_MODULE)) as {
       createDockerSandbox: (options: { settings: Config['settings']; logger: Logger }) => Sandbox;
@@ -118,6 +118,7 @@ export const checkProbes: CheckProbes = {
   docker: (settings: Settings) => probeFrom(SANDBOX_MODULE, 'checkDocker', settings),
   discord: (config: Config) => probeFrom(DISCORD_MODULE, 'checkDiscordTokens', config),
   slack: (config: Config) => probeFrom(SLACK_MODULE, 'checkSlackTokens', config),
+  sandbox: (settings: Settings) => dockerSandbox({ settings }, silentLogger()),
 };
 
 /** Starts the bridge. Resolves once it runs; `console.finished` tells when the terminal room ended. */

@@ -22,6 +22,7 @@ import { checkEndpoint, hasModel, lacksOpenAiKey, type ModelList, someModels } f
 import { checkPromptsFit } from './llm/prompt-fit.js';
 import { silentLogger } from './log.js';
 import { checkMcpServers } from './mcp/check.js';
+import type { Sandbox } from './ports.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
 import { checkStoreFrom } from './store/index.js';
 import { endsAtOnce, nothingToServe, opensTerminalRoom } from './terminal-input.js';
@@ -30,6 +31,8 @@ export interface CheckProbes {
   docker(settings: Settings): Promise<readonly CheckResult[]>;
   discord(config: Config): Promise<readonly CheckResult[]>;
   slack(config: Config): Promise<readonly CheckResult[]>;
+  /** The sandbox, for MCP servers that run in it (`run: sandbox`): started once in a room of the check's own. */
+  sandbox?(settings: Settings): Promise<Sandbox>;
 }
 
 /** Tools that run in the sandbox (the container, or its workspace folder). */
@@ -160,7 +163,19 @@ export async function selfCheck(options: {
     },
     {
       item: 'MCP servers',
-      probe: async () => (config?.agents.some((a) => a.mcp?.length) ? checkMcpServers(config, silentLogger()) : []),
+      probe: async () => {
+        if (!config?.agents.some((a) => a.mcp?.length)) return [];
+        const inSandbox = config.agents.some((a) => a.mcp?.some((s) => s.kind === 'stdio' && s.run === 'sandbox'));
+        const sandbox =
+          inSandbox && probes.sandbox
+            ? await probes.sandbox({ ...settings, DATA_DIR: path.resolve(cwd, settings.DATA_DIR) })
+            : undefined;
+        try {
+          return await checkMcpServers(config, silentLogger(), sandbox);
+        } finally {
+          await sandbox?.close();
+        }
+      },
     },
     { item: 'Discord', probe: async () => (config?.agents.some((a) => a.discord) ? probes.discord(config) : []) },
     { item: 'Slack', probe: async () => (config?.agents.some((a) => a.slack) ? probes.slack(config) : []) },

@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config/load.js';
 import type { Logger } from '../log.js';
-import type { ProcessSpec, SandboxProcess } from '../ports.js';
+import type { Sandbox } from '../ports.js';
 import type { CheckResult } from '../self-check.js';
 import { McpConnection } from './connection.js';
 import { serverLine } from './pool.js';
@@ -17,11 +17,9 @@ const CHECK_ROOM = 'check:mcp';
 /** The longest a server's start may take in the check (a server that never answers is one line, not a hang). */
 const CHECK_TIMEOUT_MS = 15_000;
 
-export async function checkMcpServers(
-  config: Config,
-  log: Logger,
-  spawn?: (channelKey: string, spec: ProcessSpec) => Promise<SandboxProcess>,
-): Promise<CheckResult[]> {
+export async function checkMcpServers(config: Config, log: Logger, sandbox?: Sandbox): Promise<CheckResult[]> {
+  const spawn = sandbox?.spawn?.bind(sandbox);
+  let spawned = false;
   const checks = config.agents.flatMap((agent) =>
     (agent.mcp ?? []).map(async (server): Promise<CheckResult> => {
       const item = `MCP @${agent.name} ${server.name}`;
@@ -31,7 +29,12 @@ export async function checkMcpServers(
       }
       const connection = new McpConnection({
         server,
-        spawn: spawn ? (spec) => spawn(CHECK_ROOM, spec) : undefined,
+        spawn: spawn
+          ? (spec) => {
+              spawned = true;
+              return spawn(CHECK_ROOM, spec);
+            }
+          : undefined,
         log,
         backoff: () => 0,
         startTimeoutMs: CHECK_TIMEOUT_MS,
@@ -49,5 +52,8 @@ export async function checkMcpServers(
       }
     }),
   );
-  return Promise.all(checks);
+  const results = await Promise.all(checks);
+  // The check's own room leaves nothing behind (its container, its workspace).
+  if (spawned) await sandbox?.reset?.(CHECK_ROOM, { wipeWorkspace: true }).catch(() => {});
+  return results;
 }

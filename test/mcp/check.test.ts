@@ -6,7 +6,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/ports.js';
 import { selfCheck } from '../../src/startup-check.js';
+import { FakeSandbox } from '../fakes/fake-sandbox.js';
+import { hostProcess } from '../fakes/host-process.js';
 
 const EVERYTHING = path.resolve('node_modules/.bin/mcp-server-everything');
 const BROKEN = path.resolve('test/fakes/broken-mcp-server.mjs');
@@ -18,13 +21,18 @@ beforeEach(() => {
   return () => rmSync(dir, { recursive: true, force: true });
 });
 
-async function mcpLines(mcp: string): Promise<string[]> {
+async function mcpLines(mcp: string, sandbox?: Sandbox): Promise<string[]> {
   writeFileSync(path.join(dir, 'agents', 'code.md'), `---\nname: code\nmodel: m\nmcp:\n${mcp}\n---\nYou code.\n`);
   const lines: string[] = [];
   await selfCheck({
     env: { OPENAI_API_KEY: 'sk-mcp-check', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' },
     cwd: dir,
-    probes: { docker: async () => [], discord: async () => [], slack: async () => [] },
+    probes: {
+      docker: async () => [],
+      discord: async () => [],
+      slack: async () => [],
+      ...(sandbox ? { sandbox: async () => sandbox } : {}),
+    },
     write: (line) => lines.push(line),
   });
   return lines.filter((line) => line.includes(' MCP @'));
@@ -61,5 +69,28 @@ describe('--check: MCP servers', () => {
     expect(lines[2]).toMatch(/^✗ MCP @code old: .*protocol version is not supported: 1999-01-01/);
     expect(lines[3]).toMatch(/^✗ MCP @code nobody: nobody \(HTTP\): the MCP server nobody could not start: /);
     for (const line of lines) expect(line).not.toContain('\n');
+  });
+
+  it('starts a run: sandbox server once through the sandbox when it can run processes, and clears up after', async () => {
+    const sandbox = Object.assign(new FakeSandbox(), {
+      spawn: (_key: string, spec: Parameters<typeof hostProcess>[0]) => hostProcess(spec),
+    });
+    const lines = await mcpLines(`  - { name: inside, command: ${EVERYTHING}, args: [stdio] }`, sandbox);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^✓ MCP @code inside: inside \(stdio in the sandbox\): \d+ tools$/);
+    expect(sandbox.resets).toEqual([{ channelKey: 'check:mcp', wipeWorkspace: true }]);
+    expect(sandbox.closed).toBe(true);
+  });
+
+  it('says why a run: sandbox server does not start in the sandbox', async () => {
+    const sandbox = Object.assign(new FakeSandbox(), {
+      spawn: async () => {
+        throw new Error('command not found in the sandbox image: npx');
+      },
+    });
+    const lines = await mcpLines('  - { name: files, command: npx, args: [server-filesystem] }', sandbox);
+    expect(lines).toEqual([
+      '✗ MCP @code files: files (stdio in the sandbox): the MCP server files could not start: command not found in the sandbox image: npx',
+    ]);
   });
 });
