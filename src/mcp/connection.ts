@@ -108,8 +108,6 @@ export class McpConnection {
   tools: readonly ListedTool[] = [];
   /** The last start's or death's reason, for `/status` and `--check`. */
   problem: string | undefined;
-  /** The protocol version agreed at the handshake. */
-  protocolVersion: string | undefined;
   private client: Client | undefined;
   /** The client of a start under way. */
   private opening: Client | undefined;
@@ -183,7 +181,6 @@ export class McpConnection {
       const tools = await this.list(client);
       this.client = client;
       this.tools = tools;
-      this.protocolVersion = (transport as { protocolVersion?: string }).protocolVersion;
       this.state = 'ready';
       this.problem = undefined;
       this.readyAt = this.clock();
