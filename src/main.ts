@@ -16,13 +16,13 @@ import {
   type Settings,
   templateDir,
 } from './config/index.js';
-import { watchConfig } from './config/watch.js';
+import { watchRunning } from './config/watch.js';
 import { checkDataFiles, lockDataDir, prepareDataDir } from './data-dir.js';
 import { ConfigError, describeError } from './errors.js';
 import { type HealthServer, startHealthServer } from './health.js';
 import { lacksOpenAiKey } from './llm/endpoint-check.js';
 import { checkPromptsFit } from './llm/prompt-fit.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, type Logger, silentLogger } from './log.js';
 import { meteredAdapter, meteredSandbox } from './metrics.js';
 import type { ChatAdapter, Sandbox } from './ports.js';
 import type { CheckResult } from './self-check.js';
@@ -90,7 +90,7 @@ export interface Running {
 }
 
 /** Builds the Docker sandbox; when that cannot be loaded, bash answers why. */
-export async function dockerSandbox(config: Config, logger: Logger): Promise<Sandbox> {
+export async function dockerSandbox(config: Pick<Config, 'settings'>, logger: Logger): Promise<Sandbox> {
   try {
     const module = (await import(SANDBOX_MODULE)) as {
       createDockerSandbox: (options: { settings: Config['settings']; logger: Logger }) => Sandbox;
@@ -121,6 +121,7 @@ export const checkProbes: CheckProbes = {
   docker: (settings: Settings) => probeFrom(SANDBOX_MODULE, 'checkDocker', settings),
   discord: (config: Config) => probeFrom(DISCORD_MODULE, 'checkDiscordTokens', config),
   slack: (config: Config) => probeFrom(SLACK_MODULE, 'checkSlackTokens', config),
+  sandbox: (settings: Settings) => dockerSandbox({ settings }, silentLogger()),
 };
 
 /** Starts the bridge. Resolves once it runs; `console.finished` tells when the terminal room ended. */
@@ -243,8 +244,7 @@ async function wire(
   });
   let healthServer: HealthServer | undefined;
   let down: Promise<void> | undefined;
-  const where = { cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env, agentsDir: settings.AGENTS_DIR };
-  const watcher = watchConfig({ ...where, log: logger, apply: (read) => bridge.applyPolicy(read) });
+  const watcher = watchRunning(options, settings.AGENTS_DIR, logger, (read) => bridge.applyPolicy(read));
   const shutdown = () => {
     down ??= (async () => {
       watcher.close();

@@ -77,6 +77,19 @@ export const metrics = {
     labelNames: ['agent', 'tool'] as const,
     registers: [registry],
   }),
+  mcpCalls: new Counter({
+    name: `${PREFIX}mcp_calls_total`,
+    help: "MCP tool calls, per configured server, the server's tool and how they ended (ok, refused, failed)",
+    labelNames: ['server', 'tool', 'status'] as const,
+    registers: [registry],
+  }),
+  mcpSeconds: new Histogram({
+    name: `${PREFIX}mcp_call_seconds`,
+    help: 'Time an MCP tool call took, per configured server',
+    labelNames: ['server'] as const,
+    buckets: [0.005, 0.025, 0.1, 0.5, 2, 10, 60],
+    registers: [registry],
+  }),
   inboundHeld: new Gauge({
     name: `${PREFIX}inbound_held`,
     help: 'Platform messages and commands kept in memory because the store could not take them yet (tried again)',

@@ -58,6 +58,8 @@ export interface RoomOverview {
     /** Who may answer besides operators; absent: operators only. */
     readonly root?: string | undefined;
   }>;
+  /** The room's MCP servers, a line each (`run: host` flagged): the agent, the server, where it runs, its state. */
+  readonly mcp?: readonly string[] | undefined;
 }
 
 /** A request still waiting for answers (or for its requester to resume), with the requests made within it. */

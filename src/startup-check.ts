@@ -1,6 +1,6 @@
 /**
  * The items of `--check`, in the order a new user fixes them: settings, the data folder, the database (when
- * DATABASE_URL is set), the template folder, agent files, model endpoints, Docker, platform tokens. Docker and the
+ * DATABASE_URL is set), the template folder, agent files, model endpoints, Docker, MCP servers, platform tokens. Docker and the
  * platforms are probed by their own modules, handed in by main.ts (the composition root).
  */
 import { existsSync } from 'node:fs';
@@ -20,6 +20,9 @@ import { ConfigError, describeError, RoundtableError } from './errors.js';
 import { bytesLabel, cannotCreate, freeBytes, unwritable, writeProblem } from './file-access.js';
 import { checkEndpoint, hasModel, lacksOpenAiKey, type ModelList, someModels } from './llm/endpoint-check.js';
 import { checkPromptsFit } from './llm/prompt-fit.js';
+import { silentLogger } from './log.js';
+import { checkMcpServers } from './mcp/check.js';
+import type { Sandbox } from './ports.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
 import { checkStoreFrom } from './store/index.js';
 import { endsAtOnce, nothingToServe, opensTerminalRoom } from './terminal-input.js';
@@ -28,6 +31,8 @@ export interface CheckProbes {
   docker(settings: Settings): Promise<readonly CheckResult[]>;
   discord(config: Config): Promise<readonly CheckResult[]>;
   slack(config: Config): Promise<readonly CheckResult[]>;
+  /** The sandbox, for MCP servers that run in it (`run: sandbox`): started once in a room of the check's own. */
+  sandbox?(settings: Settings): Promise<Sandbox>;
 }
 
 /** Tools that run in the sandbox (the container, or its workspace folder). */
@@ -35,7 +40,11 @@ const SANDBOX_TOOLS = new Set(['bash', 'read_files', 'write_files', 'glob']);
 
 /** Whether any agent has a tool that needs the sandbox (else Docker is not needed at all). */
 export function needsSandbox(config: Config): boolean {
-  return config.agents.some((agent) => agent.tools.some((tool) => SANDBOX_TOOLS.has(tool)));
+  return config.agents.some(
+    (agent) =>
+      agent.tools.some((tool) => SANDBOX_TOOLS.has(tool)) ||
+      agent.mcp?.some((server) => server.kind === 'stdio' && server.run === 'sandbox'),
+  );
 }
 
 const one = (ok: boolean, item: string, detail: string): readonly CheckResult[] => [{ ok, item, detail }];
@@ -151,6 +160,22 @@ export async function selfCheck(options: {
       item: 'access',
       // Who may make the agents act on Discord and Slack (docs/trust.md), said before the platforms are tried.
       probe: async () => (config?.agents.some((a) => a.discord || a.slack) ? accessLines(config) : []),
+    },
+    {
+      item: 'MCP servers',
+      probe: async () => {
+        if (!config?.agents.some((a) => a.mcp?.length)) return [];
+        const inSandbox = config.agents.some((a) => a.mcp?.some((s) => s.kind === 'stdio' && s.run === 'sandbox'));
+        const sandbox =
+          inSandbox && probes.sandbox
+            ? await probes.sandbox({ ...settings, DATA_DIR: path.resolve(cwd, settings.DATA_DIR) })
+            : undefined;
+        try {
+          return await checkMcpServers(config, silentLogger(), sandbox);
+        } finally {
+          await sandbox?.close();
+        }
+      },
     },
     { item: 'Discord', probe: async () => (config?.agents.some((a) => a.discord) ? probes.discord(config) : []) },
     { item: 'Slack', probe: async () => (config?.agents.some((a) => a.slack) ? probes.slack(config) : []) },

@@ -54,7 +54,17 @@ export function globMatches(pattern: string, command: string): boolean {
   return new RegExp(`^${source}$`, 's').test(command.trim());
 }
 
-/** The rules of an agent file; an action that is no tool names the file and field. */
+/** The MCP server an action names (`server__tool`, or `server__*` for all its tools), when it is one of `servers`. */
+function mcpServerOf(action: string, servers: readonly string[]): string | undefined {
+  const at = action.indexOf('__');
+  const server = at > 0 ? action.slice(0, at) : undefined;
+  return server && action.length > at + 2 && servers.includes(server) ? server : undefined;
+}
+
+/**
+ * The rules of an agent file; an action that is no tool names the file and field. An MCP tool is named as the model
+ * sees it (`server__tool`), or every tool of a server at once (`server__*`), for a server in the agent's `mcp:`.
+ */
 export function approvalRules(
   file: string,
   front: {
@@ -63,6 +73,7 @@ export function approvalRules(
     readonly bash_deny?: readonly string[] | undefined;
     readonly spend_threshold_usd?: number | undefined;
   },
+  mcpServers: readonly string[] = [],
 ): ApprovalRules {
   const modes = new Map<string, ApprovalMode>();
   let spendMode: ApprovalMode | undefined;
@@ -71,11 +82,12 @@ export function approvalRules(
       spendMode = mode;
       continue;
     }
-    if (!(KNOWN_TOOLS as readonly string[]).includes(action)) {
+    if (!(KNOWN_TOOLS as readonly string[]).includes(action) && !mcpServerOf(action, mcpServers)) {
+      const servers = mcpServers.length > 0 ? `, or server__tool / server__* for ${mcpServers.join(', ')}` : '';
       throw new ConfigError(
         file,
         `approvals.${action}`,
-        `is not a tool (known: ${KNOWN_TOOLS.join(', ')}) nor ${SPEND_ACTION}`,
+        `is not a tool (known: ${KNOWN_TOOLS.join(', ')}${servers}) nor ${SPEND_ACTION}`,
       );
     }
     modes.set(action, mode);
@@ -114,6 +126,8 @@ export function modeFor(
     }
     if (rules?.bashAllow.some((p) => globMatches(p, input))) return { mode: 'off', why: 'on bash_allow' };
   }
-  const mode = rules?.modes.get(tool) ?? 'off';
+  const at = tool.indexOf('__');
+  const server = at > 0 ? rules?.modes.get(`${tool.slice(0, at)}__*`) : undefined;
+  const mode = rules?.modes.get(tool) ?? server ?? 'off';
   return { mode, why: mode === 'deny' ? `${tool} is not allowed for this agent (approvals: deny)` : '' };
 }

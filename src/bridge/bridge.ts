@@ -3,6 +3,7 @@ import { EmbeddingWorker } from '../llm/embedding-worker.js';
 import { defaultLlmFactory, type LlmFactory } from '../llm/llm-factory.js';
 import { embedderFor, storeServices } from '../llm/turn-services.js';
 import type { Logger } from '../log.js';
+import { McpPool } from '../mcp/pool.js';
 import { reportSpend } from '../metrics.js';
 import type { AdapterSink, ChatAdapter, Sandbox } from '../ports.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
@@ -172,6 +173,11 @@ export function createBridge(options: BridgeOptions): Bridge {
   });
   const previews = new Previews();
   const approvals = new Approvals(log, settings.ACTING_CHECK === 'on');
+  const mcp = new McpPool({
+    sandbox,
+    log,
+    tell: (room, line) => void notices.post(room.slice(0, room.indexOf(':')), room.slice(room.indexOf(':') + 1), line),
+  });
   const turns = new Turns({
     config,
     llm,
@@ -185,6 +191,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     spend,
     previews,
     approvals,
+    mcp,
     clock,
     log,
   });
@@ -206,6 +213,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       approvals,
       calls,
       sandbox,
+      mcp,
       rooms: roomStore,
       status: async (key) => {
         const actor = await rooms.byKey(key);
@@ -222,6 +230,7 @@ export function createBridge(options: BridgeOptions): Bridge {
             replica: lease?.replica,
             replicas: registry && leases ? () => liveReplicas(registry, leases) : undefined,
             access: (platform) => (access.gates(platform) ? access.describe({ platform }) : undefined),
+            mcp: (room) => mcp.status(room, agents),
           },
           actor,
         );
@@ -244,6 +253,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     clock,
     spend: () => spend.lines(undefined),
     access: () => access.describe({ platform: 'discord' }),
+    mcp: (room) => mcp.status(room, agents),
   });
   const uploads = new Uploads({
     sandbox,
@@ -318,6 +328,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       ...(handed ? [() => handed.stop()] : []),
       () => poster.stop(),
       () => turns.stopAll(),
+      () => void mcp.close(),
       () => timers.stop(),
       ...(batches ? [() => batches.stopAll()] : []),
       ...(embedding ? [() => embedding.stop()] : []),

@@ -2,6 +2,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { endpointUrl } from './endpoint-url.js';
+import { mcpListSchema } from './mcp-servers.js';
 
 /** Tools an agent may list in `tools:`. */
 export const KNOWN_TOOLS = [
@@ -74,6 +75,7 @@ export const frontMatterSchema = z
     bash_allow: z.array(z.string().min(1)).optional(),
     bash_deny: z.array(z.string().min(1)).optional(),
     spend_threshold_usd: z.number().positive().optional(),
+    mcp: mcpListSchema,
     access: z
       .object({
         users: z.array(z.coerce.string()).optional(),

@@ -8,6 +8,7 @@ import { agentRule, globalRule } from './access.js';
 import { type FrontMatter, KNOWN_TOOLS, parseAgentFile, RESERVED_NAMES, type ToolName } from './agent-file.js';
 import { readDotenv } from './dotenv.js';
 import { agentFiles } from './folders.js';
+import { type McpServerConfig, mcpServersOf } from './mcp-servers.js';
 import { type Env, misspeltSettings, readSettings, type Settings } from './settings.js';
 
 /** seed 004: how an agent's context budget is shared, in percent (they add up to 100). */
@@ -54,6 +55,8 @@ export interface AgentConfig {
   };
   /** `approvals:`, `bash_allow:`, `bash_deny:`: which of its actions wait for a person's approval (docs/trust.md). */
   readonly approvals?: ApprovalRules | undefined;
+  /** `mcp:`: the MCP servers whose tools join its own (docs/mcp.md). */
+  readonly mcp?: readonly McpServerConfig[] | undefined;
   /** `access:`: who may wake this agent, narrowing ACCESS_USERS / ACCESS_ROLES / ACCESS_CHANNELS (docs/trust.md). */
   readonly access?: AccessRule | undefined;
   readonly discord?: { readonly token: string; readonly control: boolean };
@@ -260,6 +263,8 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       : settings.OPENAI_API_KEY;
     if (apiKey) secrets.push(apiKey);
 
+    const mcp = mcpServersOf(file, front.mcp, env, secrets);
+
     let discord: AgentConfig['discord'];
     if (front.discord) {
       const token = secretFrom(env, front.discord.token_env, file, 'discord.token_env');
@@ -314,8 +319,15 @@ export function loadConfig(env: Env, cwd = process.cwd()): Config {
       maxOutputTokens: front.max_output_tokens ?? Math.max(1, settings.ANSWER_RESERVE_TOKENS),
       prompts: front.prompts ?? {},
       ...(front.access ? { access: agentRule(settings, file, front.access) } : {}),
+      mcp,
       ...(front.approvals || front.bash_allow || front.bash_deny || front.spend_threshold_usd !== undefined
-        ? { approvals: approvalRules(file, front) }
+        ? {
+            approvals: approvalRules(
+              file,
+              front,
+              mcp.map((server) => server.name),
+            ),
+          }
         : {}),
       ...(discord ? { discord } : {}),
       ...(slack ? { slack } : {}),

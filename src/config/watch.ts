@@ -69,3 +69,13 @@ export function watchConfig(options: {
     },
   };
 }
+
+/** The watch of a running bridge: its folder, its own environment (which wins over `.env`), its agents' folder. */
+export function watchRunning(
+  run: { readonly cwd?: string | undefined; readonly env?: NodeJS.ProcessEnv | undefined },
+  agentsDir: string,
+  log: Logger,
+  apply: (config: Config) => void,
+): ConfigWatch {
+  return watchConfig({ cwd: run.cwd ?? process.cwd(), env: run.env ?? process.env, agentsDir, log, apply });
+}

@@ -123,11 +123,12 @@ function nothingSaid(response: LlmResponse, acted: boolean): LlmError | undefine
 }
 
 /**
- * The `tool` label of a run: a tool the bridge has, by name; any other name a model invents is `unknown` (a label per
+ * The `tool` label of a run: a tool the bridge has, by name; an MCP tool `mcp`; any other name is `unknown` (a label per
  * invented name would grow the series without bound, one of them thousands of characters long).
  */
 function toolLabel(name: string): string {
-  return (KNOWN_TOOLS as readonly string[]).includes(name) ? name : 'unknown';
+  if ((KNOWN_TOOLS as readonly string[]).includes(name)) return name;
+  return name.includes('__') ? 'mcp' : 'unknown'; // an MCP server's tool: its own series say which (mcp_calls_total)
 }
 
 /** Call the model, run each tool call, append results, call again, until a reply has no tool calls. */

@@ -79,6 +79,11 @@ export interface Tool {
   readonly definition: ChatCompletionTool;
   /** How a call is shown before it has ended (`[ran: …]`, a crash's note): the shell command; absent: its arguments. */
   inputOf?(args: unknown): string;
+  /**
+   * A call cut by a restart may be made again (an MCP tool marked `idempotentHint`); otherwise it is reported as cut
+   * and not repeated.
+   */
+  readonly idempotent?: boolean;
   /** Validates the model's arguments against the tool's schema, then runs it. */
   run(args: unknown, context: ToolContext): Promise<ToolResult>;
 }

@@ -18,6 +18,7 @@ export interface TestAgent {
   slack?: AgentConfig['slack'];
   access?: AgentConfig['access'];
   approvals?: AgentConfig['approvals'];
+  mcp?: AgentConfig['mcp'];
 }
 
 /** A validated Config without agent files: settings from `env`, agents in the given order. */
@@ -44,6 +45,7 @@ export function testConfig(options: { agents: TestAgent[]; env?: Record<string, 
     ...(agent.slack ? { slack: agent.slack } : {}),
     ...(agent.access ? { access: agent.access } : {}),
     ...(agent.approvals ? { approvals: agent.approvals } : {}),
+    ...(agent.mcp ? { mcp: agent.mcp } : {}),
   }));
   return { settings, agents, secrets: [] };
 }

@@ -65,7 +65,10 @@ function roomRow(room, online) {
     el('td', { className: `control ${room.control.holder}` }, [controlText(room.control)]),
     el('td', {}, [working.length > 0 ? working.join(', ') : 'nobody']),
     el('td', {}, [room.privacy]),
-    el('td', {}, [room.sandbox ?? 'unknown']),
+    el('td', {}, [
+      room.sandbox ?? 'unknown',
+      ...(room.mcp ?? []).map((line) => el('div', { className: 'muted' }, [line])),
+    ]),
     el('td', {}, [
       el('div', { className: 'buttons' }, [
         actionButton('Pass', room.key, 'pass', '', id),

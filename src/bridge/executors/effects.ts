@@ -25,6 +25,8 @@ export interface EffectsDeps {
   readonly approvals?: Pick<Approvals, 'settle'> | undefined;
   readonly calls: Calls;
   readonly sandbox: Pick<Sandbox, 'reset'>;
+  /** The rooms' MCP servers: stopped with the room's sandbox. */
+  readonly mcp?: { closeRoom(room: string): Promise<void> } | undefined;
   readonly rooms: Pick<RoomStore, 'clear'>;
   /** The text of /status for a room. */
   readonly status: (room: string) => Promise<string>;
@@ -97,6 +99,7 @@ function run(deps: EffectsDeps, room: RoomHandle, effect: Effect): void {
       });
       return;
     case 'reset-sandbox':
+      void deps.mcp?.closeRoom(room.key).catch(() => {});
       void deps.sandbox.reset?.(room.key, { wipeWorkspace: effect.wipe }).catch((error: unknown) => {
         deps.log.warn({ err: error, room: room.key }, 'the sandbox could not be reset');
       });

@@ -16,7 +16,8 @@ export function canonicalJson(value: unknown): string {
 /**
  * A turn's tools, journaled: each call is written down before it runs and its result after. When the turn
  * is taken again after a restart, a call with the same tool and arguments as one already made is answered
- * from the record — a side effect that happened never happens twice; a call the crash cut is not run again.
+ * from the record — a side effect that happened never happens twice; a call the crash cut is not run again, unless
+ * its tool is idempotent (an MCP tool marked so), and then it is made again.
  */
 export function journaledTools(
   tools: readonly Tool[],
@@ -30,6 +31,7 @@ export function journaledTools(
     name: tool.name,
     definition: tool.definition,
     ...(tool.inputOf ? { inputOf: tool.inputOf } : {}),
+    ...(tool.idempotent ? { idempotent: true } : {}),
     async run(args, context) {
       const key = canonicalJson(args);
       // Written down before it runs, so a call a crash cuts is still named (its command, or its arguments).
@@ -38,12 +40,16 @@ export function journaledTools(
       const before = at >= 0 ? unused.splice(at, 1)[0] : undefined;
       if (before) {
         if (before.status === 'started' || before.output === null) {
-          return failed(
-            before.input || shown,
-            'this call was cut by a restart (it may have run in part); it was not run again',
-          );
+          // A tool that says a second call does no more than the first (idempotent) is simply made again.
+          if (!tool.idempotent) {
+            return failed(
+              before.input || shown,
+              'this call was cut by a restart (it may have run in part); it was not run again',
+            );
+          }
+        } else {
+          return { status: before.status, input: before.input ?? key, output: before.output };
         }
-        return { status: before.status, input: before.input ?? key, output: before.output };
       }
       const id = await journal.started(turn.room, turn.ask, tool.name, key, clock(), shown);
       try {

@@ -11,6 +11,7 @@ import type { LlmFactory } from '../../llm/llm-factory.js';
 import { renderSituation } from '../../llm/situation.js';
 import { type TurnServices, turnContext } from '../../llm/turn-context.js';
 import type { Logger } from '../../log.js';
+import type { McpPool } from '../../mcp/pool.js';
 import { metrics } from '../../metrics.js';
 import type { Sandbox } from '../../ports.js';
 import { rootOf } from '../../room/approvals.js';
@@ -61,6 +62,8 @@ export interface TurnsDeps {
   readonly previews: Previews;
   /** Tool calls waiting for a person's approval (rule 17). */
   readonly approvals?: Approvals | undefined;
+  /** The agents' MCP servers in each room: their tools join the agent's own (absent: none). */
+  readonly mcp?: Pick<McpPool, 'toolsFor'> | undefined;
   readonly clock: () => number;
   readonly log: Logger;
 }
@@ -116,8 +119,9 @@ export class Turns {
         .join('\n\n');
       const { preview } = running;
       const place = { room: room.key, audience: ask.audience };
+      const mcpTools = (await deps.mcp?.toolsFor(room.key, agent)) ?? [];
       const journaled = journaledTools(
-        toolsFor(agent.tools),
+        [...toolsFor(agent.tools), ...mcpTools],
         deps.journal,
         { room: room.key, ask: ask.id },
         earlier,

@@ -41,6 +41,8 @@ export interface OverviewDeps {
   readonly spend?: () => Promise<readonly LimitLine[]>;
   /** The access policy in force (as /access says it on Discord and Slack). */
   readonly access?: () => string;
+  /** The room's MCP servers, a line each. */
+  readonly mcp?: ((room: string) => string[]) | undefined;
 }
 
 export class Overview {
@@ -117,6 +119,7 @@ export class Overview {
         status: a.status,
         ...(a.root && !a.operatorsOnly ? { root: a.root.name } : {}),
       })),
+      mcp: this.deps.mcp?.(record.key) ?? [],
     };
   }
 

@@ -30,6 +30,8 @@ export interface StatusDeps {
   readonly replicas?: (() => Promise<LiveReplicas>) | undefined;
   /** Who may make the agents act in a room of this platform (`/access`'s lines); undefined where none is read. */
   readonly access?: ((platform: string) => string | undefined) | undefined;
+  /** The room's MCP servers, a line each (src/mcp/pool.ts). */
+  readonly mcp?: ((room: string) => string[]) | undefined;
 }
 
 export interface LiveReplicas {
@@ -88,6 +90,7 @@ export async function statusText(deps: StatusDeps, actor: RoomActor): Promise<st
   lines.push(...(await privateChatLines(deps)));
   const sandbox = await deps.sandbox.describe?.(actor.key).catch((error: unknown) => `unknown (${String(error)})`);
   if (sandbox) lines.push(`Sandbox: ${sandbox.replace(/^sandbox:\s*/i, '')}`);
+  lines.push(...(deps.mcp?.(actor.key) ?? []));
   return lines.join('\n');
 }
 
