@@ -9,6 +9,7 @@ import type { Logger } from '../../log.js';
 import type { Root } from '../../room/state.js';
 import { redact } from '../../secrets.js';
 import { refused, type Tool, type ToolResult } from '../../tools/tool.js';
+import { timeInTool } from '../../trace/tool.js';
 import type { RoomHandle } from '../loop/room-handle.js';
 import { actingOutside } from './acting.js';
 
@@ -83,7 +84,7 @@ export class Approvals {
         ...(outside ? { operatorsOnly: outside } : {}),
       },
     });
-    const got = await answer;
+    const got = await timeInTool('approval', answer);
     this.waiting.delete(token);
     context.signal.throwIfAborted();
     if (!got.approved) return refused(input, `not approved: ${got.reason}`);
