@@ -1,7 +1,17 @@
 /** What a span may say of content (TRACE_CONTENT=on only), redacted like the log and bounded in size. */
 import { trace } from '@opentelemetry/api';
 import { redact } from '../secrets.js';
-import { tracesContent } from './setup.js';
+
+let content = false;
+
+/** TRACE_CONTENT=on: spans carry message text, prompts, replies and tool input and output (redacted like the log). */
+export function setTraceContent(on: boolean): void {
+  content = on;
+}
+
+export function tracesContent(): boolean {
+  return content;
+}
 
 /** The most characters of one content attribute (a tool's output can be megabytes). */
 const MAX_CHARS = 16_384;

@@ -5,6 +5,7 @@
  */
 import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ATTR_MESSAGING_MESSAGE_ID } from './attributes.js';
+import { contentOf } from './content.js';
 import { RT, tracer } from './names.js';
 
 interface Arrival {
@@ -12,6 +13,7 @@ interface Arrival {
   readonly channel: string;
   readonly messageId?: string | undefined;
   readonly author: { readonly kind: string; readonly name: string };
+  readonly text?: string | undefined;
 }
 
 /**
@@ -20,6 +22,7 @@ interface Arrival {
  */
 export function traceInbound<T>(event: Arrival, receive: () => Promise<T>, from?: 'handover'): Promise<T> {
   if (event.author.kind !== 'human') return receive();
+  const text = contentOf(event.text);
   return traced(
     'message',
     {
@@ -28,6 +31,7 @@ export function traceInbound<T>(event: Arrival, receive: () => Promise<T>, from?
       [`${RT}.author`]: event.author.name,
       ...(event.messageId !== undefined ? { [ATTR_MESSAGING_MESSAGE_ID]: event.messageId } : {}),
       ...(from ? { [`${RT}.from`]: from } : {}),
+      ...(text !== undefined ? { [`${RT}.text`]: text } : {}),
     },
     receive,
   );

@@ -11,6 +11,7 @@ import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Logger } from 'pino';
+import { setTraceContent } from './content.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -21,13 +22,6 @@ export const SHUTDOWN_BOUND_MS = 3000;
 export interface Tracing {
   readonly target: string | undefined;
   shutdown(): Promise<void>;
-}
-
-let content = false;
-
-/** TRACE_CONTENT=on: spans carry message text, prompts and tool output (redacted like the log). */
-export function tracesContent(): boolean {
-  return content;
 }
 
 /**
@@ -49,7 +43,7 @@ export function traceTarget(env: Env): string | undefined {
  * OTEL_* variables only `.env` sets are handed to the SDK through `process.env` (it reads nowhere else).
  */
 export function startTracing(env: Env, options: { content: boolean; log: Logger }): Tracing {
-  content = options.content;
+  setTraceContent(options.content);
   const target = traceTarget(env);
   if (target === undefined) return { target, shutdown: async () => {} };
   for (const [name, value] of Object.entries(env)) {
@@ -99,10 +93,10 @@ async function flushWithin(provider: NodeTracerProvider, bound: number, log: Log
  * Returns a function that removes it again.
  */
 export function useTracerProvider(provider: NodeTracerProvider, options: { content?: boolean } = {}): () => void {
-  content = options.content === true;
+  setTraceContent(options.content === true);
   provider.register();
   return () => {
-    content = false;
+    setTraceContent(false);
     trace.disable();
   };
 }
