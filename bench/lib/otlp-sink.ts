@@ -1,27 +1,39 @@
 /**
- * A local OTLP/HTTP receiver for benchmarks: it takes each export, reads it whole and answers 200, as a collector on
- * the same machine would (it decodes nothing: the figure is the bridge's cost of tracing, not a collector's).
+ * A local OTLP/HTTP receiver for benchmarks, in a process of its own as a collector on the same machine would be: it
+ * takes each export, reads it whole and answers 200 (it decodes nothing: the figure is the bridge's cost of tracing,
+ * not a collector's, and its CPU is not the bridge process's).
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+
+const RECEIVER = `
+const server = require('node:http').createServer((request, response) => {
+  request.resume();
+  request.on('end', () => {
+    process.send?.('export');
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end('{}');
+  });
+});
+server.listen(0, '127.0.0.1', () => process.send?.({ port: server.address().port }));
+`;
 
 export async function startOtlpSink(): Promise<{ url: string; exports(): number; close(): Promise<void> }> {
+  const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let exports = 0;
-  const server = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => {
-      exports += 1;
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end('{}');
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.on('message', (message: unknown) => {
+      if (message === 'export') exports += 1;
+      else if (message && typeof message === 'object' && 'port' in message) resolve(Number(message.port));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://127.0.0.1:${port}`,
     exports: () => exports,
     close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      child.kill();
+      await once(child, 'exit');
     },
   };
 }

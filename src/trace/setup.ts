@@ -6,7 +6,7 @@
  */
 import { DiagLogLevel, diag, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
@@ -62,9 +62,10 @@ export function startTracing(env: Env, options: { content: boolean; log: Logger 
     DiagLogLevel.WARN,
   );
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'roundtable' }).merge(
-      detectResources({ detectors: [envDetector] }),
-    ),
+    // The SDK's own attributes, then the bridge's name, then OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
+    resource: defaultResource()
+      .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'roundtable' }))
+      .merge(detectResources({ detectors: [envDetector] })),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
   provider.register();
