@@ -3,6 +3,7 @@
  * (room state, so it survives a restart and a move to another replica). The room reads nothing in it.
  */
 import { type Context, context, ROOT_CONTEXT, type SpanContext, trace } from '@opentelemetry/api';
+import { tracingOn } from './switch.js';
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
@@ -29,6 +30,7 @@ export function contextOf(traceparent: string | undefined): Context {
 
 /** The traceparent of the span active now, when it records (else none: tracing is off, or not sampled). */
 export function activeTraceparent(): string | undefined {
+  if (!tracingOn()) return undefined;
   const span = trace.getActiveSpan();
   return span?.isRecording() ? traceparentOf(span.spanContext()) : undefined;
 }
@@ -39,8 +41,11 @@ export function traceField(): { trace?: string } {
   return traceparent === undefined ? {} : { trace: traceparent };
 }
 
+const NONE: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 /** The ids a log line carries, so that it leads to its trace (pino's `mixin`); none outside a recorded span. */
 export function logTraceFields(): Record<string, string> {
+  if (!tracingOn()) return NONE;
   const span = trace.getActiveSpan();
   if (!span) return {};
   const { traceId, spanId } = span.spanContext();

@@ -11,6 +11,7 @@ import type { Ask, RoomState } from '../room/state.js';
 import { contextOf } from './context.js';
 import { fail } from './inbound.js';
 import { RT, tracer } from './names.js';
+import { tracingOn } from './switch.js';
 
 type Input = RoomEvent extends infer E ? (E extends unknown ? Omit<E, 'now'> : never) : never;
 
@@ -63,6 +64,7 @@ export async function traceDecision<T>(
   state: RoomState,
   take: (traced: DecisionTrace | undefined) => Promise<T>,
 ): Promise<T> {
+  if (!tracingOn()) return take(undefined);
   const parent = event ? traceOfEvent(event, state) : undefined;
   if (parent === undefined || event === null) return take(undefined);
   const span = tracer().startSpan(

@@ -7,6 +7,7 @@ import { context, type Span, SpanKind, SpanStatusCode, trace } from '@openteleme
 import { ATTR_MESSAGING_MESSAGE_ID } from './attributes.js';
 import { contentOf } from './content.js';
 import { RT, tracer } from './names.js';
+import { tracingOn } from './switch.js';
 
 interface Arrival {
   readonly platform: string;
@@ -21,7 +22,7 @@ interface Arrival {
  * agent's message belongs to the trace of the turn that wrote it). `from`: how it came (a replica's hand-over).
  */
 export function traceInbound<T>(event: Arrival, receive: () => Promise<T>, from?: 'handover'): Promise<T> {
-  if (event.author.kind !== 'human') return receive();
+  if (!tracingOn() || event.author.kind !== 'human') return receive();
   const text = contentOf(event.text);
   return traced(
     'message',
@@ -47,6 +48,7 @@ export function traceCommand<T>(
   },
   run: () => Promise<T>,
 ): Promise<T> {
+  if (!tracingOn()) return run();
   return traced(
     `command /${event.name}`,
     {

@@ -7,6 +7,7 @@ import type { PendingPost } from '../room/state.js';
 import { turnContext } from './book.js';
 import { contentOf } from './content.js';
 import { RT, tracer } from './names.js';
+import { tracingOn } from './switch.js';
 
 /** What the poster tells the span (nothing, cheaply, when there is none). */
 export interface PostTrace {
@@ -17,6 +18,7 @@ export interface PostTrace {
 }
 
 export function tracePost(room: { key: string; platform: string }, post: PendingPost): PostTrace | undefined {
+  if (!tracingOn()) return undefined;
   // The turn's span has ended by now (a child may outlive its parent); without one, the decision that sent it.
   const parent = turnContext(room.key, post.ask) ?? context.active();
   if (!trace.getSpanContext(parent)) return undefined;

@@ -12,6 +12,7 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Logger } from 'pino';
 import { setTraceContent } from './content.js';
+import { setTracing } from './switch.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -69,6 +70,7 @@ export function startTracing(env: Env, options: { content: boolean; log: Logger 
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
   provider.register();
+  setTracing(true);
   log.info({ target }, 'traces are exported');
   return { target, shutdown: () => flushWithin(provider, SHUTDOWN_BOUND_MS, log) };
 }
@@ -79,6 +81,7 @@ async function flushWithin(provider: NodeTracerProvider, bound: number, log: Log
   const late = new Promise<'late'>((resolve) => {
     timer = setTimeout(() => resolve('late'), bound);
   });
+  setTracing(false);
   try {
     const ended = await Promise.race([provider.shutdown().then(() => 'sent' as const), late]);
     if (ended === 'late') log.warn({ boundMs: bound }, 'traces: the last spans were not all sent in time');
@@ -96,8 +99,10 @@ async function flushWithin(provider: NodeTracerProvider, bound: number, log: Log
 export function useTracerProvider(provider: NodeTracerProvider, options: { content?: boolean } = {}): () => void {
   setTraceContent(options.content === true);
   provider.register();
+  setTracing(true);
   return () => {
     setTraceContent(false);
+    setTracing(false);
     trace.disable();
   };
 }

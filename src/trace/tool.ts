@@ -6,6 +6,7 @@
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { contentOf } from './content.js';
 import { GEN_AI, RT, tracer } from './names.js';
+import { tracingOn } from './switch.js';
 
 /** What a tool run returned (src/tools' ToolResult, as much of it as the span reads). */
 interface ToolResult {
@@ -19,6 +20,7 @@ const waits = new WeakMap<object, { sandbox: number; approval: number }>();
 
 /** One tool call of a turn, as a child span of the turn (`execute_tool <name>`). */
 export async function traceTool<R extends ToolResult>(name: string, run: () => Promise<R>): Promise<R> {
+  if (!tracingOn()) return run();
   const parent = trace.getActiveSpan();
   if (!parent?.isRecording()) return run();
   const span = tracer().startSpan(`execute_tool ${name}`, {
@@ -52,6 +54,7 @@ export async function traceTool<R extends ToolResult>(name: string, run: () => P
 
 /** Times `work` (a sandbox command, an approval wait) into the tool run under way, when one is traced. */
 export async function timeInTool<T>(kind: 'sandbox' | 'approval', work: Promise<T>): Promise<T> {
+  if (!tracingOn()) return work;
   const span = trace.getActiveSpan();
   const timing = span ? waits.get(span) : undefined;
   if (!timing) return work;

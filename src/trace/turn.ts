@@ -16,6 +16,7 @@ import { keepTurn } from './book.js';
 import { contentOf } from './content.js';
 import { contextOf, spanContextOf } from './context.js';
 import { GEN_AI, RT, tracer } from './names.js';
+import { tracingOn } from './switch.js';
 
 interface Agent {
   readonly name: string;
@@ -48,6 +49,7 @@ export async function traceTurn(
   agent: Agent,
   run: (traced: TurnTrace | undefined) => Promise<TurnOutcome>,
 ): Promise<TurnOutcome> {
+  if (!tracingOn()) return run(undefined);
   const { ask } = order;
   const origin = spanContextOf(ask.trace);
   if (!origin) return run(undefined);
