@@ -67,15 +67,15 @@ export async function traceDecision<T>(
   if (!tracingOn()) return take(undefined);
   const parent = event ? traceOfEvent(event, state) : undefined;
   if (parent === undefined || event === null) return take(undefined);
-  const span = tracer().startSpan(
-    'decide',
-    { attributes: { [`${RT}.room`]: room, [`${RT}.event`]: event.type } },
-    contextOf(parent),
-  );
+  const attributes = { [`${RT}.room`]: room, [`${RT}.event`]: event.type };
+  const own = event.type === 'message' || event.type === 'command';
+  // An outcome's decision (a turn's answer, a post's) is a span only when it recorded why (fewer spans per message).
+  if (!own) return lazyDecision(contextOf(parent), attributes, take);
+  const span = tracer().startSpan('decide', { attributes }, contextOf(parent));
   if (!span.isRecording()) return take(undefined);
   const active = trace.setSpan(context.active(), span);
   try {
-    const taken = await take(decisionTrace(span, active, event.type === 'message' || event.type === 'command'));
+    const taken = await take(decisionTrace(span, active));
     span.setAttribute(`${RT}.taken`, String(taken));
     return taken;
   } catch (error) {
@@ -86,15 +86,42 @@ export async function traceDecision<T>(
   }
 }
 
-function decisionTrace(span: Span, active: Context, own: boolean): DecisionTrace {
+/** The decision on an outcome: its span made once `decide` recorded something, backdated to the decision's start. */
+async function lazyDecision<T>(
+  parent: Context,
+  attributes: Record<string, string>,
+  take: (traced: DecisionTrace | undefined) => Promise<T>,
+): Promise<T> {
+  const started = Date.now();
+  let span: Span | undefined;
+  const traced: DecisionTrace = {
+    decided: (decision) => {
+      if (!decision.effects.some((effect) => effect.type === 'record')) return;
+      span = tracer().startSpan('decide', { attributes, startTime: started }, parent);
+      for (const effect of decision.effects) if (effect.type === 'record') note(span, effect.record);
+    },
+    commit: (_tries, write) => (span ? timed(span, write) : write()),
+    within: (fn) => context.with(span ? trace.setSpan(parent, span) : parent, fn),
+  };
+  try {
+    const taken = await take(traced);
+    span?.setAttribute(`${RT}.taken`, String(taken));
+    return taken;
+  } catch (error) {
+    if (span) fail(span, error);
+    throw error;
+  } finally {
+    span?.end();
+  }
+}
+
+function decisionTrace(span: Span, active: Context): DecisionTrace {
   return {
     decided: (decision) => {
       for (const effect of decision.effects) if (effect.type === 'record') note(span, effect.record);
     },
     commit: async (tries, write) => {
-      // A message's or a command's commit is a span of its own (the store's part of the arrival); an outcome's is
-      // timed on the decision (fewer spans per message).
-      if (!own) return timed(span, write);
+      // A message's or a command's commit is a span of its own (the store's part of the arrival).
       const commit = tracer().startSpan('store commit', { attributes: { [`${RT}.try`]: tries } }, active);
       try {
         const result = await write();
@@ -129,7 +156,9 @@ function note(span: Span, record: DecisionRecord): void {
         [`${RT}.message.seq`]: record.seq,
         // `agent:role`, in the order they are asked.
         [`${RT}.asked`]: [...record.woken],
-        [`${RT}.skipped`]: (record.skipped ?? []).map((s) => `${s.agent}:${s.why}`),
+        ...(record.skipped && record.skipped.length > 0
+          ? { [`${RT}.skipped`]: record.skipped.map((s) => `${s.agent}:${s.why}`) }
+          : {}),
         ...(record.refused
           ? { [`${RT}.refused`]: record.refused.agents.map((a) => `${a}:${record.refused?.why}`) }
           : {}),
