@@ -5,7 +5,6 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { AdapterSink, ChatAdapter, Sandbox, StreamingPost } from './ports.js';
-import { timeInTool } from './trace/tool.js';
 
 export const registry = new Registry();
 
@@ -188,7 +187,7 @@ export function meteredSandbox(sandbox: Sandbox): Sandbox {
     exec: async (channelKey, command, options) => {
       const end = metrics.sandboxExecSeconds.startTimer();
       try {
-        const result = await timeInTool('sandbox', sandbox.exec(channelKey, command, options));
+        const result = await sandbox.exec(channelKey, command, options);
         end({ outcome: result.timedOut ? 'timeout' : result.exitCode === 0 ? 'ok' : 'nonzero' });
         return result;
       } catch (error) {
