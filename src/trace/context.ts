@@ -41,11 +41,10 @@ export function traceField(): { trace?: string } {
   return traceparent === undefined ? {} : { trace: traceparent };
 }
 
-const NONE: Record<string, string> = Object.freeze({}) as Record<string, string>;
-
 /** The ids a log line carries, so that it leads to its trace (pino's `mixin`); none outside a recorded span. */
 export function logTraceFields(): Record<string, string> {
-  if (!tracingOn()) return NONE;
+  // A fresh object each time: pino merges the line's own fields into what the mixin returns.
+  if (!tracingOn()) return {};
   const span = trace.getActiveSpan();
   if (!span) return {};
   const { traceId, spanId } = span.spanContext();
