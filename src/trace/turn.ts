@@ -78,7 +78,7 @@ export async function traceTurn(
   if (!span.isRecording()) return run(undefined);
   if (order.again) span.addEvent(`${RT}.resumed`, { [`${RT}.note`]: 'taken again after a restart or a move' });
   const active: Context = trace.setSpan(context.active(), span);
-  keepTurn(room, ask.id, active);
+  keepTurn(room, ask.id, span.spanContext());
   const started = performance.now();
   let first: number | undefined;
   const used = { input: 0, cached: 0, output: 0, calls: 0 };
