@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { trace } from '@opentelemetry/api';
 import { type Client, Events } from 'discord.js';
 import OpenAI from 'openai';
 import { createClient } from '../adapters/discord/client.js';
@@ -23,12 +24,14 @@ import { createDiscordAdapter } from '../adapters/discord/index.js';
 import { createBridge } from '../src/bridge/index.js';
 import { silentLogger } from '../src/log.js';
 import { openStore } from '../src/store/index.js';
+import { startTracing } from '../src/trace/setup.js';
 import { type FakeDiscord, type FakeMessage, startFakeDiscord } from '../test/fakes/discord/index.js';
 import { FakeSandbox } from '../test/fakes/fake-sandbox.js';
 import { startFakeOpenAI } from '../test/fakes/openai-server/index.js';
 import { testConfig } from '../test/helpers/config.js';
 import { reportGoal } from './lib/goals.js';
 import { sized } from './lib/mode.js';
+import { startOtlpSink } from './lib/otlp-sink.js';
 
 const MESSAGES = sized(Number(process.env.BENCH_MESSAGES ?? 500), 20);
 const WARM_UP = sized(50, 5);
@@ -120,7 +123,7 @@ async function bareBotWithLlm(fake: FakeDiscord): Promise<number[]> {
   }
 }
 
-async function bridged(fake: FakeDiscord): Promise<number[]> {
+async function bridged(fake: FakeDiscord, label = 'bridge'): Promise<number[]> {
   const llm = await startFakeOpenAI();
   // Answers the newest question in the context (a question may be stored before the previous reply is).
   llm.respond((request) => {
@@ -148,8 +151,8 @@ async function bridged(fake: FakeDiscord): Promise<number[]> {
   });
   await bridge.start();
   try {
-    await measure(fake, 'bridge-warm', WARM_UP);
-    return await measure(fake, 'bridge', MESSAGES);
+    await measure(fake, `${label}-warm`, WARM_UP);
+    return await measure(fake, label, MESSAGES);
   } finally {
     await bridge.stop();
     await store.close();
@@ -233,6 +236,20 @@ async function memoryPerIdentity(fake: FakeDiscord): Promise<void> {
   );
 }
 
+/** The bridge again, with every message traced and exported over OTLP/HTTP (batched) to a local receiver. */
+async function tracedBridge(fake: FakeDiscord): Promise<number[]> {
+  const sink = await startOtlpSink();
+  const tracing = startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }, { content: false, log: silentLogger() });
+  try {
+    return await bridged(fake, 'traced');
+  } finally {
+    await tracing.shutdown();
+    trace.disable();
+    console.log(`  (the receiver took ${sink.exports()} exports)`);
+    await sink.close();
+  }
+}
+
 async function main(): Promise<void> {
   const fake = await startFakeDiscord({
     bots: [
@@ -253,6 +270,11 @@ async function main(): Promise<void> {
       `  over the bare bot replying directly the bridge adds ${(bridge.p50 - bare.p50).toFixed(2)} ms at p50 and ` +
         `${(bridge.p99 - bare.p99).toFixed(2)} ms at p99; ratio p50 ${(bridge.p50 / bare.p50).toFixed(2)}`,
     );
+    // Tracing on, then off again: the traced run is compared with the mean of the untraced runs around it.
+    const traced = report('bridge traced: spans exported to a local OTLP/HTTP receiver', await tracedBridge(fake));
+    const again = report('bridge untraced again', await bridged(fake, 'bridge-again'));
+    const untraced = (bridge.p50 + again.p50) / 2;
+    const tracingAdds = traced.p50 - untraced;
     const added = bridge.p50 - withLlm.p50;
     reportGoal({
       figure: `discord: the bridge adds ${added.toFixed(2)} ms at p50 over a bare discord.js bot that also asks the fake LLM`,
@@ -260,13 +282,24 @@ async function main(): Promise<void> {
       met: added < 1,
       how: `MESSAGE_CREATE emitted by the fake -> reply POST received, ${MESSAGES} messages one at a time after ${WARM_UP} warm-up, the three bots one after another in this run`,
     });
+    reportGoal({
+      figure: `discord: tracing with export adds ${tracingAdds.toFixed(2)} ms at p50 over the bridge untraced`,
+      goal: '< 0.5 ms',
+      met: tracingAdds < 0.5,
+      how: `the bridge run again with OTEL_EXPORTER_OTLP_ENDPOINT at a receiver in this process (batched OTLP/HTTP JSON), against the mean p50 of the untraced runs before and after it`,
+    });
     // CPU time is what the work costs whatever else the machine does (wall-clock latency is not, on a busy one).
     const perMessage = (label: string) => ((cpu.get(label) ?? Number.NaN) * 1000) / MESSAGES;
     const [bareCpu, llmCpu, bridgeCpu] = [perMessage('bare'), perMessage('llm'), perMessage('bridge')];
+    const [tracedCpu, againCpu] = [perMessage('traced'), perMessage('bridge-again')];
     console.log(
       `  CPU per message (this process: the fakes, the bot and its client): bare bot ${bareCpu.toFixed(0)} µs, ` +
         `bare bot asking the LLM ${llmCpu.toFixed(0)} µs, bridge ${bridgeCpu.toFixed(0)} µs: the bridge's own ` +
         `${(bridgeCpu - llmCpu).toFixed(0)} µs (ratio ${(bridgeCpu / llmCpu).toFixed(2)})`,
+    );
+    console.log(
+      `  CPU per message with tracing: traced ${tracedCpu.toFixed(0)} µs against ${((bridgeCpu + againCpu) / 2).toFixed(0)} µs ` +
+        `untraced (the mean of the runs before and after): ${(tracedCpu - (bridgeCpu + againCpu) / 2).toFixed(0)} µs per message`,
     );
     console.log('');
     await memoryPerIdentity(fake);

@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino';
 import { ConfigError } from './errors.js';
 import { createFolders, writeProblem } from './file-access.js';
 import { REDACTED, redact, rememberSecrets } from './secrets.js';
+import { logTraceFields } from './trace/context.js';
 
 export type { Logger } from 'pino';
 
@@ -121,6 +122,8 @@ export function createLogger(options: LogOptions): Logger {
       level: options.level,
       redact: { paths: REDACT_PATHS, censor: REDACTED },
       base: { app: 'roundtable' },
+      // A line written within a traced message's work carries its trace_id and span_id: it leads to its trace.
+      mixin: logTraceFields,
     },
     redactingStream(target, pretty),
   );

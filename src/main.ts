@@ -11,6 +11,7 @@ import { EXIT, parseFlags, UsageError } from './cli.js';
 import {
   type Config,
   dockerEngine,
+  type Env,
   environmentWithDotenv,
   loadConfig,
   type Settings,
@@ -26,10 +27,11 @@ import { createLogger, type Logger, silentLogger } from './log.js';
 import { meteredAdapter, meteredSandbox } from './metrics.js';
 import type { ChatAdapter, Sandbox } from './ports.js';
 import type { CheckResult } from './self-check.js';
-import { type CheckProbes, needsSandbox, selfCheck } from './startup-check.js';
+import { type CheckProbes, needsSandbox, sandboxCheck, selfCheck } from './startup-check.js';
 import { openStoreFrom, type StorePort } from './store/index.js';
 import { endsAtOnce, NothingToServeError, nothingToServe, opensTerminalRoom } from './terminal-input.js';
 import { UnavailableSandbox } from './tools/unavailable-sandbox.js';
+import { startTracing, type Tracing } from './trace/setup.js';
 
 // Loaded on demand, so a platform's SDK is only loaded when an agent uses that platform.
 const SANDBOX_MODULE = '../sandbox/index.js';
@@ -147,7 +149,7 @@ export async function run(options: RunOptions = {}): Promise<Running> {
   // Before anything touches the store or the sandbox containers of this data folder.
   const lock = lockDataDir(dataDir);
   try {
-    return await start({ options, config, dataDir, template, consoleRoom, consoleFlag: flags.console, lock });
+    return await start({ options, env, config, dataDir, template, consoleRoom, consoleFlag: flags.console, lock });
   } catch (error) {
     lock.release();
     throw error;
@@ -156,6 +158,7 @@ export async function run(options: RunOptions = {}): Promise<Running> {
 
 async function start(input: {
   options: RunOptions;
+  env: Env;
   config: Config;
   dataDir: string;
   template: string | undefined;
@@ -173,8 +176,10 @@ async function start(input: {
     secrets: config.secrets,
     format: settings.LOG_FORMAT,
   });
+  // Off (the API's no-op tracer) unless an OTEL_EXPORTER_OTLP_* endpoint is set.
+  const tracing = startTracing(input.env, { content: settings.TRACE_CONTENT === 'on', log: logger });
   try {
-    return await wire({ ...input, logger, logFile });
+    return await wire({ ...input, logger, logFile, tracing });
   } catch (error) {
     // The operator reads stderr; the log keeps the detail beside what led to it.
     logger.fatal({ err: error }, 'the bridge could not start');
@@ -183,9 +188,9 @@ async function start(input: {
 }
 
 async function wire(
-  input: Parameters<typeof start>[0] & { logger: Logger; logFile: string | undefined },
+  input: Parameters<typeof start>[0] & { logger: Logger; logFile: string | undefined; tracing: Tracing },
 ): Promise<Running> {
-  const { options, config, dataDir, template, consoleRoom, lock, logger, logFile } = input;
+  const { options, config, dataDir, template, consoleRoom, lock, logger, logFile, tracing } = input;
   const settings = config.settings;
   const wantsDiscord = config.agents.some((a) => a.discord);
   const wantsSlack = config.agents.some((a) => a.slack);
@@ -251,6 +256,7 @@ async function wire(
       await healthServer?.close();
       await bridge.stop();
       await store.close();
+      await tracing.shutdown();
       lock.release();
       logger.info('bridge stopped');
     })();
@@ -303,18 +309,6 @@ async function wire(
     webPort: web?.port,
     shutdown,
   };
-}
-
-/** The sandbox's start-up check, each problem logged; never rejects. */
-async function sandboxCheck(sandbox: Sandbox, logger: Logger): Promise<readonly string[]> {
-  try {
-    const problems = (await sandbox.check?.()) ?? [];
-    for (const problem of problems) logger.warn(problem);
-    return problems;
-  } catch (error) {
-    logger.warn({ err: error }, 'the sandbox could not be checked');
-    return [];
-  }
 }
 
 /** What the operator should know before the first message (also logged). */

@@ -20,12 +20,13 @@ import { ConfigError, describeError, RoundtableError } from './errors.js';
 import { bytesLabel, cannotCreate, freeBytes, unwritable, writeProblem } from './file-access.js';
 import { checkEndpoint, hasModel, lacksOpenAiKey, type ModelList, someModels } from './llm/endpoint-check.js';
 import { checkPromptsFit } from './llm/prompt-fit.js';
-import { silentLogger } from './log.js';
+import { type Logger, silentLogger } from './log.js';
 import { checkMcpServers } from './mcp/check.js';
 import type { Sandbox } from './ports.js';
 import { type CheckResult, type Probe, runChecks } from './self-check.js';
 import { checkStoreFrom } from './store/index.js';
 import { endsAtOnce, nothingToServe, opensTerminalRoom } from './terminal-input.js';
+import { checkTraces } from './trace/check.js';
 
 export interface CheckProbes {
   docker(settings: Settings): Promise<readonly CheckResult[]>;
@@ -179,6 +180,7 @@ export async function selfCheck(options: {
     },
     { item: 'Discord', probe: async () => (config?.agents.some((a) => a.discord) ? probes.discord(config) : []) },
     { item: 'Slack', probe: async () => (config?.agents.some((a) => a.slack) ? probes.slack(config) : []) },
+    { item: 'traces', probe: () => checkTraces(env) },
   ];
   return runChecks(
     items.map(({ item, probe }) => ({
@@ -294,4 +296,16 @@ function modelsNote(models: ModelList, agents: readonly AgentConfig[]): string {
 function baseFix(config: Config, agents: readonly AgentConfig[], base: string): string {
   if (agents[0]?.endpoint === config.settings.OPENAI_BASE_URL) return `set OPENAI_BASE_URL=${base}`;
   return `set endpoint: ${base} in ${agents.map((a) => a.file).join(', ')}`;
+}
+
+/** The sandbox's start-up check, each problem logged; never rejects. */
+export async function sandboxCheck(sandbox: Sandbox, logger: Logger): Promise<readonly string[]> {
+  try {
+    const problems = (await sandbox.check?.()) ?? [];
+    for (const problem of problems) logger.warn(problem);
+    return problems;
+  } catch (error) {
+    logger.warn({ err: error }, 'the sandbox could not be checked');
+    return [];
+  }
 }

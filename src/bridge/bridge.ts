@@ -8,6 +8,7 @@ import { reportSpend } from '../metrics.js';
 import type { AdapterSink, ChatAdapter, Sandbox } from '../ports.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
 import type { StorePort } from '../store/port.js';
+import { traceCommand, traceInbound } from '../trace/inbound.js';
 import { type Backoff, capped, DEFAULT_BACKOFF } from './backoff.js';
 import { Approvals } from './executors/approvals.js';
 import { BatchTurns } from './executors/batch-turns.js';
@@ -282,8 +283,9 @@ export function createBridge(options: BridgeOptions): Bridge {
   });
 
   const sink: AdapterSink = {
-    receive: reception.receipt.bind(reception),
-    command: commands.receive.bind(commands),
+    // Every platform's messages and commands pass here: each human message and command opens its trace.
+    receive: (input) => traceInbound(input, () => reception.receipt(input)),
+    command: (event) => traceCommand(event, () => commands.receive(event)),
     settled: async (platform, channel) => {
       const actor = await rooms.byKey(`${platform}:${channel}`);
       await actor?.idle();
@@ -302,7 +304,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       if (actor) embedding?.wake();
       return actor;
     },
-    receive: (event) => reception.receive(event),
+    receive: (event) => traceInbound(event, () => reception.receive(event), 'handover'),
     caughtUp: (room) => rooms.caughtUp(room),
     abandoned: () => spend.settleDead(),
     commands: () => commands.takeWaiting(),

@@ -117,6 +117,8 @@ const settingsSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FILE: filePath.optional(),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  // Traces (exported when an OTEL_EXPORTER_OTLP_* endpoint is set; the SDK reads the OTEL_* variables itself)
+  TRACE_CONTENT: z.enum(['off', 'on']).default('off'),
   MAX_TOOL_ROUNDS: int(25, 1),
   LLM_TIMEOUT_S: int(60, 1, MAX_TIMER_S),
   LLM_MAX_RETRIES: int(3, 0),

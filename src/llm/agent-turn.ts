@@ -4,6 +4,8 @@ import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
 import type { ToolRun } from '../room/types.js';
 import { failed, refused, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
+import { tracePrompt } from '../trace/content.js';
+import { traceTool } from '../trace/tool.js';
 import type { TurnBudget } from './turn-budget.js';
 import type { CallMeter, ChatCompletionMessageParam, LlmClient, LlmResponse } from './types.js';
 import { freshBlockId, untrustedBlock } from './untrusted.js';
@@ -136,6 +138,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
   const messages = [...input.messages];
   const toolRuns: ToolRun[] = [];
   const definitions = input.tools.map((tool) => tool.definition);
+  tracePrompt(input.messages);
   for (let round = 0; ; round++) {
     input.toolContext.signal.throwIfAborted();
     input.budget?.fit(messages);
@@ -186,7 +189,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
     let endTurn = false;
     for (const call of response.toolCalls) {
       input.toolContext.signal.throwIfAborted(); // /pass stops a batch of tool calls between two of them
-      const result = await runTool(input, call);
+      const result = await traceTool(call.name, () => runTool(input, call));
       const run: ToolRun = { tool: call.name, input: result.input, output: result.output };
       toolRuns.push(run);
       metrics.toolRuns.inc({ agent: input.toolContext.agent, tool: toolLabel(run.tool) });

@@ -35,6 +35,7 @@ export interface NewAsk {
   readonly resume?: Ask['resume'];
   readonly chat?: Ask['chat'];
   readonly root?: Ask['root'];
+  readonly trace?: Ask['trace'];
 }
 
 function make(d: Draft, input: NewAsk): Ask {
@@ -52,6 +53,7 @@ function make(d: Draft, input: NewAsk): Ask {
     resume: input.resume,
     chat: input.chat,
     root: input.root,
+    trace: input.trace,
     held: input.held ? true : undefined,
     startedAt: undefined,
     people: undefined,

@@ -116,6 +116,7 @@ export function started(d: Draft, ask: Ask): Ask {
     resume: ask.resume,
     chat: ask.chat,
     root: ask.root,
+    trace: ask.trace,
     held: ask.held,
     startedAt: d.state.seq,
     people: peopleOf(d, ask),

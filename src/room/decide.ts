@@ -98,7 +98,7 @@ function message(d: Draft, incoming: Incoming): void {
   });
   if (incoming.kind === 'human') {
     const author = { id: incoming.authorId, mayWake: incoming.mayWake, refused: incoming.refused };
-    routeHuman(d, recorded.facts, incoming.text, incoming.missed === true, author);
+    routeHuman(d, recorded.facts, incoming.text, incoming.missed === true, author, incoming.trace);
   } else if (incoming.kind === 'agent')
     routeAgent(d, recorded.facts, incoming.text, { noProgress: recorded.noProgress });
 }
@@ -236,7 +236,7 @@ function action(d: Draft, a: Action): void {
             requester: a.from.agent,
             origin: a.from.room,
             parent: a.from.requests[0] ?? null,
-            opener: { people: a.from.people, audience: a.from.audience, root: a.from.root },
+            opener: { people: a.from.people, audience: a.from.audience, root: a.from.root, trace: a.from.trace },
           },
         }
       : {}),

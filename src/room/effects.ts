@@ -92,6 +92,10 @@ export type DecisionRecord =
       readonly woken: readonly string[];
       /** Agents the author may not wake here (rule 16), and why. */
       readonly refused?: { readonly agents: readonly string[]; readonly why: 'user' | 'channel' } | undefined;
+      /** The room's other agents not woken, and why (absent: none). */
+      readonly skipped?: readonly Skipped[] | undefined;
+      /** The message's trace (W3C traceparent), when the shell traces: the console links to it. */
+      readonly trace?: string | undefined;
     }
   /** `about`: the seq of the message the agent's turn was about. */
   | { readonly kind: 'passed'; readonly agent: string; readonly about: number }
@@ -110,6 +114,16 @@ export type DecisionRecord =
       /** asked: the root it waits for (none: operators); answered: who answered. */
       readonly by?: string | undefined;
     };
+
+/**
+ * An agent not woken by a message, and why: its activation (`mention` and not named), privacy (it cannot see the
+ * message), the access policy, it answered already (the message completes its request), it is busy with a turn, it
+ * failed since the last human message, or the pair guard paused it with the author.
+ */
+export interface Skipped {
+  readonly agent: string;
+  readonly why: 'activation' | 'privacy' | 'access' | 'answered' | 'busy' | 'failed' | 'pair-guard';
+}
 
 /** A request as the store keeps it (for /status, the console and the tests). */
 export interface RequestRow {

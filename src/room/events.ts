@@ -20,6 +20,8 @@ export interface Opener {
   readonly audience: readonly string[] | null;
   /** The human whose message started the chain (rule 17: who may approve what the agents asked do). */
   readonly root?: Root | undefined;
+  /** The trace of the message that started the chain (W3C traceparent; opaque here): its turns' spans join it. */
+  readonly trace?: string | undefined;
 }
 
 /** The human whose message started a chain of turns, by platform id. */
@@ -54,6 +56,8 @@ export interface Incoming {
   readonly mayWake?: readonly string[] | undefined;
   /** Why the other agents may not be woken by them: not on the access list, or not a channel the agents answer in. */
   readonly refused?: 'user' | 'channel' | undefined;
+  /** The trace the shell opened for it (W3C traceparent; opaque here): kept with its asks and its routing record. */
+  readonly trace?: string | undefined;
 }
 
 /** A tool call the turn runner holds until a person approves it (rule 17). */
@@ -146,6 +150,8 @@ export interface Actor {
   readonly audience: readonly string[] | null;
   /** The human whose message started the acting turn's chain (rule 17). */
   readonly root?: { readonly id: string; readonly name: string } | undefined;
+  /** The trace of the message that started the acting turn's chain (opaque here). */
+  readonly trace?: string | undefined;
 }
 
 /** Messaging actions agents take during a turn, arriving in the room they act on. */
@@ -189,6 +195,8 @@ export interface Command {
   readonly isOperator: boolean;
   /** Issued from the operator console, not in the room: what it changes is told in the room (rule 8.6). */
   readonly fromConsole?: boolean | undefined;
+  /** The trace the shell opened for it (opaque here). */
+  readonly trace?: string | undefined;
 }
 
 /** What a request looks like when it settles, as its origin room needs it for the requester's resume. */

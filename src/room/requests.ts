@@ -72,6 +72,7 @@ export function openRequest(
       audience,
       fromAgent: false,
       root: request.opener.root,
+      trace: request.opener.trace,
     });
   }
   return request;
@@ -171,6 +172,7 @@ export function onSettled(d: Draft, request: SettledRequest): void {
         requests: outer ? [outer.id] : [],
         audience: request.opener.audience,
         root: request.opener.root,
+        trace: request.opener.trace,
         fromAgent: false,
         attempt: 0,
         resume: request,

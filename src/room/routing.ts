@@ -6,19 +6,40 @@ import { rootOf } from './approvals.js';
 import { askHuman, busy, enqueue, isObserver, joinDrops, makeRoomForHuman, removeWhere } from './asks.js';
 import { handBack, tellDropped } from './control.js';
 import { type Draft, lower, same } from './draft.js';
+import type { Skipped } from './effects.js';
 import { PAIR_GUARD, pairKey, pairPaused } from './guards.js';
 import { canSee } from './privacy.js';
 import { answerRequest, humanAnswers, openRequest } from './requests.js';
-import type { Ask, Dropped, MessageFacts, Reason } from './state.js';
+import type { AgentProfile, Ask, Dropped, MessageFacts, Reason } from './state.js';
 import { handBackText } from './turns.js';
 
 function woken(
   d: Draft,
   m: MessageFacts,
   names: readonly string[],
-  refused?: { readonly agents: readonly string[]; readonly why: 'user' | 'channel' },
+  more: {
+    readonly refused?: { readonly agents: readonly string[]; readonly why: 'user' | 'channel' } | undefined;
+    readonly skipped?: readonly Skipped[];
+    readonly trace?: string | undefined;
+  } = {},
 ): void {
-  d.record({ kind: 'routed', seq: m.seq, author: m.author, woken: names, ...(refused ? { refused } : {}) });
+  const { refused, skipped, trace } = more;
+  d.record({
+    kind: 'routed',
+    seq: m.seq,
+    author: m.author,
+    woken: names,
+    ...(refused ? { refused } : {}),
+    ...(skipped && skipped.length > 0 ? { skipped } : {}),
+    ...(trace !== undefined ? { trace } : {}),
+  });
+}
+
+/** The agents of a room not woken by `m`, and why (the console's "why" and the trace read it). */
+function skippedBy(d: Draft, m: MessageFacts, names: readonly string[], why: (agent: string) => Skipped['why']) {
+  return d.setup.agents
+    .filter((a) => !same(a.name, m.author) && !names.some((n) => n.startsWith(`${a.name}:`)))
+    .map((a) => ({ agent: a.name, why: why(a.name) }));
 }
 
 /** The human who wrote a message, and what the access policy says of them (rule 16). */
@@ -27,7 +48,14 @@ export interface Author extends Access {
 }
 
 /** Rule 2: a human's message. `missed`: fetched by a catch-up (its asks wait until it is done). */
-export function routeHuman(d: Draft, m: MessageFacts, text: string, missed: boolean, author?: Author): void {
+export function routeHuman(
+  d: Draft,
+  m: MessageFacts,
+  text: string,
+  missed: boolean,
+  author?: Author,
+  trace?: string,
+): void {
   const access: Access = author ?? {};
   // Rule 16: an outsider's message is history only: it answers no agent and takes no turn from them.
   const completed = outsider(access) ? [] : humanAnswers(d, m.author, text);
@@ -53,6 +81,7 @@ export function routeHuman(d: Draft, m: MessageFacts, text: string, missed: bool
       audience: m.audience,
       fromAgent: false,
       held: missed,
+      trace,
     });
     if (dropped) drops = joinDrops(drops, [dropped]);
   };
@@ -78,6 +107,7 @@ export function routeHuman(d: Draft, m: MessageFacts, text: string, missed: bool
         audience: m.audience,
         fromAgent: false,
         held: missed,
+        trace,
       });
     }
   }
@@ -89,7 +119,16 @@ export function routeHuman(d: Draft, m: MessageFacts, text: string, missed: bool
     d.set({ awaiting });
   }
   const why = access.refused ?? 'user';
-  woken(d, m, names, refused.length > 0 ? { agents: refused, why } : undefined);
+  const skipped =
+    setup.kind === 'room'
+      ? skippedBy(d, m, names, (agent): Skipped['why'] => {
+          if (refused.some((name) => same(name, agent))) return 'access';
+          if (!canSee(agent, m)) return 'privacy';
+          if (completed.some((name) => same(name, agent))) return 'answered';
+          return outsider(access) ? 'access' : 'activation';
+        })
+      : [];
+  woken(d, m, names, { refused: refused.length > 0 ? { agents: refused, why } : undefined, skipped, trace });
   if (author && refused.length > 0) tellRefused(d, { id: author.id, name: m.author }, why, refused);
   if (drops.length > 0) tellDropped(d, drops, 'Too many questions waiting');
 }
@@ -132,6 +171,7 @@ export function routeAgent(d: Draft, m: MessageFacts, text: string, replying: Re
   const { state, setup } = d;
   if (state.control.holder === 'humans') return;
   const { ask } = replying;
+  const trace = ask?.trace;
   if (state.control.count >= setup.turnLimit) {
     // Humans who spoke after the turn that reached the limit began are still answered (6.1).
     handBack(d, 'turn limit', handBackText(setup.turnLimit), ask?.startedAt ?? m.seq);
@@ -152,7 +192,12 @@ export function routeAgent(d: Draft, m: MessageFacts, text: string, replying: Re
       text,
       seq: m.seq,
       awaited: asked.map((name) => ({ name, kind: 'agent' as const })),
-      opener: { people: ask?.people ?? [], audience: ask?.audience ?? null, root: ask ? rootOf(ask) : undefined },
+      opener: {
+        people: ask?.people ?? [],
+        audience: ask?.audience ?? null,
+        root: ask ? rootOf(ask) : undefined,
+        trace,
+      },
     });
     return;
   }
@@ -167,21 +212,34 @@ export function routeAgent(d: Draft, m: MessageFacts, text: string, replying: Re
     const other = setup.pair?.find((name) => !same(name, m.author));
     const agent = other ? d.agent(other) : undefined;
     if (agent) {
-      enqueue(d, { agent, reason: 'direct', about: m.seq, author: m.author, audience: null, fromAgent: true });
-      woken(d, m, [`${agent}:direct`]);
+      enqueue(d, { agent, reason: 'direct', about: m.seq, author: m.author, audience: null, fromAgent: true, trace });
+      woken(d, m, [`${agent}:direct`], { trace });
     }
     return;
   }
   removeWhere(d, isObserver);
   const names: string[] = [];
+  const skipped: Skipped[] = [];
   for (const agent of setup.agents) {
-    const mentioned = m.mentions.some((name) => same(name, agent.name));
-    if (agent.activation !== 'always' && !mentioned) continue;
-    if (same(agent.name, m.author) || !canSee(agent.name, m) || paused(d, m.author, agent.name)) continue;
-    if (d.state.failed.some((name) => same(name, agent.name)) || busy(d, agent.name)) continue;
+    const why = observerSkip(d, m, agent);
+    if (why) {
+      if (why !== 'self') skipped.push({ agent: agent.name, why });
+      continue;
+    }
     const reason: Reason = agent.activation === 'always' ? 'always' : 'mentioned';
     names.push(`${agent.name}:${reason}`);
-    enqueue(d, { agent: agent.name, reason, about: m.seq, author: m.author, audience: m.audience, fromAgent: true });
+    const about = { about: m.seq, author: m.author, audience: m.audience };
+    enqueue(d, { agent: agent.name, reason, ...about, fromAgent: true, trace });
   }
-  woken(d, m, names);
+  woken(d, m, names, { skipped, trace });
+}
+
+/** Why an agent is not woken as an observer of an agent's message (rule 4), or nothing when it is. */
+function observerSkip(d: Draft, m: MessageFacts, agent: AgentProfile): Skipped['why'] | 'self' | undefined {
+  if (same(agent.name, m.author)) return 'self';
+  if (agent.activation !== 'always' && !m.mentions.some((name) => same(name, agent.name))) return 'activation';
+  if (!canSee(agent.name, m)) return 'privacy';
+  if (paused(d, m.author, agent.name)) return 'pair-guard';
+  if (d.state.failed.some((name) => same(name, agent.name))) return 'failed';
+  return busy(d, agent.name) ? 'busy' : undefined;
 }

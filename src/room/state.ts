@@ -114,6 +114,11 @@ export interface Ask {
   readonly audience: readonly string[] | null;
   /** Asked for by an agent on a human's behalf (a request, a resume): that human (rule 17). */
   readonly root?: Root | undefined;
+  /**
+   * The trace of the message that started its chain (W3C traceparent, made by the shell; opaque here): kept in the
+   * state so that a turn taken again after a restart, or on another replica, joins the same trace.
+   */
+  readonly trace?: string | undefined;
   /** Created by an agent's message (observers, awaiting): a human message removes it while queued. */
   readonly fromAgent: boolean;
   /** Made by a message a catch-up fetched: it waits until the catch-up is done. */

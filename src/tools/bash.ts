@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { describeError, SandboxError } from '../errors.js';
+import { timeInTool } from '../trace/tool.js';
 import { defineTool, failed, ok } from './tool.js';
 
 const COMMAND_ERROR = 'the "command" argument is missing or empty';
@@ -22,10 +23,11 @@ export const bashTool = defineTool({
   },
   async run({ command }, context) {
     try {
-      const result = await context.sandbox.exec(context.channelKey, command, {
+      const running = context.sandbox.exec(context.channelKey, command, {
         timeoutMs: context.commandTimeoutMs,
         signal: context.signal,
       });
+      const result = await timeInTool('sandbox', running);
       let output = result.output;
       if (result.timedOut) {
         output += `${output && !output.endsWith('\n') ? '\n' : ''}[ERROR: Command timed out after ${Math.round(context.commandTimeoutMs / 1000)}s]`;

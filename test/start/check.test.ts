@@ -98,7 +98,8 @@ describe('npm start -- --check', () => {
         'DM_POLICY=pair: a first DM gets a code an operator approves with /pair <code>; no OPERATORS set',
       '✓ Discord @data: token accepted (bot user data-bot)',
       '✓ Slack @data: tokens accepted (bot user data in Fake Workspace; Socket Mode)',
-      'All 10 checks passed.',
+      '✓ traces: off (set OTEL_EXPORTER_OTLP_ENDPOINT to export them)',
+      'All 11 checks passed.',
     ]);
     expect(code).toBe(0);
     // Nothing was started: no store, no connection kept.

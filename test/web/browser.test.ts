@@ -204,8 +204,9 @@ describe.runIf(plan.run)('the web room in a browser', { timeout: 120_000 }, () =
     await h.bridge.idle();
     expect(await agentMessages(ana).count()).toBe(0);
     // Why: the message woke @code, and control went back to the humans by /pass.
-    await poll(() => consolePage.locator('#why .reasons').first().innerText()).toContain(
-      'Woke @code (named in the message).\nControl went back to the humans: /pass.',
+    // (and the room's other agents, not named, were not).
+    await poll(() => consolePage.locator('#why .reasons').first().innerText()).toMatch(
+      /Woke @code \(named in the message\)\. Not woken: [^\n]*\(not named\)\.\nControl went back to the humans: \/pass\./,
     );
     await consolePage.screenshot({ path: path.join(ARTIFACTS, 'console.png'), fullPage: true });
   });

@@ -185,18 +185,43 @@ function refusedText(record) {
   return ` Access: ${record.refused.agents.map((a) => `@${a}`).join(', ')} refused (${why}).`;
 }
 
+const SKIPS = {
+  activation: 'not named',
+  privacy: 'cannot see it',
+  access: 'access policy',
+  answered: 'answered already',
+  busy: 'busy',
+  failed: 'failed since the last human message',
+  'pair-guard': 'paused with the author',
+};
+
+/** Who was not woken and why, in words; '' when nobody. */
+function skippedText(record) {
+  if (!record.skipped || record.skipped.length === 0) return '';
+  return ` Not woken: ${record.skipped.map((s) => `@${s.agent} (${SKIPS[s.why] ?? s.why})`).join(', ')}.`;
+}
+
+/** The message's trace id (from its W3C traceparent), to look it up in Jaeger, Tempo or Honeycomb; '' when none. */
+export function traceText(record) {
+  const id = typeof record.trace === 'string' ? record.trace.split('-')[1] : undefined;
+  return id ? ` Trace ${id}.` : '';
+}
+
 /** One record of why, in words. */
 export function whyText(record) {
   switch (record.kind) {
-    case 'routed':
-      return record.woken.length === 0
-        ? `Nobody was woken.${refusedText(record)}`
-        : `Woke ${record.woken
-            .map((entry) => {
-              const [agent, reason] = entry.split(':');
-              return `@${agent} (${REASONS[reason] ?? reason})`;
-            })
-            .join(', ')}.${refusedText(record)}`;
+    case 'routed': {
+      const woke =
+        record.woken.length === 0
+          ? 'Nobody was woken.'
+          : `Woke ${record.woken
+              .map((entry) => {
+                const [agent, reason] = entry.split(':');
+                return `@${agent} (${REASONS[reason] ?? reason})`;
+              })
+              .join(', ')}.`;
+      return `${woke}${refusedText(record)}${skippedText(record)}${traceText(record)}`;
+    }
     case 'passed':
       return `@${record.agent} passed.`;
     case 'failed':

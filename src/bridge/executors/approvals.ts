@@ -13,6 +13,7 @@ import { redact } from '../../secrets.js';
 import { describeLimit, type SpendGate } from '../../spend/limits.js';
 import { formatUsd } from '../../spend/money.js';
 import { refused, type Tool, type ToolResult } from '../../tools/tool.js';
+import { timeInTool } from '../../trace/tool.js';
 import type { RoomHandle } from '../loop/room-handle.js';
 import { actingOutside } from './acting.js';
 
@@ -131,7 +132,7 @@ export class Approvals {
         ...(operatorsOnly ? { operatorsOnly } : {}),
       },
     });
-    const got = await answer;
+    const got = await timeInTool('approval', answer);
     this.waiting.delete(token);
     if (got.approved) this.log.info({ room: where.room.key, agent: where.agent, tool }, 'a call was approved');
     return got;

@@ -14,6 +14,7 @@ import { metrics } from '../../metrics.js';
 import type { PostButton } from '../../ports.js';
 import type { PendingPost } from '../../room/state.js';
 import { redact } from '../../secrets.js';
+import { type PostTrace, tracePost } from '../../trace/post.js';
 import type { Backoff } from '../backoff.js';
 import type { RoomHandle } from '../loop/room-handle.js';
 import type { Previews } from './previews.js';
@@ -113,7 +114,10 @@ export class Poster {
     if (this.stopped || this.posts.has(id)) return;
     const stop = new AbortController();
     this.posts.set(id, { stop });
-    const work = this.post(room, post, resend, stop.signal).finally(() => this.forget(id));
+    const traced = tracePost(room, post);
+    const work = this.post(room, post, resend, stop.signal, traced)
+      .then((outcome) => traced?.end(outcome))
+      .finally(() => this.forget(id));
     const set = this.inFlight.get(room.key) ?? new Set();
     set.add(work);
     this.inFlight.set(room.key, set);
@@ -152,21 +156,28 @@ export class Poster {
     if (set && set.size > 0) await Promise.allSettled([...set]);
   }
 
-  private async post(room: RoomHandle, post: PendingPost, resend: boolean, signal: AbortSignal): Promise<void> {
+  /** Sends the post until it is posted or refused for good; says how it ended (its trace reads it). */
+  private async post(
+    room: RoomHandle,
+    post: PendingPost,
+    resend: boolean,
+    signal: AbortSignal,
+    traced: PostTrace | undefined,
+  ): Promise<string> {
     // The bridge's lines quote what servers said: known secrets never reach the room.
     const text = post.agent === null ? redact(post.text) : post.text;
     let stream = post.ask !== undefined ? this.deps.previews.take(room.key, post.ask) : undefined;
     const platform = room.platform;
     await this.deps.ready;
     for (let tries = 0; ; ) {
-      if (signal.aborted) return;
+      if (signal.aborted) return 'dropped';
       // A room another bridge serves now (this one lost its lease, paused or cut off): its holder posts it.
       if (this.stopped || this.deps.serving?.(room.id) === false) {
         this.deps.log.info(
           { room: room.key, post: post.id, tries },
           'the room is served elsewhere: its post is left to it',
         );
-        return;
+        return 'elsewhere';
       }
       let ids: readonly string[];
       const attempt = tryOf(signal);
@@ -184,17 +195,19 @@ export class Poster {
             );
         ids = posted.messageIds;
       } catch (error) {
-        if (signal.aborted) return;
+        if (signal.aborted) return 'dropped';
         stream = undefined; // a preview that failed to finish: the next try posts the reply whole
         tries += 1;
         if (!retryable(error)) {
           this.deps.log.error({ err: error, room: room.key, agent: post.agent, tries }, 'posting failed');
           metrics.postsRefused.inc({ platform });
           void room.report({ type: 'post-failed', post: post.id, reason: redact(describeError(error)) });
-          return;
+          return 'refused';
         }
-        const wait = Math.max(this.deps.backoff(tries), error instanceof AdapterError ? (error.retryAfterMs ?? 0) : 0);
+        const retryAfter = error instanceof AdapterError ? error.retryAfterMs : undefined;
+        const wait = Math.max(this.deps.backoff(tries), retryAfter ?? 0);
         this.failedTry(room.key, post, tries, error, wait);
+        traced?.retry(tries, wait, retryAfter, redact(describeError(error)));
         metrics.postRetries.inc({ platform });
         await sleep(wait, undefined, { signal }).catch(() => undefined);
         continue;
@@ -204,7 +217,7 @@ export class Poster {
       // Queued for the room now; the echo of the post, which waits for `settled`, comes after it.
       this.remember(room.key, ids);
       void room.report({ type: 'posted', post: post.id, platformIds: ids });
-      return;
+      return 'posted';
     }
   }
 

@@ -24,6 +24,7 @@ import { SpendLimitError, type SpendMeter, SpendNotApproved } from '../../spend/
 import { reachedLimit } from '../../spend/reached.js';
 import type { RoomStore, ToolJournal } from '../../store/port.js';
 import { toolsFor } from '../../tools/registry.js';
+import { type TurnTrace, traceTurn } from '../../trace/turn.js';
 import type { RoomHandle } from '../loop/room-handle.js';
 import type { Approvals } from './approvals.js';
 import { type MessagingDeps, RoomMessaging } from './messaging.js';
@@ -92,15 +93,23 @@ export class Turns {
     };
     this.running.set(key, running);
     metrics.agentTurns.inc({ agent: agent.name });
-    void this.run(room, order, agent, running).then((outcome) => {
-      if (this.running.get(key) === running) this.running.delete(key);
-      // A shutdown cuts the turn: it is taken again after the restart, not reported now.
-      if (this.stopped) return;
-      void room.report({ type: 'answer', ask: order.ask.id, outcome });
-    });
+    void traceTurn(room.key, order, agent, (traced) => this.run(room, order, agent, running, traced)).then(
+      (outcome) => {
+        if (this.running.get(key) === running) this.running.delete(key);
+        // A shutdown cuts the turn: it is taken again after the restart, not reported now.
+        if (this.stopped) return;
+        void room.report({ type: 'answer', ask: order.ask.id, outcome });
+      },
+    );
   }
 
-  private async run(room: RoomHandle, order: TurnOrder, agent: AgentConfig, running: Running): Promise<TurnOutcome> {
+  private async run(
+    room: RoomHandle,
+    order: TurnOrder,
+    agent: AgentConfig,
+    running: Running,
+    traced: TurnTrace | undefined,
+  ): Promise<TurnOutcome> {
     const { deps } = this;
     const { ask } = order;
     const started = Date.now();
@@ -118,6 +127,7 @@ export class Turns {
         .filter(Boolean)
         .join('\n\n');
       const { preview } = running;
+      const show = (text: string) => preview.show(text);
       const place = { room: room.key, audience: ask.audience };
       const mcpTools = (await deps.mcp?.toolsFor(room.key, agent)) ?? [];
       const journaled = journaledTools(
@@ -163,8 +173,11 @@ export class Turns {
           room.adapter.toolRun?.(room.channel, agent.name, run.input, run.output, run.tool);
           deps.services?.recordAction?.(agent.name, place, run);
         },
-        onUsage: (usage) => deps.services?.recordUsage?.(agent.name, room.key, usage),
-        onText: preview.enabled ? (text) => preview.show(text) : undefined,
+        onUsage: (usage) => {
+          traced?.usage(usage);
+          deps.services?.recordUsage?.(agent.name, room.key, usage);
+        },
+        onText: preview.enabled ? (traced?.text(show) ?? show) : undefined,
         log: deps.log,
         maxOutputTokens: agent.maxOutputTokens,
         meter: deps.spend?.forCall(agent, room.key, gate),

@@ -11,6 +11,7 @@ import type { ChatAdapter, CommandEvent } from '../../ports.js';
 import type { ActionResult } from '../../room/effects.js';
 import { redact } from '../../secrets.js';
 import type { WaitingCommand } from '../../store/port.js';
+import { traceField } from '../../trace/context.js';
 import type { Calls } from '../executors/calls.js';
 import { RoomElsewhere, type Rooms } from '../loop/rooms.js';
 import type { HandedAction, Relay } from '../replicas/relay.js';
@@ -195,6 +196,7 @@ export class Commands {
           userId: event.user.id,
           isOperator: event.isOperator,
           ...(event.fromConsole ? { fromConsole: true } : {}),
+          ...traceField(),
         },
       });
       if (taken === 'held') this.deps.calls.answer(id, `/${event.name} waits: ${HELD_COMMAND}`);

@@ -16,6 +16,7 @@ import type { Decision, Effect } from '../../room/effects.js';
 import type { RoomEvent } from '../../room/events.js';
 import type { RoomSetup, RoomState } from '../../room/state.js';
 import type { Fence, NoteRecord, RoomRecord, RoomStore } from '../../store/port.js';
+import { type DecisionTrace, traceDecision } from '../../trace/decision.js';
 import { Pause } from '../backoff.js';
 import type { CatchUpMarks } from '../inbound/catch-up-marks.js';
 import type { RoomHandle, RoomInput } from './room-handle.js';
@@ -178,7 +179,12 @@ export class RoomActor {
     }
   }
 
-  private async take(queued: Queued): Promise<Taken> {
+  /** Decides on the event, commits, hands the effects on: in the event's trace (a span) when it has one. */
+  private take(queued: Queued): Promise<Taken> {
+    return traceDecision(this.key, queued.event, this.current, (traced) => this.decideAndCommit(queued, traced));
+  }
+
+  private async decideAndCommit(queued: Queued, traced: DecisionTrace | undefined): Promise<Taken> {
     // Stamped in place (each queued event is the shell's own fresh object): a copy would cost more than the rest.
     const event = queued.event as RoomEvent & { now: number };
     if (queued.event === null) return 'done';
@@ -195,6 +201,7 @@ export class RoomActor {
       this.deps.log.error({ err: error, room: this.key, event: event.type }, 'the room could not decide on an event');
       return 'done';
     }
+    traced?.decided(decision);
     this.deps.ids.took(decision.requestsOpened);
     const { writes } = decision;
     for (let tries = 1; ; tries++) {
@@ -203,7 +210,8 @@ export class RoomActor {
       const fence = lease?.fence(this.record.id);
       if (lease && !fence) return 'stopped';
       try {
-        result = await this.deps.store.commit(this.record.id, writes, decision.state, fence);
+        const commit = () => this.deps.store.commit(this.record.id, writes, decision.state, fence);
+        result = await (traced ? traced.commit(tries, commit) : commit());
       } catch (error) {
         if (error instanceof LeaseLostError) {
           lease?.forget(this.record.id);
@@ -233,10 +241,9 @@ export class RoomActor {
       this.current = decision.state;
       const id = event.type === 'message' ? event.message.platformIds[0] : undefined;
       if (id !== undefined) this.deps.marks?.stored(this.record, id);
-      this.deps.effects(
-        this.handle,
-        decision.effects.filter((effect) => effect.type !== 'note'),
-      );
+      const effects = decision.effects.filter((effect) => effect.type !== 'note');
+      if (traced) traced.within(() => this.deps.effects(this.handle, effects));
+      else this.deps.effects(this.handle, effects);
       for (const effect of decision.effects) {
         if (effect.type === 'note') this.deps.notes({ id: effect.id, room: effect.room, note: effect.note });
       }

@@ -1,0 +1,13 @@
+/**
+ * Whether a tracer provider is installed (an OTLP endpoint set, or a test's exporter). Every tracing call checks it
+ * first: with tracing off the bridge's cost is this one check, not a no-op span's allocations.
+ */
+let on = false;
+
+export function setTracing(value: boolean): void {
+  on = value;
+}
+
+export function tracingOn(): boolean {
+  return on;
+}
