@@ -3,8 +3,9 @@
  * journal, the typing indicator, the streamed preview — and reports how it ended to the room as an `answer` event. It
  * posts nothing: the room decides what the reply means.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConfig, Config } from '../../config/index.js';
-import { describeError } from '../../errors.js';
+import { describeError, StoreError } from '../../errors.js';
 import { runAgentTurn } from '../../llm/agent-turn.js';
 import { stripSpeakerPrefix } from '../../llm/context.js';
 import type { LlmFactory } from '../../llm/llm-factory.js';
@@ -38,6 +39,21 @@ interface Running {
   readonly agent: string;
   readonly controller: AbortController;
   readonly preview: StreamPreview;
+  /** How many times a store failing for a moment cut this turn (it is taken again, with its journal). */
+  storeRetries: number;
+}
+
+/** A turn cut by a store that failed for a moment is taken again this many times, a little later each time. */
+const STORE_RETRIES = 3;
+const STORE_RETRY_MS = 1000;
+/** Node's codes for a connection lost or refused (a database restarting, a proxy resetting). */
+const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT']);
+
+/** A failure of the store that may pass (a dropped connection): the turn is worth taking again, not failing. */
+function storeHiccup(error: unknown): boolean {
+  if (error instanceof StoreError) return error.retryable;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && TRANSIENT_CODES.has(code);
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -90,6 +106,7 @@ export class Turns {
       agent: agent.name,
       controller: new AbortController(),
       preview: this.deps.previews.open(room.key, order.ask.id, room.adapter, room.channel, agent.name),
+      storeRetries: 0,
     };
     this.running.set(key, running);
     metrics.agentTurns.inc({ agent: agent.name });
@@ -197,6 +214,14 @@ export class Turns {
       if (error instanceof SpendLimitError) {
         deps.log.info({ room: room.key, agent: agent.name, limit: error.reached }, 'turn stopped by a spending limit');
         return { kind: 'over-limit', limit: reachedLimit(error.reached, deps.config.settings.SPEND_TZ ?? 'UTC') };
+      }
+      if (storeHiccup(error) && running.storeRetries < STORE_RETRIES && !this.stopped) {
+        running.storeRetries += 1;
+        deps.log.warn({ err: error, room: room.key, agent: agent.name }, 'a turn was cut by the store; taken again');
+        const wait = STORE_RETRY_MS * running.storeRetries;
+        const waited = await sleep(wait, true, { signal: running.controller.signal }).catch(() => false);
+        if (!waited) return { kind: 'stopped' };
+        return this.run(room, { ...order, again: true }, agent, running, traced);
       }
       deps.log.error({ err: error, room: room.key, agent: agent.name, ms: Date.now() - started }, 'agent turn failed');
       return { kind: 'failed', reason: redact(describeError(error)) };
