@@ -15,7 +15,7 @@ const PAGE = 30;
 
 const commandBody = z.object({
   room: z.string().min(3).max(300),
-  name: z.enum(['pass', 'reset', 'privacy', 'status']),
+  name: z.enum(['pass', 'reset', 'privacy', 'status', 'approve', 'deny', 'pair']),
   args: z.string().max(100).default(''),
 });
 
@@ -61,7 +61,7 @@ export class OpsApi {
       try {
         body = commandBody.parse(JSON.parse((await readBody(request, 4096)).toString('utf8')));
       } catch {
-        refuse(response, 400, 'expected { room, name: pass | reset | privacy | status, args }');
+        refuse(response, 400, 'expected { room, name: pass | reset | privacy | status | approve | deny | pair, args }');
         return true;
       }
       const at = body.room.indexOf(':');

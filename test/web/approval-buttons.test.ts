@@ -108,4 +108,42 @@ describe.runIf(plan.run)('approval buttons in the web room', { timeout: 120_000 
     expect(await ben.locator('#messages .card-actions').count()).toBe(0);
     expect(await ana.locator('#messages .msg.human button').count()).toBe(0);
   });
+
+  it('lets an operator answer a card and pair a DM from the operator console', async () => {
+    h = await startWebHarness({
+      agents: [
+        {
+          name: 'code',
+          tools: ['bash'],
+          approvals: { modes: new Map([['bash', 'ask']]), bashAllow: [], bashDeny: [] },
+        },
+      ],
+    });
+    h.sandbox.onExec((_room, command) => ({ output: `ran ${command}`, exitCode: 0 }));
+    h.llm.respond((request) => {
+      const result = lastTool(request);
+      if (result !== undefined) return { content: `result: ${result.replace(/\s+/g, ' ').trim()}` };
+      return { toolCalls: [{ name: 'bash', arguments: { command: 'make deploy' } }] };
+    });
+    const ana = await signedIn('ana');
+    await ana.locator('#box').fill('@code deploy');
+    await ana.locator('#box').press('Enter');
+    await card(ana).waitFor();
+
+    const context = await browser.newContext({ viewport: { width: 1300, height: 900 } });
+    contexts.push(context);
+    const ops = await context.newPage();
+    await ops.goto(await h.invite('olga', { operator: true }));
+    await ops.getByRole('button', { name: 'Sign in as olga' }).click();
+    await ops.goto(`${h.url}/ops`);
+    await ops.getByRole('button', { name: 'Approve A1' }).click();
+    await poll(() => ops.locator('#answer').innerText()).toBe('web:general: A1 approved.');
+    await poll(() => ana.locator('#messages .msg.agent', { hasText: 'result: ran make deploy' }).count()).toBe(1);
+    expect(h.sandbox.calls.map((c) => c.command)).toEqual(['make deploy']);
+    await ops.getByRole('button', { name: 'Codes waiting' }).click();
+    await poll(() => ops.locator('#answer').innerText()).toMatch(/No pairing codes are waiting\./);
+    await ops.getByLabel('Pairing code of a direct message').fill('ABCD-2345');
+    await ops.getByRole('button', { name: 'Approve the code' }).click();
+    await poll(() => ops.locator('#answer').innerText()).toMatch(/No code ABCD-2345 is waiting/);
+  });
 });

@@ -56,6 +56,13 @@ function roomRow(room, online) {
   ];
   const why = el('button', { attrs: { type: 'button', 'aria-describedby': id } }, ['Why…']);
   why.addEventListener('click', () => void showWhy(room.key, true));
+  // An operator answers a waiting card from here as from the room (rule 17: operators may answer every card).
+  const cards = (room.approvals ?? [])
+    .filter((card) => card.status === 'waiting')
+    .flatMap((card) => [
+      actionButton(`Approve ${card.id}`, room.key, 'approve', card.id, id),
+      actionButton(`Deny ${card.id}`, room.key, 'deny', card.id, id),
+    ]);
   return el('tr', { attrs: { 'data-room': room.key } }, [
     el('th', { attrs: { scope: 'row', id } }, [
       room.key,
@@ -71,6 +78,7 @@ function roomRow(room, online) {
     ]),
     el('td', {}, [
       el('div', { className: 'buttons' }, [
+        ...cards,
         actionButton('Pass', room.key, 'pass', '', id),
         actionButton('Reset', room.key, 'reset', '', id),
         actionButton(
@@ -149,6 +157,7 @@ async function refresh() {
     $('usage-table').tBodies[0].replaceChildren(...view.agents.map(usageRow));
     $('bridge-spend').textContent = view.spend ? `The bridge today: ${spendText(view.spend)}.` : '';
     $('access').textContent = view.access ?? '';
+    pairRoom = view.rooms[0]?.key ?? pairRoom;
     const select = $('why-room');
     const keys = view.rooms.map((room) => room.key);
     if ([...select.options].map((o) => o.value).join() !== keys.join()) {
@@ -275,6 +284,15 @@ $('why-older').addEventListener('click', async () => {
   whyOlder = page.older;
   $('why-older').hidden = whyOlder === null;
 });
+
+/** /pair from the console: any room carries it (pairing codes are the bridge's, not a room's). */
+let pairRoom = '';
+$('pair-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const code = $('pair-code').value.trim();
+  if (code && pairRoom) void command(pairRoom, 'pair', code).then(() => ($('pair-code').value = ''));
+});
+$('pair-list').addEventListener('click', () => pairRoom && void command(pairRoom, 'pair', ''));
 
 await refresh();
 setInterval(() => void refresh(), REFRESH_MS);
