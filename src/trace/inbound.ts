@@ -17,6 +17,8 @@ interface Arrival {
   readonly author: { readonly kind: string; readonly name: string };
   readonly text?: string | undefined;
   readonly trace?: string | undefined;
+  /** Set for an edit of an earlier message. */
+  readonly edit?: unknown;
 }
 
 /**
@@ -40,6 +42,7 @@ export function traceInbound<E extends Arrival, T>(
       [`${RT}.author`]: event.author.name,
       ...(event.messageId !== undefined ? { [ATTR_MESSAGING_MESSAGE_ID]: event.messageId } : {}),
       ...(from ? { [`${RT}.from`]: from } : {}),
+      ...(event.edit ? { [`${RT}.edit`]: true } : {}),
       ...(text !== undefined ? { [`${RT}.text`]: text } : {}),
     },
     event,
@@ -74,7 +77,7 @@ export function traceCommand<
 
 async function traced<E extends { readonly trace?: string | undefined }, T>(
   name: string,
-  attributes: Record<string, string>,
+  attributes: Record<string, string | boolean>,
   event: E,
   run: (event: E) => Promise<T>,
 ): Promise<T> {

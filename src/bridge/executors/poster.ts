@@ -114,7 +114,7 @@ export class Poster {
     if (this.stopped || this.posts.has(id)) return;
     const stop = new AbortController();
     this.posts.set(id, { stop });
-    const traced = tracePost(room, post);
+    const traced = tracePost(room, post, resend);
     const work = this.post(room, post, resend, stop.signal, traced)
       .then((outcome) => traced?.end(outcome))
       .finally(() => this.forget(id));

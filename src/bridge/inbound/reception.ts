@@ -151,6 +151,7 @@ export class Reception {
           originalAt: event.edit.originalAt,
           at,
           addressedBefore: before,
+          ...(event.trace !== undefined ? { trace: event.trace } : {}),
         },
       });
       if (taken === 'refused') this.lost(actor.key, event);
