@@ -6,12 +6,14 @@ import { context, type Span, SpanKind, SpanStatusCode, trace } from '@openteleme
 import type { PendingPost } from '../room/state.js';
 import { turnContext } from './book.js';
 import { contentOf } from './content.js';
-import { contextOf } from './context.js';
+import { contextOf, logFieldsOf } from './context.js';
 import { RT, tracer } from './names.js';
 import { tracingOn } from './switch.js';
 
 /** What the poster tells the span (nothing, cheaply, when there is none). */
 export interface PostTrace {
+  /** The ids the post's log lines carry (bound to a logger). */
+  readonly logFields: Record<string, string>;
   /** A try failed: how many so far, the wait before the next one, and the platform's Retry-After (ms) if it gave one. */
   retry(tries: number, waitMs: number, retryAfterMs: number | undefined, reason: string): void;
   /** How it ended: posted, refused (for good), dropped by an operator, left to another bridge, or stopped. */
@@ -56,6 +58,7 @@ export function tracePost(
   let waited = 0;
   let retryAfter = 0;
   return {
+    logFields: logFieldsOf(span.spanContext()),
     retry: (tries, waitMs, retryAfterMs, reason) => {
       retries = tries;
       waited += waitMs;
