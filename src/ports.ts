@@ -12,6 +12,8 @@ export type { AuthorKind };
 export interface Inbound {
   /** Platform name: `console`, `discord`, `slack`, `web`. */
   readonly platform: string;
+  /** The W3C traceparent of the message's trace, set by the bridge when tracing is on (adapters leave it unset). */
+  readonly trace?: string | undefined;
   /**
    * The room inside the platform: a channel id, a DM channel id, or a Slack
    * `channel/thread_ts`. Together with `platform` it names one conversation.
@@ -92,6 +94,8 @@ export const ROOM_COMMANDS: readonly CommandName[] = COMMAND_NAMES.filter((name)
  */
 export interface CommandEvent {
   readonly platform: string;
+  /** The W3C traceparent of the command's trace, set by the bridge when tracing is on (adapters leave it unset). */
+  readonly trace?: string | undefined;
   readonly channel: string;
   readonly name: CommandName;
   /** Whatever followed the command name, trimmed (e.g. an agent name). */

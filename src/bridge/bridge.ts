@@ -284,8 +284,8 @@ export function createBridge(options: BridgeOptions): Bridge {
 
   const sink: AdapterSink = {
     // Every platform's messages and commands pass here: each human message and command opens its trace.
-    receive: (input) => traceInbound(input, () => reception.receipt(input)),
-    command: (event) => traceCommand(event, () => commands.receive(event)),
+    receive: (input) => traceInbound(input, (traced) => reception.receipt(traced)),
+    command: (event) => traceCommand(event, (traced) => commands.receive(traced)),
     settled: async (platform, channel) => {
       const actor = await rooms.byKey(`${platform}:${channel}`);
       await actor?.idle();
@@ -304,7 +304,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       if (actor) embedding?.wake();
       return actor;
     },
-    receive: (event) => traceInbound(event, () => reception.receive(event), 'handover'),
+    receive: (event) => traceInbound(event, (traced) => reception.receive(traced), 'handover'),
     caughtUp: (room) => rooms.caughtUp(room),
     abandoned: () => spend.settleDead(),
     commands: () => commands.takeWaiting(),

@@ -1,3 +1,4 @@
+import type { Context } from '@opentelemetry/api';
 import { KNOWN_TOOLS } from '../config/index.js';
 import { describeError, LlmError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -34,6 +35,8 @@ export interface TurnInput {
   readonly maxOutputTokens?: number | undefined;
   /** Spending limits: each call is held before it is made. */
   readonly meter?: CallMeter | undefined;
+  /** The turn's span, when it is traced: the prompt and the tool runs go on it and below it. */
+  readonly trace?: Context | undefined;
 }
 
 export interface TurnOutput {
@@ -138,7 +141,7 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
   const messages = [...input.messages];
   const toolRuns: ToolRun[] = [];
   const definitions = input.tools.map((tool) => tool.definition);
-  tracePrompt(input.messages);
+  tracePrompt(input.messages, input.trace);
   for (let round = 0; ; round++) {
     input.toolContext.signal.throwIfAborted();
     input.budget?.fit(messages);
@@ -189,7 +192,10 @@ export async function runAgentTurn(input: TurnInput): Promise<TurnOutput> {
     let endTurn = false;
     for (const call of response.toolCalls) {
       input.toolContext.signal.throwIfAborted(); // /pass stops a batch of tool calls between two of them
-      const result = await traceTool(call.name, () => runTool(input, call));
+      const result = await traceTool(call.name, () => runTool(input, call), input.trace, {
+        room: input.toolContext.channelKey,
+        agent: input.toolContext.agent,
+      });
       const run: ToolRun = { tool: call.name, input: result.input, output: result.output };
       toolRuns.push(run);
       metrics.toolRuns.inc({ agent: input.toolContext.agent, tool: toolLabel(run.tool) });

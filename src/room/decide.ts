@@ -145,10 +145,17 @@ function edit(d: Draft, e: Edit): void {
       questions: [{ human: facts.author, seq: facts.seq, id: e.authorId }],
       audience: facts.audience,
       fromAgent: false,
+      trace: e.trace,
     });
     if (dropped) drops = joinDrops(drops, [dropped]);
   }
-  d.record({ kind: 'routed', seq: facts.seq, author: facts.author, woken: asked });
+  d.record({
+    kind: 'routed',
+    seq: facts.seq,
+    author: facts.author,
+    woken: asked,
+    ...(e.trace !== undefined ? { trace: e.trace } : {}),
+  });
   tellDropped(d, drops, 'Too many questions waiting');
 }
 
@@ -228,6 +235,7 @@ function action(d: Draft, a: Action): void {
     text: a.text,
     purpose: 'action',
     call: a.call,
+    ...(a.from.trace !== undefined ? { trace: a.from.trace } : {}),
     requests: [],
     ...(awaited.length > 0
       ? {

@@ -93,6 +93,8 @@ export interface Edit {
   readonly mayWake?: readonly string[] | undefined;
   /** As a message's: why the others may not be woken (the person, or the channel). */
   readonly refused?: 'user' | 'channel' | undefined;
+  /** The trace the shell opened for it (W3C traceparent; opaque here): kept with the asks it makes. */
+  readonly trace?: string | undefined;
 }
 
 /** How one agent's turn ended, as the turn runner reports it. */

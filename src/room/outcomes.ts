@@ -149,6 +149,7 @@ function post(
     text,
     ...(toolRuns && toolRuns.length > 0 ? { toolRuns } : {}),
     ask: ask.id,
+    ...(ask.trace !== undefined ? { trace: ask.trace } : {}),
     purpose: 'reply',
     // A world pass and a reply cut by the tool-round limit ask nobody: control goes to the humans right after.
     ...(after !== 'route' ? { requests: [] } : {}),

@@ -176,6 +176,8 @@ export interface PendingPost {
   readonly toolRuns?: readonly ToolRun[] | undefined;
   /** The ask whose reply it is; the action call it answers. */
   readonly ask?: number | undefined;
+  /** The trace of the message that started its chain (opaque here): a post re-sent after a restart joins it. */
+  readonly trace?: string | undefined;
   readonly call?: string | undefined;
   readonly purpose: 'reply' | 'action' | 'line';
   /** An approval card's line (rule 17): posted with its answers as buttons where the platform has them. */

@@ -27,7 +27,7 @@ export const bashTool = defineTool({
         timeoutMs: context.commandTimeoutMs,
         signal: context.signal,
       });
-      const result = await timeInTool('sandbox', running);
+      const result = await timeInTool('sandbox', running, { room: context.channelKey, agent: context.agent });
       let output = result.output;
       if (result.timedOut) {
         output += `${output && !output.endsWith('\n') ? '\n' : ''}[ERROR: Command timed out after ${Math.round(context.commandTimeoutMs / 1000)}s]`;

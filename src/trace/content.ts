@@ -1,5 +1,5 @@
 /** What a span may say of content (TRACE_CONTENT=on only), redacted like the log and bounded in size. */
-import { trace } from '@opentelemetry/api';
+import { type Context, trace } from '@opentelemetry/api';
 import { redact } from '../secrets.js';
 
 let content = false;
@@ -23,10 +23,10 @@ export function contentOf(text: string | undefined): string | undefined {
   return clean.length > MAX_CHARS ? `${clean.slice(0, MAX_CHARS)}… (${clean.length} characters)` : clean;
 }
 
-/** The prompt of a turn's model call, on the active span (the turn's), when content is traced. */
-export function tracePrompt(messages: readonly unknown[]): void {
-  if (!tracesContent()) return;
-  const span = trace.getActiveSpan();
+/** The prompt of a turn's model call, on the turn's span (`turn`: its context), when content is traced. */
+export function tracePrompt(messages: readonly unknown[], turn: Context | undefined): void {
+  if (!tracesContent() || turn === undefined) return;
+  const span = trace.getSpan(turn);
   const text = span?.isRecording() ? contentOf(JSON.stringify(messages)) : undefined;
   if (span && text !== undefined) span.setAttribute('gen_ai.input.messages', text);
 }

@@ -2,7 +2,7 @@
  * A trace's context as the room keeps it: a W3C `traceparent` string, stored with the message's asks and requests
  * (room state, so it survives a restart and a move to another replica). The room reads nothing in it.
  */
-import { type Context, context, ROOT_CONTEXT, type SpanContext, trace } from '@opentelemetry/api';
+import { type Context, ROOT_CONTEXT, type SpanContext, trace } from '@opentelemetry/api';
 import { tracingOn } from './switch.js';
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
@@ -28,20 +28,10 @@ export function contextOf(traceparent: string | undefined): Context {
   return span ? trace.setSpanContext(ROOT_CONTEXT, span) : ROOT_CONTEXT;
 }
 
-/** The traceparent of the span active now, when it records (else none: tracing is off, or not sampled). */
-export function activeTraceparent(): string | undefined {
-  if (!tracingOn()) return undefined;
-  const span = trace.getActiveSpan();
-  return span?.isRecording() ? traceparentOf(span.spanContext()) : undefined;
-}
-
-/** `{ trace }` for an event the room keeps, when a span records now; `{}` otherwise (tracing off costs a lookup). */
-export function traceField(): { trace?: string } {
-  const traceparent = activeTraceparent();
-  return traceparent === undefined ? {} : { trace: traceparent };
-}
-
-/** The ids a log line carries, so that it leads to its trace (pino's `mixin`); none outside a recorded span. */
+/**
+ * The ids a log line carries, so that it leads to its trace (pino's `mixin`): those of the span active now, which is
+ * one only in a traced step's synchronous part (the turn's lines get theirs from the turn's logger, `logFieldsOf`).
+ */
 export function logTraceFields(): Record<string, string> {
   // A fresh object each time: pino merges the line's own fields into what the mixin returns.
   if (!tracingOn()) return {};
@@ -51,7 +41,7 @@ export function logTraceFields(): Record<string, string> {
   return trace.isSpanContextValid(span.spanContext()) ? { trace_id: traceId, span_id: spanId } : {};
 }
 
-/** Runs `fn` with `parent` as the active context (its log lines and the spans it starts join that trace). */
-export function within<T>(parent: Context, fn: () => T): T {
-  return context.with(parent, fn);
+/** The ids a span's log lines carry, bound to a logger (`log.child`) that goes with the span's work. */
+export function logFieldsOf(span: SpanContext): Record<string, string> {
+  return { trace_id: span.traceId, span_id: span.spanId };
 }

@@ -27,6 +27,10 @@ export function traceOfEvent(event: Input, state: RoomState): string | undefined
       return event.message.trace;
     case 'command':
       return event.command.trace;
+    case 'edit':
+      return event.edit.trace;
+    case 'deadline':
+      return state.requests.find((r) => r.id === event.request)?.opener.trace;
     case 'answer':
       return askOf(state, event.ask)?.trace;
     case 'batch':
@@ -67,8 +71,11 @@ export async function traceDecision<T>(
   if (!tracingOn()) return take(undefined);
   const parent = event ? traceOfEvent(event, state) : undefined;
   if (parent === undefined || event === null) return take(undefined);
-  const attributes = { [`${RT}.room`]: room, [`${RT}.event`]: event.type };
-  const own = event.type === 'message' || event.type === 'command';
+  const attributes: Record<string, string | number> = { [`${RT}.room`]: room, [`${RT}.event`]: event.type };
+  if (event.type === 'deadline') attributes[`${RT}.request.id`] = event.request;
+  // A message's, a command's, an edit's decision is a span of its own, and so is a deadline firing (they are rare).
+  const own =
+    event.type === 'message' || event.type === 'command' || event.type === 'edit' || event.type === 'deadline';
   // An outcome's decision (a turn's answer, a post's) is a span only when it recorded why (fewer spans per message).
   if (!own) return lazyDecision(contextOf(parent), attributes, take);
   const span = tracer().startSpan('decide', { attributes }, contextOf(parent));
@@ -89,7 +96,7 @@ export async function traceDecision<T>(
 /** The decision on an outcome: its span made once `decide` recorded something, backdated to the decision's start. */
 async function lazyDecision<T>(
   parent: Context,
-  attributes: Record<string, string>,
+  attributes: Record<string, string | number>,
   take: (traced: DecisionTrace | undefined) => Promise<T>,
 ): Promise<T> {
   const started = Date.now();

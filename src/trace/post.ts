@@ -6,21 +6,34 @@ import { context, type Span, SpanKind, SpanStatusCode, trace } from '@openteleme
 import type { PendingPost } from '../room/state.js';
 import { turnContext } from './book.js';
 import { contentOf } from './content.js';
+import { contextOf, logFieldsOf } from './context.js';
 import { RT, tracer } from './names.js';
 import { tracingOn } from './switch.js';
 
 /** What the poster tells the span (nothing, cheaply, when there is none). */
 export interface PostTrace {
+  /** The ids the post's log lines carry (bound to a logger). */
+  readonly logFields: Record<string, string>;
   /** A try failed: how many so far, the wait before the next one, and the platform's Retry-After (ms) if it gave one. */
   retry(tries: number, waitMs: number, retryAfterMs: number | undefined, reason: string): void;
   /** How it ended: posted, refused (for good), dropped by an operator, left to another bridge, or stopped. */
   end(outcome: string): void;
 }
 
-export function tracePost(room: { key: string; platform: string }, post: PendingPost): PostTrace | undefined {
+/**
+ * The post's span. `resend`: sent again from the outbox after a restart (the turn's span is gone with the process:
+ * it joins its message's trace through the trace the post was written with).
+ */
+export function tracePost(
+  room: { key: string; platform: string },
+  post: PendingPost,
+  resend = false,
+): PostTrace | undefined {
   if (!tracingOn()) return undefined;
-  // The turn's span has ended by now (a child may outlive its parent); without one, the decision that sent it.
-  const parent = turnContext(room.key, post.ask) ?? context.active();
+  // The turn's span has ended by now (a child may outlive its parent); without one, the decision that sent it, or
+  // the message's trace as the post keeps it.
+  const active = context.active();
+  const parent = turnContext(room.key, post.ask) ?? (trace.getSpanContext(active) ? active : contextOf(post.trace));
   if (!trace.getSpanContext(parent)) return undefined;
   const text = contentOf(post.text);
   const span: Span = tracer().startSpan(
@@ -34,15 +47,18 @@ export function tracePost(room: { key: string; platform: string }, post: Pending
         [`${RT}.purpose`]: post.purpose,
         [`${RT}.agent`]: post.agent ?? 'bridge',
         ...(text !== undefined ? { [`${RT}.text`]: text } : {}),
+        ...(resend ? { [`${RT}.resent`]: true } : {}),
       },
     },
     parent,
   );
   if (!span.isRecording()) return undefined;
+  if (resend) span.addEvent(`${RT}.resent`, { [`${RT}.note`]: 'sent again from the outbox after a restart' });
   let retries = 0;
   let waited = 0;
   let retryAfter = 0;
   return {
+    logFields: logFieldsOf(span.spanContext()),
     retry: (tries, waitMs, retryAfterMs, reason) => {
       retries = tries;
       waited += waitMs;

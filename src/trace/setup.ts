@@ -4,7 +4,7 @@
  * nothing is installed: the API's no-op tracer makes every span a non-recording one, and the bridge skips whatever it
  * would only compute for a recording span.
  */
-import { DiagLogLevel, diag, trace } from '@opentelemetry/api';
+import { context, DiagLogLevel, diag, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -13,6 +13,7 @@ import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Logger } from 'pino';
 import { setTraceContent } from './content.js';
 import { setTracing } from './switch.js';
+import { SyncContextManager } from './sync-context.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -69,7 +70,8 @@ export function startTracing(env: Env, options: { content: boolean; log: Logger 
       .merge(detectResources({ detectors: [envDetector] })),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
-  provider.register();
+  // Not the SDK's AsyncLocalStorage context manager: the bridge carries its traces explicitly (see sync-context.ts).
+  provider.register({ contextManager: new SyncContextManager() });
   setTracing(true);
   log.info({ target }, 'traces are exported');
   return { target, shutdown: () => flushWithin(provider, SHUTDOWN_BOUND_MS, log) };
@@ -82,6 +84,7 @@ async function flushWithin(provider: NodeTracerProvider, bound: number, log: Log
     timer = setTimeout(() => resolve('late'), bound);
   });
   setTracing(false);
+  context.disable();
   try {
     const ended = await Promise.race([provider.shutdown().then(() => 'sent' as const), late]);
     if (ended === 'late') log.warn({ boundMs: bound }, 'traces: the last spans were not all sent in time');
@@ -98,11 +101,12 @@ async function flushWithin(provider: NodeTracerProvider, bound: number, log: Log
  */
 export function useTracerProvider(provider: NodeTracerProvider, options: { content?: boolean } = {}): () => void {
   setTraceContent(options.content === true);
-  provider.register();
+  provider.register({ contextManager: new SyncContextManager() });
   setTracing(true);
   return () => {
     setTraceContent(false);
     setTracing(false);
     trace.disable();
+    context.disable();
   };
 }

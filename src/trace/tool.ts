@@ -3,7 +3,7 @@
  * time its sandbox command took and the time it waited for an approval; its input and output only with
  * TRACE_CONTENT=on.
  */
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { contentOf } from './content.js';
 import { GEN_AI, RT, tracer } from './names.js';
 import { tracingOn } from './switch.js';
@@ -15,22 +15,38 @@ interface ToolResult {
   readonly input: string;
 }
 
-/** Sandbox and approval time measured inside a tool run, by its span. */
-const waits = new WeakMap<object, { sandbox: number; approval: number }>();
+/** Whose tool run it is: a turn runs its tool calls one after another, and one turn per agent runs in a room. */
+interface Runner {
+  readonly room: string;
+  readonly agent: string;
+}
 
-/** One tool call of a turn, as a child span of the turn (`execute_tool <name>`). */
-export async function traceTool<R extends ToolResult>(name: string, run: () => Promise<R>): Promise<R> {
-  if (!tracingOn()) return run();
-  const parent = trace.getActiveSpan();
-  if (!parent?.isRecording()) return run();
-  const span = tracer().startSpan(`execute_tool ${name}`, {
-    kind: SpanKind.INTERNAL,
-    attributes: { [GEN_AI.operation]: 'execute_tool', [GEN_AI.toolName]: name },
-  });
+/** Sandbox and approval time measured inside the tool run under way, by its runner. */
+const waits = new Map<string, { sandbox: number; approval: number }>();
+const keyOf = (runner: Runner) => `${runner.room}\n${runner.agent}`;
+
+/**
+ * One tool call of a turn, as a child span of the turn (`execute_tool <name>`). `turn`: the turn's span as a parent
+ * (none: the turn is not traced).
+ */
+export async function traceTool<R extends ToolResult>(
+  name: string,
+  run: () => Promise<R>,
+  turn: Context | undefined,
+  runner: Runner,
+): Promise<R> {
+  if (!tracingOn() || turn === undefined) return run();
+  if (!trace.getSpan(turn)?.isRecording()) return run();
+  const span = tracer().startSpan(
+    `execute_tool ${name}`,
+    { kind: SpanKind.INTERNAL, attributes: { [GEN_AI.operation]: 'execute_tool', [GEN_AI.toolName]: name } },
+    turn,
+  );
   const timing = { sandbox: 0, approval: 0 };
-  waits.set(span, timing);
+  const key = keyOf(runner);
+  waits.set(key, timing);
   try {
-    const result = await context.with(trace.setSpan(context.active(), span), run);
+    const result = await run();
     const exit = /\[exit code: (\d+)\]$/.exec(result.output)?.[1];
     const input = contentOf(result.input);
     const output = contentOf(result.output);
@@ -48,15 +64,15 @@ export async function traceTool<R extends ToolResult>(name: string, run: () => P
     if (result.status !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: result.status });
     return result;
   } finally {
+    if (waits.get(key) === timing) waits.delete(key);
     span.end();
   }
 }
 
-/** Times `work` (a sandbox command, an approval wait) into the tool run under way, when one is traced. */
-export async function timeInTool<T>(kind: 'sandbox' | 'approval', work: Promise<T>): Promise<T> {
+/** Times `work` (a sandbox command, an approval wait) into the runner's tool run under way, when one is traced. */
+export async function timeInTool<T>(kind: 'sandbox' | 'approval', work: Promise<T>, runner: Runner): Promise<T> {
   if (!tracingOn()) return work;
-  const span = trace.getActiveSpan();
-  const timing = span ? waits.get(span) : undefined;
+  const timing = waits.get(keyOf(runner));
   if (!timing) return work;
   const started = performance.now();
   try {

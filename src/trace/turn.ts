@@ -5,7 +5,7 @@
  * asked for by a request, a resume or a private chat request also links to that message's span. A turn taken again
  * after a restart says so. Tool runs hang below it, and so do its posts.
  */
-import { type Context, context, type Link, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Context, type Link, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { LlmUsage } from '../llm/usage.js';
 import { estimateCost } from '../llm/usage-report.js';
 import type { TurnOrder } from '../room/effects.js';
@@ -14,7 +14,7 @@ import { classifyReply } from '../room/text/replies.js';
 import { ATTR_SERVER_ADDRESS } from './attributes.js';
 import { keepTurn } from './book.js';
 import { contentOf } from './content.js';
-import { contextOf, spanContextOf } from './context.js';
+import { contextOf, logFieldsOf, spanContextOf } from './context.js';
 import { GEN_AI, RT, tracer } from './names.js';
 import { tracingOn } from './switch.js';
 
@@ -27,6 +27,10 @@ interface Agent {
 
 /** What a turn's code tells its span while it runs (nothing, cheaply, when there is no span). */
 export interface TurnTrace {
+  /** The turn's span as a parent: its tool runs hang below it (carried explicitly, not as the active context). */
+  readonly context: Context;
+  /** The ids the turn's log lines carry (bound to its logger). */
+  readonly logFields: Record<string, string>;
   usage(usage: LlmUsage): void;
   /** Wraps a streamed-text callback: its first call is the time to first token. */
   text(show: (text: string) => void): (text: string) => void;
@@ -77,12 +81,14 @@ export async function traceTurn(
   );
   if (!span.isRecording()) return run(undefined);
   if (order.again) span.addEvent(`${RT}.resumed`, { [`${RT}.note`]: 'taken again after a restart or a move' });
-  const active: Context = trace.setSpan(context.active(), span);
+  const active: Context = trace.setSpan(ROOT_CONTEXT, span);
   keepTurn(room, ask.id, span.spanContext());
   const started = performance.now();
   let first: number | undefined;
   const used = { input: 0, cached: 0, output: 0, calls: 0 };
   const traced: TurnTrace = {
+    context: active,
+    logFields: logFieldsOf(span.spanContext()),
     usage: (u) => {
       used.input += u.input;
       used.cached += u.cached;
@@ -95,7 +101,7 @@ export async function traceTurn(
     },
   };
   try {
-    const outcome = await context.with(active, () => run(traced));
+    const outcome = await run(traced);
     span.setAttributes({
       [GEN_AI.inputTokens]: used.input,
       [GEN_AI.cachedTokens]: used.cached,

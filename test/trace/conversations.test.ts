@@ -204,7 +204,12 @@ describe('a traced conversation', () => {
   it(
     'counts a failed post tried again, with the wait before the next try',
     async () => {
-      h = await startDiscordHarness({ agents: [{ name: 'pm', activation: 'mention' }], backoff: () => 30 });
+      const file = path.join(mkdtempSync(path.join(tmpdir(), 'rt-trace-log-')), 'bridge.log');
+      h = await startDiscordHarness({
+        agents: [{ name: 'pm', activation: 'mention' }],
+        backoff: () => 30,
+        logger: createLogger({ level: 'debug', file, format: 'json' }),
+      });
       h.llm.respond(() => ({ content: 'Posted in the end.' }));
       // discord.js tries a request 4 times on a 5xx: 4 failures make one failed post, which the bridge tries again.
       h.discord.failRequests({ method: 'POST', path: '/messages', count: 4, status: 503 });
@@ -221,6 +226,13 @@ describe('a traced conversation', () => {
       expect(Number(attr(post, 'roundtable.retry_wait_ms'))).toBeGreaterThanOrEqual(30);
       expect(post?.events.filter((e) => e.name === 'roundtable.retry')).toHaveLength(1);
       expect(post && traceOf(post)).toBe(traceOf(rootOf(asked.id)));
+      // The failed try's log line leads to the post's span.
+      const failed = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { msg: string; trace_id?: string; span_id?: string })
+        .find((line) => line.msg.startsWith('posting failed'));
+      expect(failed).toMatchObject({ trace_id: post && traceOf(post), span_id: post?.spanContext().spanId });
     },
     LONG,
   );

@@ -50,4 +50,32 @@ describe('a trace across a restart', () => {
     expect(again?.events.map((e) => e.name)).toContain('roundtable.resumed');
     expect(attr(again, 'roundtable.outcome')).toBe('reply');
   }, 60_000);
+
+  it('puts a post re-sent after a crash in the trace of its message, marked re-sent', async () => {
+    h = await startCrashHarness({ agents: [{ name: 'code' }] });
+    h.llm.respond(() => ({ content: 'Posted twice?' }));
+    let crashed = false;
+    h.platform.crashOnPost = () => {
+      if (crashed) return false;
+      crashed = true;
+      return true; // the reply is created on the platform, then the bridge dies before hearing back
+    };
+    await h.platform.say('@code hello?');
+    await until(() => crashed);
+    const [root] = spans.named('message');
+    expect(root).toBeDefined();
+    await h.restart();
+    await h.bridge.idle();
+    await vi.waitFor(
+      () => expect(spans.named('post').filter((s) => attr(s, 'roundtable.resent') === true)).toHaveLength(1),
+      {
+        timeout: 30_000,
+        interval: 20,
+      },
+    );
+    const [resent] = spans.named('post').filter((s) => attr(s, 'roundtable.resent') === true);
+    expect(resent && traceOf(resent)).toBe(root && traceOf(root));
+    expect(resent?.events.map((e) => e.name)).toContain('roundtable.resent');
+    expect(h.platform.posts()).toHaveLength(1);
+  }, 60_000);
 });

@@ -132,7 +132,7 @@ export class Approvals {
         ...(operatorsOnly ? { operatorsOnly } : {}),
       },
     });
-    const got = await timeInTool('approval', answer);
+    const got = await timeInTool('approval', answer, { room: where.room.key, agent: where.agent });
     this.waiting.delete(token);
     if (got.approved) this.log.info({ room: where.room.key, agent: where.agent, tool }, 'a call was approved');
     return got;

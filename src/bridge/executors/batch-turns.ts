@@ -16,6 +16,7 @@ import type { BatchAnswer } from '../../room/events.js';
 import { visibleTo } from '../../room/privacy.js';
 import type { SpendMeter } from '../../spend/meter.js';
 import type { RoomStore } from '../../store/port.js';
+import { traceBatch } from '../../trace/batch.js';
 import type { RoomHandle } from '../loop/room-handle.js';
 import { BatchQueue, type QueuedTurn } from './batch-queue.js';
 import type { PrivateChats } from './private-chats.js';
@@ -24,6 +25,8 @@ interface Queued extends QueuedTurn {
   readonly room: RoomHandle;
   readonly agent: AgentConfig;
   readonly ask: number;
+  /** The trace its ask carries (the message that woke it). */
+  readonly trace?: string | undefined;
   readonly transcript: string;
   readonly seats: readonly BatchSeat[];
   readonly segment: BatchAgent;
@@ -110,7 +113,7 @@ export class BatchTurns {
   ): Promise<void> {
     const members = orders.flatMap((order) => {
       const agent = this.deps.agents.find((a) => same(a.name, order.ask.agent));
-      return agent ? [{ agent, ask: order.ask.id }] : [];
+      return agent ? [{ agent, ask: order.ask.id, trace: order.ask.trace }] : [];
     });
     for (const order of orders) if (!members.some((m) => m.ask === order.ask.id)) void answer(order.ask.id, ALONE);
     try {
@@ -146,12 +149,14 @@ export class BatchTurns {
           if (!prepared.members.some((p) => p.agent === member.agent)) void answer(member.ask, ALONE);
         }
         const turns = prepared.members.map((member) => {
-          const ask = group.find((m) => m.agent === member.agent)?.ask ?? 0;
+          const seat = group.find((m) => m.agent === member.agent);
+          const ask = seat?.ask ?? 0;
           let done = false;
           const turn: Queued = {
             room,
             agent: member.agent,
             ask,
+            trace: seat?.trace,
             group: `${room.key}\n${first.ask}`,
             contextTokens: member.agent.contextTokens,
             sharedTokens: prepared.sharedTokens,
@@ -190,6 +195,12 @@ export class BatchTurns {
     const { room } = first;
     const { log } = this.deps;
     const temperatures = new Set(batch.map((t) => t.agent.temperature));
+    const traced = traceBatch(
+      room.key,
+      first.agent,
+      batch.map((t) => ({ agent: t.agent.name, ask: t.ask, trace: t.trace })),
+    );
+    const outcomes = new Map<string, string>();
     try {
       for (const turn of batch) void room.adapter.typing?.(room.channel, turn.agent.name)?.catch(() => {});
       const answer = await callBatch({
@@ -201,7 +212,10 @@ export class BatchTurns {
         agents: batch.map((t) => t.segment),
         sharedTokens: first.sharedTokens,
         segmentTokens: batch.map((t) => t.segmentTokens),
-        onUsage: (agent, usage) => this.deps.sources?.recordUsage?.(agent, room.key, usage),
+        onUsage: (agent, usage) => {
+          traced?.usage(agent, usage);
+          this.deps.sources?.recordUsage?.(agent, room.key, usage);
+        },
         log,
         maxOutputTokens: batch.reduce((sum, t) => sum + t.agent.maxOutputTokens, 0),
         meter: this.deps.spend?.forBatch(
@@ -215,14 +229,22 @@ export class BatchTurns {
           'batch answer rejected: each agent is asked on its own',
         );
       }
-      await Promise.all(
-        batch.map((turn) => {
-          const reply = answer.ok ? answer.replies.get(turn.agent.name) : undefined;
-          if (!reply || reply.kind === 'tools') return turn.settle({ kind: 'alone' });
-          return turn.settle(reply.kind === 'reply' ? { kind: 'reply', text: reply.text } : { kind: 'pass' });
-        }),
-      );
+      const settled = batch.map((turn) => {
+        const reply = answer.ok ? answer.replies.get(turn.agent.name) : undefined;
+        const value: BatchAnswer =
+          !reply || reply.kind === 'tools'
+            ? ALONE
+            : reply.kind === 'reply'
+              ? { kind: 'reply', text: reply.text }
+              : { kind: 'pass' };
+        outcomes.set(turn.agent.name, value.kind);
+        return turn.settle(value);
+      });
+      // The span ends before the answers reach the room: the replies' posts hang below it.
+      traced?.end(outcomes);
+      await Promise.all(settled);
     } catch (error) {
+      if (outcomes.size === 0) traced?.end(outcomes, error);
       log.warn({ err: error, room: room.key }, 'batch call failed: each agent is asked on its own');
       await Promise.all(batch.map((turn) => turn.settle({ kind: 'alone' })));
     }

@@ -114,7 +114,7 @@ export class Poster {
     if (this.stopped || this.posts.has(id)) return;
     const stop = new AbortController();
     this.posts.set(id, { stop });
-    const traced = tracePost(room, post);
+    const traced = tracePost(room, post, resend);
     const work = this.post(room, post, resend, stop.signal, traced)
       .then((outcome) => traced?.end(outcome))
       .finally(() => this.forget(id));
@@ -168,15 +168,14 @@ export class Poster {
     const text = post.agent === null ? redact(post.text) : post.text;
     let stream = post.ask !== undefined ? this.deps.previews.take(room.key, post.ask) : undefined;
     const platform = room.platform;
+    // Its lines lead to its trace (the ids are bound here: no asynchronous context carries them).
+    const log = traced ? this.deps.log.child(traced.logFields) : this.deps.log;
     await this.deps.ready;
     for (let tries = 0; ; ) {
       if (signal.aborted) return 'dropped';
       // A room another bridge serves now (this one lost its lease, paused or cut off): its holder posts it.
       if (this.stopped || this.deps.serving?.(room.id) === false) {
-        this.deps.log.info(
-          { room: room.key, post: post.id, tries },
-          'the room is served elsewhere: its post is left to it',
-        );
+        log.info({ room: room.key, post: post.id, tries }, 'the room is served elsewhere: its post is left to it');
         return 'elsewhere';
       }
       let ids: readonly string[];
@@ -199,14 +198,14 @@ export class Poster {
         stream = undefined; // a preview that failed to finish: the next try posts the reply whole
         tries += 1;
         if (!retryable(error)) {
-          this.deps.log.error({ err: error, room: room.key, agent: post.agent, tries }, 'posting failed');
+          log.error({ err: error, room: room.key, agent: post.agent, tries }, 'posting failed');
           metrics.postsRefused.inc({ platform });
           void room.report({ type: 'post-failed', post: post.id, reason: redact(describeError(error)) });
           return 'refused';
         }
         const retryAfter = error instanceof AdapterError ? error.retryAfterMs : undefined;
         const wait = Math.max(this.deps.backoff(tries), retryAfter ?? 0);
-        this.failedTry(room.key, post, tries, error, wait);
+        this.failedTry(room.key, post, tries, error, wait, log);
         traced?.retry(tries, wait, retryAfter, redact(describeError(error)));
         metrics.postRetries.inc({ platform });
         await sleep(wait, undefined, { signal }).catch(() => undefined);
@@ -228,15 +227,22 @@ export class Poster {
     this.posted.set(room, kept);
   }
 
-  private failedTry(room: string, post: PendingPost, tries: number, error: unknown, wait: number): void {
+  private failedTry(
+    room: string,
+    post: PendingPost,
+    tries: number,
+    error: unknown,
+    wait: number,
+    logger: Logger,
+  ): void {
     const entry = this.posts.get(`${room}#${post.id}`);
     if (!entry) return;
     const now = this.deps.clock();
     if (!entry.waiting) metrics.postsWaiting.inc();
     entry.waiting = { post, tries, since: entry.waiting?.since ?? now, reason: describeError(error), next: now + wait };
     const log = { err: error, room, agent: post.agent, post: post.id, tries, nextTryMs: wait };
-    if (tries === 1) this.deps.log.warn(log, 'posting failed for a reason that passes: it is tried again');
-    else this.deps.log.warn(log, 'posting failed again');
+    if (tries === 1) logger.warn(log, 'posting failed for a reason that passes: it is tried again');
+    else logger.warn(log, 'posting failed again');
   }
 
   private forget(id: string): void {

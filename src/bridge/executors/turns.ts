@@ -195,7 +195,9 @@ export class Turns {
           deps.services?.recordUsage?.(agent.name, room.key, usage);
         },
         onText: preview.enabled ? (traced?.text(show) ?? show) : undefined,
-        log: deps.log,
+        // The turn's lines lead to its trace (the ids are bound here: no asynchronous context carries them).
+        log: traced ? deps.log.child(traced.logFields) : deps.log,
+        trace: traced?.context,
         maxOutputTokens: agent.maxOutputTokens,
         meter: deps.spend?.forCall(agent, room.key, gate),
       });

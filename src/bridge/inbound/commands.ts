@@ -11,7 +11,6 @@ import type { ChatAdapter, CommandEvent } from '../../ports.js';
 import type { ActionResult } from '../../room/effects.js';
 import { redact } from '../../secrets.js';
 import type { WaitingCommand } from '../../store/port.js';
-import { traceField } from '../../trace/context.js';
 import type { Calls } from '../executors/calls.js';
 import { RoomElsewhere, type Rooms } from '../loop/rooms.js';
 import type { HandedAction, Relay } from '../replicas/relay.js';
@@ -196,7 +195,7 @@ export class Commands {
           userId: event.user.id,
           isOperator: event.isOperator,
           ...(event.fromConsole ? { fromConsole: true } : {}),
-          ...traceField(),
+          ...(event.trace !== undefined ? { trace: event.trace } : {}),
         },
       });
       if (taken === 'held') this.deps.calls.answer(id, `/${event.name} waits: ${HELD_COMMAND}`);

@@ -7,7 +7,6 @@ import { StoreError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Inbound, Receipt } from '../../ports.js';
 import type { InboxPort, RoomStore } from '../../store/port.js';
-import { traceField } from '../../trace/context.js';
 import { Pause } from '../backoff.js';
 import type { Poster } from '../executors/poster.js';
 import type { RoomActor, Taken } from '../loop/room-actor.js';
@@ -152,6 +151,7 @@ export class Reception {
           originalAt: event.edit.originalAt,
           at,
           addressedBefore: before,
+          ...(event.trace !== undefined ? { trace: event.trace } : {}),
         },
       });
       if (taken === 'refused') this.lost(actor.key, event);
@@ -211,7 +211,7 @@ export class Reception {
           ...(event.author.kind === 'human' && event.addressed ? { addressed: event.addressed } : {}),
           ...(event.missed ? { missed: true } : {}),
           ...(event.author.kind === 'human' ? this.deps.access?.wakeable(event) : undefined),
-          ...traceField(),
+          ...(event.trace !== undefined ? { trace: event.trace } : {}),
         },
       },
       { afterHeld: (later) => this.heldLeft(actor.key, event, later) },
