@@ -83,7 +83,11 @@ export class McpPool {
     );
     const { tools, leftOut } = mcpTools(
       ready.map((entry) => ({
-        handle: { connection: entry.connection, timeoutMs: entry.server.timeoutMs },
+        handle: {
+          connection: entry.connection,
+          timeoutMs: entry.server.timeoutMs,
+          priceUsd: entry.server.priceUsdPerCall,
+        },
         tools: entry.connection.tools,
       })),
       KNOWN_TOOLS,
