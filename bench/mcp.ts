@@ -3,24 +3,31 @@
  * against the schema, the call with its signal and timeout, the result read into text, metrics) over the bare SDK
  * client calling the same tool of the same server, in the same run, calls interleaved. The reference server
  * (`@modelcontextprotocol/server-everything`, its `echo` tool) over stdio — on the host, and through a
- * `SandboxProcess` transport backed by a host process, as a room's sandbox runs it — and over Streamable HTTP.
- * Goal: under 5 ms added at p50 on each.
+ * `SandboxProcess` transport backed by a host process, through the real Docker sandbox (the server in a room's
+ * container, started with `Sandbox.spawn`; the bare client on a second server process in the same container) — and
+ * over Streamable HTTP. Goal: under 5 ms added at p50 on each.
  *   npm run bench:mcp [-- --smoke]   (RUNS=300 by default in a full run)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { checkDocker, createDockerSandbox } from '../sandbox/index.js';
+import { ProcessTransport } from '../sandbox/process-transport.js';
+import { readSettings } from '../src/config/index.js';
 import type { McpServerConfig } from '../src/config/mcp-servers.js';
 import { silentLogger } from '../src/log.js';
 import { McpPool } from '../src/mcp/pool.js';
 import type { Sandbox } from '../src/ports.js';
 import type { Tool, ToolContext } from '../src/tools/tool.js';
 import { hostProcess } from '../test/fakes/host-process.js';
-import { reportGoal } from './lib/goals.js';
-import { sized } from './lib/mode.js';
+import { isCi } from '../test/sandbox/docker-setup.js';
+import { reportGoal, reportSkipped } from './lib/goals.js';
+import { sized, smoke } from './lib/mode.js';
 
 const RUNS = sized(Number(process.env.RUNS ?? 300), 30);
 const WARM_UP = sized(30, 5);
@@ -28,18 +35,19 @@ const GOAL_MS = 5;
 const EVERYTHING = path.resolve('node_modules/.bin/mcp-server-everything');
 const ARGS = { message: 'benchmark' };
 
-const sandbox: Sandbox = {
+const hostSandbox: Sandbox = {
   exec: async () => ({ output: '', exitCode: 0, timedOut: false }),
   close: async () => {},
   spawn: (_key, spec) => hostProcess(spec),
 };
-const context: ToolContext = {
+const ROOM = 'console:bench-mcp';
+const contextFor = (sandbox: Sandbox): ToolContext => ({
   agent: 'bench',
-  channelKey: 'bench:mcp',
+  channelKey: ROOM,
   sandbox,
   commandTimeoutMs: 30_000,
   signal: new AbortController().signal,
-};
+});
 
 function percentile(samples: readonly number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -64,10 +72,11 @@ async function freePort(): Promise<number> {
 }
 
 /** The bridge's tool and a bare SDK client on the same server; each call of one is followed by one of the other. */
-async function measure(label: string, server: McpServerConfig, bare: Client): Promise<void> {
+async function measure(label: string, server: McpServerConfig, bare: Client, sandbox = hostSandbox): Promise<void> {
   const pool = new McpPool({ sandbox, log: silentLogger() });
+  const context = contextFor(sandbox);
   try {
-    const tools: Tool[] = await pool.toolsFor('bench:mcp', { name: 'bench', mcp: [server] } as never);
+    const tools: Tool[] = await pool.toolsFor(ROOM, { name: 'bench', mcp: [server] } as never);
     const tool = tools.find((t) => t.name === `${server.name}__echo`);
     if (!tool) throw new Error(`${label}: no echo tool`);
     const viaBridge = async () => {
@@ -128,6 +137,48 @@ const hostBare = () =>
     new StdioClientTransport({ command: EVERYTHING, args: ['stdio'], env: getDefaultEnvironment(), stderr: 'ignore' }),
   );
 
+/** The server in a room's container of the real Docker sandbox: the bridge's pool and a bare SDK client, each on a
+ * server process of its own started with `Sandbox.spawn` in the same container. */
+async function measureDocker(): Promise<void> {
+  const label = 'stdio in the Docker sandbox';
+  const results = await checkDocker(readSettings({ SANDBOX_IMAGE: process.env.SANDBOX_IMAGE }));
+  const problem = results.find((r) => !r.ok && (r.item === 'Docker engine' || r.item.startsWith('sandbox image')));
+  if (problem) {
+    // Like bench/sandbox: a smoke run outside CI goes on without Docker; a full run or CI needs it.
+    if (!smoke || isCi(process.env.CI)) throw new Error(`mcp ${label}: ${problem.item} ${problem.detail}`);
+    reportSkipped(`mcp ${label}: ${problem.item} ${problem.detail} (CI=true makes it required)`);
+    return;
+  }
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'roundtable-bench-'));
+  const settings = readSettings({
+    SANDBOX_IMAGE: process.env.SANDBOX_IMAGE,
+    DATA_DIR: dataDir,
+    SANDBOX_IDLE_MINUTES: '0',
+  });
+  const sandbox = createDockerSandbox({ settings, logger: silentLogger() });
+  try {
+    const spawned = await (sandbox.spawn as NonNullable<Sandbox['spawn']>)(ROOM, {
+      command: 'mcp-server-everything',
+      args: ['stdio'],
+      env: {},
+    });
+    const bare = await bareClient(new ProcessTransport(spawned));
+    const server: McpServerConfig = {
+      kind: 'stdio',
+      name: 'everything',
+      command: 'mcp-server-everything',
+      args: ['stdio'],
+      env: {},
+      run: 'sandbox',
+    };
+    await measure(label, server, bare, sandbox);
+    await bare.close();
+  } finally {
+    await sandbox.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 let http: ChildProcess | undefined;
 try {
   const a = await hostBare();
@@ -136,6 +187,7 @@ try {
   const b = await hostBare();
   await measure('stdio (SandboxProcess transport)', stdio('sandbox'), b);
   await b.close();
+  await measureDocker();
 
   const port = await freePort();
   const started = spawn(EVERYTHING, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'pipe' });

@@ -16,6 +16,7 @@ const serverName = z
 
 const values = z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be a plain name'), z.coerce.string());
 const timeout = z.number().positive().max(3600).optional();
+const price = z.number().nonnegative().max(1000).optional();
 
 const stdioSchema = z
   .object({
@@ -25,6 +26,7 @@ const stdioSchema = z
     env: values.default({}),
     run: z.enum(['sandbox', 'host']).default('sandbox'),
     timeout_s: timeout,
+    price_usd_per_call: price,
   })
   .strict();
 
@@ -34,6 +36,7 @@ const httpSchema = z
     url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
     headers: values.default({}),
     timeout_s: timeout,
+    price_usd_per_call: price,
   })
   .strict();
 
@@ -41,6 +44,8 @@ interface ServerBase {
   readonly name: string;
   /** `timeout_s` in ms; absent: the command timeout (SANDBOX_TIMEOUT_S). */
   readonly timeoutMs?: number | undefined;
+  /** `price_usd_per_call`: each call held and counted against the spending limits like a model call. */
+  readonly priceUsdPerCall?: number | undefined;
 }
 export interface StdioServer extends ServerBase {
   readonly kind: 'stdio';
@@ -111,22 +116,24 @@ export function mcpServersOf(
       throw new ConfigError(file, at, 'needs command (a stdio server) or url (a Streamable HTTP server)');
     }
     const timeoutOf = (s?: number) => (s === undefined ? {} : { timeoutMs: Math.round(s * 1000) });
+    const priceOf = (usd?: number) => (usd === undefined ? {} : { priceUsdPerCall: usd });
     let server: McpServerConfig;
     if (isHttp) {
       const parsed = httpSchema.safeParse(entry);
       if (!parsed.success) throw issueOf(file, at, parsed.error);
-      const { name, url, headers, timeout_s } = parsed.data;
+      const { name, url, headers, timeout_s, price_usd_per_call } = parsed.data;
       server = {
         kind: 'http',
         name,
         url,
         headers: resolvedAll(headers, env, file, `${at}.headers`, secrets),
         ...timeoutOf(timeout_s),
+        ...priceOf(price_usd_per_call),
       };
     } else {
       const parsed = stdioSchema.safeParse(entry);
       if (!parsed.success) throw issueOf(file, at, parsed.error);
-      const { name, command, args, env: given, run, timeout_s } = parsed.data;
+      const { name, command, args, env: given, run, timeout_s, price_usd_per_call } = parsed.data;
       server = {
         kind: 'stdio',
         name,
@@ -135,6 +142,7 @@ export function mcpServersOf(
         env: resolvedAll(given, env, file, `${at}.env`, secrets),
         run,
         ...timeoutOf(timeout_s),
+        ...priceOf(price_usd_per_call),
       };
     }
     const key = server.name.toLowerCase();

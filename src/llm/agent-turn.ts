@@ -4,6 +4,7 @@ import { describeError, LlmError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
 import type { ToolRun } from '../room/types.js';
+import { SpendLimitError } from '../spend/limits.js';
 import { failed, refused, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
 import { tracePrompt } from '../trace/content.js';
 import { traceTool } from '../trace/tool.js';
@@ -70,6 +71,8 @@ async function runTool(input: TurnInput, call: { name: string; arguments: string
     result = await tool.run(args, input.toolContext);
   } catch (error) {
     input.toolContext.signal.throwIfAborted();
+    // A priced call a spending limit refuses ends the turn as a model call's refusal does.
+    if (error instanceof SpendLimitError) throw error;
     input.log?.error({ err: error, agent: input.toolContext.agent, tool: call.name }, 'tool failed unexpectedly');
     result = failed(call.arguments, describeError(error));
   }

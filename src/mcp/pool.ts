@@ -75,10 +75,19 @@ export class McpPool {
     if (this.closed || !agent.mcp?.length) return [];
     const entries = this.entriesFor(room, agent);
     await Promise.all(entries.map((entry) => entry.connection.ready().catch(() => {})));
-    const ready = entries.filter((entry) => entry.connection.state === 'ready');
+    // A server that died and waits to start again keeps its tools: a call meanwhile says it is down and when it is
+    // tried again, rather than the tool vanishing from the turn (and from the prompt's cached tool block).
+    const ready = entries.filter(
+      (entry) =>
+        entry.connection.state === 'ready' || (entry.connection.state === 'down' && entry.connection.tools.length > 0),
+    );
     const { tools, leftOut } = mcpTools(
       ready.map((entry) => ({
-        handle: { connection: entry.connection, timeoutMs: entry.server.timeoutMs },
+        handle: {
+          connection: entry.connection,
+          timeoutMs: entry.server.timeoutMs,
+          priceUsd: entry.server.priceUsdPerCall,
+        },
         tools: entry.connection.tools,
       })),
       KNOWN_TOOLS,

@@ -3,9 +3,10 @@
  * schemas checked (a tool whose schema a strict server would refuse is left out, with why), the arguments of a call
  * validated before it is made, the result read into text and workspace files.
  */
-import type { Tool as ListedTool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type Tool as ListedTool, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describeError } from '../errors.js';
 import { metrics } from '../metrics.js';
+import { usdToNano } from '../spend/money.js';
 import { failed, ok, refused, type Tool, type ToolContext } from '../tools/tool.js';
 import { workspaceFilesFor } from '../tools/workspace-path.js';
 import type { McpConnection } from './connection.js';
@@ -24,6 +25,8 @@ export interface ServerHandle {
   readonly connection: Pick<McpConnection, 'call' | 'name'>;
   /** `timeout_s` in ms; absent: the command timeout. */
   readonly timeoutMs?: number | undefined;
+  /** `price_usd_per_call`: each call held against the spending limits first. */
+  readonly priceUsd?: number | undefined;
 }
 
 /** A description as the model reads it: the server's words, bounded. */
@@ -49,6 +52,10 @@ function adapted(server: ServerHandle, listed: ListedTool, name: string): Tool |
         metrics.mcpCalls.inc({ server: serverName, tool: listed.name, status: 'refused' });
         return refused(input, `the arguments do not fit ${name}'s schema: ${problem}`);
       }
+      // A priced call is held like a model call: over a limit it is not made (the limit's error ends the turn).
+      const price = server.priceUsd && context.spend ? usdToNano(server.priceUsd) : 0;
+      const hold = price > 0 ? await context.spend?.hold(price, context.signal) : undefined;
+      let answered = false;
       const started = performance.now();
       // A signal of its own per call: the SDK leaves its listener on the signal it is given, and a turn makes many.
       const call = new AbortController();
@@ -59,6 +66,7 @@ function adapted(server: ServerHandle, listed: ListedTool, name: string): Tool |
           signal: call.signal,
           timeoutMs: server.timeoutMs ?? context.commandTimeoutMs,
         });
+        answered = true;
         const files = await workspaceFilesFor(context.sandbox, context.channelKey).catch(() => undefined);
         const text = await resultText(serverName, result, {
           files,
@@ -73,11 +81,15 @@ function adapted(server: ServerHandle, listed: ListedTool, name: string): Tool |
         metrics.mcpCalls.inc({ server: serverName, tool: listed.name, status });
         return result.isError ? failed(input, text || 'the tool reported an error') : ok(input, text || '(no output)');
       } catch (error) {
+        // Cut at its timeout: the server had the call, and may have done the work.
+        answered ||= error instanceof McpError && error.code === ErrorCode.RequestTimeout;
         // /pass: the SDK has sent notifications/cancelled; the turn stops here.
         context.signal.throwIfAborted();
         metrics.mcpCalls.inc({ server: serverName, tool: listed.name, status: 'failed' });
         return failed(input, describeError(error).split('\n')[0] ?? 'the MCP call failed');
       } finally {
+        // Spent once answered, timed out or stopped by /pass; a call that never reached a working server costs nothing.
+        if (hold) await (answered || context.signal.aborted ? hold.settle() : hold.release());
         context.signal.removeEventListener('abort', stop);
         metrics.mcpSeconds.observe({ server: serverName }, (performance.now() - started) / 1000);
       }

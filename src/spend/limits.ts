@@ -4,6 +4,15 @@ import { formatUsd } from './money.js';
 
 export type LimitKind = 'bridge' | 'room' | 'agent';
 
+/** A limit's key in the store: `bridge`, `room:<key>`, `agent:<name>`. */
+export const scopeOf = (kind: LimitKind, name: string): string => (kind === 'bridge' ? 'bridge' : `${kind}:${name}`);
+
+export function kindOf(scope: string): { kind: LimitKind; name: string } {
+  if (scope === 'bridge') return { kind: 'bridge', name: 'bridge' };
+  const at = scope.indexOf(':');
+  return { kind: scope.slice(0, at) as LimitKind, name: scope.slice(at + 1) };
+}
+
 /**
  * A person's word before a model call (docs/trust.md): a call whose worst case is above the agent's threshold
  * (`spend_threshold_usd`), or one a spending limit would refuse when SPEND_AT_LIMIT=ask. Resolves with the answer.

@@ -15,6 +15,7 @@ import type { LlmUsage } from '../llm/usage.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics.js';
 import type { SpendPort, SpendScope } from '../store/port.js';
+import type { ToolSpend } from '../tools/tool.js';
 import { dayOf, nextDayStart } from './day.js';
 import { formatUsd, NANO_PER_USD, tokensCost, usdToNano } from './money.js';
 import { Settles } from './settles.js';
@@ -22,15 +23,7 @@ import { Settles } from './settles.js';
 // biome-ignore format: one line
 export { describeLimit, type LimitKind, type ReachedLimit, type SpendGate, SpendLimitError, SpendNotApproved } from './limits.js';
 
-import { type LimitKind, type SpendGate, SpendLimitError, SpendNotApproved } from './limits.js';
-
-const scopeOf = (kind: LimitKind, name: string): string => (kind === 'bridge' ? 'bridge' : `${kind}:${name}`);
-
-function kindOf(scope: string): { kind: LimitKind; name: string } {
-  if (scope === 'bridge') return { kind: 'bridge', name: 'bridge' };
-  const at = scope.indexOf(':');
-  return { kind: scope.slice(0, at) as LimitKind, name: scope.slice(at + 1) };
-}
+import { kindOf, type LimitKind, type SpendGate, SpendLimitError, SpendNotApproved, scopeOf } from './limits.js';
 
 /** What usage cost at a price: uncached input, cached input, output. */
 export function costOf(usage: LlmUsage, price: Price): number {
@@ -149,6 +142,17 @@ export class SpendMeter {
         share: Math.max(0, weight) / total,
       })),
     );
+  }
+
+  /** A priced tool's calls by an agent in a room: each call's price held against the limits before it is made. */
+  forTool(agent: string, room: string): ToolSpend {
+    return {
+      hold: async (nano, signal) => {
+        const scopes = (await this.scopes(room, [scopeOf('agent', agent)])).map((s) => ({ ...s, amount: nano }));
+        const id = await this.hold(scopes, { signal });
+        return { settle: () => this.settle(id, this.costs(scopes, nano)), release: () => this.settle(id, new Map()) };
+      },
+    };
   }
 
   /** The meter of a room's summary calls (SUMMARY_PRICE, counted against the bridge and the room); none unpriced. */

@@ -14,6 +14,14 @@ export interface ToolContext {
   readonly messaging?: Messaging | undefined;
   /** This agent's knowledge store (absent where there is no store). */
   readonly memory?: AgentMemory | undefined;
+  /** The spending limits, for tools with a price per call (absent where nothing is counted). */
+  readonly spend?: ToolSpend | undefined;
+}
+
+/** A priced call's side of the spending limits, bound to an agent and a room. */
+export interface ToolSpend {
+  /** Holds `nano` (nano-dollars) against the bridge's, room's and agent's limits; rejects with the limit it would cross. */
+  hold(nano: number, signal: AbortSignal): Promise<{ settle(): Promise<void>; release(): Promise<void> }>;
 }
 
 /** What `remember` and `forget` ask of the store, bound to one agent. */

@@ -7,7 +7,7 @@ import type { Backoff } from '../../src/bridge/backoff.js';
 import { type Bridge, createBridge } from '../../src/bridge/index.js';
 import type { Config } from '../../src/config/index.js';
 import { type Logger, silentLogger } from '../../src/log.js';
-import type { AdapterSink, ChatAdapter, Inbound, Outbound, Posted, StreamingPost } from '../../src/ports.js';
+import type { AdapterSink, ChatAdapter, Inbound, Outbound, Posted, Sandbox, StreamingPost } from '../../src/ports.js';
 import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/index.js';
 import { FakeSandbox } from '../fakes/fake-sandbox.js';
@@ -82,6 +82,7 @@ class ObservedAdapter implements ChatAdapter {
 export interface DiscordHarness {
   readonly discord: FakeDiscord;
   readonly llm: FakeOpenAI;
+  /** The fake sandbox (the bridge's unless another was given). */
   readonly sandbox: FakeSandbox;
   readonly config: Config;
   readonly store: SqliteStore;
@@ -115,6 +116,8 @@ export interface HarnessOptions {
   readonly backoff?: Backoff;
   /** The bridge's clock (default: the real one). */
   readonly clock?: () => number;
+  /** The sandbox the bridge runs commands and MCP servers in (default: the harness's fake one, `sandbox`). */
+  readonly sandbox?: Sandbox;
 }
 
 export async function startDiscordHarness(options: HarnessOptions): Promise<DiscordHarness> {
@@ -154,7 +157,7 @@ export async function startDiscordHarness(options: HarnessOptions): Promise<Disc
     const bridge = createBridge({
       config,
       store,
-      sandbox,
+      sandbox: options.sandbox ?? sandbox,
       adapters: [adapter],
       logger: options.logger ?? silentLogger(),
       ...(options.backoff ? { backoff: options.backoff } : {}),

@@ -41,12 +41,13 @@ async function start(
   call: { name: string; arguments: Record<string, unknown> },
   approvals?: ApprovalRules,
   env: Record<string, string> = {},
+  mcp: McpServerConfig = server,
 ) {
   h = await startDiscordHarness({
     env,
     agents: [
       { name: 'data', activation: 'mention', control: true },
-      { name: 'code', activation: 'mention', mcp: [server], ...(approvals ? { approvals } : {}) },
+      { name: 'code', activation: 'mention', mcp: [mcp], ...(approvals ? { approvals } : {}) },
     ],
     operators: ['otto'],
     humans: [{ name: 'alice', nick: 'Alice' }, { name: 'carol' }, { name: 'otto' }],
@@ -137,6 +138,28 @@ describe('an agent turn with MCP tools', () => {
     await h.settle(asked.id);
     const wire = processes.flatMap((p) => p.written).join('');
     expect(wire.match(/"method":"tools\/call"/g)).toHaveLength(2);
+  });
+
+  it('holds a priced call against the daily limits: the call over the limit is not made and the turn stops', async () => {
+    await start(
+      { name: 'everything__echo', arguments: { message: 'paid' } },
+      undefined,
+      { SPEND_LIMIT_USD_DAY: '1' },
+      {
+        ...server,
+        priceUsdPerCall: 0.4,
+      },
+    );
+    h.llm.respond(() => ({ toolCalls: [{ name: 'everything__echo', arguments: { message: 'paid' } }] }));
+    const asked = h.discord.humanSays('general', 'alice', `<@${codeBot().id}> echo for money`);
+    await h.discord.until(() => botTexts().some((t) => /limit/i.test(t)));
+    await h.settle(asked.id);
+    const wire = processes.flatMap((p) => p.written).join('');
+    expect(wire.match(/"method":"tools\/call"/g)).toHaveLength(2);
+    expect(h.llm.requests).toHaveLength(3);
+    expect(botTexts().at(-1)).toMatch(/bridge.*limit.*\$1\.00/i);
+    const budget = await h.discord.slash('data-bot', 'otto', 'general', 'budget');
+    expect(budget.content).toMatch(/@code: \$0\.80/);
   });
 
   it('/pass during a slow call cancels it with notifications/cancelled', async () => {

@@ -44,8 +44,10 @@ describe('mcp: in agent files', () => {
         `    env: { TOKEN: "\${TRACKER_TOKEN}", MODE: plain }`,
         '    run: host',
         '    timeout_s: 5',
+        '    price_usd_per_call: 0.002',
         '  - name: search',
         '    url: https://search.example.com/mcp',
+        '    price_usd_per_call: 0',
         `    headers: { Authorization: "Bearer \${SEARCH_TOKEN}" }`,
       ].join('\n'),
     );
@@ -67,12 +69,14 @@ describe('mcp: in agent files', () => {
         env: { TOKEN: 'tr-secret-1', MODE: 'plain' },
         run: 'host',
         timeoutMs: 5000,
+        priceUsdPerCall: 0.002,
       },
       {
         kind: 'http',
         name: 'search',
         url: 'https://search.example.com/mcp',
         headers: { Authorization: 'Bearer se-secret-2' },
+        priceUsdPerCall: 0,
       },
     ]);
     expect(config.secrets).toEqual(expect.arrayContaining(['tr-secret-1', 'se-secret-2']));
@@ -85,6 +89,7 @@ describe('mcp: in agent files', () => {
     ['  - name: a', 'mcp.0', /needs command .* or url/],
     ['  - name: a\n    url: ftp://h/mcp', 'mcp.0.url', /http/],
     ['  - name: a\n    command: x\n    run: moon', 'mcp.0.run', /./],
+    ['  - name: a\n    command: x\n    price_usd_per_call: -1', 'mcp.0.price_usd_per_call', /./],
     ['  - name: a\n    command: x\n    colour: red', 'mcp.0.colour', /unknown key/],
     ['  - name: a\n    command: x\n  - name: A\n    command: y', 'mcp.1.name', /already a server/],
     [`  - name: a\n    command: x\n    env: { K: "\${MISSING}" }`, 'mcp.0.env.K', /names MISSING, which is not set/],

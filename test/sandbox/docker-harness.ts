@@ -24,6 +24,27 @@ export const DOCKER_TEST_TIMEOUT = 120_000;
 /** The sandbox image the tests use. */
 export const sandboxImage = plan.image;
 
+/** The reference MCP servers the sandbox image carries when built with SANDBOX_MCP_PACKAGES. */
+export const MCP_SERVERS = ['mcp-server-filesystem', 'mcp-server-everything'];
+
+/** Whether the image carries Node and both reference servers (npm run sandbox:build with SANDBOX_MCP_PACKAGES). */
+export async function imageHasMcpServers(image: string): Promise<boolean> {
+  const docker = new Dockerode();
+  const container = await docker.createContainer({
+    Image: image,
+    Entrypoint: ['sh', '-c', `node --version && command -v ${MCP_SERVERS.join(' ')}`],
+    NetworkDisabled: true,
+    HostConfig: { NetworkMode: 'none' },
+  });
+  try {
+    await container.start();
+    const { StatusCode } = (await container.wait()) as { StatusCode: number };
+    return StatusCode === 0;
+  } finally {
+    await container.remove({ force: true }).catch(() => undefined);
+  }
+}
+
 /** Fails the calling test file when the Docker tests run without what they need (CI). */
 export function requireDocker(): void {
   if (plan.problem) throw new Error(plan.problem);

@@ -1,33 +1,19 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import Dockerode from 'dockerode';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ProcessTransport } from '../../sandbox/process-transport.js';
 import type { Sandbox } from '../../src/ports.js';
-import { DOCKER_TEST_TIMEOUT, dockerUp, runDockerTests, SandboxHarness, sandboxImage } from './docker-harness.js';
+import {
+  DOCKER_TEST_TIMEOUT,
+  dockerUp,
+  imageHasMcpServers,
+  runDockerTests,
+  SandboxHarness,
+  sandboxImage,
+} from './docker-harness.js';
 import { isCi } from './docker-setup.js';
 
 const T = { timeoutMs: 20_000 };
-const SERVERS = ['mcp-server-filesystem', 'mcp-server-everything'];
-
-/** Whether the image carries Node and both reference servers (npm run sandbox:build with SANDBOX_MCP_PACKAGES). */
-async function imageHasServers(image: string): Promise<boolean> {
-  const docker = new Dockerode();
-  const container = await docker.createContainer({
-    Image: image,
-    Entrypoint: ['sh', '-c', `node --version && command -v ${SERVERS.join(' ')}`],
-    NetworkDisabled: true,
-    HostConfig: { NetworkMode: 'none' },
-  });
-  try {
-    await container.start();
-    const { StatusCode } = (await container.wait()) as { StatusCode: number };
-    return StatusCode === 0;
-  } finally {
-    await container.remove({ force: true }).catch(() => undefined);
-  }
-}
-
-const servers = runDockerTests && dockerUp && (await imageHasServers(sandboxImage).catch(() => false));
+const servers = runDockerTests && dockerUp && (await imageHasMcpServers(sandboxImage).catch(() => false));
 const BUILD =
   'SANDBOX_MCP_PACKAGES="@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-everything" npm run sandbox:build';
 if (runDockerTests && !servers && !isCi(process.env.CI)) {

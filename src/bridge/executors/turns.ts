@@ -74,7 +74,7 @@ export interface TurnsDeps {
   /** Lines the agent reads at the start of a turn (its pending chat requests, how its requests ended). */
   readonly chats: Pick<PrivateChats, 'briefing'>;
   /** Spending limits on the turns' calls (none: not held). */
-  readonly spend?: Pick<SpendMeter, 'forCall'> | undefined;
+  readonly spend?: Pick<SpendMeter, 'forCall' | 'forTool'> | undefined;
   /** Where a turn's reply is shown while it is written. */
   readonly previews: Previews;
   /** Tool calls waiting for a person's approval (rule 17). */
@@ -184,6 +184,7 @@ export class Turns {
           signal: running.controller.signal,
           messaging: new RoomMessaging(deps.messaging, room, order, agent),
           memory: deps.services?.memoryFor?.(agent.name, place),
+          spend: deps.spend?.forTool(agent.name, room.key),
         },
         maxRounds: settings.MAX_TOOL_ROUNDS,
         onToolRun: (run) => {
