@@ -4,7 +4,7 @@
 # `npm start -- --help` there (it must build dist/, once), removes the dev dependencies (npm prune
 # --omit=dev: the same tree as `npm ci --omit=dev`, without compiling better-sqlite3 again), then
 # runs every script a user runs: npm start -- --help, npm run check, slack:manifest, discord:*,
-# web:invite, demo.
+# web:invite, demo, pair, mcp.
 # Expects: node_modules/ installed, Docker running and the sandbox image built.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -67,3 +67,5 @@ expect 1 'no agent has a Discord bot token' npm run --silent discord:commands
 expect 0 'Nobody is invited yet' npm run --silent web:invite -- --list
 expect 1 'WEB_PORT: is not set' npm run --silent web:invite -- ana
 expect 0 'DEMO: end of the example session' npm run --silent demo
+expect 0 'No pairing codes are waiting' npm run --silent pair -- --list
+expect 2 'ROUNDTABLE_MCP_TOKEN is not set' npm run --silent mcp
