@@ -17,11 +17,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { checkDocker, createDockerSandbox } from '../sandbox/index.js';
-import { ProcessTransport } from '../sandbox/process-transport.js';
 import { readSettings } from '../src/config/index.js';
 import type { McpServerConfig } from '../src/config/mcp-servers.js';
 import { silentLogger } from '../src/log.js';
 import { McpPool } from '../src/mcp/pool.js';
+import { ProcessTransport } from '../src/mcp/process-transport.js';
 import type { Sandbox } from '../src/ports.js';
 import type { Tool, ToolContext } from '../src/tools/tool.js';
 import { hostProcess } from '../test/fakes/host-process.js';
@@ -162,7 +162,7 @@ async function measureDocker(): Promise<void> {
       args: ['stdio'],
       env: {},
     });
-    const bare = await bareClient(new ProcessTransport(spawned));
+    const bare = await bareClient(new ProcessTransport(async () => spawned));
     const server: McpServerConfig = {
       kind: 'stdio',
       name: 'everything',

@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { ProcessTransport } from '../../sandbox/process-transport.js';
+import { ProcessTransport } from '../../src/mcp/process-transport.js';
 import type { Sandbox } from '../../src/ports.js';
 import {
   DOCKER_TEST_TIMEOUT,
@@ -26,7 +26,7 @@ if (runDockerTests && !servers && !isCi(process.env.CI)) {
 async function connect(sandbox: Sandbox, key: string, command: string, args: string[]): Promise<Client> {
   const child = await (sandbox.spawn as NonNullable<Sandbox['spawn']>)(key, { command, args, env: {} });
   const client = new Client({ name: 'roundtable-test', version: '1.0.0' });
-  await client.connect(new ProcessTransport(child));
+  await client.connect(new ProcessTransport(async () => child));
   return client;
 }
 
