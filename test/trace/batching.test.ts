@@ -3,22 +3,16 @@
  * trace of the message that woke the observers, with the agents it answered for and each one's share — its tokens
  * and what it made of its turn (a reply, a pass, or asked again alone).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { batchAgentsOf } from '../fakes/openai-server/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { attr, type Recorder, recordSpans, traceOf } from './spans.js';
+import { attr, recordSpansInFile, traceOf } from './spans.js';
 
 let h: Harness | undefined;
-let spans: Recorder;
-beforeAll(() => {
-  spans = recordSpans();
-});
-afterEach(async () => {
+const spans = recordSpansInFile(async () => {
   await h?.close();
   h = undefined;
-  spans.reset();
 });
-afterAll(() => spans.uninstall());
 
 const always = (name: string) => ({ name, model: 'shared', activation: 'always' as const });
 

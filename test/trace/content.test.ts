@@ -3,21 +3,19 @@
  * redacted like the log (a known secret never reaches an exporter). The tool run's span has its status, exit code,
  * output size and time in the sandbox either way.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { rememberSecrets } from '../../src/secrets.js';
 import { type DiscordHarness, startDiscordHarness } from '../discord/discord-harness.js';
-import { attr, type Recorder, recordSpans } from './spans.js';
+import { attr, recordSpansInFile } from './spans.js';
 
 let h: DiscordHarness | undefined;
-let spans: Recorder;
-beforeAll(() => {
-  spans = recordSpans({ content: true });
-});
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-afterAll(() => spans.uninstall());
+const spans = recordSpansInFile(
+  async () => {
+    await h?.close();
+    h = undefined;
+  },
+  { content: true },
+);
 
 const SECRET = 'hunter2-very-secret-value';
 

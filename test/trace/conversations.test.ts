@@ -9,23 +9,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { type DiscordHarness, startDiscordHarness } from '../discord/discord-harness.js';
 import { agentOf, situationOf } from '../helpers/harness.js';
-import { attr, type Recorder, recordSpans, traceOf } from './spans.js';
+import { attr, recordSpansInFile, traceOf } from './spans.js';
 
 let h: DiscordHarness | undefined;
-let spans: Recorder;
-beforeAll(() => {
-  spans = recordSpans();
-});
-afterEach(async () => {
+const spans = recordSpansInFile(async () => {
   await h?.close();
   h = undefined;
-  spans.reset();
 });
-afterAll(() => spans.uninstall());
 
 const WAIT = { timeout: 30_000, interval: 20 };
 const LONG = 60_000;

@@ -2,23 +2,17 @@
  * One trace per human message on Slack and in the web room too (through their fakes), not only on Discord: the
  * message's root, the decision, the agent's turn and its post, all in the one trace.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { WebPerson } from '../helpers/web-person.js';
 import { type SlackHarness, startSlackHarness } from '../slack/slack-harness.js';
 import { signIn, startWebHarness, type WebHarness } from '../web/web-harness.js';
-import { attr, type Recorder, recordSpans, traceOf } from './spans.js';
+import { attr, recordSpansInFile, traceOf } from './spans.js';
 
-let spans: Recorder;
 let close: (() => Promise<void>) | undefined;
-beforeAll(() => {
-  spans = recordSpans();
-});
-afterEach(async () => {
+const spans = recordSpansInFile(async () => {
   await close?.();
   close = undefined;
-  spans.reset();
 });
-afterAll(() => spans.uninstall());
 
 const WAIT = { timeout: 30_000, interval: 20 };
 const LONG = 60_000;

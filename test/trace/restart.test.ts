@@ -2,22 +2,16 @@
  * A message whose turn a crash cut: after the restart the turn is taken again from the room's stored state, and its
  * span joins the trace of the message that started it (kept with the ask), saying it was resumed.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type CrashHarness, startCrashHarness } from '../helpers/crash-harness.js';
 import { until } from '../helpers/until.js';
-import { attr, type Recorder, recordSpans, traceOf } from './spans.js';
+import { attr, recordSpansInFile, traceOf } from './spans.js';
 
 let h: CrashHarness | undefined;
-let spans: Recorder;
-beforeAll(() => {
-  spans = recordSpans();
-});
-afterEach(async () => {
+const spans = recordSpansInFile(async () => {
   await h?.close();
   h = undefined;
-  spans.reset();
 });
-afterAll(() => spans.uninstall());
 
 const never = () => new Promise<never>(() => {});
 

@@ -5,6 +5,7 @@
 import type { AttributeValue } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { afterAll, afterEach } from 'vitest';
 import { useTracerProvider } from '../../src/trace/setup.js';
 
 export interface Recorder {
@@ -43,3 +44,17 @@ export const attr = (span: ReadableSpan | undefined, name: string): AttributeVal
   span?.attributes[name];
 
 export const traceOf = (span: ReadableSpan) => span.spanContext().traceId;
+
+/**
+ * The recorder of a test file: installed now, emptied after each test (once `close` has ended the test's bridge),
+ * removed after the file.
+ */
+export function recordSpansInFile(close: () => Promise<void>, options: { content?: boolean } = {}): Recorder {
+  const spans = recordSpans(options);
+  afterEach(async () => {
+    await close();
+    spans.reset();
+  });
+  afterAll(() => spans.uninstall());
+  return spans;
+}

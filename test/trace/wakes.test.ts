@@ -4,23 +4,17 @@
  * of the message that opened the request).
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { RoomState } from '../../src/room/state.js';
 import { traceDecision } from '../../src/trace/decision.js';
 import { type DiscordHarness, startDiscordHarness } from '../discord/discord-harness.js';
-import { attr, type Recorder, recordSpans, traceOf } from './spans.js';
+import { attr, recordSpansInFile, traceOf } from './spans.js';
 
 let h: DiscordHarness | undefined;
-let spans: Recorder;
-beforeAll(() => {
-  spans = recordSpans();
-});
-afterEach(async () => {
+const spans = recordSpansInFile(async () => {
   await h?.close();
   h = undefined;
-  spans.reset();
 });
-afterAll(() => spans.uninstall());
 
 const WAIT = { timeout: 30_000, interval: 20 };
 

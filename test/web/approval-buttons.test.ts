@@ -45,11 +45,8 @@ describe.runIf(plan.run)('approval buttons in the web room', { timeout: 120_000 
     return page;
   }
 
-  const connected = (page: Page) => page.locator('#connection[data-state="open"]').waitFor();
-  const card = (page: Page) => page.locator('#messages .msg.system', { hasText: 'Approval needed [A1]' });
-  const notices = (page: Page) => page.locator('#messages .msg.notice .body').allInnerTexts();
-
-  it('shows the card with Approve and Deny; only the human who asked may approve by a click', async () => {
+  /** The web room with `code`, whose bash waits for approval, and a model that runs `command` then reports it. */
+  async function startCoding(command: string): Promise<void> {
     h = await startWebHarness({
       agents: [
         {
@@ -59,12 +56,20 @@ describe.runIf(plan.run)('approval buttons in the web room', { timeout: 120_000 
         },
       ],
     });
-    h.sandbox.onExec((_room, command) => ({ output: `ran ${command}`, exitCode: 0 }));
+    h.sandbox.onExec((_room, ran) => ({ output: `ran ${ran}`, exitCode: 0 }));
     h.llm.respond((request) => {
       const result = lastTool(request);
       if (result !== undefined) return { content: `result: ${result.replace(/\s+/g, ' ').trim()}` };
-      return { toolCalls: [{ name: 'bash', arguments: { command: 'rm -rf build' } }] };
+      return { toolCalls: [{ name: 'bash', arguments: { command } }] };
     });
+  }
+
+  const connected = (page: Page) => page.locator('#connection[data-state="open"]').waitFor();
+  const card = (page: Page) => page.locator('#messages .msg.system', { hasText: 'Approval needed [A1]' });
+  const notices = (page: Page) => page.locator('#messages .msg.notice .body').allInnerTexts();
+
+  it('shows the card with Approve and Deny; only the human who asked may approve by a click', async () => {
+    await startCoding('rm -rf build');
     const ana = await signedIn('ana');
     const ben = await signedIn('ben');
     await ana.locator('#box').fill('@code clean the build folder');
@@ -110,21 +115,7 @@ describe.runIf(plan.run)('approval buttons in the web room', { timeout: 120_000 
   });
 
   it('lets an operator answer a card and pair a DM from the operator console', async () => {
-    h = await startWebHarness({
-      agents: [
-        {
-          name: 'code',
-          tools: ['bash'],
-          approvals: { modes: new Map([['bash', 'ask']]), bashAllow: [], bashDeny: [] },
-        },
-      ],
-    });
-    h.sandbox.onExec((_room, command) => ({ output: `ran ${command}`, exitCode: 0 }));
-    h.llm.respond((request) => {
-      const result = lastTool(request);
-      if (result !== undefined) return { content: `result: ${result.replace(/\s+/g, ' ').trim()}` };
-      return { toolCalls: [{ name: 'bash', arguments: { command: 'make deploy' } }] };
-    });
+    await startCoding('make deploy');
     const ana = await signedIn('ana');
     await ana.locator('#box').fill('@code deploy');
     await ana.locator('#box').press('Enter');

@@ -278,6 +278,21 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     return found;
   };
   const messages = (ref: FakeChannel | string) => world.messages.filter((m) => m.channelId === channel(ref).id);
+  /** What every interaction says of who sent it and where: the member in a server, the user in a DM. */
+  const interactionOf = (inGuild: boolean, who: Parameters<typeof userJson>[0]) => ({
+    ...(inGuild
+      ? {
+          guild_id: world.guildId,
+          guild_locale: 'en-US',
+          member: { ...memberJson(world, who, true), permissions: permissionsOf(who) },
+        }
+      : { user: userJson(who) }),
+    app_permissions: '0',
+    locale: 'en-US',
+    entitlements: [],
+    authorizing_integration_owners: {},
+    context: inGuild ? 0 : 1,
+  });
 
   return {
     apiURL: `http://127.0.0.1:${port}/api`,
@@ -369,18 +384,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
           },
           ...(shape.channelId === false ? {} : { channel_id: room.id }),
           ...(shape.channelObject === false ? {} : { channel: channelJson(world, room) }),
-          ...(inGuild
-            ? {
-                guild_id: world.guildId,
-                guild_locale: 'en-US',
-                member: { ...memberJson(world, user, true), permissions: permissionsOf(user) },
-              }
-            : { user: userJson(user) }),
-          app_permissions: '0',
-          locale: 'en-US',
-          entitlements: [],
-          authorizing_integration_owners: {},
-          context: inGuild ? 0 : 1,
+          ...interactionOf(inGuild, user),
         },
         [app.id],
       );
@@ -413,18 +417,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
           message: messageJson(world, message, { gateway: false }),
           channel_id: room.id,
           channel: channelJson(world, room),
-          ...(inGuild
-            ? {
-                guild_id: world.guildId,
-                guild_locale: 'en-US',
-                member: { ...memberJson(world, clicker, true), permissions: permissionsOf(clicker) },
-              }
-            : { user: userJson(clicker) }),
-          app_permissions: '0',
-          locale: 'en-US',
-          entitlements: [],
-          authorizing_integration_owners: {},
-          context: inGuild ? 0 : 1,
+          ...interactionOf(inGuild, clicker),
         },
         [app.id],
       );
