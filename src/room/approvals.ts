@@ -7,7 +7,7 @@
  */
 import { type Draft, same } from './draft.js';
 import type { ApprovalRequest, Command } from './events.js';
-import type { Ask, PendingApproval, RoomState, Root } from './state.js';
+import type { Turn, PendingApproval, RoomState, Root } from './state.js';
 
 /** A card's tool for a model call held by its price (an agent's spend_threshold_usd, or SPEND_AT_LIMIT=ask). */
 export const MODEL_CALL = 'model call';
@@ -21,7 +21,7 @@ const pendings = (d: Draft): readonly PendingApproval[] => d.state.approvals ?? 
  * The human an ask acts for: the one its chain started with (a request or resume carries it), else the one human its
  * questions are from (their id known). Who may approve its calls, besides operators.
  */
-export function rootOf(ask: Ask): Root | undefined {
+export function rootOf(ask: Turn): Root | undefined {
   if (ask.root) return ask.root;
   const humans = ask.questions.filter((q, i, all) => all.findIndex((o) => same(o.human, q.human)) === i);
   const only = humans.length === 1 ? humans[0] : undefined;

@@ -5,14 +5,14 @@
  */
 import { waitsForCard } from './approvals.js';
 import { type Draft, lower, same } from './draft.js';
-import type { Ask, Dropped, Question, Reason } from './state.js';
+import type { Turn, Dropped, Question, Reason } from './state.js';
 
 /** At most this many humans' questions wait for one agent (rule 2.3). */
 export const MAX_WAITING = 5;
 
-export const isObserver = (ask: Pick<Ask, 'reason'>): boolean => ask.reason === 'always' || ask.reason === 'mentioned';
+export const isObserver = (ask: Pick<Turn, 'reason'>): boolean => ask.reason === 'always' || ask.reason === 'mentioned';
 /** An ask that answers humans' questions (a DM, a mention, an answer the agent waited for). */
-export const answersHumans = (ask: Pick<Ask, 'questions'>): boolean => ask.questions.length > 0;
+export const answersHumans = (ask: Pick<Turn, 'questions'>): boolean => ask.questions.length > 0;
 
 /** Whether `agent` has an ask queued or being carried out. */
 export function busy(d: Draft, agent: string): boolean {
@@ -22,7 +22,7 @@ export function busy(d: Draft, agent: string): boolean {
   return d.state.queue.some((ask) => same(ask.agent, agent));
 }
 
-export interface NewAsk {
+export interface NewTurn {
   readonly agent: string;
   readonly reason: Reason;
   readonly about: number;
@@ -32,14 +32,14 @@ export interface NewAsk {
   readonly audience: readonly string[] | null;
   readonly fromAgent: boolean;
   readonly held?: boolean | undefined;
-  readonly resume?: Ask['resume'];
-  readonly chat?: Ask['chat'];
-  readonly root?: Ask['root'];
-  readonly trace?: Ask['trace'];
+  readonly resume?: Turn['resume'];
+  readonly chat?: Turn['chat'];
+  readonly root?: Turn['root'];
+  readonly trace?: Turn['trace'];
 }
 
-function make(d: Draft, input: NewAsk): Ask {
-  const ask: Ask = {
+function make(d: Draft, input: NewTurn): Turn {
+  const ask: Turn = {
     id: d.state.nextAsk,
     agent: input.agent,
     reason: input.reason,
@@ -66,7 +66,7 @@ function make(d: Draft, input: NewAsk): Ask {
 }
 
 /** Appends an ask at the end of the queue. */
-export function enqueue(d: Draft, input: NewAsk): Ask {
+export function enqueue(d: Draft, input: NewTurn): Turn {
   const ask = make(d, input);
   d.set({ queue: [...d.state.queue, ask] });
   return ask;
@@ -83,7 +83,7 @@ function joinAudience(a: readonly string[] | null, b: readonly string[] | null):
  * (one turn answers every asker; the ask is now about the newer message), otherwise a new ask at the end. At most
  * MAX_WAITING humans wait: the oldest question beyond is dropped (returned, for the line).
  */
-export function askHuman(d: Draft, input: NewAsk & { readonly questions: readonly Question[] }): Dropped | undefined {
+export function askHuman(d: Draft, input: NewTurn & { readonly questions: readonly Question[] }): Dropped | undefined {
   const at = d.state.queue.findIndex(
     (ask) => same(ask.agent, input.agent) && answersHumans(ask) && !waitsForCard(d, ask.id),
   );
@@ -91,7 +91,7 @@ export function askHuman(d: Draft, input: NewAsk & { readonly questions: readonl
     enqueue(d, input);
     return undefined;
   }
-  const queued = d.state.queue[at] as Ask;
+  const queued = d.state.queue[at] as Turn;
   let questions = [
     ...queued.questions.filter((q) => !input.questions.some((n) => same(n.human, q.human))),
     ...input.questions,
@@ -102,7 +102,7 @@ export function askHuman(d: Draft, input: NewAsk & { readonly questions: readonl
     questions = questions.slice(-MAX_WAITING);
     dropped = { agent: queued.agent, humans: cut.map((q) => q.human) };
   }
-  const merged: Ask = {
+  const merged: Turn = {
     ...queued,
     // Addressed by name wins over "answered the question you asked": it was asked for its action.
     reason: queued.reason === 'addressed' || input.reason === 'addressed' ? 'addressed' : input.reason,
@@ -120,7 +120,7 @@ export function askHuman(d: Draft, input: NewAsk & { readonly questions: readonl
  * A request awaits `agent` here (rule 5.1): merged into its queued ask that answers humans, if any; otherwise a new
  * ask at the end. Its queued observer asks go: it is asked as a participant instead.
  */
-export function askForRequest(d: Draft, input: NewAsk & { readonly requests: readonly number[] }): void {
+export function askForRequest(d: Draft, input: NewTurn & { readonly requests: readonly number[] }): void {
   removeWhere(d, (ask) => same(ask.agent, input.agent) && isObserver(ask));
   const at = d.state.queue.findIndex(
     (ask) => same(ask.agent, input.agent) && answersHumans(ask) && !waitsForCard(d, ask.id),
@@ -129,7 +129,7 @@ export function askForRequest(d: Draft, input: NewAsk & { readonly requests: rea
     enqueue(d, input);
     return;
   }
-  const queued = d.state.queue[at] as Ask;
+  const queued = d.state.queue[at] as Turn;
   replaceAt(d, at, {
     ...queued,
     requests: [...queued.requests, ...input.requests],
@@ -138,13 +138,13 @@ export function askForRequest(d: Draft, input: NewAsk & { readonly requests: rea
   });
 }
 
-function replaceAt(d: Draft, at: number, ask: Ask): void {
+function replaceAt(d: Draft, at: number, ask: Turn): void {
   const queue = [...d.state.queue];
   queue[at] = ask;
   d.set({ queue });
 }
 
-export function removeWhere(d: Draft, drop: (ask: Ask) => boolean): Ask[] {
+export function removeWhere(d: Draft, drop: (ask: Turn) => boolean): Turn[] {
   const removed = d.state.queue.filter(drop);
   if (removed.length > 0) d.set({ queue: d.state.queue.filter((ask) => !drop(ask)) });
   return removed;
@@ -156,7 +156,7 @@ export function removeWhere(d: Draft, drop: (ask: Ask) => boolean): Ask[] {
  * participants and resumes stay.
  */
 export function makeRoomForHuman(d: Draft, human: string): void {
-  const queue: Ask[] = [];
+  const queue: Turn[] = [];
   for (const ask of d.state.queue) {
     if (isObserver(ask) || ask.fromAgent) continue;
     if (!answersHumans(ask)) {
@@ -171,7 +171,7 @@ export function makeRoomForHuman(d: Draft, human: string): void {
 }
 
 /** The humans' questions in these asks, by agent (for the dropped-questions line). */
-export function questionsOf(asks: readonly Ask[]): Dropped[] {
+export function questionsOf(asks: readonly Turn[]): Dropped[] {
   const byAgent = new Map<string, { agent: string; humans: string[] }>();
   for (const ask of asks) {
     for (const q of ask.questions) {

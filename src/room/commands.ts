@@ -10,12 +10,12 @@ import { tellDropped } from './control.js';
 import { type Draft, same } from './draft.js';
 import type { Command } from './events.js';
 import { closeRequests } from './requests.js';
-import type { Ask } from './state.js';
+import type { Turn } from './state.js';
 
 const PRIVACY_MODES = ['mentions', 'off'] as const;
 
 /** The turns being written (not a reply being posted): the current turn, or a batched call's observers. */
-function writing(d: Draft): Ask[] {
+function writing(d: Draft): Turn[] {
   const current = d.state.current;
   const turn = current && current.post === undefined && !current.stop ? [current.ask] : [];
   return [...turn, ...(d.state.batch?.asks ?? [])];

@@ -6,7 +6,7 @@ import { type Draft, same } from './draft.js';
 import type { TurnOrder } from './effects.js';
 import { closeRequests } from './requests.js';
 import { situationOf } from './situation.js';
-import type { Ask, Dropped } from './state.js';
+import type { Turn, Dropped } from './state.js';
 
 /** Tells the room whose questions were dropped — at once, or in one line when a catch-up is done (rule 10.2). */
 export function tellDropped(d: Draft, drops: readonly Dropped[], why: string): void {
@@ -17,7 +17,7 @@ export function tellDropped(d: Draft, drops: readonly Dropped[], why: string): v
 }
 
 /** Asks kept by a hand-back: humans' questions asked after `since` (the turn that handed back began then). */
-const keptAfter = (since: number) => (ask: Ask) =>
+const keptAfter = (since: number) => (ask: Turn) =>
   answersHumans(ask) &&
   ask.about > since &&
   (ask.reason === 'addressed' || ask.reason === 'awaiting' || ask.reason === 'direct');
@@ -45,7 +45,7 @@ const unique = (names: readonly string[]) =>
   names.filter((name, i) => names.findIndex((other) => same(other, name)) === i);
 
 /** The requesters of the requests an ask answers (from the room's open requests). */
-function requestersOf(d: Draft, ask: Ask): string[] {
+function requestersOf(d: Draft, ask: Turn): string[] {
   return ask.requests.flatMap((id) => {
     const request = d.state.requests.find((r) => r.id === id);
     return request ? [request.requester] : [];
@@ -56,7 +56,7 @@ function requestersOf(d: Draft, ask: Ask): string[] {
  * The requester of each request an ask answers: from the room's open requests, else as the ask's earlier start
  * found it (a request that settled while the turn was being written, before a restart took it again).
  */
-function requestersAnswered(d: Draft, ask: Ask): Array<{ id: number; requester: string }> {
+function requestersAnswered(d: Draft, ask: Turn): Array<{ id: number; requester: string }> {
   return ask.requests.flatMap((id) => {
     const requester =
       d.state.requests.find((r) => r.id === id)?.requester ?? ask.requesters?.find((r) => r.id === id)?.requester;
@@ -65,7 +65,7 @@ function requestersAnswered(d: Draft, ask: Ask): Array<{ id: number; requester: 
 }
 
 /** Rule 2.4: the people an ask's reply answers (naming them is part of the answer). */
-export function peopleOf(d: Draft, ask: Ask): string[] {
+export function peopleOf(d: Draft, ask: Turn): string[] {
   const requesters = () => requestersAnswered(d, ask).map((r) => r.requester);
   const spoke = d.state.agentPosts.filter((p) => p.seq > ask.about).map((p) => p.author);
   switch (ask.reason) {
@@ -84,7 +84,7 @@ export function peopleOf(d: Draft, ask: Ask): string[] {
 }
 
 /** Who asked for the turn, as its prompt names them. */
-function askersOf(d: Draft, ask: Ask): string[] {
+function askersOf(d: Draft, ask: Turn): string[] {
   return unique([...ask.questions.map((q) => q.human), ...requestersOf(d, ask)]);
 }
 
@@ -92,7 +92,7 @@ function askersOf(d: Draft, ask: Ask): string[] {
  * The turn to run for a started ask, with why it runs: taken again when a restart cut an earlier start (its journal
  * answers).
  */
-export function order(d: Draft, ask: Ask): TurnOrder {
+export function order(d: Draft, ask: Turn): TurnOrder {
   return {
     ask,
     situation: situationOf(ask, askersOf(d, ask), d.setup.kind),
@@ -101,7 +101,7 @@ export function order(d: Draft, ask: Ask): TurnOrder {
 }
 
 /** An ask as it starts: when, whom its reply answers, one more attempt. */
-export function started(d: Draft, ask: Ask): Ask {
+export function started(d: Draft, ask: Turn): Turn {
   // Field by field (see asks.ts `make`): the copy of every started ask.
   return {
     id: ask.id,

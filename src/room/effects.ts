@@ -3,7 +3,7 @@
  * are committed; their outcomes come back as events.
  */
 import type { Note, Participant, RequestAnswer, SettledRequest } from './events.js';
-import type { Ask, MessageFacts, PendingPost, RoomState } from './state.js';
+import type { Turn, MessageFacts, PendingPost, RoomState } from './state.js';
 
 /** Why a turn is asked, as its prompt frames it (src/room/situation.ts decides it; the shell renders it). */
 export type Situation =
@@ -22,7 +22,7 @@ export type Situation =
 
 /** A turn to run: the ask, and what the turn's prompt says about why it runs. */
 export interface TurnOrder {
-  readonly ask: Ask;
+  readonly ask: Turn;
   /** Why it runs, as the prompt frames it (the shell renders it). */
   readonly situation: Situation;
   /** Set when the turn is taken again after a restart (the journal answers its earlier tool calls). */

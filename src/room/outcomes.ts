@@ -11,19 +11,19 @@ import type { SpendLimitReached, ToolRun, TurnOutcome } from './events.js';
 import { recordMessage } from './reading.js';
 import { answerRequest, openRequest } from './requests.js';
 import { routeAgent } from './routing.js';
-import type { Ask, Current, PendingPost } from './state.js';
+import type { Turn, Current, PendingPost } from './state.js';
 import { classifyReply, worldPassText } from './text/replies.js';
 
 const toolRoundsLine = (agent: string, rounds: number) =>
   `@${agent} stopped after ${rounds} tool rounds; control is back with the humans.`;
 
 /** The requests an ask answers record how its turn ended (an answer is recorded when its reply is posted). */
-function settleAsk(d: Draft, ask: Ask, outcome: 'pass' | 'failed' | 'stopped', text = ''): void {
+function settleAsk(d: Draft, ask: Turn, outcome: 'pass' | 'failed' | 'stopped', text = ''): void {
   for (const id of ask.requests) answerRequest(d, id, { participant: ask.agent, text, outcome });
 }
 
 /** The current turn ends without a post. */
-function endTurn(d: Draft, ask: Ask): void {
+function endTurn(d: Draft, ask: Turn): void {
   d.effect({ type: 'discard', ask: ask.id });
   d.set({ current: null });
 }
@@ -64,7 +64,7 @@ export function finishTurn(d: Draft, outcome: TurnOutcome): void {
  * Rule 15: a turn stopped by a spending limit posts nothing; its requests record that it is over its limit (so
  * nobody waits for it); the room is told once per limit and day who stays silent, until when, and how to raise it.
  */
-function overLimit(d: Draft, ask: Ask, limit: SpendLimitReached): void {
+function overLimit(d: Draft, ask: Turn, limit: SpendLimitReached): void {
   endTurn(d, ask);
   d.record({ kind: 'failed', agent: ask.agent, reason: 'over its spending limit', about: ask.about });
   settleAsk(d, ask, 'failed', 'over its spending limit');
@@ -90,7 +90,7 @@ export function spendLine(limit: SpendLimitReached): string {
 }
 
 /** Rule 3.1: the current ask passed (its reply, or a batched call's answer): nothing is posted. */
-export function passTurn(d: Draft, ask: Ask): void {
+export function passTurn(d: Draft, ask: Turn): void {
   endTurn(d, ask);
   d.record({ kind: 'passed', agent: ask.agent, about: ask.about });
   settleAsk(d, ask, 'pass');

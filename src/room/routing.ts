@@ -10,7 +10,7 @@ import type { Skipped } from './effects.js';
 import { PAIR_GUARD, pairKey, pairPaused } from './guards.js';
 import { canSee } from './privacy.js';
 import { answerRequest, humanAnswers, openRequest } from './requests.js';
-import type { AgentProfile, Ask, Dropped, MessageFacts, Reason } from './state.js';
+import type { AgentProfile, Turn, Dropped, MessageFacts, Reason } from './state.js';
 import { handBackText } from './turns.js';
 
 function woken(
@@ -135,7 +135,7 @@ export function routeHuman(
 
 /** What an agent's message answers: the ask whose reply it is, if any (an action's post answers nothing). */
 export interface Replying {
-  readonly ask?: Ask | undefined;
+  readonly ask?: Turn | undefined;
   readonly noProgress: boolean;
 }
 

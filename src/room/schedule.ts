@@ -10,17 +10,17 @@ import { order, peopleOf, started } from './control.js';
 import { type Draft, same } from './draft.js';
 import { passTurn, reply } from './outcomes.js';
 import { answerRequest } from './requests.js';
-import type { Ask } from './state.js';
+import type { Turn } from './state.js';
 
 const failedHere = (d: Draft, agent: string) => d.state.failed.some((name) => same(name, agent));
 
 /** The observers that may share a batched call with `first`: the next queued observers about the same message. */
-function batchable(d: Draft, first: Ask): Ask[] {
+function batchable(d: Draft, first: Turn): Turn[] {
   const { setup } = d;
   const group = setup.agents.find((a) => same(a.name, first.agent))?.batchGroup;
   // Never batched: a DM, a private chat, a private exchange (the message has an audience).
   if (!setup.batching || setup.kind !== 'room' || first.audience !== null || !group || !isObserver(first)) return [];
-  const mates: Ask[] = [];
+  const mates: Turn[] = [];
   for (const ask of d.state.queue) {
     if (!isObserver(ask) || ask.about !== first.about || ask.held || waitsForCard(d, ask.id)) break;
     if (failedHere(d, ask.agent)) continue;
@@ -43,7 +43,7 @@ export function advance(d: Draft): void {
     }
     const at = state.queue.findIndex((ask) => !ask.held && !waitsForCard(d, ask.id));
     if (at < 0) return;
-    const ask = state.queue[at] as Ask;
+    const ask = state.queue[at] as Turn;
     d.set({ queue: state.queue.filter((_, i) => i !== at) });
     if (failedHere(d, ask.agent)) {
       // Its model failed earlier in this round: the requests it was asked in are not kept waiting.

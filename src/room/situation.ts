@@ -4,14 +4,14 @@
  */
 import type { Situation } from './effects.js';
 import { resumeSummary } from './requests.js';
-import type { Ask, RoomSetup } from './state.js';
+import type { Turn, RoomSetup } from './state.js';
 
 /**
  * The frame of a turn for `ask` in a room of this kind; `requesters`: who asked for it (humans, and the requesters
  * of the requests it answers). A DM's turn always speaks to its human (2.2.1); an agent that waited for one human's
  * answer is told it came (2.2.2).
  */
-export function situationOf(ask: Ask, requesters: readonly string[], kind: RoomSetup['kind']): Situation {
+export function situationOf(ask: Turn, requesters: readonly string[], kind: RoomSetup['kind']): Situation {
   const user = ask.questions[0]?.human ?? ask.author;
   switch (ask.reason) {
     case 'direct':

@@ -94,7 +94,7 @@ export interface PendingApproval {
 }
 
 /** One turn one agent is to take. */
-export interface Ask {
+export interface Turn {
   /** Room-local, never reused. */
   readonly id: number;
   readonly agent: string;
@@ -141,7 +141,7 @@ export interface Ask {
 
 /** The ask being carried out: a turn being written, or its reply being posted. */
 export interface Current {
-  readonly ask: Ask;
+  readonly ask: Turn;
   /** Set when the room asked for the turn to stop (its reply, if it comes, is not posted). */
   readonly stop?: 'operator' | 'deadline' | 'control' | undefined;
   /** Its reply's post, once written (outbox id), and what follows the post. */
@@ -246,7 +246,7 @@ export interface RoomState {
   readonly approvals?: readonly PendingApproval[] | undefined;
   /** The next approval's number. */
   readonly nextApproval?: number | undefined;
-  readonly queue: readonly Ask[];
+  readonly queue: readonly Turn[];
   readonly current: Current | null;
   readonly posts: readonly PendingPost[];
   readonly requests: readonly OpenRequest[];
@@ -264,7 +264,7 @@ export interface RoomState {
    * seq when it was asked, and the id the batch is known by (its first ask's).
    */
   readonly batch: {
-    readonly asks: readonly Ask[];
+    readonly asks: readonly Turn[];
     readonly answers: ReadonlyArray<{ readonly ask: number; readonly answer: BatchAnswer }>;
     readonly seq: number;
     readonly id: number;

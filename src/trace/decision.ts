@@ -7,7 +7,7 @@
 import { type Context, context, type Span, trace } from '@opentelemetry/api';
 import type { Decision, DecisionRecord } from '../room/effects.js';
 import type { RoomEvent } from '../room/events.js';
-import type { Ask, RoomState } from '../room/state.js';
+import type { Turn, RoomState } from '../room/state.js';
 import { contextOf } from './context.js';
 import { fail } from './inbound.js';
 import { RT, tracer } from './names.js';
@@ -15,7 +15,7 @@ import { tracingOn } from './switch.js';
 
 type Input = RoomEvent extends infer E ? (E extends unknown ? Omit<E, 'now'> : never) : never;
 
-function askOf(state: RoomState, id: number): Ask | undefined {
+function askOf(state: RoomState, id: number): Turn | undefined {
   if (state.current?.ask.id === id) return state.current.ask;
   return state.batch?.asks.find((a) => a.id === id) ?? state.queue.find((a) => a.id === id);
 }

@@ -10,7 +10,7 @@
 import { defaultLlmFactory, type LlmFactory } from '../../../src/bridge/index.js';
 import type { AgentConfig, Config } from '../../../src/config/index.js';
 import type { LlmClient, LlmRequest, LlmResponse } from '../../../src/llm/types.js';
-import type { Ask } from '../../../src/room/state.js';
+import type { Turn } from '../../../src/room/state.js';
 import { agentOfRequest, type FakeOpenAI, type FakeReply } from '../../fakes/openai-server/index.js';
 import { dataOf } from '../../helpers/untrusted.js';
 
@@ -20,7 +20,7 @@ export interface HeldCall {
   readonly room: string;
   readonly agent: string;
   /** The ask the room had just started when the call came (as its decision was stored). */
-  readonly ask: Ask | undefined;
+  readonly ask: Turn | undefined;
   /** The prompt it was built with. */
   readonly request: LlmRequest;
   /** Whether the room asked to stop the turn meanwhile (an operator, a deadline, a shutdown). */
@@ -57,7 +57,7 @@ export class ModelCalls {
   constructor(
     server: FakeOpenAI,
     /** The turn a room started last, as the store took it. */
-    private readonly startedIn: (room: string) => Ask | undefined,
+    private readonly startedIn: (room: string) => Turn | undefined,
   ) {
     server.respond((request) => this.answer(request));
   }

@@ -4,7 +4,7 @@
  */
 import pino from 'pino';
 import type { Logger } from '../../../src/log.js';
-import type { Ask, RoomState } from '../../../src/room/state.js';
+import type { Turn, RoomState } from '../../../src/room/state.js';
 import type { RoomStore, StorePort } from '../../../src/store/port.js';
 import type { Observed } from '../../model/script.js';
 
@@ -22,7 +22,7 @@ export class StoreTap {
   private requests: Observed[] = [];
   private readonly keys = new Map<number, string>();
   private readonly current = new Map<number, number | undefined>();
-  private readonly started = new Map<string, Ask>();
+  private readonly started = new Map<string, Turn>();
   /** Rooms whose catch-up mark was stored, with the mark. */
   readonly marks = new Map<string, string>();
 
@@ -69,7 +69,7 @@ export class StoreTap {
   }
 
   /** The turn a room started last (as its decision made it current). */
-  startedIn(room: string): Ask | undefined {
+  startedIn(room: string): Turn | undefined {
     return this.started.get(room);
   }
 
