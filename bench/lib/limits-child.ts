@@ -324,6 +324,6 @@ async function identitiesChild(job: Extract<ChildJob, { part: 'identities' }>): 
 const job = JSON.parse(process.env.BENCH_CHILD ?? 'null') as ChildJob | null;
 if (job) {
   const result = job.part === 'rooms' ? await roomsChild(job) : await identitiesChild(job);
-  console.log(`RESULT ${JSON.stringify(result)}`);
-  process.exit(0);
+  // A pipe is written asynchronously: exit once the whole line is out (a large result was cut off by exiting at once).
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`, () => process.exit(0));
 }
