@@ -17,7 +17,22 @@ export class TurnBudget {
     private readonly tools: readonly ChatCompletionTool[],
     /** Messages of the context itself (never shortened here: the context was built within the budget). */
     private readonly contextLength: number,
+    /**
+     * What the context (its messages and the tool schemas) counts, as it was assembled from counted pieces: given,
+     * only the turn's own exchanges are counted before each call, not the whole history again.
+     */
+    private readonly contextTokens?: number,
   ) {}
+
+  /** The request as counted: the context's known count and the turn's exchanges, or every message when unknown. */
+  private count(messages: readonly ChatCompletionMessageParam[]): number {
+    if (this.contextTokens === undefined) return countRequest(this.counter, messages, this.tools);
+    let total = this.contextTokens;
+    for (let i = this.contextLength; i < messages.length; i++) {
+      total += countMessage(this.counter, messages[i] as ChatCompletionMessageParam);
+    }
+    return total;
+  }
 
   /** A tool result (an untrusted block) within its share, its block closed again if the cut went through it. */
   clipResult(text: string): string {
@@ -29,7 +44,7 @@ export class TurnBudget {
    * arguments, then whole older rounds; the newest round's results last. Throws when even that is not enough.
    */
   fit(messages: ChatCompletionMessageParam[]): void {
-    let total = countRequest(this.counter, messages, this.tools);
+    let total = this.count(messages);
     if (total <= this.limit) return;
     const replace = (index: number, next: ChatCompletionMessageParam) => {
       total +=

@@ -90,6 +90,13 @@ export async function turnContext(
   });
   // A tool result may take what a room message may: half the history share.
   const resultShare = Math.max(256, Math.floor(context.plan.history / 2));
-  const budget = new TurnBudget(counter, requestLimit(context.plan), resultShare, definitions, context.messages.length);
+  const budget = new TurnBudget(
+    counter,
+    requestLimit(context.plan),
+    resultShare,
+    definitions,
+    context.messages.length,
+    context.tokens,
+  );
   return { messages: context.messages, budget };
 }

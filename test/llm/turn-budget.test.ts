@@ -124,6 +124,28 @@ describe('a turn within its budget', () => {
     expect(seen).toEqual([100, 200, 300]);
   });
 
+  it("counts the context once, as it was assembled: before each call only the turn's own exchanges are counted", async () => {
+    const tool = bigTool(2_000);
+    const counted: string[] = [];
+    const spy = { ...counter, count: (text: string) => (counted.push(text), counter.count(text)) };
+    const contextTokens = countRequest(counter, context, [tool.definition]);
+    const budget = new TurnBudget(spy, 6000, 1000, [tool.definition], context.length, contextTokens);
+    const client = scriptedClient(2);
+    await runAgentTurn({
+      client,
+      model: 'gpt-4o',
+      messages: [...context],
+      tools: [tool],
+      toolContext: toolContext(),
+      maxRounds: 5,
+      budget,
+    });
+    expect(client.requests).toHaveLength(3);
+    // Neither the context's messages nor the tool schemas are counted again at any call.
+    for (const message of context) expect(counted).not.toContain(message.content);
+    expect(counted).not.toContain(JSON.stringify([tool.definition]));
+  });
+
   it("says so when not even the turn's newest exchange fits", () => {
     const budget = new TurnBudget(counter, 30, 1000, [], 1);
     const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: 'word '.repeat(100) }];
