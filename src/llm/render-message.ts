@@ -33,6 +33,20 @@ const idOf = (message: RoomMessage, part: string) => blockId(`message:${message.
  * the same message renders the same bytes every time.
  */
 export function renderMessage(message: RoomMessage, options: RenderOptions = {}): string {
+  const foreign = message.kind === 'human' && options.foreignBot?.(message) === true;
+  // A message is a value, rendered the same every time: a window's message is rendered once, not on every turn.
+  const kept = renderings.get(message);
+  const hit = foreign ? kept?.foreign : kept?.plain;
+  if (hit !== undefined) return hit;
+  const rendering = render(message, foreign);
+  renderings.set(message, foreign ? { ...kept, foreign: rendering } : { ...kept, plain: rendering });
+  return rendering;
+}
+
+/** Each message's renderings (as our agents' and as a foreign bot's), for as long as the message is held. */
+const renderings = new WeakMap<RoomMessage, { readonly plain?: string; readonly foreign?: string }>();
+
+function render(message: RoomMessage, foreign: boolean): string {
   const speaker = message.kind === 'system' ? 'system' : `@${speakerName(cleanText(message.author))}`;
   const runs = message.toolRuns.map(
     (run, index) =>
@@ -40,7 +54,6 @@ export function renderMessage(message: RoomMessage, options: RenderOptions = {})
       `[result]: ${untrustedBlock(`tool:${run.tool}`, quoted(clip(run.output, RESULT_IN_HISTORY)), idOf(message, `run:${index}`))}`,
   );
   const text = quoted(cleanText(message.content));
-  const foreign = message.kind === 'human' && options.foreignBot?.(message) === true;
   const content = !text
     ? ''
     : foreign

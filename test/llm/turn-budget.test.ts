@@ -127,7 +127,13 @@ describe('a turn within its budget', () => {
   it("counts the context once, as it was assembled: before each call only the turn's own exchanges are counted", async () => {
     const tool = bigTool(2_000);
     const counted: string[] = [];
-    const spy = { ...counter, count: (text: string) => (counted.push(text), counter.count(text)) };
+    const spy = {
+      ...counter,
+      count: (text: string) => {
+        counted.push(text);
+        return counter.count(text);
+      },
+    };
     const contextTokens = countRequest(counter, context, [tool.definition]);
     const budget = new TurnBudget(spy, 6000, 1000, [tool.definition], context.length, contextTokens);
     const client = scriptedClient(2);
