@@ -45,6 +45,11 @@ const IDENTITY_LEVELS = sized([1, 10, 50], [1, 3]);
 const CHATTER = sized(50, 5);
 const SANDBOX_LEVELS = sized([1, 5, 20], [1, 2]);
 const SANDBOX_ROUNDS = 3;
+/** The shell's goals at 100 and 500 rooms: messages/s beside the bare model client, and the latency added at p50. */
+const SHELL_GOALS = new Map([
+  [100, { ratio: 0.8, p50: 30 }],
+  [500, { ratio: 0.5, p50: 250 }],
+]);
 /** Comfortable: a person does not notice what the bridge adds (at p99, under a second). */
 const COMFORTABLE_P99_MS = 1000;
 const child = fileURLToPath(new URL('./lib/limits-child.ts', import.meta.url));
@@ -359,6 +364,20 @@ async function main(): Promise<void> {
     met: exact,
     how: `${ROOM_LEVELS.join(', ')} rooms asking one question after another for ${WINDOW_S} s each, a ${MODEL_MS} ms model, one bridge on SQLite`,
   });
+  // The shell's goals: beside the bare model client at the same concurrency, in this run.
+  for (const { rooms: n, bridge, bare } of roomRows) {
+    const goal = SHELL_GOALS.get(n);
+    if (!goal) continue;
+    const ratio = bridge.answered / bridge.windowS / (bare.answered / bare.windowS);
+    const p50 = percentile(bridge.added, 0.5);
+    const cpu = (r: RoomsResult) => (r.cpuMs / Math.max(1, r.answered)).toFixed(2);
+    reportGoal({
+      figure: `rooms ${n}: ${ratio.toFixed(2)}x the bare client's messages/s, added p50 ${p50.toFixed(0)} ms (bare ${percentile(bare.added, 0.5).toFixed(0)} ms)`,
+      goal: `>= ${goal.ratio}x and <= ${goal.p50} ms`,
+      met: ratio >= goal.ratio && p50 <= goal.p50,
+      how: `the same ${n} rooms asking for ${WINDOW_S} s, bridge then bare client, each in its child process; CPU per answered message in the child: bridge ${cpu(bridge)} ms, bare ${cpu(bare)} ms`,
+    });
+  }
   console.log('');
   const identityRows = await identities();
   const most = Math.max(...IDENTITY_LEVELS);

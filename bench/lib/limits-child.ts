@@ -58,6 +58,8 @@ export interface RoomsResult {
   /** Every message sent, the warm-up and each room's first included. */
   readonly asked: number;
   readonly windowS: number;
+  /** This process's CPU time (user and system) in the measured window: over the answers, its cost per message. */
+  readonly cpuMs: number;
   /** Per answer: from the message to its answer, less the model's MODEL_MS. */
   readonly added: number[];
   readonly lost: number;
@@ -154,6 +156,7 @@ async function converse(
   let lost = first.filter((kind) => kind === 'lost').length;
   const added: number[] = [];
   const started = performance.now();
+  const cpu = process.cpuUsage();
   const deadline = started + seconds * 1000;
   await Promise.all(
     rooms.map(async (room) => {
@@ -167,7 +170,9 @@ async function converse(
     }),
   );
   const asked = [...sent.values()].reduce((sum, n) => sum + n, 0);
-  return { openMs, added, lost, sent, asked, windowS: (performance.now() - started) / 1000 };
+  const used = process.cpuUsage(cpu);
+  const cpuMs = (used.user + used.system) / 1000;
+  return { openMs, added, lost, sent, asked, cpuMs, windowS: (performance.now() - started) / 1000 };
 }
 
 async function roomsChild(job: Extract<ChildJob, { part: 'rooms' }>): Promise<RoomsResult> {
@@ -184,6 +189,7 @@ async function roomsChild(job: Extract<ChildJob, { part: 'rooms' }>): Promise<Ro
       added: run.added,
       lost: run.lost,
       windowS: run.windowS,
+      cpuMs: run.cpuMs,
       asked: run.asked + 1,
       answered: run.added.length,
       doubled: 0,
@@ -237,6 +243,7 @@ async function roomsChild(job: Extract<ChildJob, { part: 'rooms' }>): Promise<Ro
       answered: run.added.length,
       asked: run.asked + 1,
       windowS: run.windowS,
+      cpuMs: run.cpuMs,
       added: run.added,
       lost: run.lost,
       doubled,
