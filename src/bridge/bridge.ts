@@ -8,7 +8,6 @@ import { reportSpend } from '../metrics.js';
 import type { AdapterSink, ChatAdapter, Sandbox } from '../ports.js';
 import { SpendLimitError, SpendMeter } from '../spend/meter.js';
 import type { StorePort } from '../store/port.js';
-import { traceCommand, traceInbound } from '../trace/inbound.js';
 import { type Backoff, capped, DEFAULT_BACKOFF } from './backoff.js';
 import { Approvals } from './executors/approvals.js';
 import { BatchTurns } from './executors/batch-turns.js';
@@ -284,8 +283,8 @@ export function createBridge(options: BridgeOptions): Bridge {
 
   const sink: AdapterSink = {
     // Every platform's messages and commands pass here: each human message and command opens its trace.
-    receive: (input) => traceInbound(input, (traced) => reception.receipt(traced)),
-    command: (event) => traceCommand(event, (traced) => commands.receive(traced)),
+    receive: reception.arrive.bind(reception),
+    command: commands.arrive.bind(commands),
     settled: async (platform, channel) => {
       const actor = await rooms.byKey(`${platform}:${channel}`);
       await actor?.idle();
@@ -304,7 +303,7 @@ export function createBridge(options: BridgeOptions): Bridge {
       if (actor) embedding?.wake();
       return actor;
     },
-    receive: (event) => traceInbound(event, (traced) => reception.receive(traced), 'handover'),
+    receive: reception.handedOver.bind(reception),
     caughtUp: (room) => rooms.caughtUp(room),
     abandoned: () => spend.settleDead(),
     commands: () => commands.takeWaiting(),

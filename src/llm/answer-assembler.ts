@@ -64,7 +64,7 @@ export class AnswerAssembler {
   }
 
   /** True once anything of an answer arrived: text, reasoning, a refusal, a tool call or a finish reason. */
-  get started(): boolean {
+  hasStarted(): boolean {
     return Boolean(
       this.content ||
         this.refusal ||

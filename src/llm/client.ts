@@ -108,7 +108,7 @@ export function createOpenAiClient(options: OpenAiClientOptions): LlmClient {
       if (!complete && !answer.finishReason) {
         throw new LlmError("the model's answer broke off before it was complete", { retryable: true });
       }
-      if (!answer.started) throw new LlmError('the model endpoint sent an empty answer');
+      if (!answer.hasStarted()) throw new LlmError('the model endpoint sent an empty answer');
       const result = answer.result(toolsOffered);
       await hold?.settle(result.usage);
       return result;

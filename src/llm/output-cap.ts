@@ -14,21 +14,17 @@ export class OutputCap {
   /** Tokens of `written` up to `pending`, counted in blocks (their sum runs a little over the exact count). */
   private counted = 0;
   private pending = '';
-  private reached = false;
+  /** True once a piece did not fit: the answer was cut here, and nothing more is taken. */
+  cut = false;
 
   constructor(
     readonly tokens: number,
     private readonly counter: TokenCounter,
   ) {}
 
-  /** True once a piece did not fit: the answer was cut here, and nothing more is taken. */
-  get cut(): boolean {
-    return this.reached;
-  }
-
   /** The part of `piece` that fits under the cap (all of it, or its start; nothing once the cap was reached). */
   admit(piece: string): string {
-    if (this.reached || !piece) return '';
+    if (this.cut || !piece) return '';
     // A token is at least one byte: far from the cap, nothing needs counting yet.
     const pending = this.pending + piece;
     if (
@@ -46,7 +42,7 @@ export class OutputCap {
       this.pending = '';
       return piece;
     }
-    this.reached = true;
+    this.cut = true;
     // The longest start of the piece that fits (the count grows with the length).
     let low = 0;
     let high = piece.length;

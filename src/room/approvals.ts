@@ -7,7 +7,7 @@
  */
 import { type Draft, same } from './draft.js';
 import type { ApprovalRequest, Command } from './events.js';
-import type { Turn, PendingApproval, RoomState, Root } from './state.js';
+import type { PendingApproval, RoomState, Root, Turn } from './state.js';
 
 /** A card's tool for a model call held by its price (an agent's spend_threshold_usd, or SPEND_AT_LIMIT=ask). */
 export const MODEL_CALL = 'model call';

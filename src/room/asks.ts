@@ -5,7 +5,7 @@
  */
 import { waitsForCard } from './approvals.js';
 import { type Draft, lower, same } from './draft.js';
-import type { Turn, Dropped, Question, Reason } from './state.js';
+import type { Dropped, Question, Reason, Turn } from './state.js';
 
 /** At most this many humans' questions wait for one agent (rule 2.3). */
 export const MAX_WAITING = 5;

@@ -6,7 +6,7 @@ import { type Draft, same } from './draft.js';
 import type { TurnOrder } from './effects.js';
 import { closeRequests } from './requests.js';
 import { situationOf } from './situation.js';
-import type { Turn, Dropped } from './state.js';
+import type { Dropped, Turn } from './state.js';
 
 /** Tells the room whose questions were dropped — at once, or in one line when a catch-up is done (rule 10.2). */
 export function tellDropped(d: Draft, drops: readonly Dropped[], why: string): void {

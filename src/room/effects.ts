@@ -3,7 +3,7 @@
  * are committed; their outcomes come back as events.
  */
 import type { Note, Participant, RequestAnswer, SettledRequest } from './events.js';
-import type { Turn, MessageFacts, PendingPost, RoomState } from './state.js';
+import type { MessageFacts, PendingPost, RoomState, Turn } from './state.js';
 
 /** Why a turn is asked, as its prompt frames it (src/room/situation.ts decides it; the shell renders it). */
 export type Situation =

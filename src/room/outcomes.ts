@@ -11,7 +11,7 @@ import type { SpendLimitReached, ToolRun, TurnOutcome } from './events.js';
 import { recordMessage } from './reading.js';
 import { answerRequest, openRequest } from './requests.js';
 import { routeAgent } from './routing.js';
-import type { Turn, Current, PendingPost } from './state.js';
+import type { Current, PendingPost, Turn } from './state.js';
 import { classifyReply, worldPassText } from './text/replies.js';
 
 const toolRoundsLine = (agent: string, rounds: number) =>

@@ -10,7 +10,7 @@ import type { Skipped } from './effects.js';
 import { PAIR_GUARD, pairKey, pairPaused } from './guards.js';
 import { canSee } from './privacy.js';
 import { answerRequest, humanAnswers, openRequest } from './requests.js';
-import type { AgentProfile, Turn, Dropped, MessageFacts, Reason } from './state.js';
+import type { AgentProfile, Dropped, MessageFacts, Reason, Turn } from './state.js';
 import { handBackText } from './turns.js';
 
 function woken(

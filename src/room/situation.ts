@@ -4,7 +4,7 @@
  */
 import type { Situation } from './effects.js';
 import { resumeSummary } from './requests.js';
-import type { Turn, RoomSetup } from './state.js';
+import type { RoomSetup, Turn } from './state.js';
 
 /**
  * The frame of a turn for `ask` in a room of this kind; `requesters`: who asked for it (humans, and the requesters

@@ -11,7 +11,7 @@ import { keepTurn } from './book.js';
 import { contextOf, spanContextOf } from './context.js';
 import { fail } from './inbound.js';
 import { GEN_AI, RT, tracer } from './names.js';
-import { tracingOn } from './switch.js';
+import { tracing } from './switch.js';
 
 /** One observer of the call: its agent, its ask in the room, and the trace its ask carries. */
 interface Member {
@@ -33,7 +33,7 @@ export function traceBatch(
   call: { readonly model: string; readonly endpoint: string },
   members: readonly Member[],
 ): BatchTrace | undefined {
-  if (!tracingOn()) return undefined;
+  if (!tracing) return undefined;
   const [first] = members;
   if (!first?.trace || !spanContextOf(first.trace)) return undefined;
   const links: Link[] = [];

@@ -3,7 +3,7 @@
  * (room state, so it survives a restart and a move to another replica). The room reads nothing in it.
  */
 import { type Context, ROOT_CONTEXT, type SpanContext, trace } from '@opentelemetry/api';
-import { tracingOn } from './switch.js';
+import { tracing } from './switch.js';
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
@@ -34,7 +34,7 @@ export function contextOf(traceparent: string | undefined): Context {
  */
 export function logTraceFields(): Record<string, string> {
   // A fresh object each time: pino merges the line's own fields into what the mixin returns.
-  if (!tracingOn()) return {};
+  if (!tracing) return {};
   const span = trace.getActiveSpan();
   if (!span) return {};
   const { traceId, spanId } = span.spanContext();

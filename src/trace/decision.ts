@@ -7,11 +7,11 @@
 import { type Context, context, type Span, trace } from '@opentelemetry/api';
 import type { Decision, DecisionRecord } from '../room/effects.js';
 import type { RoomEvent } from '../room/events.js';
-import type { Turn, RoomState } from '../room/state.js';
+import type { RoomState, Turn } from '../room/state.js';
 import { contextOf } from './context.js';
 import { fail } from './inbound.js';
 import { RT, tracer } from './names.js';
-import { tracingOn } from './switch.js';
+import { tracing } from './switch.js';
 
 type Input = RoomEvent extends infer E ? (E extends unknown ? Omit<E, 'now'> : never) : never;
 
@@ -68,7 +68,7 @@ export async function traceDecision<T>(
   state: RoomState,
   take: (traced: DecisionTrace | undefined) => Promise<T>,
 ): Promise<T> {
-  if (!tracingOn()) return take(undefined);
+  if (!tracing) return take(undefined);
   const parent = event ? traceOfEvent(event, state) : undefined;
   if (parent === undefined || event === null) return take(undefined);
   const attributes: Record<string, string | number> = { [`${RT}.room`]: room, [`${RT}.event`]: event.type };

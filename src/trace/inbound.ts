@@ -8,7 +8,7 @@ import { ATTR_MESSAGING_MESSAGE_ID } from './attributes.js';
 import { contentOf } from './content.js';
 import { traceparentOf } from './context.js';
 import { RT, tracer } from './names.js';
-import { tracingOn } from './switch.js';
+import { tracing } from './switch.js';
 
 interface Arrival {
   readonly platform: string;
@@ -32,7 +32,7 @@ export function traceInbound<E extends Arrival, T>(
   receive: (event: E) => Promise<T>,
   from?: 'handover',
 ): Promise<T> {
-  if (!tracingOn() || event.author.kind !== 'human') return receive(event);
+  if (!tracing || event.author.kind !== 'human') return receive(event);
   const text = contentOf(event.text);
   return traced(
     'message',
@@ -61,7 +61,7 @@ export function traceCommand<
   },
   T,
 >(event: E, run: (event: E) => Promise<T>): Promise<T> {
-  if (!tracingOn()) return run(event);
+  if (!tracing) return run(event);
   return traced(
     `command /${event.name}`,
     {

@@ -8,7 +8,7 @@ import { turnContext } from './book.js';
 import { contentOf } from './content.js';
 import { contextOf, logFieldsOf } from './context.js';
 import { RT, tracer } from './names.js';
-import { tracingOn } from './switch.js';
+import { tracing } from './switch.js';
 
 /** What the poster tells the span (nothing, cheaply, when there is none). */
 export interface PostTrace {
@@ -29,7 +29,7 @@ export function tracePost(
   post: PendingPost,
   resend = false,
 ): PostTrace | undefined {
-  if (!tracingOn()) return undefined;
+  if (!tracing) return undefined;
   // The turn's span has ended by now (a child may outlive its parent); without one, the decision that sent it, or
   // the message's trace as the post keeps it.
   const active = context.active();

@@ -2,12 +2,8 @@
  * Whether a tracer provider is installed (an OTLP endpoint set, or a test's exporter). Every tracing call checks it
  * first: with tracing off the bridge's cost is this one check, not a no-op span's allocations.
  */
-let on = false;
+export let tracing = false;
 
 export function setTracing(value: boolean): void {
-  on = value;
-}
-
-export function tracingOn(): boolean {
-  return on;
+  tracing = value;
 }

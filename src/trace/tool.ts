@@ -6,7 +6,7 @@
 import { type Context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { contentOf } from './content.js';
 import { GEN_AI, RT, tracer } from './names.js';
-import { tracingOn } from './switch.js';
+import { tracing } from './switch.js';
 
 /** What a tool run returned (src/tools' ToolResult, as much of it as the span reads). */
 interface ToolResult {
@@ -35,7 +35,7 @@ export async function traceTool<R extends ToolResult>(
   turn: Context | undefined,
   runner: Runner,
 ): Promise<R> {
-  if (!tracingOn() || turn === undefined) return run();
+  if (!tracing || turn === undefined) return run();
   if (!trace.getSpan(turn)?.isRecording()) return run();
   const span = tracer().startSpan(
     `execute_tool ${name}`,
@@ -71,7 +71,7 @@ export async function traceTool<R extends ToolResult>(
 
 /** Times `work` (a sandbox command, an approval wait) into the runner's tool run under way, when one is traced. */
 export async function timeInTool<T>(kind: 'sandbox' | 'approval', work: Promise<T>, runner: Runner): Promise<T> {
-  if (!tracingOn()) return work;
+  if (!tracing) return work;
   const timing = waits.get(keyOf(runner));
   if (!timing) return work;
   const started = performance.now();

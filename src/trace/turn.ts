@@ -16,7 +16,7 @@ import { keepTurn } from './book.js';
 import { contentOf } from './content.js';
 import { contextOf, logFieldsOf, spanContextOf } from './context.js';
 import { GEN_AI, RT, tracer } from './names.js';
-import { tracingOn } from './switch.js';
+import { tracing } from './switch.js';
 
 interface Agent {
   readonly name: string;
@@ -53,7 +53,7 @@ export async function traceTurn(
   agent: Agent,
   run: (traced: TurnTrace | undefined) => Promise<TurnOutcome>,
 ): Promise<TurnOutcome> {
-  if (!tracingOn()) return run(undefined);
+  if (!tracing) return run(undefined);
   const { ask } = order;
   const origin = spanContextOf(ask.trace);
   if (!origin) return run(undefined);

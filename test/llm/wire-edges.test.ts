@@ -46,7 +46,7 @@ describe('reading answers', () => {
       answer,
     );
     await expect(reading).rejects.toThrow('the model endpoint sent unreadable stream data: <html>oops');
-    expect(answer.started).toBe(true);
+    expect(answer.hasStarted()).toBe(true);
   });
 
   it('fails on a JSON answer that is not JSON', async () => {

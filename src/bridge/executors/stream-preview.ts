@@ -9,15 +9,15 @@ import { shownWhileWriting } from '../../room/text/replies.js';
 export class StreamPreview {
   post: StreamingPost | undefined;
   private off = false;
+  /** Whether the platform streams by edits at all. */
+  readonly enabled: boolean;
 
   constructor(
     private readonly adapter: ChatAdapter,
     private readonly channel: string,
     private readonly agent: string,
-  ) {}
-
-  get enabled(): boolean {
-    return typeof this.adapter.stream === 'function';
+  ) {
+    this.enabled = typeof adapter.stream === 'function';
   }
 
   show(textSoFar: string): void {

@@ -11,6 +11,7 @@ import type { ChatAdapter, CommandEvent } from '../../ports.js';
 import type { ActionResult } from '../../room/effects.js';
 import { redact } from '../../secrets.js';
 import type { WaitingCommand } from '../../store/port.js';
+import { traceCommand } from '../../trace/inbound.js';
 import type { Calls } from '../executors/calls.js';
 import { RoomElsewhere, type Rooms } from '../loop/rooms.js';
 import type { HandedAction, Relay } from '../replicas/relay.js';
@@ -51,6 +52,13 @@ export class Commands {
    * A command an adapter received: its answer, or undefined when another bridge claimed it first (it answers). One
    * bridge alone, or a command without a platform id, is carried out here at once, with no store call.
    */
+  /** A command as it arrives: it opens its trace, then it is received. */
+  arrive(event: CommandEvent): Promise<string | undefined> {
+    return traceCommand(event, this.receiveOf);
+  }
+
+  private readonly receiveOf = (event: CommandEvent) => this.receive(event);
+
   async receive(event: CommandEvent): Promise<string | undefined> {
     // Who may talk to the agents is the bridge's, not a room's: any bridge answers (the store holds the pairings).
     if (event.name === 'access' || event.name === 'pair') {

@@ -7,6 +7,7 @@ import { StoreError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Inbound, Receipt } from '../../ports.js';
 import type { InboxPort, RoomStore } from '../../store/port.js';
+import { traceInbound } from '../../trace/inbound.js';
 import { Pause } from '../backoff.js';
 import type { Poster } from '../executors/poster.js';
 import type { RoomActor, Taken } from '../loop/room-actor.js';
@@ -131,6 +132,19 @@ export class Reception {
     const received = await this.receive(input);
     return received === 'elsewhere' ? 'kept' : received;
   }
+
+  /** A platform's message as it arrives: a human's opens its trace, then it is received (`receipt`). */
+  arrive(input: Inbound): Promise<Receipt> {
+    return traceInbound(input, this.receiptOf);
+  }
+
+  /** A message another replica handed over, under its trace (marked as handed over). */
+  handedOver(input: Inbound): Promise<Received> {
+    return traceInbound(input, this.receiveOf, 'handover');
+  }
+
+  private readonly receiptOf = (input: Inbound) => this.receipt(input);
+  private readonly receiveOf = (input: Inbound) => this.receive(input);
 
   private async deliver(actor: RoomActor, event: Inbound): Promise<Receipt | 'moved'> {
     const at = event.at ?? this.deps.clock();

@@ -52,13 +52,11 @@ export class RoomQueue {
     private readonly outage: Pick<StoreOutage, 'recovered' | 'hold' | 'count' | 'release'>,
   ) {}
 
-  get length(): number {
-    return this.urgent.length + this.events.length;
-  }
+  /** Events (and marks) queued: a field the loop reads, kept as the queue changes. */
+  length = 0;
 
-  /** Whether the store failed on the event being decided (and has not taken it since). */
-  get holding(): boolean {
-    return this.failing;
+  private resize(): void {
+    this.length = this.urgent.length + this.events.length;
   }
 
   /** Queues an event: `urgent` ones (outcomes, notes) before platform events still waiting. */
@@ -75,16 +73,20 @@ export class RoomQueue {
       done('held');
     }
     (urgent ? this.urgent : this.events).push(queued);
+    this.resize();
   }
 
   /** A mark behind every event queued now: `done` once they are taken. */
   mark(done: (taken: Taken) => void): void {
     this.events.push({ event: null, done, platform: false, counted: false });
+    this.resize();
   }
 
   /** The next event to decide. */
   next(): Queued | undefined {
-    return this.urgent.shift() ?? this.events.shift();
+    const queued = this.urgent.shift() ?? this.events.shift();
+    this.resize();
+    return queued;
   }
 
   /** `queued` is taken (decided, or dropped): it no longer counts against the outage's bound. */
@@ -95,6 +97,7 @@ export class RoomQueue {
   /** Everything still queued, told `stopped` (a shutdown, a room given up): it is left for the next start. */
   clear(): void {
     const left = [...this.urgent.splice(0), ...this.events.splice(0)];
+    this.resize();
     for (const queued of left) queued.done('stopped');
     this.outage.release(left.filter((queued) => queued.counted).length);
   }
@@ -130,6 +133,7 @@ export class RoomQueue {
       kept.push(queued);
     }
     this.events.splice(0, this.events.length, ...kept);
+    this.resize();
   }
 
   /** The store took `parked` (or refused it for good): the room is told (once) that what it held is being saved. */

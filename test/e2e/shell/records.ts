@@ -4,7 +4,7 @@
  */
 import pino from 'pino';
 import type { Logger } from '../../../src/log.js';
-import type { Turn, RoomState } from '../../../src/room/state.js';
+import type { RoomState, Turn } from '../../../src/room/state.js';
 import type { RoomStore, StorePort } from '../../../src/store/port.js';
 import type { Observed } from '../../model/script.js';
 
