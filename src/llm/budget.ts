@@ -71,7 +71,8 @@ export function requestLimit(plan: BudgetPlan): number {
 /** Like the sandbox's output rule: about five sevenths from the start, two sevenths from the end. */
 const HEAD_SHARE = 5 / 7;
 
-export function cutNote(characters: number): string {
+/** What stands in place of text cut out of a tool result or a call's arguments. */
+export function cutMarker(characters: number): string {
   return `[… ${characters} characters cut …]`;
 }
 
@@ -102,11 +103,11 @@ export function clipText(text: string, maxTokens: number, counter: TokenCounter)
   for (let attempt = 0; attempt < 12 && keep > 0; attempt++) {
     const head = headOf(text, Math.ceil(keep * HEAD_SHARE));
     const tail = tailOf(text, keep - Math.ceil(keep * HEAD_SHARE));
-    const clipped = `${head}\n${cutNote(text.length - head.length - tail.length)}\n${tail}`;
+    const clipped = `${head}\n${cutMarker(text.length - head.length - tail.length)}\n${tail}`;
     if (counter.count(clipped) <= limit) return clipped;
     keep = Math.floor(keep * 0.8);
   }
-  return cutNote(text.length);
+  return cutMarker(text.length);
 }
 
 /** What each part of a request takes, for the budget status. */

@@ -209,7 +209,7 @@ export async function buildContext(input: ContextInput): Promise<BuiltContext> {
     clipped: kept.some((r) => r.clipped) || knowledge.includes('more entries over the knowledge allocation'),
   };
   const situation = cleanText(input.situation ?? '');
-  const note = turnNote({ counter, plan, room, actions, retrieved, situation, use, fixedUse, shown });
+  const note = closingMessage({ counter, plan, room, actions, retrieved, situation, use, fixedUse, shown });
   const messages = [
     system,
     ...summaries,
@@ -255,8 +255,12 @@ async function recallFor(
   return found.filter((m) => !shown.has(m.content)).sort((a, b) => a.id - b.id);
 }
 
-/** The final user message, within `room` tokens: the situation is clipped and retrieved messages dropped to fit. */
-function turnNote(parts: {
+/**
+ * The context's closing message (the bridge's own, after the history: recent actions, older messages that may be
+ * relevant, the budget's status, the situation), within `room` tokens: the situation is clipped and retrieved messages
+ * dropped to fit.
+ */
+function closingMessage(parts: {
   counter: TokenCounter;
   plan: BudgetPlan;
   room: number;

@@ -1,4 +1,4 @@
-import { BudgetError, cutNote } from './budget.js';
+import { BudgetError, cutMarker } from './budget.js';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from './client.js';
 import { clipWithin } from './render-message.js';
 import { countMessage, countRequest, type TokenCounter } from './tokens.js';
@@ -61,7 +61,7 @@ export class TurnBudget {
     for (let i = this.contextLength; i < lastRound() && total > this.limit; i++) {
       const message = messages[i];
       if (message?.role === 'tool' && typeof message.content === 'string' && !message.content.startsWith('[… ')) {
-        replace(i, { ...message, content: cutNote(message.content.length) });
+        replace(i, { ...message, content: cutMarker(message.content.length) });
       }
     }
     for (let i = this.contextLength; i < lastRound() && total > this.limit; i++) {
@@ -98,7 +98,7 @@ function withoutArguments(message: ChatCompletionMessageParam & { role: 'assista
       call.type === 'function' && call.function.arguments.length > 80
         ? {
             ...call,
-            function: { ...call.function, arguments: JSON.stringify({ cut: cutNote(call.function.arguments.length) }) },
+            function: { ...call.function, arguments: JSON.stringify({ cut: cutMarker(call.function.arguments.length) }) },
           }
         : call,
     ),
