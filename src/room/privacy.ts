@@ -47,6 +47,28 @@ export function visibleTo<T extends Pick<RoomMessage, 'audience'>>(agent: string
   return messages.filter((message) => canSee(agent, message));
 }
 
+/**
+ * Who may share one batched call (rule 14.1): the agents that see the same messages of the room. Under privacy an
+ * agent left out of a private exchange sees another room than those in it, and is asked on its own. Groups keep the
+ * order of their first member, members their order.
+ */
+export function seeingAlike<T>(
+  members: readonly T[],
+  agentOf: (member: T) => string,
+  messages: readonly Pick<RoomMessage, 'id' | 'audience'>[],
+): T[][] {
+  const groups = new Map<string, T[]>();
+  for (const member of members) {
+    const seen = visibleTo(agentOf(member), messages)
+      .map((message) => message.id)
+      .join(',');
+    const group = groups.get(seen);
+    if (group) group.push(member);
+    else groups.set(seen, [member]);
+  }
+  return [...groups.values()];
+}
+
 /** The room's mode: the operators' stored choice (/privacy) wins over the configured default. */
 export function privacyMode(stored: PrivacyMode | null, configured: PrivacyMode): PrivacyMode {
   return stored ?? configured;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { audienceOf, canSee, privacyMode, shownAt, visibleTo } from '../../src/room/privacy.js';
+import { audienceOf, canSee, privacyMode, seeingAlike, shownAt, visibleTo } from '../../src/room/privacy.js';
 
 describe('privacy (mentions mode)', () => {
   it('makes a message that mentions agents visible to its author and those agents only', () => {
@@ -66,5 +66,24 @@ describe('where an agent may be shown what it did or learnt elsewhere (recent ac
     expect(shownAt(bobs, { room: 'discord:general', audience: ['alice', 'code'] })).toBe(false);
     expect(shownAt(bobs, { room: 'discord:general', audience: ['bob', 'code', 'data'] })).toBe(false);
     expect(shownAt(bobs, { room: 'discord:dm-bob', audience: ['bob', 'code'] })).toBe(false);
+  });
+
+  it('lets only agents that see the same messages share a batched call (rule 14.1), in their order', () => {
+    const messages = [
+      { id: 1, audience: null },
+      { id: 2, audience: ['ann', 'code'] },
+      { id: 3, audience: null },
+    ];
+    const seats = ['data', 'code', 'ops', 'Code2', 'CODE'].map((agent, seat) => ({ agent, seat }));
+    const groups = seeingAlike(seats, (s) => s.agent, messages);
+    // data, ops and Code2 see messages 1 and 3; code (any case) sees 2 as well.
+    expect(groups.map((g) => g.map((s) => s.seat))).toEqual([
+      [0, 2, 3],
+      [1, 4],
+    ]);
+    // Without privacy everyone sees alike: one group.
+    const open = messages.map((m) => ({ ...m, audience: null }));
+    expect(seeingAlike(seats, (s) => s.agent, open)).toHaveLength(1);
+    expect(seeingAlike([], (s: { agent: string }) => s.agent, messages)).toEqual([]);
   });
 });

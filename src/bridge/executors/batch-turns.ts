@@ -13,7 +13,7 @@ import type { TurnServices } from '../../llm/turn-context.js';
 import type { Logger } from '../../log.js';
 import type { TurnOrder } from '../../room/effects.js';
 import type { BatchAnswer } from '../../room/events.js';
-import { visibleTo } from '../../room/privacy.js';
+import { seeingAlike, visibleTo } from '../../room/privacy.js';
 import type { SpendMeter } from '../../spend/meter.js';
 import type { RoomStore } from '../../store/port.js';
 import { traceBatch } from '../../trace/batch.js';
@@ -118,15 +118,8 @@ export class BatchTurns {
     for (const order of orders) if (!members.some((m) => m.ask === order.ask.id)) void answer(order.ask.id, ALONE);
     try {
       const history = await this.deps.rooms.history(room.id, this.deps.window);
-      // Who may share a call: those who see the same messages of the room.
-      const views = new Map<string, typeof members>();
-      for (const member of members) {
-        const seen = visibleTo(member.agent.name, history)
-          .map((m) => m.id)
-          .join(',');
-        views.set(seen, [...(views.get(seen) ?? []), member]);
-      }
-      for (const group of views.values()) {
+      // Who may share a call is the room's rule: those who see the same messages of the room.
+      for (const group of seeingAlike(members, (member) => member.agent.name, history)) {
         const [first] = group;
         if (!first || group.length < 2) {
           for (const member of group) void answer(member.ask, ALONE);
