@@ -13,6 +13,7 @@ import { Approvals } from './executors/approvals.js';
 import { BatchTurns } from './executors/batch-turns.js';
 import { Calls } from './executors/calls.js';
 import { effectsRunner } from './executors/effects.js';
+import { RoomActions } from './executors/messaging.js';
 import { Poster } from './executors/poster.js';
 import { Previews } from './executors/previews.js';
 import { PrivateChats } from './executors/private-chats.js';
@@ -79,7 +80,6 @@ export function createBridge(options: BridgeOptions): Bridge {
 
   const calls = new Calls();
   const timers = new Timers(options.scheduler ?? processScheduler(clock));
-  const chats = new PrivateChats({ agents, chats: store.chats, clock, ttlMs: settings.CHAT_REQUEST_TIMEOUT_S * 1000 });
   const leases = store.leases;
   const replica = leases ? replicaId(settings) : undefined;
   const ttlMs = settings.ROOM_LEASE_S * 1000;
@@ -107,20 +107,6 @@ export function createBridge(options: BridgeOptions): Bridge {
   const adapters = new Map<string, ChatAdapter>(options.adapters.map((adapter) => [adapter.platform, adapter]));
   const privateRooms = new PrivateRooms(chatLog(settings.PRIVATE_CHAT_LOG, adapters, log));
   adapters.set(privateRooms.platform, privateRooms);
-  const batches =
-    settings.BATCHING === 'on'
-      ? new BatchTurns({
-          agents,
-          llm,
-          rooms: roomStore,
-          window,
-          settings,
-          sources: services,
-          chats,
-          log,
-          spend,
-        })
-      : undefined;
   // A store several bridges may share (Postgres): each records itself among the replicas, and serves a room only
   // under its lease.
   const registry = registryFor(store, replica, { workspaces: settings.SANDBOX_WORKSPACES, sandbox, ttlMs, log });
@@ -171,6 +157,23 @@ export function createBridge(options: BridgeOptions): Bridge {
     lease,
     journal: store.tools,
   });
+  // How agents' actions reach their rooms (here, or the bridge serving them), and private chats' requests.
+  const actions = new RoomActions({ calls, handed, rooms });
+  const chats = new PrivateChats({ agents, chats: store.chats, actions, clock });
+  const batches =
+    settings.BATCHING === 'on'
+      ? new BatchTurns({
+          agents,
+          llm,
+          rooms: roomStore,
+          window,
+          settings,
+          sources: services,
+          chats,
+          log,
+          spend,
+        })
+      : undefined;
   const previews = new Previews();
   const approvals = new Approvals(log, settings.ACTING_CHECK === 'on');
   const mcp = new McpPool({
@@ -186,7 +189,7 @@ export function createBridge(options: BridgeOptions): Bridge {
     rooms: roomStore,
     journal: store.tools,
     window,
-    messaging: { agents, calls, chats, handed, rooms },
+    messaging: { agents, actions, chats, rooms },
     chats,
     spend,
     previews,

@@ -7,6 +7,7 @@ import { mayWake, outsider, tellRefused } from './access.js';
 import { withAddressed } from './addressed.js';
 import { endApprovals, expireApproval, rearmApprovals, requestApproval } from './approvals.js';
 import { askHuman, joinDrops } from './asks.js';
+import { chatAction, chatExpired, rearmChats } from './chats.js';
 import { command } from './commands.js';
 import { tellDropped } from './control.js';
 import { Draft, same } from './draft.js';
@@ -61,6 +62,9 @@ export function decide(setup: RoomSetup, state: RoomState, event: RoomEvent, con
       break;
     case 'deadline':
       deadline(d, event.request);
+      break;
+    case 'chat-expired':
+      chatExpired(d, event.chat);
       break;
     case 'command':
       command(d, event.command);
@@ -185,34 +189,8 @@ function participants(d: Draft, names: readonly string[], requester: string): Pa
 }
 
 function action(d: Draft, a: Action): void {
-  if (a.kind === 'chat-request') {
-    const to = d.agent(a.to);
-    if (!to) return;
-    d.set({
-      queue: [
-        ...d.state.queue,
-        {
-          id: d.state.nextAsk,
-          agent: to,
-          reason: 'chat-request',
-          about: 0,
-          author: a.from,
-          questions: [],
-          requests: [],
-          audience: null,
-          fromAgent: false,
-          attempt: 0,
-          chat: { id: a.id, from: a.from, reason: a.reason },
-        },
-      ],
-      nextAsk: d.state.nextAsk + 1,
-      // A new request starts the pair's private chat afresh.
-      control: { holder: 'agents', count: 0 },
-    });
-    return;
-  }
-  if (a.kind === 'chat-response') {
-    if (a.accept && !d.state.accepted.includes(a.id)) d.set({ accepted: [...d.state.accepted, a.id] });
+  if (a.kind !== 'post') {
+    chatAction(d, a);
     return;
   }
   if (a.roomsOnly && d.setup.kind !== 'room') {
@@ -308,6 +286,7 @@ function restart(
   for (const post of d.state.posts) d.effect({ type: 'post', post, resend: true });
   for (const request of d.state.requests) d.effect({ type: 'timer', at: request.deadline, request: request.id });
   rearmApprovals(d);
+  rearmChats(d);
   const batch = d.state.batch;
   if (batch) {
     // A batched call cut by the restart is asked again: its observers not answered yet go back to the queue's head.

@@ -2,7 +2,7 @@
  * What a decision asks the shell to do (effects) and to store (writes). Effects are carried out after the writes
  * are committed; their outcomes come back as events.
  */
-import type { Note, Participant, RequestAnswer, SettledRequest } from './events.js';
+import type { ChatRequest, Note, Participant, RequestAnswer, SettledRequest } from './events.js';
 import type { MessageFacts, PendingPost, RoomState, Turn } from './state.js';
 
 /** Why a turn is asked, as its prompt frames it (src/room/situation.ts decides it; the shell renders it). */
@@ -49,6 +49,8 @@ export type Effect =
   | { readonly type: 'note'; readonly id: string; readonly room: string; readonly note: Note }
   /** Deliver a deadline event at `at` (ms since the epoch). */
   | { readonly type: 'timer'; readonly at: number; readonly request: number }
+  /** Deliver a private chat request's expiry (`chat-expired`) at `at`. */
+  | { readonly type: 'chat-timer'; readonly at: number; readonly chat: number }
   /** An approval's answer for the turn runner holding the tool call (`token`): run it, or refuse it with `reason`. */
   | { readonly type: 'approval-result'; readonly token: string; readonly approved: boolean; readonly reason: string }
   /** Deliver an approval's deadline at `at` (ms since the epoch). */
@@ -82,7 +84,11 @@ export type ActionResult =
   /** send_channel_message into a DM or a private chat. */
   | { readonly kind: 'private-room' }
   | { readonly kind: 'failed'; readonly reason: string }
-  | { readonly kind: 'done'; readonly text: string };
+  | { readonly kind: 'done'; readonly text: string }
+  /** A chat request made or answered: the request as it is now. */
+  | { readonly kind: 'chat'; readonly request: ChatRequest }
+  /** The room refused the action (`reason`: what the agent is told). */
+  | { readonly kind: 'invalid'; readonly reason: string };
 
 export type DecisionRecord =
   | {
@@ -163,6 +169,8 @@ export type Write =
   /** A note this room has taken (written by the decision that took it). */
   | { readonly type: 'note-done'; readonly id: string }
   | { readonly type: 'privacy'; readonly mode: 'off' | 'mentions' | null }
+  /** A pair room's chat request as it is now (the store's chat requests, read across pairs: briefings, look). */
+  | { readonly type: 'chat-request'; readonly request: ChatRequest }
   /**
    * Why: one of the decision's records, kept for the operator console (written with each `record` effect). `seq`:
    * the message it is about.

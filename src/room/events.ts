@@ -156,6 +156,22 @@ export interface Actor {
   readonly trace?: string | undefined;
 }
 
+export type ChatRequestStatus = 'pending' | 'accepted' | 'declined' | 'expired';
+
+/** A private chat request between the two agents of a pair room, as that room decided it (and the store keeps it). */
+export interface ChatRequest {
+  /** Unique across pairs (the shell gives it): the agents answer by it. */
+  readonly id: number;
+  readonly from: string;
+  readonly to: string;
+  readonly reason: string;
+  readonly status: ChatRequestStatus;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  /** The sender was told it expired or was declined. */
+  readonly senderTold: boolean;
+}
+
 /** Messaging actions agents take during a turn, arriving in the room they act on. */
 export type Action =
   /**
@@ -173,16 +189,36 @@ export type Action =
       /** `chat` from another room: the pair's private chat starts afresh (count 0, the agents in control). */
       readonly fresh?: boolean | undefined;
     }
-  /** chat_request: the recipient gets a turn here (the pair's private room) to accept or decline. */
+  /**
+   * chat_request, arriving in the pair's room, which decides it (chats.ts): refused while a request between the two
+   * is pending; else the recipient gets a turn here to accept or decline. `id`: a fresh id the shell gives it.
+   */
   | {
       readonly kind: 'chat-request';
+      readonly call: string;
       readonly id: number;
       readonly from: string;
       readonly to: string;
       readonly reason: string;
+      /** The pair's requests the store holds (those kept before the pair room held them are taken in). */
+      readonly known?: readonly ChatRequest[] | undefined;
     }
-  /** chat_response: the recipient's answer to a chat request (its reply is shown only if it accepted). */
-  | { readonly kind: 'chat-response'; readonly id: number; readonly accept: boolean };
+  /** chat_response: `agent` answers request `id` (its reply is shown only if it accepted). */
+  | {
+      readonly kind: 'chat-response';
+      readonly call: string;
+      readonly id: number;
+      readonly agent: string;
+      readonly accept: boolean;
+      readonly known?: readonly ChatRequest[] | undefined;
+    }
+  /** The sender of these requests has been told how they ended (expired or declined): it is told once. */
+  | {
+      readonly kind: 'chat-told';
+      readonly call: string;
+      readonly ids: readonly number[];
+      readonly known?: readonly ChatRequest[] | undefined;
+    };
 
 export type CommandName = 'pass' | 'reset' | 'status' | 'privacy' | 'clear' | 'budget' | 'approve' | 'deny';
 
@@ -248,6 +284,8 @@ export type RoomEvent = { readonly now: number } & (
   | { readonly type: 'post-failed'; readonly post: number; readonly reason: string }
   | { readonly type: 'action'; readonly action: Action }
   | { readonly type: 'deadline'; readonly request: number }
+  /** A private chat request's expiry (a pair room's). */
+  | { readonly type: 'chat-expired'; readonly chat: number }
   /** A tool call waits for approval (rule 17), and an approval's deadline. */
   | { readonly type: 'approval'; readonly request: ApprovalRequest }
   | { readonly type: 'approval-expired'; readonly id: string }

@@ -4,6 +4,7 @@
  */
 import { cardPosted } from './approvals.js';
 import { isObserver, removeWhere } from './asks.js';
+import { acceptedChat } from './chats.js';
 import { handBack } from './control.js';
 import type { Draft } from './draft.js';
 import type { ActionResult } from './effects.js';
@@ -106,7 +107,7 @@ export function reply(
 ): void {
   const { ask } = current;
   const outcome = classifyReply(text);
-  if (ask.reason === 'chat-request' && !(ask.chat && d.state.accepted.includes(ask.chat.id))) {
+  if (ask.reason === 'chat-request' && !(ask.chat && acceptedChat(d.state, ask.chat.id))) {
     endTurn(d, ask); // declined or undecided: nothing it wrote is shown
     return;
   }

@@ -5,6 +5,7 @@
 import type {
   AuthorKind,
   BatchAnswer,
+  ChatRequest,
   Opener,
   Participant,
   RequestAnswer,
@@ -13,7 +14,7 @@ import type {
   ToolRun,
 } from './events.js';
 
-export type { Opener, Root };
+export type { ChatRequest, Opener, Root };
 
 export type PrivacyMode = 'off' | 'mentions';
 
@@ -44,6 +45,8 @@ export interface RoomSetup {
   readonly batching: boolean;
   /** How long an approval waits before it is a denial (APPROVAL_TIMEOUT_S); default 30 minutes. */
   readonly approvalTimeoutMs?: number | undefined;
+  /** How long a private chat request waits for its answer (CHAT_REQUEST_TIMEOUT_S); default 10 minutes. */
+  readonly chatRequestTimeoutMs?: number | undefined;
 }
 
 /** Why an agent is asked. */
@@ -252,8 +255,10 @@ export interface RoomState {
   readonly requests: readonly OpenRequest[];
   /** Requests this room's agents opened in other rooms, not settled yet. */
   readonly away: ReadonlyArray<{ readonly id: number; readonly target: string; readonly parent?: number | null }>;
-  /** Chat requests accepted in this (pair) room. */
-  readonly accepted: readonly number[];
+  /** A pair room's private chat requests, oldest first (chats.ts); absent in older states. */
+  readonly chats?: readonly ChatRequest[] | undefined;
+  /** Older states only: the ids of the chat requests accepted here (now each request in `chats` has its status). */
+  readonly accepted?: readonly number[] | undefined;
   /** A catch-up is running: the asks of the messages it fetched wait, and dropped questions are gathered. */
   readonly holding: boolean;
   /** Questions dropped during the catch-up, told in one line when it is done. */
@@ -289,13 +294,22 @@ export const EMPTY_STATE: RoomState = {
   posts: [],
   requests: [],
   away: [],
-  accepted: [],
   holding: false,
   heldDrops: [],
   batch: null,
   nextAsk: 1,
   nextPost: 1,
 };
+
+/**
+ * A state stored by an earlier version, as this one reads it: an empty `accepted` (every state had one before the
+ * pair rooms held their chat requests) says nothing and is dropped; one with ids is kept, and read as accepted.
+ */
+export function readOlder(state: RoomState): RoomState {
+  if (state.accepted === undefined || state.accepted.length > 0) return state;
+  const { accepted: _, ...rest } = state;
+  return rest;
+}
 
 /**
  * A copy of a room's state, field by field (its arrays and objects are shared: they are never changed in place).
@@ -321,6 +335,7 @@ export function copyState(s: RoomState): RoomState {
     posts: s.posts,
     requests: s.requests,
     away: s.away,
+    chats: s.chats,
     accepted: s.accepted,
     holding: s.holding,
     heldDrops: s.heldDrops,

@@ -5,7 +5,7 @@
  * platform I/O ever runs inside a store call.
  */
 import type { DecisionRecord, RequestRow, Write } from '../room/effects.js';
-import type { ToolRun } from '../room/events.js';
+import type { ChatRequest, ChatRequestStatus, ToolRun } from '../room/events.js';
 import type { Place } from '../room/privacy.js';
 import type { RoomState } from '../room/state.js';
 import type { MessageTokens, RoomMessage } from '../room/types.js';
@@ -263,22 +263,19 @@ export interface SummaryPort {
   block(room: string, from: number, to: number): Promise<RoomMessage[]>;
 }
 
-export type ChatRequestStatus = 'pending' | 'accepted' | 'declined' | 'expired';
+export type { ChatRequest, ChatRequestStatus } from '../room/events.js';
 
-/** A private agent-to-agent chat request. */
-export interface ChatRequest {
-  readonly id: number;
-  readonly from: string;
-  readonly to: string;
-  readonly reason: string;
-  readonly status: ChatRequestStatus;
-  readonly createdAt: number;
-  readonly expiresAt: number;
-  /** The sender was told it expired or was declined. */
-  readonly senderTold: boolean;
-}
-
+/**
+ * The private chat requests of every pair room, read across pairs (an agent's briefing, look, /status). Each pair room
+ * writes its own with its decisions (`chat-request` writes); `create`, `setStatus` and `markTold` are for tests and
+ * tools that set rows up by hand.
+ */
 export interface ChatPort {
+  /**
+   * The id a new request gets, if its pair room makes it: the next after the highest stored (SQLite: ask one at a
+   * time), or the next of the table's identity (Postgres, shared by bridges: a request refused leaves a gap).
+   */
+  nextId(): Promise<number>;
   create(from: string, to: string, reason: string, now: number, ttlMs: number): Promise<ChatRequest>;
   get(id: number): Promise<ChatRequest | undefined>;
   setStatus(id: number, status: ChatRequestStatus): Promise<void>;

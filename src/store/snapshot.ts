@@ -5,7 +5,7 @@
  * skips the snapshot write when the rest (the "core") is equal, and raises the two fields from the messages on load.
  */
 import type { Write } from '../room/effects.js';
-import type { RoomState } from '../room/state.js';
+import { type RoomState, readOlder } from '../room/state.js';
 
 /** The fields derived from the messages on load. */
 export interface Derived {
@@ -13,8 +13,9 @@ export interface Derived {
   readonly lastHuman: number;
 }
 
-/** The stored snapshot, with `seq` and `lastHuman` raised to what the stored messages say. */
-export function withDerived(state: RoomState, messages: Derived): RoomState {
+/** The stored snapshot as the room reads it now, with `seq` and `lastHuman` raised to what the stored messages say. */
+export function withDerived(stored: RoomState, messages: Derived): RoomState {
+  const state = readOlder(stored);
   if (state.seq >= messages.seq && state.lastHuman >= messages.lastHuman) return state;
   return { ...state, seq: Math.max(state.seq, messages.seq), lastHuman: Math.max(state.lastHuman, messages.lastHuman) };
 }

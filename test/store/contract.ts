@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decide } from '../../src/room/decide.js';
 import type { RequestRow, StoredMessage, Write } from '../../src/room/effects.js';
-import type { Incoming, Note, ToolRun } from '../../src/room/events.js';
+import type { ChatRequest, Incoming, Note, ToolRun } from '../../src/room/events.js';
 import { EMPTY_STATE, type RoomSetup, type RoomState } from '../../src/room/state.js';
 import type { StorePort } from '../../src/store/index.js';
 import { storedMessage } from '../../src/store/stored-message.js';
@@ -1186,6 +1186,33 @@ export function storeContract(name: string, database: () => Promise<TestDatabase
         expect(await store.chats.get(999)).toBeUndefined();
         expect((await store.chats.involving('DATA')).map((c) => c.id)).toEqual([asked.id, late.id]);
         expect((await store.chats.involving('reviewer')).map((c) => c.id)).toEqual([late.id]);
+      });
+
+      it("keeps a pair room's chat requests as its decisions write them, numbered on from those stored", async () => {
+        const room = await store.rooms.open('private', 'code+data');
+        const earlier = await store.chats.create('code', 'data', 'earlier', 1000, 60_000);
+        const id = await store.chats.nextId();
+        expect(id).toBeGreaterThan(earlier.id);
+        const made: ChatRequest = {
+          id,
+          from: 'data',
+          to: 'code',
+          reason: 'numbers',
+          status: 'pending',
+          createdAt: 2000,
+          expiresAt: 62_000,
+          senderTold: false,
+        };
+        const state = { ...EMPTY_STATE, chats: [made] };
+        expect(await store.rooms.commit(room.id, [{ type: 'chat-request', request: made }], state)).toBe('done');
+        // Written again as the room changed it: only its status and whether its sender was told change.
+        const told = { ...made, reason: 'other', status: 'declined', senderTold: true } as const;
+        await store.rooms.commit(room.id, [{ type: 'chat-request', request: told }], { ...state, chats: [told] });
+        await reopen();
+        expect(await store.chats.get(id)).toEqual({ ...made, status: 'declined', senderTold: true });
+        expect((await store.rooms.open('private', 'code+data')).state?.chats).toEqual([told]);
+        expect((await store.chats.involving('code')).map((c) => c.id)).toEqual([earlier.id, id]);
+        expect((await store.chats.create('code', 'data', 'later', 3000, 1000)).id).toBeGreaterThan(id);
       });
     });
 

@@ -69,6 +69,9 @@ function run(deps: EffectsDeps, room: RoomHandle, effect: Effect): void {
     case 'timer':
       deps.timers.at(room, effect.at, effect.request);
       return;
+    case 'chat-timer':
+      deps.timers.chatAt(room, effect.at, effect.chat);
+      return;
     case 'approval-result':
       deps.approvals?.settle(effect.token, effect.approved, effect.reason);
       return;

@@ -19,24 +19,68 @@ import type { Calls } from './calls.js';
 import { CHAT_REQUESTS_PER_TURN, type PrivateChats } from './private-chats.js';
 import { PRIVATE_PLATFORM } from './private-rooms.js';
 
-export interface MessagingDeps {
-  readonly agents: readonly AgentConfig[];
-  readonly calls: Calls;
-  readonly chats: PrivateChats;
-  /** With bridges sharing the store: an action in a room another bridge serves is handed to it there. */
-  readonly handed?: Pick<Relay, 'act'> | undefined;
-  /** The rooms the agents act on (made on first use): by platform and channel (a DM: with its agent), or by key. */
-  readonly rooms: Pick<Rooms, 'get' | 'byKey'>;
-}
-
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
 /** A room another bridge serves (`platform:channel`), the action handed to it there; `direct`: a DM room's agent. */
 interface Elsewhere {
   readonly elsewhere: string;
   readonly direct?: string | undefined;
 }
 type Target = RoomActor | Elsewhere;
+
+/**
+ * How an agent's action reaches the room it acts on — here, or through the store in the bridge serving it — and its
+ * result comes back once that room has decided (for a post: once it is on the platform).
+ */
+export class RoomActions {
+  constructor(
+    private readonly deps: {
+      readonly calls: Calls;
+      /** With bridges sharing the store: an action in a room another bridge serves is handed to it there. */
+      readonly handed?: Pick<Relay, 'act'> | undefined;
+      readonly rooms: Pick<Rooms, 'get'>;
+    },
+  ) {}
+
+  /** The room `get` makes here, or the room another bridge serves (with bridges sharing the store). */
+  async reach(get: (rooms: Pick<Rooms, 'get'>) => Promise<RoomActor>, direct?: string): Promise<Target> {
+    try {
+      return await get(this.deps.rooms);
+    } catch (error) {
+      if (!(error instanceof RoomElsewhere && this.deps.handed)) throw error;
+      return { elsewhere: error.key, ...(direct !== undefined ? { direct } : {}) };
+    }
+  }
+
+  /** Delivers `action` to the room `get` makes here (or to the bridge serving it); its result there. */
+  async act(get: (rooms: Pick<Rooms, 'get'>) => Promise<RoomActor>, action: Action): Promise<ActionResult> {
+    return this.send(await this.reach(get), action);
+  }
+
+  /** Delivers `action` to `target` and waits for its result there. */
+  async send(target: Target, action: Action): Promise<ActionResult> {
+    if ('elsewhere' in target) {
+      // Another bridge serves the room: the action goes to it through the store, and its result comes back.
+      const handed = this.deps.handed;
+      if (!handed) throw new Error(`room ${target.elsewhere} is served by another bridge`);
+      return handed.act(target.elsewhere, action, { direct: target.direct });
+    }
+    const { calls } = this.deps;
+    const result = calls.action(action.call);
+    const taken = await target.deliver({ type: 'action', action });
+    if (taken !== 'done') calls.forget(action.call, `the room could not take the message (${taken})`);
+    return result;
+  }
+}
+
+export interface MessagingDeps {
+  readonly agents: readonly AgentConfig[];
+  /** How an action reaches its room (here, or the bridge serving it) and its result comes back. */
+  readonly actions: RoomActions;
+  readonly chats: PrivateChats;
+  /** The rooms the agents act on (made on first use): by platform and channel (a DM: with its agent), or by key. */
+  readonly rooms: Pick<Rooms, 'get' | 'byKey'>;
+}
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 export class RoomMessaging implements Messaging {
   private chatRequestsThisTurn = 0;
@@ -49,7 +93,7 @@ export class RoomMessaging implements Messaging {
   ) {}
 
   async sendChannelMessage(input: { channel: string; message: string; requestReply: string[] }): Promise<string> {
-    const target = await this.reach(() => this.resolve(input.channel));
+    const target = await this.deps.actions.reach(() => this.resolve(input.channel));
     const where = { posted: `in ${input.channel}`, name: input.channel, roomsOnly: true };
     return this.post(target, input.message, input.requestReply, where);
   }
@@ -62,7 +106,10 @@ export class RoomMessaging implements Messaging {
     if (!adapter.openDirect) throw new ActionRefused(`${adapter.platform} cannot open direct messages`);
     const channel = await adapter.openDirect(this.agent.name, input.to);
     if (!channel) throw new ActionRefused(`@${input.to} cannot be reached by direct message`);
-    const dm = await this.reach(() => this.deps.rooms.get(adapter.platform, channel, this.agent.name), this.agent.name);
+    const dm = await this.deps.actions.reach(
+      (rooms) => rooms.get(adapter.platform, channel, this.agent.name),
+      this.agent.name,
+    );
     const awaited = input.requestReply ? [input.to] : [];
     return this.post(dm, input.message, awaited, { posted: `to @${input.to}`, name: `the DM with @${input.to}` });
   }
@@ -73,21 +120,11 @@ export class RoomMessaging implements Messaging {
       throw new ActionRefused(`at most ${CHAT_REQUESTS_PER_TURN} new chat requests per turn`);
     }
     const request = await this.deps.chats.request(this.agent, other, input.reason);
-    const pair = await this.pairRoom(other.name);
-    await this.tell(pair, {
-      kind: 'chat-request',
-      id: request.id,
-      from: this.agent.name,
-      to: other.name,
-      reason: request.reason,
-    });
     return `Chat request #${request.id} sent to @${other.name}; they are asked to accept or decline now.`;
   }
 
   async chatResponse(input: { requestId: number; accept: boolean }): Promise<string> {
     const request = await this.deps.chats.respond(this.agent, input.requestId, input.accept);
-    const pair = await this.pairRoom(request.from);
-    await this.tell(pair, { kind: 'chat-response', id: request.id, accept: input.accept });
     return input.accept
       ? `Accepted chat request #${request.id} from @${request.from}; use chat to talk with them privately.`
       : `Declined chat request #${request.id} from @${request.from}.`;
@@ -108,33 +145,6 @@ export class RoomMessaging implements Messaging {
 
   async look(): Promise<string> {
     return this.deps.chats.look(this.agent, (await this.deps.rooms.byKey(this.room.key))?.state.humans ?? []);
-  }
-
-  /** Tells `target` a chat request or its answer (the room may be served by another bridge). */
-  private async tell(target: Target, action: Exclude<Action, { kind: 'post' }>): Promise<void> {
-    if (!('elsewhere' in target)) {
-      await target.deliver({ type: 'action', action });
-      return;
-    }
-    const outcome = await this.handOn(target, action);
-    if (outcome.kind === 'failed') throw new Error(`the private chat could not be reached: ${outcome.reason}`);
-  }
-
-  /** An action for a room another bridge serves, handed to it through the store; its result there. */
-  private handOn(target: Elsewhere, action: Action): Promise<ActionResult> {
-    const handed = this.deps.handed;
-    if (!handed) throw new Error(`room ${target.elsewhere} is served by another bridge`);
-    return handed.act(target.elsewhere, action, { direct: target.direct });
-  }
-
-  /** The room `get` makes here, or the room another bridge serves (with bridges sharing the store). */
-  private async reach(get: () => Promise<RoomActor>, direct?: string): Promise<Target> {
-    try {
-      return await get();
-    } catch (error) {
-      if (!(error instanceof RoomElsewhere && this.deps.handed)) throw error;
-      return { elsewhere: error.key, ...(direct !== undefined ? { direct } : {}) };
-    }
   }
 
   /** Posts as this agent in `target` (which may refuse), awaiting the people named in `awaited` there. */
@@ -165,16 +175,7 @@ export class RoomMessaging implements Messaging {
       ...(where.roomsOnly ? { roomsOnly: true } : {}),
       ...(fresh ? { fresh: true } : {}),
     };
-    let outcome: ActionResult;
-    if ('elsewhere' in target) {
-      // Another bridge serves the room: the action goes to it through the store, and its result comes back.
-      outcome = await this.handOn(target, action);
-    } else {
-      const result = this.deps.calls.action(call);
-      const taken = await target.deliver({ type: 'action', action });
-      if (taken !== 'done') this.deps.calls.forget(call, `the room could not take the message (${taken})`);
-      outcome = await result;
-    }
+    const outcome = await this.deps.actions.send(target, action);
     switch (outcome.kind) {
       case 'refused':
         throw new ActionRefused(`the humans have control in ${where.name} (${outcome.reason}); nothing was posted`);
@@ -184,6 +185,10 @@ export class RoomMessaging implements Messaging {
         throw new Error(`the message could not be posted ${where.posted}: ${outcome.reason}`);
       case 'done':
         return outcome.text;
+      case 'invalid':
+        throw new ActionRefused(outcome.reason);
+      case 'chat':
+        throw new Error('a post was answered as a chat request');
       case 'posted': {
         const waiting = outcome.awaited ?? [];
         const request = outcome.request !== undefined && waiting.length > 0 ? outcome.request : undefined;
@@ -200,7 +205,7 @@ export class RoomMessaging implements Messaging {
   }
 
   private pairRoom(other: string): Promise<Target> {
-    return this.reach(() => this.deps.rooms.get(PRIVATE_PLATFORM, pairKey(this.agent.name, other)));
+    return this.deps.actions.reach((rooms) => rooms.get(PRIVATE_PLATFORM, pairKey(this.agent.name, other)));
   }
 
   private agentNamed(name: string): AgentConfig | undefined {

@@ -1,50 +1,74 @@
 /**
- * Private agent-to-agent chats: the requests (stored), what each agent is told at the start of its turns, and who
- * is at the table (`look`). The pair's room itself (`private:a+b`) is a room like any other.
+ * Private agent-to-agent chats as the agents' turns reach them: a request, its answer and the sender's being told how
+ * it ended go to the pair's room (`private:a+b`), whose `decide` decides them (src/room/chats.ts) and writes each
+ * request to the store; what each agent is told at the start of its turns, and who is at the table (`look`), are read
+ * from there across pairs.
  */
+import { randomUUID } from 'node:crypto';
 import type { AgentConfig } from '../../config/index.js';
+import type { ActionResult } from '../../room/effects.js';
+import type { Action } from '../../room/events.js';
 import { pairKey } from '../../room/guards.js';
 import { oneLine, speakerName } from '../../room/text/quoting.js';
 import type { ChatPort, ChatRequest } from '../../store/port.js';
 import { ActionRefused } from '../../tools/tool.js';
+import type { Rooms } from '../loop/rooms.js';
+import { PRIVATE_PLATFORM } from './private-rooms.js';
 
-/** At most this many new chat requests per agent turn. */
+/**
+ * At most this many new chat requests per agent turn. Counted by the turn (its messaging), not by a pair room: the
+ * requests of one turn go to as many pair rooms as it names.
+ */
 export const CHAT_REQUESTS_PER_TURN = 3;
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
+/** How an action reaches a room (here, or the bridge serving it) and its result comes back: the agents' messaging. */
+export interface Acting {
+  act(room: (rooms: Pick<Rooms, 'get'>) => ReturnType<Rooms['get']>, action: Action): Promise<ActionResult>;
+}
+
 export class PrivateChats {
+  /** New requests, one at a time: each id is the next after the highest stored when its pair room decides. */
+  private requesting: Promise<unknown> = Promise.resolve();
+
   constructor(
     private readonly deps: {
       readonly agents: readonly AgentConfig[];
       readonly chats: ChatPort;
+      readonly actions: Acting;
       readonly clock: () => number;
-      readonly ttlMs: number;
     },
   ) {}
 
-  /** A new request from `from` to `to` (refused while one is pending between them). */
-  async request(from: AgentConfig, to: AgentConfig, reason: string): Promise<ChatRequest> {
-    const { chats, clock, ttlMs } = this.deps;
-    await chats.expire(clock());
-    const pending = (await chats.involving(from.name)).find(
-      (r) => r.status === 'pending' && pairKey(r.from, r.to) === pairKey(from.name, to.name),
-    );
-    if (pending) throw new ActionRefused(`request #${pending.id} between you and @${to.name} is already pending`);
-    return chats.create(from.name, to.name, reason || '(no reason given)', clock(), ttlMs);
+  /** A new request from `from` to `to`, as the pair's room decided it (it refuses one while another is pending). */
+  request(from: AgentConfig, to: AgentConfig, reason: string): Promise<ChatRequest> {
+    const made = this.requesting.then(async () => {
+      const id = await this.deps.chats.nextId();
+      const known = await this.ofPair(from.name, to.name);
+      const action = {
+        kind: 'chat-request',
+        call: randomUUID(),
+        id,
+        from: from.name,
+        to: to.name,
+        reason,
+        known,
+      } as const;
+      return this.decided(await this.send(from.name, to.name, action));
+    });
+    this.requesting = made.catch(() => {});
+    return made;
   }
 
-  /** The recipient accepts or declines (refused when the request is not theirs or no longer pending). */
+  /** The recipient accepts or declines (the pair's room refuses it when it is not theirs or no longer pending). */
   async respond(agent: AgentConfig, id: number, accept: boolean): Promise<ChatRequest> {
-    const { chats, clock } = this.deps;
-    await chats.expire(clock());
-    const request = Number.isInteger(id) ? await chats.get(id) : undefined;
-    if (!request || !same(request.to, agent.name)) {
-      throw new ActionRefused(`there is no chat request #${id} addressed to you`);
-    }
-    if (request.status !== 'pending') throw new ActionRefused(`chat request #${request.id} is ${request.status}`);
-    await chats.setStatus(request.id, accept ? 'accepted' : 'declined');
-    return request;
+    const stored = Number.isInteger(id) ? await this.deps.chats.get(id) : undefined;
+    // No stored request: no pair room to ask.
+    if (!stored) throw new ActionRefused(`there is no chat request #${id} addressed to you`);
+    const known = await this.ofPair(stored.from, stored.to);
+    const action = { kind: 'chat-response', call: randomUUID(), id, agent: agent.name, accept, known } as const;
+    return this.decided(await this.send(stored.from, stored.to, action));
   }
 
   async accepted(a: string, b: string): Promise<boolean> {
@@ -55,10 +79,11 @@ export class PrivateChats {
 
   /**
    * What `agent` reads at the start of a turn: requests waiting for its answer, its open chats, and — once — how
-   * its own requests ended when they expired or were declined.
+   * its own requests ended when they expired or were declined (each pair's room is told it was said).
    */
   async briefing(agent: AgentConfig): Promise<string> {
     const { chats, clock } = this.deps;
+    // Requests past their expiry read as expired (their pair rooms expire them by the same rule, at their timers).
     await chats.expire(clock());
     const involving = await chats.involving(agent.name);
     const lines: string[] = [];
@@ -73,13 +98,22 @@ export class PrivateChats {
     if (open.length > 0) {
       lines.push(`You have private chats open with ${[...new Set(open)].map((n) => `@${n}`).join(', ')} (use chat).`);
     }
+    const told = new Map<string, ChatRequest[]>();
     for (const r of involving) {
       if (!same(r.from, agent.name) || r.senderTold) continue;
       if (r.status !== 'expired' && r.status !== 'declined') continue;
       lines.push(
         `Your chat request #${r.id} to @${r.to} ${r.status === 'expired' ? 'expired unanswered' : 'was declined'}.`,
       );
-      await chats.markTold(r.id);
+      const pair = pairKey(r.from, r.to);
+      told.set(pair, [...(told.get(pair) ?? []), r]);
+    }
+    for (const requests of told.values()) {
+      const [first] = requests as [ChatRequest];
+      const known = involving.filter((r) => pairKey(r.from, r.to) === pairKey(first.from, first.to));
+      const action = { kind: 'chat-told', call: randomUUID(), ids: requests.map((r) => r.id), known } as const;
+      const result = await this.send(first.from, first.to, action);
+      if (result.kind === 'failed') throw new Error(`the private chat could not be reached: ${result.reason}`);
     }
     return lines.join('\n');
   }
@@ -107,5 +141,22 @@ export class PrivateChats {
             .join('; ')}.`,
       'To talk privately with another agent: chat_request(to, reason).',
     ].join('\n');
+  }
+
+  /** The stored requests between `a` and `b` (the pair's room takes in those it does not hold yet). */
+  private async ofPair(a: string, b: string): Promise<ChatRequest[]> {
+    return (await this.deps.chats.involving(a)).filter((r) => pairKey(r.from, r.to) === pairKey(a, b));
+  }
+
+  /** A chat action for the pair's room (here, or served by another bridge); its result there. */
+  private async send(a: string, b: string, action: Action): Promise<ActionResult> {
+    return this.deps.actions.act((rooms) => rooms.get(PRIVATE_PLATFORM, pairKey(a, b)), action);
+  }
+
+  /** The request as the pair's room left it, or its refusal. */
+  private decided(result: ActionResult): ChatRequest {
+    if (result.kind === 'chat') return result.request;
+    if (result.kind === 'invalid') throw new ActionRefused(result.reason);
+    throw new Error(`the private chat could not be reached: ${result.kind === 'failed' ? result.reason : result.kind}`);
   }
 }

@@ -1,4 +1,4 @@
-/** Deadlines, as events: a request's deadline is delivered to its room when it falls due. */
+/** Deadlines, as events: a request's deadline (an approval's, a chat request's expiry) is delivered to its room when it falls due. */
 import type { RoomHandle } from '../loop/room-handle.js';
 
 /** A request's deadline: when it falls due (ms since the epoch, by the bridge's clock), and where. */
@@ -46,6 +46,17 @@ export class Timers {
     const cancel = this.schedule({ room: room.key, request: -1, at }, () => {
       this.pending.delete(key);
       void room.report({ type: 'approval-expired', id });
+    });
+    this.pending.set(key, cancel);
+  }
+
+  /** Delivers a private chat request's expiry to its pair's room at `at`; once per request. */
+  chatAt(room: RoomHandle, at: number, chat: number): void {
+    const key = `${room.key}#chat${chat}`;
+    this.pending.get(key)?.();
+    const cancel = this.schedule({ room: room.key, request: -1, at }, () => {
+      this.pending.delete(key);
+      void room.report({ type: 'chat-expired', chat });
     });
     this.pending.set(key, cancel);
   }

@@ -171,13 +171,6 @@ export class Commands {
   private async act(handed: HandedAction): Promise<ActionResult> {
     const actor = await this.deps.rooms.get(handed.platform, handed.channel, handed.direct);
     const { action } = handed;
-    if (action.kind !== 'post') {
-      // A chat request or its answer: the pair's room takes it (the recipient's turn follows there).
-      const taken = await actor.deliver({ type: 'action', action });
-      return taken === 'done'
-        ? { kind: 'done', text: '' }
-        : { kind: 'failed', reason: `${actor.key} could not take it (${taken})` };
-    }
     const { call } = action;
     const result = this.deps.calls.action(call);
     const taken = await actor.deliver({ type: 'action', action });

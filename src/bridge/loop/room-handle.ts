@@ -16,7 +16,9 @@ export type RoomInput = DistributiveOmit<RoomEvent, 'now'>;
 /** What executors report: the outcomes of the work a decision asked for. */
 export type Outcome = Extract<
   RoomInput,
-  { type: 'answer' | 'batch' | 'posted' | 'post-failed' | 'deadline' | 'approval' | 'approval-expired' }
+  {
+    type: 'answer' | 'batch' | 'posted' | 'post-failed' | 'deadline' | 'chat-expired' | 'approval' | 'approval-expired';
+  }
 >;
 
 export interface RoomHandle {

@@ -33,5 +33,6 @@ export function roomSetup(config: Config, record: RoomRecord): RoomSetup {
     maxToolRounds: settings.MAX_TOOL_ROUNDS,
     batching,
     approvalTimeoutMs: settings.APPROVAL_TIMEOUT_S * 1000,
+    chatRequestTimeoutMs: settings.CHAT_REQUEST_TIMEOUT_S * 1000,
   };
 }

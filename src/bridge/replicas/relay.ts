@@ -34,13 +34,7 @@ export interface HandedTo {
 
 /** The claim id of an action: each is handed on once, however often its turn asks again. */
 function actionId(action: Action): string {
-  switch (action.kind) {
-    case 'post':
-      return `action:${action.call}`;
-    case 'chat-request':
-    case 'chat-response':
-      return `action:${action.kind}:${action.id}`;
-  }
+  return `action:${action.call}`;
 }
 
 export class Relay {

@@ -24,7 +24,27 @@ const toChat = (row: ChatRow): ChatRequest => ({
   senderTold: row.sender_told === 1,
 });
 
+/** A pair room's chat request as its decision left it (a `chat-request` write): only its status and told flag change. */
+export const UPSERT_CHAT = statement(
+  'chat-upsert',
+  `INSERT INTO chat_requests (id, from_agent, to_agent, reason, status, created_at, expires_at, sender_told)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+   ON CONFLICT (id) DO UPDATE SET status = excluded.status, sender_told = excluded.sender_told`,
+);
+
+export const chatValues = (r: ChatRequest): Array<string | number> => [
+  r.id,
+  r.from,
+  r.to,
+  r.reason,
+  r.status,
+  r.createdAt,
+  r.expiresAt,
+  r.senderTold ? 1 : 0,
+];
+
 const Q = {
+  next: statement('chat-next', "SELECT nextval(pg_get_serial_sequence('chat_requests', 'id')) AS next"),
   insert: statement(
     'chat-insert',
     `INSERT INTO chat_requests (from_agent, to_agent, reason, status, created_at, expires_at)
@@ -46,6 +66,11 @@ const Q = {
 /** Private agent-to-agent chat requests. */
 export class PostgresChats implements ChatPort {
   constructor(private readonly pool: pg.Pool) {}
+
+  async nextId(): Promise<number> {
+    const [row] = await rows<{ next: string | number }>(this.pool, Q.next, []);
+    return Number(row?.next);
+  }
 
   async create(from: string, to: string, reason: string, now: number, ttlMs: number): Promise<ChatRequest> {
     const [row] = await rows<ChatRow>(this.pool, Q.insert, [from, to, reason, now, now + ttlMs]);

@@ -19,6 +19,7 @@ import {
   toRequest,
   toTranscript,
 } from '../sqlite/rows.js';
+import { chatValues, UPSERT_CHAT } from './chats.js';
 import { rows, run, type Sql, transaction } from './pool.js';
 import { ROOM_SQL as Q } from './room-sql.js';
 import { writeError } from './write-errors.js';
@@ -265,6 +266,9 @@ export class PostgresRooms implements RoomStore {
         return;
       case 'request-status':
         await run(sql, Q.requestStatus, [write.status, write.id]);
+        return;
+      case 'chat-request':
+        await run(sql, UPSERT_CHAT, chatValues(write.request));
         return;
       case 'note':
         await run(sql, Q.insertNote, [write.id, write.room, JSON.stringify(write.note), this.clock()]);

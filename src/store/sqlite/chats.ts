@@ -23,6 +23,25 @@ const toChat = (row: ChatRow): ChatRequest => ({
   senderTold: row.sender_told === 1,
 });
 
+const UPSERT_CHAT = `INSERT INTO chat_requests (id, from_agent, to_agent, reason, status, created_at, expires_at, sender_told)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (id) DO UPDATE SET status = excluded.status, sender_told = excluded.sender_told`;
+
+const upserts = new WeakMap<Database.Database, Database.Statement>();
+
+/**
+ * Stores a pair room's chat request as its decision left it (a `chat-request` write, inside the decision's
+ * transaction): a new one is inserted; a known one changes only its status and told flag.
+ */
+export function upsertChat(db: Database.Database, r: ChatRequest): void {
+  let upsert = upserts.get(db);
+  if (!upsert) {
+    upsert = db.prepare(UPSERT_CHAT);
+    upserts.set(db, upsert);
+  }
+  upsert.run(r.id, r.from, r.to, r.reason, r.status, r.createdAt, r.expiresAt, r.senderTold ? 1 : 0);
+}
+
 /** Private agent-to-agent chat requests. */
 export class SqliteChats implements ChatPort {
   private readonly q;
@@ -33,6 +52,7 @@ export class SqliteChats implements ChatPort {
          VALUES (?, ?, ?, 'pending', ?, ?)`,
       ),
       get: db.prepare<[number], ChatRow>('SELECT * FROM chat_requests WHERE id = ?'),
+      next: db.prepare<[], { next: number }>('SELECT coalesce(max(id), 0) + 1 AS next FROM chat_requests'),
       setStatus: db.prepare('UPDATE chat_requests SET status = ? WHERE id = ?'),
       told: db.prepare('UPDATE chat_requests SET sender_told = 1 WHERE id = ?'),
       expire: db.prepare("UPDATE chat_requests SET status = 'expired' WHERE status = 'pending' AND expires_at <= ?"),
@@ -40,6 +60,10 @@ export class SqliteChats implements ChatPort {
         `SELECT * FROM chat_requests WHERE lower(from_agent) = lower(?) OR lower(to_agent) = lower(?) ORDER BY id`,
       ),
     };
+  }
+
+  async nextId(): Promise<number> {
+    return this.q.next.get()?.next ?? 1;
   }
 
   async create(from: string, to: string, reason: string, now: number, ttlMs: number): Promise<ChatRequest> {

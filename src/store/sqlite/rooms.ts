@@ -6,6 +6,7 @@ import type { RoomState } from '../../room/state.js';
 import type { MessageTokens, RoomMessage } from '../../room/types.js';
 import type { CommitResult, DecisionRow, Fence, NoteRecord, RoomRecord, RoomStore, TranscriptRow } from '../port.js';
 import { type Derived, derivable, withDerived } from '../snapshot.js';
+import { upsertChat } from './chats.js';
 import {
   fold,
   INSERT_MESSAGE,
@@ -195,6 +196,9 @@ export class SqliteRooms implements RoomStore {
           return;
         case 'request-status':
           q.requestStatus.run(write.status, write.id);
+          return;
+        case 'chat-request':
+          upsertChat(db, write.request);
           return;
         case 'note':
           q.insertNote.run(write.id, write.room, JSON.stringify(write.note), clock());
