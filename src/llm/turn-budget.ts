@@ -98,7 +98,10 @@ function withoutArguments(message: ChatCompletionMessageParam & { role: 'assista
       call.type === 'function' && call.function.arguments.length > 80
         ? {
             ...call,
-            function: { ...call.function, arguments: JSON.stringify({ cut: cutMarker(call.function.arguments.length) }) },
+            function: {
+              ...call.function,
+              arguments: JSON.stringify({ cut: cutMarker(call.function.arguments.length) }),
+            },
           }
         : call,
     ),
