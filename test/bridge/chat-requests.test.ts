@@ -64,4 +64,42 @@ describe('a private chat request', () => {
     // Each request the pair room holds is the store's row, as it stands (a's second turn asked again: #2).
     expect(await pairState()).toEqual(await store.chats.involving('a'));
   });
+
+  it('past its time reads as expired before its timer comes, and only the pair room writes it so', async () => {
+    const clock = { now: 1_800_000_000_000 };
+    h = await startHarness({
+      agents: [
+        { name: 'a', tools },
+        { name: 'b', tools },
+      ],
+      env: { CHAT_REQUEST_TIMEOUT_S: '600' },
+      clock: () => clock.now,
+      // The timer never comes (a bridge restarted meanwhile, say): the expiry is read by its time.
+      scheduler: () => () => {},
+    });
+    h.store.chats.expire = async () => {
+      throw new Error('only the pair room writes a chat request');
+    };
+    h.llm.respond((r) => {
+      const first =
+        agentOf(r) === 'a' && /@a go/.test(JSON.stringify(r.messages)) && !/again/.test(JSON.stringify(r.messages));
+      if (first && toolResultsOf(r).length === 0) {
+        return { toolCalls: [{ name: 'chat_request', arguments: { to: 'b', reason: 'numbers' } }] };
+      }
+      return { content: '[pass]' };
+    });
+    await h.adapter.say('@a go');
+    await h.bridge.idle();
+    const store = h.store;
+    expect(await store.chats.get(1)).toMatchObject({ status: 'pending' });
+
+    clock.now += 600_000;
+    await h.adapter.say('@a again');
+    await h.bridge.idle();
+    const told = h.llm.requests.filter((r) => /Your chat request #1 to @b expired unanswered/.test(situationOf(r)));
+    expect(told).toHaveLength(1);
+    // The pair room, told the sender heard it, expired it first: its state and the row agree.
+    expect(await store.chats.get(1)).toMatchObject({ status: 'expired', senderTold: true });
+    expect((await store.rooms.open('private', 'a+b')).state?.chats).toEqual([await store.chats.get(1)]);
+  });
 });

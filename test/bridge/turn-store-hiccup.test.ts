@@ -13,14 +13,15 @@ async function start(failures: number): Promise<void> {
   h = await startDiscordHarness({ agents: [{ name: 'data', activation: 'mention', control: true }] });
   h.llm.respond(() => ({ content: 'the answer' }));
   const chats = h.store.chats;
-  const expire = chats.expire.bind(chats);
+  // A turn reads the agent's private chat requests from the store at its start (its briefing).
+  const involving = chats.involving.bind(chats);
   let left = failures;
-  chats.expire = async (now) => {
+  chats.involving = async (agent) => {
     if (left-- > 0) {
-      const reset = Object.assign(new Error('write ECONNRESET'), { code: 'ECONNRESET' });
-      throw left % 2 === 0 ? reset : new StoreError('write ECONNRESET', { cause: reset, retryable: true });
+      const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+      throw left % 2 === 0 ? reset : new StoreError('read ECONNRESET', { cause: reset, retryable: true });
     }
-    return expire(now);
+    return involving(agent);
   };
 }
 
@@ -41,6 +42,6 @@ describe('a turn cut by the store failing for a moment', () => {
     const asked = h.discord.humanSays('general', 'alice', `<@${h.discord.bot('data-bot').id}> hello?`);
     await h.discord.until(() => texts().some((t) => t.includes('could not answer')));
     await h.settle(asked.id);
-    expect(texts()).toEqual([`<@${h.discord.bot('data-bot').id}> could not answer: write ECONNRESET`]);
+    expect(texts()).toEqual([`<@${h.discord.bot('data-bot').id}> could not answer: read ECONNRESET`]);
   }, 30_000);
 });

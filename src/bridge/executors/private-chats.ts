@@ -83,9 +83,12 @@ export class PrivateChats {
    */
   async briefing(agent: AgentConfig): Promise<string> {
     const { chats, clock } = this.deps;
-    // Requests past their expiry read as expired (their pair rooms expire them by the same rule, at their timers).
-    await chats.expire(clock());
-    const involving = await chats.involving(agent.name);
+    // A request past its expiry reads as expired: its pair room expires it by the same rule, at its timer (or at the
+    // next action that reaches it); nothing but the pair room writes it.
+    const now = clock();
+    const involving = (await chats.involving(agent.name)).map((r) =>
+      r.status === 'pending' && r.expiresAt <= now ? { ...r, status: 'expired' as const } : r,
+    );
     const lines: string[] = [];
     const pending = involving.filter((r) => r.status === 'pending' && same(r.to, agent.name));
     if (pending.length > 0) {
