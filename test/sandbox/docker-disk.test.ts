@@ -190,7 +190,10 @@ describe.skipIf(!runDockerTests).each([
       const key = `console:disk-tmpfs-many-${commandRunner}`;
       const flood = await run(key, 'for i in $(seq 16); do head -c 20M /dev/zero > f$i & done; wait; echo finished');
       expect(flood.output).not.toContain('finished');
-      expect(flood.output).toMatch(/32 MiB disk limit \(SANDBOX_DISK\)|out of memory/);
+      // Stopped by the watch, or (the watch's turn late on a loaded machine) told the workspace is over its limit.
+      expect(flood.output).toMatch(
+        /32 MiB disk limit \(SANDBOX_DISK\)|over its 32 MiB limit \(SANDBOX_DISK\)|out of memory/,
+      );
       const freed = await run(key, 'rm -f f* && echo removed');
       expect(freed).toEqual({ output: 'removed\n', exitCode: 0, timedOut: false });
       const after = await run(key, 'head -c 8M /dev/zero > ok && echo written');

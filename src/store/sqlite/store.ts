@@ -75,6 +75,8 @@ export class SqliteStore implements StorePort {
   }
 
   async close(): Promise<void> {
+    // Usage that waits for its write is written first.
+    this.usage.flush();
     if (this.db.open) this.db.close();
   }
 }
