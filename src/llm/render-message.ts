@@ -46,6 +46,12 @@ export function renderMessage(message: RoomMessage, options: RenderOptions = {})
 /** Each message's renderings (as our agents' and as a foreign bot's), for as long as the message is held. */
 const renderings = new WeakMap<RoomMessage, { readonly plain?: string; readonly foreign?: string }>();
 
+/** `to` is `from` with its token counts added (the same text): it keeps what `from` was rendered as. */
+export function sameRendering(from: RoomMessage, to: RoomMessage): void {
+  const kept = renderings.get(from);
+  if (kept) renderings.set(to, kept);
+}
+
 function render(message: RoomMessage, foreign: boolean): string {
   const speaker = message.kind === 'system' ? 'system' : `@${speakerName(cleanText(message.author))}`;
   const runs = message.toolRuns.map(

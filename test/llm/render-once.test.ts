@@ -7,7 +7,7 @@ vi.mock('../../src/llm/untrusted.js', async (original) => {
   return { ...actual, cleanText: vi.fn(actual.cleanText) };
 });
 
-const { renderMessage } = await import('../../src/llm/render-message.js');
+const { renderMessage, sameRendering } = await import('../../src/llm/render-message.js');
 const { cleanText } = await import('../../src/llm/untrusted.js');
 
 const message = (id: number, patch: Partial<RoomMessage> = {}): RoomMessage => ({
@@ -45,5 +45,16 @@ describe('a message held in a room window is rendered once', () => {
     // Another message (a new value: an edit is a message of its own) is rendered anew.
     expect(renderMessage(message(1, { content: 'edited' }))).toContain('edited');
     expect(calls()).toBeGreaterThan(both);
+  });
+
+  it('keeps the rendering of a message once counted (the same text with its token counts) for the counted one', () => {
+    const calls = () => vi.mocked(cleanText).mock.calls.length;
+    const stored = message(7);
+    const first = renderMessage(stored);
+    const work = calls();
+    const counted = { ...stored, tokens: { o200k_base: 12 } };
+    sameRendering(stored, counted);
+    expect(renderMessage(counted)).toBe(first);
+    expect(calls()).toBe(work);
   });
 });

@@ -11,6 +11,7 @@
  */
 
 import { renderingCount } from '../../llm/context.js';
+import { sameRendering } from '../../llm/render-message.js';
 import { type EncodingName, encodingFor } from '../../llm/tokens.js';
 import type { Logger } from '../../log.js';
 import type { Write } from '../../room/effects.js';
@@ -182,7 +183,10 @@ export class RoomWindows {
       for (const encoding of missing) tokens[encoding] = renderingCount(message, encoding);
       const all: MessageTokens = { ...message.tokens, ...tokens };
       kept.push({ id: message.id, tokens: all });
-      return { ...message, tokens: all };
+      const counted = { ...message, tokens: all };
+      // Counting rendered it: the counted message keeps that rendering (its context shows the same text).
+      sameRendering(message, counted);
+      return counted;
     });
     if (kept.length === 0) return messages;
     this.unsaved.push(...kept);
