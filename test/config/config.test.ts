@@ -3,21 +3,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { environmentWithDotenv, loadConfig, templateDir } from '../../src/config/index.js';
-import { ConfigError } from '../../src/errors.js';
+import { configErrorOf } from '../helpers/config.js';
 
 let dir: string;
 const write = (name: string, text: string) => writeFileSync(path.join(dir, 'agents', name), text);
 const agent = (front: string, body = 'You are helpful.') => `---\n${front}\n---\n${body}\n`;
 const load = (env: Record<string, string> = {}) => loadConfig(env, dir);
-const errorOf = (fn: () => unknown): ConfigError => {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-};
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'rt-config-'));
@@ -58,7 +49,7 @@ describe('agent files', () => {
 
   it('names the file and field of an invalid value', () => {
     write('a.md', agent('name: alpha\nmodel: m\nactivation: sometimes'));
-    const error = errorOf(load);
+    const error = configErrorOf(load);
     expect(error.message).toMatch(/agents\/a\.md: activation: /);
     expect(error.file).toBe(path.join('./agents', 'a.md'));
     expect(error.field).toBe('activation');
@@ -66,7 +57,7 @@ describe('agent files', () => {
 
   it('rejects a name with spaces, saying exactly what is allowed', () => {
     write('a.md', agent('name: my agent\nmodel: m'));
-    expect(errorOf(load).message).toBe(
+    expect(configErrorOf(load).message).toBe(
       `${path.join('./agents', 'a.md')}: name: use only letters (any script), digits, "_" and "-": no spaces, dots or "@"`,
     );
   });
@@ -80,7 +71,7 @@ describe('agent files', () => {
   it('gives the line in the agent file of a YAML error', () => {
     // Line 1 is the opening ---: the second `model` is the fourth line of the file.
     write('a.md', agent('name: alpha\nmodel: m\nmodel: n\nactivation: always'));
-    const error = errorOf(load);
+    const error = configErrorOf(load);
     expect(error.message).toBe(
       `${path.join('./agents', 'a.md')}:4: front matter is not valid YAML: Map keys must be unique`,
     );
@@ -89,30 +80,30 @@ describe('agent files', () => {
 
   it('rejects unknown keys by name', () => {
     write('a.md', agent('name: alpha\nmodel: m\nactivaton: always'));
-    expect(errorOf(load).message).toMatch(/a\.md: activaton: unknown key/);
+    expect(configErrorOf(load).message).toMatch(/a\.md: activaton: unknown key/);
   });
 
   it('rejects duplicate agent names, case-insensitively', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
     write('b.md', agent('name: Alpha\nmodel: m'));
-    expect(errorOf(load).message).toMatch(/b\.md: name: "Alpha" is already used by .*a\.md/);
+    expect(configErrorOf(load).message).toMatch(/b\.md: name: "Alpha" is already used by .*a\.md/);
   });
 
   it('rejects an unknown tool', () => {
     write('a.md', agent('name: alpha\nmodel: m\ntools: [bash, teleport]'));
-    expect(errorOf(load).message).toMatch(/a\.md: tools\.1: unknown tool "teleport"/);
+    expect(configErrorOf(load).message).toMatch(/a\.md: tools\.1: unknown tool "teleport"/);
   });
 
   it('rejects an api_key_env naming an unset variable', () => {
     write('a.md', agent('name: alpha\nmodel: m\napi_key_env: MISSING_KEY'));
-    expect(errorOf(load).message).toMatch(/a\.md: api_key_env: names MISSING_KEY, which is not set/);
+    expect(configErrorOf(load).message).toMatch(/a\.md: api_key_env: names MISSING_KEY, which is not set/);
   });
 
   it('rejects a file without front matter and one with an empty prompt', () => {
     write('a.md', 'just text');
-    expect(errorOf(load).message).toMatch(/a\.md: must start with YAML front matter/);
+    expect(configErrorOf(load).message).toMatch(/a\.md: must start with YAML front matter/);
     write('a.md', agent('name: alpha\nmodel: m', ''));
-    expect(errorOf(load).message).toMatch(/a\.md: body: the system prompt/);
+    expect(configErrorOf(load).message).toMatch(/a\.md: body: the system prompt/);
   });
 
   it('reads platform blocks and their tokens from the environment', () => {
@@ -141,7 +132,7 @@ describe('agent files', () => {
     const role = load({ DATABASE_URL: 'postgresql://postgres@db/roundtable?sslmode=require' });
     expect(role.settings.DATABASE_URL).toBe('postgresql://postgres@db/roundtable?sslmode=require');
     expect(role.secrets).toEqual([]);
-    expect(errorOf(() => load({ DATABASE_URL: 'mysql://rt:db-password-7@db/roundtable' })).message).toBe(
+    expect(configErrorOf(() => load({ DATABASE_URL: 'mysql://rt:db-password-7@db/roundtable' })).message).toBe(
       'environment: DATABASE_URL: expected a URL that starts with postgres:// or postgresql:// (got "mysql://[redacted]@db/roundtable")',
     );
   });
@@ -151,8 +142,8 @@ describe('agent files', () => {
     const shared = { DATABASE_URL: 'postgres://rt@db/roundtable', DOCKER_HOST: 'tcp://docker.internal:2376' };
     const refusal =
       "environment: SANDBOX_WORKSPACES: bind cannot work with DOCKER_HOST=tcp://docker.internal:2376: a remote engine cannot mount this machine's DATA_DIR; set SANDBOX_WORKSPACES=volume";
-    expect(errorOf(() => load(shared)).message).toBe(refusal);
-    expect(errorOf(() => load({ DOCKER_HOST: 'tcp://docker.internal:2376' })).message).toBe(refusal);
+    expect(configErrorOf(() => load(shared)).message).toBe(refusal);
+    expect(configErrorOf(() => load({ DOCKER_HOST: 'tcp://docker.internal:2376' })).message).toBe(refusal);
     expect(load({ ...shared, SANDBOX_WORKSPACES: 'volume' }).settings.SANDBOX_WORKSPACES).toBe('volume');
     // The local engine: bind workspaces are where the bridge is.
     expect(load({ ...shared, DOCKER_HOST: 'unix:///var/run/docker.sock' }).settings.DOCKER_HOST).toBe(
@@ -162,69 +153,73 @@ describe('agent files', () => {
 
   it('shows a bad URL setting without its credentials', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
-    expect(errorOf(() => load({ OPENAI_BASE_URL: 'http://u:pw-in-url@host:99999/v1' })).message).toBe(
+    expect(configErrorOf(() => load({ OPENAI_BASE_URL: 'http://u:pw-in-url@host:99999/v1' })).message).toBe(
       'environment: OPENAI_BASE_URL: Invalid URL (got "http://[redacted]@host:99999/v1")',
     );
   });
 
   it('refuses a model endpoint without http:// or https://, saying what was meant', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
-    expect(errorOf(() => load({ OPENAI_BASE_URL: 'localhost:11434/v1' })).message).toBe(
+    expect(configErrorOf(() => load({ OPENAI_BASE_URL: 'localhost:11434/v1' })).message).toBe(
       'environment: OPENAI_BASE_URL: expected a URL that starts with http:// or https://: did you mean http://localhost:11434/v1? (got "localhost:11434/v1")',
     );
-    expect(errorOf(() => load({ OPENAI_BASE_URL: 'api.openai.com/v1' })).message).toMatch(
+    expect(configErrorOf(() => load({ OPENAI_BASE_URL: 'api.openai.com/v1' })).message).toMatch(
       /did you mean https:\/\/api\.openai\.com\/v1\?/,
     );
-    expect(errorOf(() => load({ EMBEDDINGS_BASE_URL: '127.0.0.1:8080/v1' })).message).toMatch(
+    expect(configErrorOf(() => load({ EMBEDDINGS_BASE_URL: '127.0.0.1:8080/v1' })).message).toMatch(
       /^environment: EMBEDDINGS_BASE_URL: .*did you mean http:\/\/127\.0\.0\.1:8080\/v1\?/,
     );
-    expect(errorOf(() => load({ OPENAI_BASE_URL: 'ftp://host/v1' })).message).toMatch(
+    expect(configErrorOf(() => load({ OPENAI_BASE_URL: 'ftp://host/v1' })).message).toMatch(
       /^environment: OPENAI_BASE_URL: expected an http:\/\/ or https:\/\/ URL/,
     );
   });
 
   it("refuses an agent file's endpoint without a scheme, naming the file and the key", () => {
     write('a.md', agent('name: alpha\nmodel: m\nendpoint: gpu-box:11434/v1'));
-    expect(errorOf(load).message).toBe(
+    expect(configErrorOf(load).message).toBe(
       `${path.join('agents', 'a.md')}: endpoint: expected a URL that starts with http:// or https://: did you mean http://gpu-box:11434/v1?`,
     );
   });
 
   it('refuses a model endpoint that ends in /chat/completions: the client adds that itself', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
-    expect(errorOf(() => load({ OPENAI_BASE_URL: 'http://localhost:11434/v1/chat/completions' })).message).toBe(
+    expect(configErrorOf(() => load({ OPENAI_BASE_URL: 'http://localhost:11434/v1/chat/completions' })).message).toBe(
       'environment: OPENAI_BASE_URL: the client adds /chat/completions itself: drop it (did you mean http://localhost:11434/v1?) (got "http://localhost:11434/v1/chat/completions")',
     );
     write('a.md', agent('name: alpha\nmodel: m\nendpoint: https://api.example.com/v1/chat/completions/'));
-    expect(errorOf(load).message).toBe(
+    expect(configErrorOf(load).message).toBe(
       `${path.join('agents', 'a.md')}: endpoint: the client adds /chat/completions itself: drop it (did you mean https://api.example.com/v1?)`,
     );
     // A query (Azure's api-version) stays with the base.
     expect(
-      errorOf(() => load({ OPENAI_BASE_URL: 'https://x.example.com/openai/chat/completions?api-version=2024' }))
+      configErrorOf(() => load({ OPENAI_BASE_URL: 'https://x.example.com/openai/chat/completions?api-version=2024' }))
         .message,
     ).toMatch(/did you mean https:\/\/x\.example\.com\/openai\?api-version=2024\?/);
   });
 
   it('refuses timeouts too long for a timer', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
-    expect(errorOf(() => load({ REPLY_TIMEOUT_S: '99999999' })).message).toMatch(/^environment: REPLY_TIMEOUT_S: /);
+    expect(configErrorOf(() => load({ REPLY_TIMEOUT_S: '99999999' })).message).toMatch(
+      /^environment: REPLY_TIMEOUT_S: /,
+    );
     expect(load({ REPLY_TIMEOUT_S: '2147483' }).settings.REPLY_TIMEOUT_S).toBe(2147483);
   });
 
   it('names the environment variable of a bad global setting', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
-    expect(errorOf(() => load({ TURN_LIMIT: 'lots' })).message).toMatch(/^environment: TURN_LIMIT: /);
+    expect(configErrorOf(() => load({ TURN_LIMIT: 'lots' })).message).toMatch(/^environment: TURN_LIMIT: /);
   });
 
   it('checks the SANDBOX_* values at start-up, not at the first bash', () => {
     write('a.md', agent('name: alpha\nmodel: m'));
-    expect(errorOf(() => load({ SANDBOX_MEMORY: '2' })).message).toBe(
+    expect(configErrorOf(() => load({ SANDBOX_MEMORY: '2' })).message).toBe(
       'environment: SANDBOX_MEMORY: expected a size of at least 6m such as 512m or 1g (got "2")',
     );
-    expect(errorOf(() => load({ SANDBOX_NETWORK: 'no net' })).message).toMatch(/^environment: SANDBOX_NETWORK: /);
-    expect(errorOf(() => load({ SANDBOX_IMAGE: 'UPPER/Case Image' })).message).toMatch(/^environment: SANDBOX_IMAGE: /);
-    expect(errorOf(() => load({ SANDBOX_CPUS: '0' })).message).toMatch(/^environment: SANDBOX_CPUS: /);
+    expect(configErrorOf(() => load({ SANDBOX_NETWORK: 'no net' })).message).toMatch(/^environment: SANDBOX_NETWORK: /);
+    expect(configErrorOf(() => load({ SANDBOX_IMAGE: 'UPPER/Case Image' })).message).toMatch(
+      /^environment: SANDBOX_IMAGE: /,
+    );
+    expect(configErrorOf(() => load({ SANDBOX_CPUS: '0' })).message).toMatch(/^environment: SANDBOX_CPUS: /);
     const ok = load({ SANDBOX_IMAGE: 'registry.local:5000/team/sandbox:1.2', SANDBOX_NETWORK: 'agents-net' });
     expect(ok.settings.SANDBOX_IMAGE).toBe('registry.local:5000/team/sandbox:1.2');
   });
@@ -238,7 +233,7 @@ describe('agent files', () => {
   });
 
   it('says when the agents folder has no agent files', () => {
-    expect(errorOf(load).message).toMatch(/no agent files/);
+    expect(configErrorOf(load).message).toMatch(/no agent files/);
   });
 });
 
@@ -278,21 +273,21 @@ describe('budgets and prices in agent files', () => {
 
   it('rejects allocations that do not add up to 100, and a budget smaller than the answer reserve', () => {
     write('a.md', agent('name: alpha\nmodel: m\nmemory_allocations: { knowledge: 30, recent_actions: 10, rooms: 70 }'));
-    expect(errorOf(load).message).toMatch(
+    expect(configErrorOf(load).message).toMatch(
       /a\.md: memory_allocations: knowledge \+ recent_actions \+ rooms must add up to 100 \(got 110\)/,
     );
     write('a.md', agent('name: alpha\nmodel: m\nmemory_allocations: { knowledge: 60, recent_actions: 35 }'));
-    expect(errorOf(load).message).toMatch(/memory_allocations\.rooms: must be at least 10/);
+    expect(configErrorOf(load).message).toMatch(/memory_allocations\.rooms: must be at least 10/);
     write('a.md', agent('name: alpha\nmodel: m\ncontext_tokens: 4096'));
-    expect(errorOf(load).message).toMatch(
+    expect(configErrorOf(load).message).toMatch(
       /a\.md: context_tokens: must be at least ANSWER_RESERVE_TOKENS \(4096\) \+ 1024/,
     );
     write('a.md', agent('name: alpha\nmodel: m'));
-    expect(errorOf(() => load({ MODEL_CONTEXT_TOKENS: '2048', ANSWER_RESERVE_TOKENS: '2048' })).message).toMatch(
+    expect(configErrorOf(() => load({ MODEL_CONTEXT_TOKENS: '2048', ANSWER_RESERVE_TOKENS: '2048' })).message).toMatch(
       /environment: MODEL_CONTEXT_TOKENS: must be at least ANSWER_RESERVE_TOKENS \(2048\) \+ 1024/,
     );
     write('a.md', agent('name: alpha\nmodel: m\nprice: { input: -1, output: 1 }'));
-    expect(errorOf(load).message).toMatch(/a\.md: price\.input: /);
+    expect(configErrorOf(load).message).toMatch(/a\.md: price\.input: /);
   });
 });
 
@@ -325,14 +320,14 @@ describe('spending limits', () => {
   it('refuses a limit that applies to an agent without a price, naming the agent and its file', () => {
     write('a.md', agent(`name: alpha\nmodel: m\n${priced}`));
     write('b.md', agent('name: beta\nmodel: m'));
-    expect(errorOf(() => load({ SPEND_LIMIT_USD_DAY: '20' })).message).toMatch(
+    expect(configErrorOf(() => load({ SPEND_LIMIT_USD_DAY: '20' })).message).toMatch(
       /b\.md: price: SPEND_LIMIT_USD_DAY applies to @beta, so it needs a price/,
     );
-    expect(errorOf(() => load({ ROOM_SPEND_LIMIT_USD_DAY: '5' })).message).toMatch(
+    expect(configErrorOf(() => load({ ROOM_SPEND_LIMIT_USD_DAY: '5' })).message).toMatch(
       /b\.md: price: ROOM_SPEND_LIMIT_USD_DAY applies to @beta/,
     );
     write('b.md', agent('name: beta\nmodel: m\nspend_limit_usd_day: 1'));
-    expect(errorOf(load).message).toMatch(/b\.md: price: spend_limit_usd_day needs a price/);
+    expect(configErrorOf(load).message).toMatch(/b\.md: price: spend_limit_usd_day needs a price/);
     // An agent's own limit needs only that agent's price.
     write('b.md', agent('name: beta\nmodel: m'));
     write('a.md', agent(`name: alpha\nmodel: m\n${priced}\nspend_limit_usd_day: 1`));
@@ -341,12 +336,14 @@ describe('spending limits', () => {
 
   it('refuses embeddings without a price under a shared limit, and a time zone it does not know', () => {
     write('a.md', agent(`name: alpha\nmodel: m\n${priced}`));
-    expect(errorOf(() => load({ SPEND_LIMIT_USD_DAY: '20', EMBEDDINGS_MODEL: 'e' })).message).toMatch(
+    expect(configErrorOf(() => load({ SPEND_LIMIT_USD_DAY: '20', EMBEDDINGS_MODEL: 'e' })).message).toMatch(
       /environment: EMBEDDINGS_PRICE: SPEND_LIMIT_USD_DAY applies to embeddings too/,
     );
-    expect(errorOf(() => load({ SPEND_TZ: 'Mars/Olympus' })).message).toMatch(
+    expect(configErrorOf(() => load({ SPEND_TZ: 'Mars/Olympus' })).message).toMatch(
       /environment: SPEND_TZ: expected an IANA time zone/,
     );
-    expect(errorOf(() => load({ SPEND_LIMIT_USD_DAY: '-3' })).message).toMatch(/environment: SPEND_LIMIT_USD_DAY/);
+    expect(configErrorOf(() => load({ SPEND_LIMIT_USD_DAY: '-3' })).message).toMatch(
+      /environment: SPEND_LIMIT_USD_DAY/,
+    );
   });
 });

@@ -3,8 +3,8 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { environmentWithDotenv, loadConfig, readSettings } from '../../src/config/index.js';
-import { ConfigError } from '../../src/errors.js';
 import { startupWarnings } from '../../src/main.js';
+import { configErrorOf } from '../helpers/config.js';
 
 let dir: string;
 const write = (name: string, text: string) => {
@@ -12,15 +12,6 @@ const write = (name: string, text: string) => {
   writeFileSync(path.join(dir, 'agents', name), text);
 };
 const agent = (front: string) => `---\n${front}\n---\nYou are helpful.\n`;
-const errorOf = (fn: () => unknown): ConfigError => {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-};
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'rt-first-hour-'));
@@ -36,11 +27,11 @@ describe('.env as a new user saves it', () => {
 
   it('refuses a quote that is never closed, naming the line, rather than keeping the quote', () => {
     writeFileSync(path.join(dir, '.env'), 'LOG_LEVEL=warn\nOPENAI_API_KEY="sk-open\nDATA_DIR=./data\n');
-    expect(errorOf(() => environmentWithDotenv(dir, {})).message).toBe(
+    expect(configErrorOf(() => environmentWithDotenv(dir, {})).message).toBe(
       `${path.join(dir, '.env')}:2: OPENAI_API_KEY: the value opens a " quote that is never closed (close it on the same line, or drop it)`,
     );
     writeFileSync(path.join(dir, '.env'), 'LOG_LEVEL=warn\n"OPENAI_API_KEY=sk-x\n');
-    expect(errorOf(() => environmentWithDotenv(dir, {})).message).toBe(
+    expect(configErrorOf(() => environmentWithDotenv(dir, {})).message).toBe(
       `${path.join(dir, '.env')}:2: "OPENAI_API_KEY: is not a variable name (letters, digits and _; quote the value, not the name)`,
     );
   });
@@ -52,14 +43,14 @@ describe('folders', () => {
     expect(settings.DATA_DIR).toBe(path.join(homedir(), 'roundtable'));
     expect(settings.AGENTS_DIR).toBe(homedir());
     expect(settings.LOG_FILE).toBe(path.join(homedir(), 'rt.log'));
-    expect(errorOf(() => readSettings({ DATA_DIR: '~bob/data' })).message).toBe(
+    expect(configErrorOf(() => readSettings({ DATA_DIR: '~bob/data' })).message).toBe(
       'environment: DATA_DIR: only ~ and ~/ (your home folder) are expanded: write the full path (got "~bob/data")',
     );
   });
 
   it('says AGENTS_DIR names a file, not a folder', () => {
     writeFileSync(path.join(dir, 'one-agent.md'), agent('name: alpha\nmodel: m'));
-    expect(errorOf(() => loadConfig({ AGENTS_DIR: 'one-agent.md' }, dir)).message).toBe(
+    expect(configErrorOf(() => loadConfig({ AGENTS_DIR: 'one-agent.md' }, dir)).message).toBe(
       `environment: AGENTS_DIR: ${path.join(dir, 'one-agent.md')} is a file: name the folder that holds the agent files`,
     );
   });
@@ -102,7 +93,7 @@ describe('agent files', () => {
     ['here', '@here pings everyone online in a Discord or Slack channel'],
   ])('refuses the name "%s" with the reason', (name, reason) => {
     write('a.md', agent(`name: ${name[0]?.toUpperCase()}${name.slice(1)}\nmodel: m`));
-    expect(errorOf(() => loadConfig({}, dir)).message).toBe(
+    expect(configErrorOf(() => loadConfig({}, dir)).message).toBe(
       `agents/a.md: name: "${name[0]?.toUpperCase()}${name.slice(1)}" is reserved: ${reason}, so an agent of that name could not be told apart`,
     );
   });

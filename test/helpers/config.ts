@@ -1,5 +1,6 @@
 import type { AgentConfig, Allocations, Config, Price, ToolName } from '../../src/config/index.js';
 import { DEFAULT_ALLOCATIONS, readSettings } from '../../src/config/index.js';
+import { ConfigError } from '../../src/errors.js';
 
 export interface TestAgent {
   name: string;
@@ -48,4 +49,15 @@ export function testConfig(options: { agents: TestAgent[]; env?: Record<string, 
     ...(agent.mcp ? { mcp: agent.mcp } : {}),
   }));
   return { settings, agents, secrets: [] };
+}
+
+/** The ConfigError `fn` throws (any other error is thrown on; none at all fails the test). */
+export function configErrorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
 }

@@ -9,21 +9,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { modeFor } from '../../src/access/approval-rules.js';
 import { loadConfig } from '../../src/config/index.js';
-import { ConfigError } from '../../src/errors.js';
+import { configErrorOf } from '../helpers/config.js';
 
 let dir: string;
 const write = (front: string) =>
   writeFileSync(path.join(dir, 'agents', 'code.md'), `---\nname: code\nmodel: m\n${front}\n---\nYou code.\n`);
 const load = (env: Record<string, string> = {}) => loadConfig(env, dir);
-const errorOf = (fn: () => unknown): ConfigError => {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-};
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'rt-mcp-config-'));
@@ -95,7 +86,7 @@ describe('mcp: in agent files', () => {
     [`  - name: a\n    command: x\n    env: { K: "\${MISSING}" }`, 'mcp.0.env.K', /names MISSING, which is not set/],
   ])('names the file and field of a bad entry: %s', (entry, field, problem) => {
     write(`mcp:\n${entry}`);
-    const error = errorOf(load);
+    const error = configErrorOf(load);
     expect(error.file).toMatch(/code\.md$/);
     expect(error.field).toBe(field);
     expect(error.message).toMatch(problem);
@@ -113,7 +104,7 @@ describe('mcp: in agent files', () => {
 
   it('approvals: refuses a name of a server the agent does not have', () => {
     write(['mcp:', '  - name: docs', '    command: x', 'approvals:', '  other__search: ask'].join('\n'));
-    const error = errorOf(load);
+    const error = configErrorOf(load);
     expect(error.field).toBe('approvals.other__search');
     expect(error.message).toMatch(/server__tool \/ server__\* for docs/);
   });
