@@ -14,21 +14,25 @@ afterEach(async () => {
 
 const tools = ['chat_request' as const, 'chat_response' as const, 'chat' as const];
 
+/** Agents a and b with the chat tools, requests waiting 600 s, the bridge's clock and scheduler the test's. */
+const startPair = (clock: { now: number }, scheduler: NonNullable<Parameters<typeof startHarness>[0]['scheduler']>) =>
+  startHarness({
+    agents: [
+      { name: 'a', tools },
+      { name: 'b', tools },
+    ],
+    env: { CHAT_REQUEST_TIMEOUT_S: '600' },
+    clock: () => clock.now,
+    scheduler,
+  });
+
 describe('a private chat request', () => {
   it("is the pair room's: its state and the store's row agree; it expires at the scheduler's word; its sender is told once", async () => {
     const clock = { now: 1_800_000_000_000 };
     const due: Array<Deadline & { fire: () => void }> = [];
-    h = await startHarness({
-      agents: [
-        { name: 'a', tools },
-        { name: 'b', tools },
-      ],
-      env: { CHAT_REQUEST_TIMEOUT_S: '600' },
-      clock: () => clock.now,
-      scheduler: (deadline, fire) => {
-        due.push({ ...deadline, fire });
-        return () => {};
-      },
+    h = await startPair(clock, (deadline, fire) => {
+      due.push({ ...deadline, fire });
+      return () => {};
     });
     h.llm.respond((r) => {
       const asked = agentOf(r) === 'a' && /@a go/.test(JSON.stringify(r.messages));
@@ -67,16 +71,8 @@ describe('a private chat request', () => {
 
   it('past its time reads as expired before its timer comes, and only the pair room writes it so', async () => {
     const clock = { now: 1_800_000_000_000 };
-    h = await startHarness({
-      agents: [
-        { name: 'a', tools },
-        { name: 'b', tools },
-      ],
-      env: { CHAT_REQUEST_TIMEOUT_S: '600' },
-      clock: () => clock.now,
-      // The timer never comes (a bridge restarted meanwhile, say): the expiry is read by its time.
-      scheduler: () => () => {},
-    });
+    // The timer never comes (a bridge restarted meanwhile, say): the expiry is read by its time.
+    h = await startPair(clock, () => () => {});
     h.store.chats.expire = async () => {
       throw new Error('only the pair room writes a chat request');
     };

@@ -58,20 +58,27 @@ function toolContext() {
   };
 }
 
+/** A turn over `context` with one tool, as the bridge runs it. */
+const turnWith = (
+  client: LlmClient,
+  tool: Tool,
+  options: { maxRounds: number; budget?: TurnBudget; onUsage?: (usage: { input: number }) => void },
+) =>
+  runAgentTurn({
+    client,
+    model: 'gpt-4o',
+    messages: [...context],
+    tools: [tool],
+    toolContext: toolContext(),
+    ...options,
+  });
+
 describe('a turn within its budget', () => {
   it('clips a huge tool result before it enters the messages, keeping its start and end', async () => {
     const tool = bigTool(500_000);
     const client = scriptedClient(1);
     const budget = new TurnBudget(counter, 6000, 1000, [tool.definition], context.length);
-    const output = await runAgentTurn({
-      client,
-      model: 'gpt-4o',
-      messages: [...context],
-      tools: [tool],
-      toolContext: toolContext(),
-      maxRounds: 5,
-      budget,
-    });
+    const output = await turnWith(client, tool, { maxRounds: 5, budget });
     expect(output.text).toBe('done');
     const content = String(client.requests[1]?.find((m) => m.role === 'tool')?.content);
     expect(counter.count(content)).toBeLessThanOrEqual(1000);
@@ -88,15 +95,7 @@ describe('a turn within its budget', () => {
     const client = scriptedClient(6);
     const limit = 3000;
     const budget = new TurnBudget(counter, limit, 1200, [tool.definition], context.length);
-    await runAgentTurn({
-      client,
-      model: 'gpt-4o',
-      messages: [...context],
-      tools: [tool],
-      toolContext: toolContext(),
-      maxRounds: 10,
-      budget,
-    });
+    await turnWith(client, tool, { maxRounds: 10, budget });
     expect(client.requests).toHaveLength(7);
     for (const request of client.requests) {
       expect(countRequest(counter, request, [tool.definition])).toBeLessThanOrEqual(limit);
@@ -112,15 +111,7 @@ describe('a turn within its budget', () => {
   it("reports each call's usage", async () => {
     const client = scriptedClient(2);
     const seen: number[] = [];
-    await runAgentTurn({
-      client,
-      model: 'gpt-4o',
-      messages: [...context],
-      tools: [bigTool(100)],
-      toolContext: toolContext(),
-      maxRounds: 5,
-      onUsage: (usage) => seen.push(usage.input),
-    });
+    await turnWith(client, bigTool(100), { maxRounds: 5, onUsage: (usage) => seen.push(usage.input) });
     expect(seen).toEqual([100, 200, 300]);
   });
 
@@ -137,15 +128,7 @@ describe('a turn within its budget', () => {
     const contextTokens = countRequest(counter, context, [tool.definition]);
     const budget = new TurnBudget(spy, 6000, 1000, [tool.definition], context.length, contextTokens);
     const client = scriptedClient(2);
-    await runAgentTurn({
-      client,
-      model: 'gpt-4o',
-      messages: [...context],
-      tools: [tool],
-      toolContext: toolContext(),
-      maxRounds: 5,
-      budget,
-    });
+    await turnWith(client, tool, { maxRounds: 5, budget });
     expect(client.requests).toHaveLength(3);
     // Neither the context's messages nor the tool schemas are counted again at any call.
     for (const message of context) expect(counted).not.toContain(message.content);
