@@ -171,7 +171,10 @@ describe.runIf(plan.run)('replicas sharing one Postgres store', () => {
     const { platform, started } = await replicas(['a', 'b']);
     const [a, b] = started;
     if (!a || !b) throw new Error('two replicas expected');
-    for (const room of ROOMS) platform.say(room, `@data first in ${room}`);
+    // Half the rooms are opened by a message only a receives (as Slack sends an event to one app), so a holds rooms
+    // however the two replicas race for the others on a busy machine.
+    for (const [i, room] of ROOMS.entries())
+      platform.say(room, `@data first in ${room}`, i % 2 === 0 ? 'a' : undefined);
     await until(() => ROOMS.every((room) => platform.answers(room).length === 1));
     await Promise.all(started.map(({ bridge }) => bridge.idle()));
     const before = await holders(b.store);
